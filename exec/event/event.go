@@ -1,0 +1,191 @@
+package event
+
+import (
+	"fmt"
+	"iter"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Event is one stream event. Attrs is indexed by the schema's attribute
+// slots; a slot past the end, or holding an Absent value, is absent.
+type Event struct {
+	Type  int // index into Schema.Types
+	TS    int64
+	Seq   int64 // 0-based position in its stream
+	Attrs []Value
+}
+
+// Attr returns the value in slot, or an absent value.
+func (e *Event) Attr(slot int) Value {
+	if slot < len(e.Attrs) {
+		return e.Attrs[slot]
+	}
+	return Value{}
+}
+
+// KindSet is a set of value kinds (bit i set for Kind i).
+type KindSet uint8
+
+func (s KindSet) Has(k Kind) bool     { return s&(1<<k) != 0 }
+func (s KindSet) With(k Kind) KindSet { return s | 1<<k }
+
+// HasNumber reports whether the set holds int or float.
+func (s KindSet) HasNumber() bool { return s.Has(Int) || s.Has(Float) }
+
+func (s KindSet) String() string {
+	var parts []string
+	for k := Int; k <= Bool; k++ {
+		if s.Has(k) {
+			parts = append(parts, k.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "absent"
+	}
+	return strings.Join(parts, "|")
+}
+
+// TypeInfo describes one event type of a stream.
+type TypeInfo struct {
+	Name  string
+	Count int64 // events of this type seen
+	// Kinds[slot] is the set of kinds seen for that attribute on this type;
+	// a type "has" an attribute when the slot is declared for it (Declared).
+	Kinds    []KindSet
+	Declared []bool
+}
+
+// Has reports whether the type has the attribute in slot.
+func (t *TypeInfo) Has(slot int) bool { return slot < len(t.Declared) && t.Declared[slot] }
+
+// Schema names a stream's types and attributes. Types and attributes get
+// small integer indices once, so the hot path never looks up a name.
+type Schema struct {
+	Types     []*TypeInfo
+	Attrs     []string
+	typeIndex map[string]int
+	attrIndex map[string]int
+}
+
+// NewSchema returns an empty schema.
+func NewSchema() *Schema {
+	return &Schema{typeIndex: map[string]int{}, attrIndex: map[string]int{}}
+}
+
+// TypeID returns the index of a type, and whether it exists.
+func (s *Schema) TypeID(name string) (int, bool) {
+	id, ok := s.typeIndex[name]
+	return id, ok
+}
+
+// AttrSlot returns the slot of an attribute, and whether it exists.
+func (s *Schema) AttrSlot(name string) (int, bool) {
+	slot, ok := s.attrIndex[name]
+	return slot, ok
+}
+
+// AddType returns the index of a type, adding it if new.
+func (s *Schema) AddType(name string) int {
+	if id, ok := s.typeIndex[name]; ok {
+		return id
+	}
+	s.Types = append(s.Types, &TypeInfo{Name: name})
+	s.typeIndex[name] = len(s.Types) - 1
+	return len(s.Types) - 1
+}
+
+// AddAttr returns the slot of an attribute, adding it if new.
+func (s *Schema) AddAttr(name string) int {
+	if slot, ok := s.attrIndex[name]; ok {
+		return slot
+	}
+	s.Attrs = append(s.Attrs, name)
+	s.attrIndex[name] = len(s.Attrs) - 1
+	return len(s.Attrs) - 1
+}
+
+// Declare records that type has the attribute in slot.
+func (s *Schema) Declare(typ, slot int) {
+	t := s.Types[typ]
+	for len(t.Declared) <= slot {
+		t.Declared = append(t.Declared, false)
+		t.Kinds = append(t.Kinds, 0)
+	}
+	t.Declared[slot] = true
+}
+
+// Observe records an event's type count and value kinds.
+func (s *Schema) Observe(e *Event) {
+	t := s.Types[e.Type]
+	t.Count++
+	for slot, v := range e.Attrs {
+		if v.kind == Absent {
+			continue
+		}
+		if slot >= len(t.Declared) || !t.Declared[slot] {
+			s.Declare(e.Type, slot)
+		}
+		t.Kinds[slot] = t.Kinds[slot].With(v.kind)
+	}
+}
+
+// TypesWith lists the names of the types that have the attribute.
+func (s *Schema) TypesWith(attr string) []string {
+	slot, ok := s.attrIndex[attr]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range s.Types {
+		if t.Has(slot) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// AttrsOf lists the attribute names of a type, sorted.
+func (s *Schema) AttrsOf(typ int) []string {
+	var out []string
+	for slot, name := range s.Attrs {
+		if s.Types[typ].Has(slot) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Stream is a named, time-ordered sequence of events.
+type Stream struct {
+	Name   string
+	Source string // where it came from: a path, "-", "generated"
+	Schema *Schema
+	Events []*Event
+	// Unit is the duration of one timestamp tick, 0 when timestamps are
+	// unit-less (then WITHIN may not name a unit).
+	Unit time.Duration
+	Live bool
+}
+
+// All returns the events as a sequence.
+func (s *Stream) All() iter.Seq[*Event] {
+	return func(yield func(*Event) bool) {
+		for _, e := range s.Events {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// Ticks converts a duration to timestamp ticks of this stream, rounding
+// down: on a stream in seconds, WITHIN 1500 ms is 1 tick.
+func (s *Stream) Ticks(d time.Duration) (int64, error) {
+	if s.Unit == 0 {
+		return 0, fmt.Errorf("stream %s has unit-less timestamps: write WITHIN without a time unit, or load it WITH (time_unit = 'ms')", s.Name)
+	}
+	return int64(d / s.Unit), nil
+}

@@ -1,0 +1,263 @@
+// Package event holds the data model shared by sources, planner and engines:
+// values, events, schemas and streams.
+package event
+
+import (
+	"math"
+	"strconv"
+)
+
+// Kind is the kind of a Value.
+type Kind uint8
+
+const (
+	Absent Kind = iota // the event has no such attribute
+	Int
+	Float
+	String
+	Bool
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Int:
+		return "int"
+	case Float:
+		return "float"
+	case String:
+		return "string"
+	case Bool:
+		return "bool"
+	}
+	return "absent"
+}
+
+// Value is a small tagged value. Numbers and bools live in bits (a float as
+// its IEEE bits), strings in s; no interface boxing on the hot path.
+type Value struct {
+	kind Kind
+	bits uint64
+	s    string
+}
+
+// IntValue, FloatValue, StringValue and BoolValue make values.
+func IntValue(i int64) Value     { return Value{kind: Int, bits: uint64(i)} }
+func FloatValue(f float64) Value { return Value{kind: Float, bits: math.Float64bits(f)} }
+func StringValue(s string) Value { return Value{kind: String, s: s} }
+func BoolValue(b bool) Value {
+	if b {
+		return Value{kind: Bool, bits: 1}
+	}
+	return Value{kind: Bool}
+}
+
+func (v Value) Kind() Kind     { return v.kind }
+func (v Value) IsAbsent() bool { return v.kind == Absent }
+func (v Value) IsNumber() bool { return v.kind == Int || v.kind == Float }
+func (v Value) Int() int64     { return int64(v.bits) }
+func (v Value) Float() float64 { return math.Float64frombits(v.bits) }
+func (v Value) Str() string    { return v.s }
+func (v Value) Bool() bool     { return v.bits != 0 }
+
+// AsFloat returns a number as float64 (ints converted).
+func (v Value) AsFloat() float64 {
+	if v.kind == Int {
+		return float64(int64(v.bits))
+	}
+	return math.Float64frombits(v.bits)
+}
+
+// Equal reports whether two present values are equal: numbers compare as
+// numbers (1 = 1.0), values of different kinds are unequal.
+func (v Value) Equal(w Value) bool {
+	if v.kind == w.kind {
+		switch v.kind {
+		case Float:
+			return v.Float() == w.Float()
+		case String:
+			return v.s == w.s
+		default:
+			return v.bits == w.bits
+		}
+	}
+	if v.IsNumber() && w.IsNumber() {
+		return v.AsFloat() == w.AsFloat()
+	}
+	return false
+}
+
+// Compare orders two values of the same family: it returns -1, 0 or +1, and
+// ok=false when they cannot be ordered (different kinds, NaN).
+func (v Value) Compare(w Value) (c int, ok bool) {
+	switch {
+	case v.kind == Int && w.kind == Int:
+		a, b := int64(v.bits), int64(w.bits)
+		return cmp3(a < b, a > b), true
+	case v.IsNumber() && w.IsNumber():
+		a, b := v.AsFloat(), w.AsFloat()
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return 0, false
+		}
+		return cmp3(a < b, a > b), true
+	case v.kind == String && w.kind == String:
+		return cmp3(v.s < w.s, v.s > w.s), true
+	case v.kind == Bool && w.kind == Bool:
+		return cmp3(v.bits < w.bits, v.bits > w.bits), true
+	}
+	return 0, false
+}
+
+func cmp3(less, greater bool) int {
+	if less {
+		return -1
+	}
+	if greater {
+		return 1
+	}
+	return 0
+}
+
+// String formats the value as it would be written in CSV.
+func (v Value) String() string { return string(v.AppendText(nil)) }
+
+// AppendText appends the value's text (a string unquoted, absent as "").
+func (v Value) AppendText(b []byte) []byte {
+	switch v.kind {
+	case Int:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case Float:
+		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
+	case String:
+		return append(b, v.s...)
+	case Bool:
+		return strconv.AppendBool(b, v.Bool())
+	}
+	return b
+}
+
+// AppendJSON appends the value as a JSON value (absent as null; a float
+// that is not finite as null, since JSON has no such numbers).
+func (v Value) AppendJSON(b []byte) []byte {
+	switch v.kind {
+	case Int:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case Float:
+		f := v.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return append(b, "null"...)
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return strconv.AppendFloat(b, f, 'f', 1, 64)
+		}
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	case String:
+		return AppendJSONString(b, v.s)
+	case Bool:
+		return strconv.AppendBool(b, v.Bool())
+	}
+	return append(b, "null"...)
+}
+
+// ParseCell types a CSV cell by spec §4b: int if [+-]?[0-9]+, else float if
+// a plain decimal or exponent literal, else exactly true/false, else string.
+// An empty cell is absent.
+func ParseCell(s string) Value {
+	if s == "" {
+		return Value{}
+	}
+	if isIntText(s) {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return IntValue(i)
+		}
+	}
+	if isFloatText(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return FloatValue(f)
+		}
+	}
+	switch s {
+	case "true":
+		return BoolValue(true)
+	case "false":
+		return BoolValue(false)
+	}
+	return StringValue(s)
+}
+
+func isIntText(s string) bool {
+	i := 0
+	if s[0] == '+' || s[0] == '-' {
+		i = 1
+	}
+	if i == len(s) {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isFloatText accepts [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?.
+func isFloatText(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// AppendJSONString appends s as a JSON string literal.
+func AppendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
