@@ -1,0 +1,173 @@
+// Package exec runs query plans over event streams. An engine reads events
+// one at a time, keeps state bounded by the window where the plan allows,
+// and hands each match to a callback as soon as it is complete.
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// Cell is one column of an output row: a value, an event, or a closure's
+// list, as the plan's column says.
+type Cell struct {
+	Value event.Value
+	Event *event.Event
+	List  []*event.Event
+}
+
+// Emit receives each match as a row of cells, valid only during the call.
+// Returning false stops the run.
+type Emit func(row []Cell) bool
+
+// OpStats counts one operator's input and output sequences and its time.
+type OpStats struct {
+	In, Out int64
+	Time    time.Duration
+}
+
+// Stats describes a run.
+type Stats struct {
+	Ops       []OpStats // by plan operator index
+	Events    int64     // events read
+	Matches   int64     // matches emitted
+	Instances int64     // NFA state instances created on the stack
+	Elapsed   time.Duration
+	timed     bool
+}
+
+// Annotate formats an operator's counters for EXPLAIN ANALYZE.
+func (s *Stats) Annotate(op int) string {
+	o := s.Ops[op]
+	text := fmt.Sprintf("(in=%d out=%d", o.In, o.Out)
+	if s.timed {
+		text += fmt.Sprintf(" time=%s", o.Time.Round(time.Microsecond))
+	}
+	if op == 0 {
+		text += fmt.Sprintf(" instances=%d", s.Instances)
+	}
+	return text + ")"
+}
+
+// Option configures a run.
+type Option func(*runner)
+
+// WithOpTiming measures the time spent in each operator (EXPLAIN ANALYZE);
+// it costs a clock read at each hand-over between operators.
+func WithOpTiming() Option { return func(r *runner) { r.clock.on = true } }
+
+// errStopped ends a run whose consumer asked for no more matches.
+var errStopped = errors.New("stopped")
+
+// Run executes plan over events, calling emit for each match. It stops
+// early when ctx is cancelled (returning ctx's error) or emit returns false.
+func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event], emit Emit, opts ...Option) (stats *Stats, err error) {
+	r := newRunner(plan, emit)
+	for _, o := range opts {
+		o(r)
+	}
+	r.stats.timed = r.clock.on
+	start := time.Now()
+	r.clock.last = start
+	defer func() {
+		r.stats.Elapsed = time.Since(start)
+		if rec := recover(); rec != nil {
+			switch e := rec.(type) {
+			case *planner.RuntimeError:
+				err = fmt.Errorf("query failed at run time: %w", e)
+			case error:
+				if e != errStopped {
+					panic(rec)
+				}
+			default:
+				panic(rec)
+			}
+		}
+		stats = &r.stats
+	}()
+	var lastTS int64
+	for ev := range events {
+		if r.stats.Events&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return &r.stats, err
+			}
+		}
+		r.stats.Events++
+		if ev.TS > lastTS || r.stats.Events == 1 {
+			r.advance(ev.TS)
+			lastTS = ev.TS
+		}
+		r.store.add(ev)
+		r.stats.Ops[0].In++
+		r.ssc.process(ev)
+	}
+	r.finish()
+	return &r.stats, nil
+}
+
+// runner holds the state of one run: the event store that negation and
+// closure read, the sequence scan, and the pipeline of operators after it.
+type runner struct {
+	plan   *planner.Plan
+	stats  Stats
+	clock  clock
+	store  *store
+	ssc    *stackSSC
+	stages []stage // after SSC, in plan order
+	emit   Emit
+	row    []Cell
+}
+
+func newRunner(plan *planner.Plan, emit Emit) *runner {
+	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns))}
+	r.stats.Ops = make([]OpStats, len(plan.Ops))
+	r.clock.stats = &r.stats
+	r.store = newStore(plan)
+	var next stage
+	for i := len(plan.Ops) - 1; i >= 1; i-- {
+		next = r.newStage(i, plan.Ops[i], next)
+		r.stages = append([]stage{next}, r.stages...)
+	}
+	r.ssc = newStackSSC(r, plan.Ops[0].(*planner.SSC), next)
+	return r
+}
+
+// advance tells every operator that the stream has reached ts.
+func (r *runner) advance(ts int64) {
+	for _, s := range r.stages {
+		s.advance(ts)
+	}
+}
+
+func (r *runner) finish() {
+	for _, s := range r.stages {
+		s.finish()
+	}
+}
+
+// clock attributes time to operators: each hand-over of a sequence from
+// one operator to the next charges the time since the previous hand-over.
+type clock struct {
+	on    bool
+	cur   int
+	last  time.Time
+	stats *Stats
+}
+
+func (k *clock) switchTo(op int) int {
+	if !k.on {
+		return 0
+	}
+	now := time.Now()
+	k.stats.Ops[k.cur].Time += now.Sub(k.last)
+	k.last = now
+	prev := k.cur
+	k.cur = op
+	return prev
+}

@@ -1,0 +1,419 @@
+package exec
+
+import (
+	"container/heap"
+	"math"
+
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// stage is an operator after SSC. push receives a sequence (the binding
+// is the caller's and may change after push returns); advance says the
+// stream has reached ts; finish says it has ended.
+type stage interface {
+	push(b *planner.Binding)
+	advance(ts int64)
+	finish()
+}
+
+func (r *runner) bind() *planner.Binding { return r.plan.NewBinding() }
+
+func (r *runner) newStage(i int, op planner.Op, next stage) stage {
+	base := opBase{r: r, id: i, next: next}
+	switch op := op.(type) {
+	case *planner.ClosureOp:
+		return &closureStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Selection:
+		return &selectionStage{opBase: base, op: op}
+	case *planner.Window:
+		return &windowStage{opBase: base, op: op}
+	case *planner.Negation:
+		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Transformation:
+		return &transformStage{opBase: base, op: op}
+	}
+	panic("exec: unknown operator " + op.Name())
+}
+
+// opBase carries what every stage shares: counters and the next stage.
+type opBase struct {
+	r    *runner
+	id   int
+	next stage
+}
+
+func (o *opBase) in() int { o.r.stats.Ops[o.id].In++; return o.r.clock.switchTo(o.id) }
+
+func (o *opBase) out(b *planner.Binding) {
+	o.r.stats.Ops[o.id].Out++
+	if o.next != nil {
+		o.next.push(b)
+	}
+}
+
+func (o *opBase) done(prev int) { o.r.clock.switchTo(prev) }
+func (o *opBase) advance(int64) {}
+func (o *opBase) finish()       {}
+
+// ---- postponement ----
+
+// pending holds sequences that may complete only once the stream passes
+// ts(P1) + W (a trailing closure, a negated end), ordered by that deadline.
+type pending struct {
+	r        *runner
+	on       bool // some component of the operator is at the end of the pattern
+	items    pendingHeap
+	nextSeq  int64
+	released func(b *planner.Binding)
+}
+
+func (r *runner) newPending(comps []int) *pending {
+	p := &pending{r: r}
+	for _, c := range comps {
+		if r.plan.Components[c].Next < 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+type pendingItem struct {
+	deadline int64
+	seq      int64
+	b        *planner.Binding
+}
+
+type pendingHeap []pendingItem
+
+func (h pendingHeap) Len() int { return len(h) }
+func (h pendingHeap) Less(i, j int) bool {
+	if h[i].deadline != h[j].deadline {
+		return h[i].deadline < h[j].deadline
+	}
+	return h[i].seq < h[j].seq
+}
+func (h pendingHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pendingHeap) Push(x any)   { *h = append(*h, x.(pendingItem)) }
+func (h *pendingHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+// hold copies the binding and keeps it until the stream passes its deadline.
+func (p *pending) hold(b *planner.Binding) {
+	deadline := int64(math.MaxInt64)
+	if p.r.plan.HasWindow {
+		deadline = b.Events[p.r.plan.First()].TS + p.r.plan.Window
+	}
+	c := &planner.Binding{
+		Events: append([]*event.Event(nil), b.Events...),
+		Lists:  append([][]*event.Event(nil), b.Lists...),
+	}
+	heap.Push(&p.items, pendingItem{deadline: deadline, seq: p.nextSeq, b: c})
+	p.nextSeq++
+}
+
+// release hands over the sequences whose deadline is before ts.
+func (p *pending) release(ts int64) {
+	for len(p.items) > 0 && p.items[0].deadline < ts {
+		it := heap.Pop(&p.items).(pendingItem)
+		p.released(it.b)
+	}
+}
+
+func (p *pending) releaseAll() {
+	for len(p.items) > 0 {
+		it := heap.Pop(&p.items).(pendingItem)
+		p.released(it.b)
+	}
+}
+
+// ---- intervals ----
+
+// interval returns where component c's events lie for the sequence in b
+// (spec §4.4 and §4.5), as closed bounds on integer timestamps.
+func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
+	p := r.plan
+	first, last := b.Events[p.First()].TS, b.Events[p.Last()].TS
+	switch {
+	case c.Prev >= 0 && c.Next >= 0:
+		return bounds{b.Events[c.Prev].TS + 1, b.Events[c.Next].TS - 1}
+	case c.Prev < 0 && p.HasWindow:
+		return bounds{last - p.Window, b.Events[c.Next].TS - 1}
+	case c.Prev < 0:
+		return bounds{math.MinInt64, b.Events[c.Next].TS - 1}
+	case p.HasWindow:
+		return bounds{b.Events[c.Prev].TS + 1, first + p.Window}
+	}
+	return bounds{b.Events[c.Prev].TS + 1, math.MaxInt64}
+}
+
+// equivRef is the value an equivalence attribute must have in this match:
+// its constant, else the first positive single's value that is present,
+// else the first present value among the closure elements collected so far.
+func (r *runner) equivRef(q *planner.Equiv, b *planner.Binding) event.Value {
+	if q.Const != nil {
+		return *q.Const
+	}
+	for _, i := range r.plan.Positives {
+		if v := q.Value(b.Events[i]); !v.IsAbsent() {
+			return v
+		}
+	}
+	for _, c := range r.plan.Components {
+		if c.Kind != planner.Closure {
+			continue
+		}
+		for _, e := range b.Lists[c.Index] {
+			if v := q.Value(e); !v.IsAbsent() {
+				return v
+			}
+		}
+	}
+	return event.Value{}
+}
+
+// equivHolds reports whether e agrees with every equivalence test of the
+// match; an event that lacks the attribute is not constrained by it.
+func (r *runner) equivHolds(e *event.Event, b *planner.Binding) bool {
+	for _, q := range r.plan.Equivs {
+		v := q.Value(e)
+		if v.IsAbsent() {
+			continue
+		}
+		if ref := r.equivRef(q, b); !ref.IsAbsent() && !ref.Equal(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- closure collection ----
+
+type closureStage struct {
+	opBase
+	op      *planner.ClosureOp
+	pending *pending
+}
+
+func (s *closureStage) push(b *planner.Binding) {
+	prev := s.in()
+	defer s.done(prev)
+	if s.pending.on {
+		s.pending.hold(b)
+		return
+	}
+	s.collect(b)
+}
+
+func (s *closureStage) collect(b *planner.Binding) {
+	ok := true
+	for _, ci := range s.op.Comps {
+		b.Lists[ci] = nil
+	}
+	for _, ci := range s.op.Comps {
+		if ok && !s.collectOne(s.r.plan.Components[ci], b) {
+			ok = false
+		}
+	}
+	if ok {
+		s.out(b)
+	}
+	for _, ci := range s.op.Comps {
+		b.Lists[ci] = nil
+	}
+}
+
+// collectOne appends, in stream order, each event of c's types in its
+// interval that passes the equivalence tests and c's per-element
+// predicates (read against the elements appended so far), and reports
+// whether the list reached c.K events.
+func (s *closureStage) collectOne(c *planner.Component, b *planner.Binding) bool {
+	var list []*event.Event
+	b.Lists[c.Index] = list
+	for _, e := range s.r.store.inTypes(c.Types, s.r.interval(c, b)) {
+		if !s.r.equivHolds(e, b) {
+			continue
+		}
+		b.Elem = e
+		keep := true
+		for _, pr := range c.ElemPreds {
+			if !pr.Eval(b) {
+				keep = false
+				break
+			}
+		}
+		b.Elem = nil
+		if keep {
+			list = append(list, e)
+			b.Lists[c.Index] = list
+		}
+	}
+	return len(list) >= c.K
+}
+
+func (s *closureStage) advance(ts int64) {
+	if s.pending.on {
+		prev := s.r.clock.switchTo(s.id)
+		s.pending.released = s.collect
+		s.pending.release(ts)
+		s.done(prev)
+	}
+}
+
+func (s *closureStage) finish() {
+	if s.pending.on {
+		prev := s.r.clock.switchTo(s.id)
+		s.pending.released = s.collect
+		s.pending.releaseAll()
+		s.done(prev)
+	}
+}
+
+// ---- selection ----
+
+type selectionStage struct {
+	opBase
+	op *planner.Selection
+}
+
+func (s *selectionStage) push(b *planner.Binding) {
+	prev := s.in()
+	defer s.done(prev)
+	for _, q := range s.op.Equivs {
+		ref := event.Value{}
+		if q.Const != nil {
+			ref = *q.Const
+		}
+		for _, i := range s.r.plan.Positives {
+			v := q.Value(b.Events[i])
+			if v.IsAbsent() {
+				continue
+			}
+			if ref.IsAbsent() {
+				ref = v
+			} else if !ref.Equal(v) {
+				return
+			}
+		}
+	}
+	for _, pr := range s.op.Preds {
+		if !pr.Eval(b) {
+			return
+		}
+	}
+	s.out(b)
+}
+
+// ---- window ----
+
+type windowStage struct {
+	opBase
+	op *planner.Window
+}
+
+func (s *windowStage) push(b *planner.Binding) {
+	prev := s.in()
+	defer s.done(prev)
+	p := s.r.plan
+	if b.Events[p.Last()].TS-b.Events[p.First()].TS <= s.op.W {
+		s.out(b)
+	}
+}
+
+// ---- negation ----
+
+type negationStage struct {
+	opBase
+	op      *planner.Negation
+	pending *pending
+}
+
+func (s *negationStage) push(b *planner.Binding) {
+	prev := s.in()
+	defer s.done(prev)
+	if s.pending.on {
+		s.pending.hold(b)
+		return
+	}
+	s.check(b)
+}
+
+// check rejects the sequence if some event of a negated component's types
+// in its interval satisfies the equivalence tests and its predicates.
+func (s *negationStage) check(b *planner.Binding) {
+	for _, ci := range s.op.Comps {
+		c := s.r.plan.Components[ci]
+		for _, t := range c.Types {
+			for _, e := range s.r.store.in(t, s.r.interval(c, b)) {
+				if s.blocks(c, e, b) {
+					return
+				}
+			}
+		}
+	}
+	s.out(b)
+}
+
+func (s *negationStage) blocks(c *planner.Component, e *event.Event, b *planner.Binding) bool {
+	if !s.r.equivHolds(e, b) {
+		return false
+	}
+	b.Events[c.Index] = e
+	defer func() { b.Events[c.Index] = nil }()
+	for _, pr := range c.NegPreds {
+		if !pr.Eval(b) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *negationStage) advance(ts int64) {
+	if s.pending.on {
+		prev := s.r.clock.switchTo(s.id)
+		s.pending.released = s.check
+		s.pending.release(ts)
+		s.done(prev)
+	}
+}
+
+func (s *negationStage) finish() {
+	if s.pending.on {
+		prev := s.r.clock.switchTo(s.id)
+		s.pending.released = s.check
+		s.pending.releaseAll()
+		s.done(prev)
+	}
+}
+
+// ---- transformation ----
+
+type transformStage struct {
+	opBase
+	op *planner.Transformation
+}
+
+func (s *transformStage) push(b *planner.Binding) {
+	prev := s.in()
+	defer s.done(prev)
+	row := s.r.row
+	for i, col := range s.op.Columns {
+		switch col.Kind {
+		case planner.ColEvent:
+			row[i] = Cell{Event: b.Events[col.Comp]}
+		case planner.ColList:
+			row[i] = Cell{List: b.Lists[col.Comp]}
+		default:
+			row[i] = Cell{Value: col.Eval(b)}
+		}
+	}
+	s.r.stats.Ops[s.id].Out++
+	s.r.stats.Matches++
+	if !s.r.emit(row) {
+		panic(errStopped)
+	}
+}

@@ -1,0 +1,57 @@
+// Package optimizer rewrites SASE's basic plan by an ordered list of rules,
+// each a small file with its own test, run to a fixpoint.
+package optimizer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sase-cep/sase/planner"
+)
+
+// Rule is one rewrite. Apply changes the plan in place and reports whether
+// it changed anything.
+type Rule interface {
+	Name() string
+	Apply(p *planner.Plan) bool
+}
+
+// Rules is the ordered rule list of the auto engine.
+var Rules = []Rule{
+	pushWindow{},
+}
+
+// Engines are the plan shapes `SET engine` may name.
+var Engines = []string{"auto", "basic"}
+
+// maxPasses caps the fixpoint loop; a rule that keeps firing is a bug.
+const maxPasses = 16
+
+// Optimize rewrites p for the engine: basic keeps SASE's basic plan, auto
+// applies every rule until none fires. p.Rules records the rules that fired.
+func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
+	switch strings.ToLower(engine) {
+	case "basic":
+		p.Engine = "basic"
+		return p, nil
+	case "auto", "":
+		p.Engine = "auto"
+	default:
+		return nil, fmt.Errorf("unknown engine %q (engines: %s)", engine, strings.Join(Engines, ", "))
+	}
+	for pass := 0; ; pass++ {
+		if pass == maxPasses {
+			return nil, fmt.Errorf("optimizer: rules still firing after %d passes (%s)", maxPasses, strings.Join(p.Rules, ", "))
+		}
+		changed := false
+		for _, r := range Rules {
+			if r.Apply(p) {
+				p.Rules = append(p.Rules, r.Name())
+				changed = true
+			}
+		}
+		if !changed {
+			return p, nil
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package planner
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/exec/event"
+)
+
+// Compile checks a query against a stream and builds its basic plan. Errors
+// are an ast.ErrorList with positions in src.
+func Compile(q *ast.Query, src *ast.Source, stream *event.Stream) (*Plan, error) {
+	p := &Plan{Query: q, Src: src, Stream: stream, Engine: "basic"}
+	var errs ast.ErrorList
+	c := &compiler{plan: p, errs: &errs, vars: map[string]int{}, elem: -1}
+	c.components(q.Pattern)
+	if len(errs) > 0 {
+		return nil, errs.Err()
+	}
+	c.window(q)
+	c.where(q.Where)
+	c.output(q.Return)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	p.buildOps()
+	return p, nil
+}
+
+func (c *compiler) components(pat *ast.Pattern) {
+	p := c.plan
+	schema := p.Stream.Schema
+	for i, n := range pat.Components {
+		comp := &Component{Index: i, Var: n.VarName(), Node: n, Prev: -1, Next: -1}
+		switch {
+		case n.Negated:
+			comp.Kind = Negated
+		case n.Closure != nil:
+			comp.Kind = Closure
+			comp.K = n.Closure.K
+			if comp.K < 1 {
+				c.errorf(n.Closure, "a closure needs at least one event (k >= 1)")
+			}
+		default:
+			comp.Kind = Single
+			p.Positives = append(p.Positives, i)
+		}
+		if n.Any && n.Var == nil {
+			c.errorf(n, "ANY(...) needs a variable")
+		}
+		for _, t := range n.Types {
+			comp.TypeNames = append(comp.TypeNames, t.Name)
+			if id, ok := schema.TypeID(t.Name); ok && !slices.Contains(comp.Types, id) {
+				comp.Types = append(comp.Types, id)
+			}
+		}
+		if prev, dup := c.vars[comp.Var]; dup {
+			at := ast.Node(n)
+			if n.Var != nil {
+				at = n.Var
+			}
+			c.errorf(at, "variable '%s' used by two components (%s and %s)", comp.Var, p.Components[prev].Node, n)
+		} else {
+			c.vars[comp.Var] = i
+		}
+		p.Components = append(p.Components, comp)
+	}
+	if len(p.Positives) == 0 {
+		c.errorf(pat, "the pattern needs at least one positive single component")
+		return
+	}
+	comps := p.Components
+	for i := 1; i < len(comps); i++ {
+		a, b := comps[i-1], comps[i]
+		switch {
+		case a.Kind == Closure && b.Kind == Closure:
+			c.errorf(b.Node, "closures %s and %s are adjacent", a.Var, b.Var)
+		case a.Kind == Closure && b.Kind == Negated:
+			c.errorf(b.Node, "closure %s is adjacent to negated component %s", a.Var, b.Var)
+		case a.Kind == Negated && b.Kind == Closure:
+			c.errorf(b.Node, "closure %s is adjacent to negated component %s", b.Var, a.Var)
+		}
+	}
+	first, last := comps[0], comps[len(comps)-1]
+	if first.Kind == Closure && last.Kind == Closure {
+		c.errorf(pat, "the pattern may not both start and end with a closure")
+	}
+	prev := -1
+	for _, comp := range comps {
+		comp.Prev = prev
+		if comp.Kind == Single {
+			prev = comp.Index
+		}
+	}
+	next := -1
+	for i := len(comps) - 1; i >= 0; i-- {
+		comps[i].Next = next
+		if comps[i].Kind == Single {
+			next = i
+		}
+	}
+}
+
+var unitDurations = map[string]time.Duration{
+	"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+}
+
+func (c *compiler) window(q *ast.Query) {
+	p := c.plan
+	comps := p.Components
+	if q.Within == nil {
+		for _, comp := range []*Component{comps[0], comps[len(comps)-1]} {
+			if comp.Kind == Closure {
+				c.errorf(comp.Node, "closure %s is first or last in the pattern and there is no WITHIN", comp.Var)
+			}
+		}
+		if p.Stream.Live {
+			c.errorf(q.Pattern, "a query on live stream %s needs WITHIN, so that its state stays bounded", p.Stream.Name)
+		}
+		return
+	}
+	d := q.Within
+	p.HasWindow = true
+	if d.Unit == "" {
+		p.Window = int64(math.Floor(d.Value))
+		return
+	}
+	if p.Stream.Unit == 0 {
+		c.errorf(d, "WITHIN %s names a time unit, but stream %s has unit-less timestamps (write WITHIN %s, or load the stream WITH (time_unit = 'ms'))", d, p.Stream.Name, d.Raw)
+		return
+	}
+	p.Window = int64(math.Floor(d.Value * float64(unitDurations[d.Unit]) / float64(p.Stream.Unit)))
+}
+
+// mentions lists what a conjunct refers to: the components, and the
+// closures whose element i it reads.
+func (c *compiler) mentions(e ast.Expr) (vars, elems []int) {
+	add := func(list []int, id *ast.Ident) []int {
+		if i, ok := c.vars[id.Name]; ok && !slices.Contains(list, i) {
+			list = append(list, i)
+		}
+		return list
+	}
+	ast.Inspect(e, func(x ast.Expr) bool {
+		switch x := x.(type) {
+		case *ast.AttrRef:
+			vars = add(vars, x.Var)
+			if x.Index != nil && x.Index.Kind == ast.IndexI {
+				elems = add(elems, x.Var)
+			}
+		case *ast.LenRef:
+			vars = add(vars, x.Var)
+		case *ast.VarRef:
+			vars = add(vars, x.Var)
+		case *ast.ListRef:
+			vars = add(vars, x.Var)
+			if x.Running {
+				elems = add(elems, x.Var)
+			}
+		case *ast.Equivalence:
+			for _, comp := range c.plan.Components {
+				if comp.Kind != Negated && !slices.Contains(vars, comp.Index) {
+					vars = append(vars, comp.Index)
+				}
+			}
+		}
+		return true
+	})
+	slices.Sort(vars)
+	return vars, elems
+}
+
+func (c *compiler) where(where ast.Expr) {
+	p := c.plan
+	var sel []*Pred
+	for _, conj := range ast.Conjuncts(where) {
+		switch x := conj.(type) {
+		case *ast.Strategy:
+			c.strategy(x)
+			continue
+		case *ast.Equivalence:
+			p.Equivs = append(p.Equivs, c.equivs(x)...)
+			continue
+		}
+		vars, elems := c.mentions(conj)
+		var negs []int
+		for _, v := range vars {
+			if p.Components[v].Kind == Negated {
+				negs = append(negs, v)
+			}
+		}
+		pred := &Pred{Text: c.text(conj), Vars: vars}
+		switch {
+		case len(negs) > 1:
+			names := make([]string, len(negs))
+			for i, v := range negs {
+				names[i] = p.Components[v].Var
+			}
+			c.errorf(conj, "a conjunct mentions more than one negated variable: %s", strings.Join(names, ", "))
+		case len(negs) == 1 && len(elems) > 0:
+			c.errorf(conj, "a conjunct may not mention both negated %s and the element i of closure %s", p.Components[negs[0]].Var, p.Components[elems[0]].Var)
+		case len(negs) == 1:
+			pred.Eval = c.cond(conj)
+			p.Components[negs[0]].NegPreds = append(p.Components[negs[0]].NegPreds, pred)
+		case len(elems) > 1:
+			c.errorf(conj, "a per-element predicate may read element i of one closure only")
+		case len(elems) == 1:
+			c.elem = elems[0]
+			pred.Eval = c.cond(conj)
+			c.elem = -1
+			p.Components[elems[0]].ElemPreds = append(p.Components[elems[0]].ElemPreds, pred)
+		default:
+			pred.Eval = c.cond(conj)
+			sel = append(sel, pred)
+		}
+	}
+	p.Ops = append(p.Ops, &Selection{Preds: sel})
+}
+
+// strategy accepts skip-till-any-match, the default, without a closure;
+// the other strategies come with their run semantics later.
+func (c *compiler) strategy(s *ast.Strategy) {
+	norm := strings.ToLower(strings.ReplaceAll(s.Name, "_", "-"))
+	switch norm {
+	case "skip-till-any-match":
+		if len(c.plan.Closures()) > 0 {
+			c.errorf(s, "a selection strategy together with a closure is not supported yet")
+		}
+	case "skip-till-next-match", "partition-contiguity", "strict-contiguity":
+		c.errorf(s, "event selection strategy '%s' is not supported yet (only skip-till-any-match)", s.Name)
+	default:
+		c.errorf(s, "unknown event selection strategy '%s' (strategies: skip-till-any-match, skip-till-next-match, partition-contiguity, strict-contiguity)", s.Name)
+	}
+}
+
+func (c *compiler) output(ret *ast.Return) {
+	p := c.plan
+	if ret == nil || ret.Star {
+		for _, comp := range p.Components {
+			switch comp.Kind {
+			case Single:
+				p.Columns = append(p.Columns, Column{Name: comp.Var, Kind: ColEvent, Comp: comp.Index})
+			case Closure:
+				p.Columns = append(p.Columns, Column{Name: comp.Var, Kind: ColList, Comp: comp.Index})
+			}
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, it := range ret.Items {
+		col := Column{Name: c.text(it.Expr)}
+		if it.Alias != nil {
+			col.Name = it.Alias.Name
+		}
+		if ref, ok := it.Expr.(*ast.VarRef); ok {
+			comp, ok := c.component(ref.Var)
+			if !ok {
+				continue
+			}
+			switch comp.Kind {
+			case Single:
+				col.Kind, col.Comp = ColEvent, comp.Index
+			case Closure:
+				col.Kind, col.Comp = ColList, comp.Index
+			default:
+				c.errorf(ref, "negated variable %s is never bound, so it cannot be returned", comp.Var)
+			}
+		} else {
+			vars, _ := c.mentions(it.Expr)
+			for _, v := range vars {
+				if p.Components[v].Kind == Negated {
+					c.errorf(it.Expr, "negated variable %s is never bound, so it cannot be returned", p.Components[v].Var)
+				}
+			}
+			col.Eval, _ = c.expr(it.Expr)
+		}
+		if seen[col.Name] {
+			c.errorf(it, "two columns are named %s; name one with AS", col.Name)
+		}
+		seen[col.Name] = true
+		p.Columns = append(p.Columns, col)
+	}
+}
+
+// buildOps lays out the basic plan: SSC, closure collection, selection,
+// window, negation, transformation. where() has placed the Selection.
+func (p *Plan) buildOps() {
+	sel := p.Ops[0].(*Selection)
+	sel.Equivs = p.Equivs
+	ops := []Op{&SSC{Comps: p.Positives}}
+	if cl := p.Closures(); len(cl) > 0 {
+		ops = append(ops, &ClosureOp{Comps: cl})
+	}
+	if len(sel.Preds) > 0 || len(sel.Equivs) > 0 {
+		ops = append(ops, sel)
+	}
+	if p.HasWindow {
+		ops = append(ops, &Window{W: p.Window})
+	}
+	if ng := p.Negations(); len(ng) > 0 {
+		ops = append(ops, &Negation{Comps: ng})
+	}
+	p.Ops = append(ops, &Transformation{Columns: p.Columns})
+}
