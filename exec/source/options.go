@@ -1,0 +1,123 @@
+// Package source loads event streams from CSV and JSON Lines files and
+// generates SASE's stock streams (spec §1, §4b, §5, §8).
+package source
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are a LOAD statement's WITH options.
+type Options struct {
+	TypeColumn string // column (CSV) or key (JSONL) holding the event type; "" means "type"
+	TSColumn   string // column or key holding the timestamp; "" means "ts"
+	// TimeUnit is the duration of one integer timestamp tick; 0 means the
+	// timestamps are unit-less (RFC 3339 timestamps then count milliseconds).
+	TimeUnit time.Duration
+}
+
+func (o Options) typeColumn() string {
+	if o.TypeColumn == "" {
+		return "type"
+	}
+	return o.TypeColumn
+}
+
+func (o Options) tsColumn() string {
+	if o.TSColumn == "" {
+		return "ts"
+	}
+	return o.TSColumn
+}
+
+var optionKeys = []string{"time_unit", "ts_column", "type_column"}
+
+// ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
+// time_unit = 'ms'). Keys and units are case-insensitive, column names are
+// not.
+func ParseOptions(kv map[string]string) (Options, error) {
+	opts := Options{TypeColumn: "type", TSColumn: "ts"}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic error for several bad keys
+	for _, k := range keys {
+		v := kv[k]
+		switch strings.ToLower(k) {
+		case "type_column":
+			if v == "" {
+				return Options{}, fmt.Errorf("LOAD option type_column must not be empty")
+			}
+			opts.TypeColumn = v
+		case "ts_column":
+			if v == "" {
+				return Options{}, fmt.Errorf("LOAD option ts_column must not be empty")
+			}
+			opts.TSColumn = v
+		case "time_unit":
+			u, err := ParseTimeUnit(v)
+			if err != nil {
+				return Options{}, err
+			}
+			opts.TimeUnit = u
+		default:
+			return Options{}, fmt.Errorf("unknown LOAD option %q (valid: %s)", k, strings.Join(optionKeys, ", "))
+		}
+	}
+	if opts.TypeColumn == opts.TSColumn {
+		return Options{}, fmt.Errorf("LOAD options type_column and ts_column both name %q", opts.TypeColumn)
+	}
+	return opts, nil
+}
+
+// ParseTimeUnit reads a time_unit value: ms, s, m, h, d and their long
+// forms (sec, second, seconds, min, minute, ...), case-insensitively.
+func ParseTimeUnit(s string) (time.Duration, error) {
+	switch strings.ToLower(s) {
+	case "ms", "millisecond", "milliseconds":
+		return time.Millisecond, nil
+	case "s", "sec", "second", "seconds":
+		return time.Second, nil
+	case "m", "min", "minute", "minutes":
+		return time.Minute, nil
+	case "h", "hour", "hours":
+		return time.Hour, nil
+	case "d", "day", "days":
+		return 24 * time.Hour, nil
+	}
+	return 0, fmt.Errorf("unknown time_unit %q (valid: ms, s, m, h, d)", s)
+}
+
+// DefaultName is the stream name LOAD uses without AS: the file's base name
+// without its extension, with every character that cannot appear in an
+// identifier replaced by '_' ("my-data.v2.csv" is my_data_v2). Standard
+// input ("-") is "stdin".
+func DefaultName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	base := filepath.Base(path)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	var b strings.Builder
+	for i, r := range base {
+		switch {
+		case r == '_', 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+			b.WriteRune(r)
+		case '0' <= r && r <= '9':
+			if i == 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "stream"
+	}
+	return b.String()
+}

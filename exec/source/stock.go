@@ -1,0 +1,269 @@
+package source
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sase-cep/sase/exec/event"
+)
+
+// javaRandom is java.util.Random, bit for bit, so that a seed gives the
+// same stream as SASE's Java generator.
+type javaRandom struct{ seed int64 }
+
+const (
+	javaMultiplier = 0x5DEECE66D
+	javaAddend     = 0xB
+	javaMask       = 1<<48 - 1
+)
+
+func newJavaRandom(seed int64) *javaRandom {
+	return &javaRandom{seed: (seed ^ javaMultiplier) & javaMask}
+}
+
+func (r *javaRandom) next(bits uint) int32 {
+	r.seed = (r.seed*javaMultiplier + javaAddend) & javaMask
+	return int32(r.seed >> (48 - bits))
+}
+
+// nextInt is Random.nextInt(bound). bound must be positive (Java throws).
+func (r *javaRandom) nextInt(bound int32) int32 {
+	if bound <= 0 {
+		panic("nextInt: bound must be positive")
+	}
+	if bound&-bound == bound { // a power of two: take the high bits
+		return int32(int64(bound) * int64(r.next(31)) >> 31)
+	}
+	for {
+		bits := r.next(31)
+		val := bits % bound
+		// int32 wrap-around here is Java's test for the biased tail.
+		if bits-val+(bound-1) >= 0 {
+			return val
+		}
+	}
+}
+
+// StockConfig are GENERATE STOCKS's settings (spec §8).
+type StockConfig struct {
+	Events              int
+	Symbols             int
+	MaxPrice            int
+	MaxVolume           int
+	Seed                int64
+	IncreaseProbability int // > 100: uniform prices; <= 100: a random walk
+}
+
+// DefaultStockConfig returns SASE's defaults.
+func DefaultStockConfig() StockConfig {
+	return StockConfig{Events: 10000, Symbols: 10, MaxPrice: 100, MaxVolume: 1000, Seed: 11, IncreaseProbability: 101}
+}
+
+var stockKeys = []string{"events", "increase_probability", "max_price", "max_volume", "seed", "symbols"}
+
+// StockConfigFromOptions applies GENERATE STOCKS's WITH options to the
+// defaults. Keys are case-insensitive.
+func StockConfigFromOptions(kv map[string]int64) (StockConfig, error) {
+	cfg := DefaultStockConfig()
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := kv[k]
+		var dst *int
+		switch strings.ToLower(k) {
+		case "seed":
+			cfg.Seed = v
+			continue
+		case "events":
+			dst = &cfg.Events
+		case "symbols":
+			dst = &cfg.Symbols
+		case "max_price":
+			dst = &cfg.MaxPrice
+		case "max_volume":
+			dst = &cfg.MaxVolume
+		case "increase_probability":
+			dst = &cfg.IncreaseProbability
+		default:
+			return StockConfig{}, fmt.Errorf("unknown GENERATE STOCKS option %q (valid: %s)", k, strings.Join(stockKeys, ", "))
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 { // a Java int in SASE
+			return StockConfig{}, fmt.Errorf("GENERATE STOCKS option %s = %d is out of range", k, v)
+		}
+		*dst = int(v)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate reports a setting the generator cannot use.
+func (c StockConfig) Validate() error {
+	for _, s := range []struct {
+		name string
+		v    int
+	}{{"events", c.Events}, {"symbols", c.Symbols}, {"max_price", c.MaxPrice}, {"max_volume", c.MaxVolume}} {
+		if s.v <= 0 {
+			return fmt.Errorf("GENERATE STOCKS option %s must be positive, got %d", s.name, s.v)
+		}
+		if s.name != "events" && s.v > math.MaxInt32 {
+			return fmt.Errorf("GENERATE STOCKS option %s = %d is out of range", s.name, s.v)
+		}
+	}
+	return nil
+}
+
+func (c StockConfig) uniform() bool { return c.IncreaseProbability > 100 }
+
+// Attribute slots of stock events, in the order StockSchema declares them.
+const (
+	slotID = iota
+	slotSymbol
+	slotPrice
+	slotVolume
+	stockAttrs
+)
+
+// StockSchema returns the schema of the stream cfg generates: attributes
+// id, symbol, price, volume (slots 0-3, all int), and types stock1 ..
+// stockN (type id = symbol - 1) in uniform mode, or the single type stock
+// in random-walk mode. Counts are zero.
+func StockSchema(cfg StockConfig) *event.Schema {
+	s := event.NewSchema()
+	for _, a := range []string{"id", "symbol", "price", "volume"} {
+		s.AddAttr(a)
+	}
+	names := []string{"stock"}
+	if cfg.uniform() {
+		names = make([]string, cfg.Symbols)
+		for i := range names {
+			names[i] = "stock" + strconv.Itoa(i+1)
+		}
+	}
+	for _, n := range names {
+		id := s.AddType(n)
+		for slot := range stockAttrs {
+			s.Declare(id, slot)
+			s.Types[id].Kinds[slot] = s.Types[id].Kinds[slot].With(event.Int)
+		}
+	}
+	return s
+}
+
+// stockGen is the generator's state between events.
+type stockGen struct {
+	cfg    StockConfig
+	rnd    *javaRandom
+	prices []int64 // random walk: current price per symbol (index symbol-1)
+	i      int64
+}
+
+func newStockGen(cfg StockConfig) *stockGen {
+	g := &stockGen{cfg: cfg, rnd: newJavaRandom(cfg.Seed)}
+	if cfg.uniform() {
+		g.rnd.nextInt(100) // SASE draws and discards one number in this mode
+	} else {
+		g.prices = make([]int64, cfg.Symbols)
+		for i := range g.prices {
+			g.prices[i] = int64(g.rnd.nextInt(1000))
+		}
+	}
+	return g
+}
+
+// fill sets e to the next event; e.Attrs must have stockAttrs slots.
+func (g *stockGen) fill(e *event.Event) {
+	cfg, rnd := g.cfg, g.rnd
+	symbol := int64(rnd.nextInt(int32(cfg.Symbols))) + 1
+	var price int64
+	if cfg.uniform() {
+		price = int64(rnd.nextInt(int32(cfg.MaxPrice))) + 1
+		e.Type = int(symbol - 1)
+	} else {
+		p := cfg.IncreaseProbability
+		x := int(rnd.nextInt(100)) + 1
+		if x <= p {
+			g.prices[symbol-1] += int64(rnd.nextInt(3)) + 1
+		} else if x > (100+p)/2 {
+			g.prices[symbol-1] -= int64(rnd.nextInt(3)) + 1
+		}
+		price = g.prices[symbol-1]
+		e.Type = 0
+	}
+	volume := int64(rnd.nextInt(int32(cfg.MaxVolume))) + 1
+	e.TS, e.Seq = g.i, g.i
+	e.Attrs[slotID] = event.IntValue(g.i)
+	e.Attrs[slotSymbol] = event.IntValue(symbol)
+	e.Attrs[slotPrice] = event.IntValue(price)
+	e.Attrs[slotVolume] = event.IntValue(volume)
+	g.i++
+}
+
+// StockEvents yields the stream cfg describes (spec §8), each event valid
+// after the iteration moves on; type ids are StockSchema(cfg)'s. cfg must
+// be valid (see Validate). Each iteration starts again from the seed.
+func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
+	return func(yield func(*event.Event) bool) {
+		g := newStockGen(cfg)
+		var a alloc
+		for range cfg.Events {
+			e := a.event(stockAttrs)
+			g.fill(e)
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// GenerateStocks materializes the stream cfg describes, named name, with
+// unit-less timestamps (ts = seq) and Source "generated". cfg must be valid.
+func GenerateStocks(name string, cfg StockConfig) *event.Stream {
+	schema := StockSchema(cfg)
+	events := make([]*event.Event, cfg.Events)
+	// One block for all events and one for all values: the size is known.
+	block := make([]event.Event, cfg.Events)
+	values := make([]event.Value, cfg.Events*stockAttrs)
+	g := newStockGen(cfg)
+	for i := range block {
+		e := &block[i]
+		e.Attrs = values[i*stockAttrs : (i+1)*stockAttrs : (i+1)*stockAttrs]
+		g.fill(e)
+		schema.Observe(e)
+		events[i] = e
+	}
+	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}
+}
+
+// WriteStocksCSV writes the stream cfg describes as CSV with the header
+// type,ts,id,symbol,price,volume. cfg must be valid.
+func WriteStocksCSV(w io.Writer, cfg StockConfig) error {
+	schema := StockSchema(cfg)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("type,ts,id,symbol,price,volume\n")
+	g := newStockGen(cfg)
+	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
+	var line []byte
+	for range cfg.Events {
+		g.fill(&e)
+		line = append(line[:0], schema.Types[e.Type].Name...)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, e.TS, 10)
+		for _, v := range e.Attrs {
+			line = append(line, ',')
+			line = strconv.AppendInt(line, v.Int(), 10)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err // bufio keeps the first error; stop early
+		}
+	}
+	return bw.Flush()
+}
