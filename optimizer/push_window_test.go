@@ -1,0 +1,91 @@
+package optimizer
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/planner"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func basicPlan(t *testing.T, query string) *planner.Plan {
+	t.Helper()
+	csv := "type,ts,attr1,attr2,attr3,attr4\nA,1,1,1,x,1\nB,2,1,1,x,2\nC,3,1,1,x,3\nD,4,1,1,x,4\n"
+	stream, err := source.LoadCSV(strings.NewReader(csv), "q3.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &ast.Source{Name: "<input>", Text: query}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.Compile(q, src, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const q3 = "EVENT SEQ(A x1, B x2, !(C x3), D x4) WHERE [attr1, attr2] AND x1.attr3 = 'x' AND x1.attr4 < x4.attr4 WITHIN 6"
+
+func TestPushWindow(t *testing.T) {
+	p := basicPlan(t, q3)
+	if !(pushWindow{}).Apply(p) {
+		t.Fatal("the rule did not fire on a plan with a Window operator")
+	}
+	ssc := p.Ops[0].(*planner.SSC)
+	if !ssc.WindowPushed || ssc.Window != 6 {
+		t.Errorf("SSC window = %v/%d, want pushed/6", ssc.WindowPushed, ssc.Window)
+	}
+	for _, op := range p.Ops {
+		if _, ok := op.(*planner.Window); ok {
+			t.Error("the Window operator is still in the plan")
+		}
+	}
+	if (pushWindow{}).Apply(p) {
+		t.Error("the rule fired twice")
+	}
+	if (pushWindow{}).Apply(basicPlan(t, "PATTERN SEQ(A a, B b)")) {
+		t.Error("the rule fired on a plan without WITHIN")
+	}
+}
+
+// TestOptimizeGolden prints the auto plan of the SASE paper's Q3.
+func TestOptimizeGolden(t *testing.T) {
+	p, err := Optimize(basicPlan(t, q3), "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "testdata", "explain", "q3.auto.golden")
+	got := p.Explain(nil)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestOptimizeEngines(t *testing.T) {
+	if _, err := Optimize(basicPlan(t, q3), "warp"); err == nil || !strings.Contains(err.Error(), "unknown engine") {
+		t.Errorf("unknown engine: got %v", err)
+	}
+	p, err := Optimize(basicPlan(t, q3), "basic")
+	if err != nil || len(p.Rules) != 0 || p.Engine != "basic" {
+		t.Errorf("basic: rules %v, engine %s, err %v", p.Rules, p.Engine, err)
+	}
+}
