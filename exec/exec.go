@@ -118,7 +118,7 @@ type runner struct {
 	stats  Stats
 	clock  clock
 	store  *store
-	ssc    *stackSSC
+	ssc    sequencer
 	stages []stage // after SSC, in plan order
 	emit   Emit
 	row    []Cell
@@ -134,8 +134,19 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 		next = r.newStage(i, plan.Ops[i], next)
 		r.stages = append([]stage{next}, r.stages...)
 	}
-	r.ssc = newStackSSC(r, plan.Ops[0].(*planner.SSC), next)
+	r.ssc = newSequencer(r, plan.Ops[0].(*planner.SSC), next)
 	return r
+}
+
+// sequencer is an implementation of SSC: it reads each event and pushes
+// every sequence it completes to the next stage.
+type sequencer interface {
+	process(ev *event.Event)
+}
+
+// newSequencer picks the SSC implementation for the plan's shape.
+func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
+	return newStackSSC(r, op, next)
 }
 
 // advance tells every operator that the stream has reached ts.

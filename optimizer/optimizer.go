@@ -4,6 +4,8 @@ package optimizer
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase/planner"
@@ -21,8 +23,15 @@ var Rules = []Rule{
 	pushWindow{},
 }
 
-// Engines are the plan shapes `SET engine` may name.
-var Engines = []string{"auto", "basic"}
+// engineRules gives each engine that `SET engine` may name its rules;
+// basic is SASE's basic plan, auto the optimizer's choice.
+var engineRules = map[string][]Rule{
+	"basic": nil,
+	"auto":  Rules,
+}
+
+// Engines lists the engine names, sorted.
+var Engines = slices.Sorted(maps.Keys(engineRules))
 
 // maxPasses caps the fixpoint loop; a rule that keeps firing is a bug.
 const maxPasses = 16
@@ -30,28 +39,29 @@ const maxPasses = 16
 // Optimize rewrites p for the engine: basic keeps SASE's basic plan, auto
 // applies every rule until none fires. p.Rules records the rules that fired.
 func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
-	switch strings.ToLower(engine) {
-	case "basic":
-		p.Engine = "basic"
-		return p, nil
-	case "auto", "":
-		p.Engine = "auto"
-	default:
+	name := strings.ToLower(engine)
+	if name == "" {
+		name = "auto"
+	}
+	rules, ok := engineRules[name]
+	if !ok {
 		return nil, fmt.Errorf("unknown engine %q (engines: %s)", engine, strings.Join(Engines, ", "))
 	}
-	for pass := 0; ; pass++ {
+	p.Engine = name
+	for pass := 0; len(rules) > 0; pass++ {
 		if pass == maxPasses {
 			return nil, fmt.Errorf("optimizer: rules still firing after %d passes (%s)", maxPasses, strings.Join(p.Rules, ", "))
 		}
 		changed := false
-		for _, r := range Rules {
+		for _, r := range rules {
 			if r.Apply(p) {
 				p.Rules = append(p.Rules, r.Name())
 				changed = true
 			}
 		}
 		if !changed {
-			return p, nil
+			break
 		}
 	}
+	return p, nil
 }
