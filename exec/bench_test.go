@@ -35,7 +35,6 @@ var workloads = []workload{
 	{"W2-100K", stockConfig(100_000, 55), "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120"},
 }
 
-
 // BenchmarkWorkloads times the engine with every match enumerated (its
 // events bound) but not printed; output is timed by the repl's benchmarks.
 func BenchmarkWorkloads(b *testing.B) {
