@@ -1,0 +1,268 @@
+// Grammar of sase statements and queries (LANGUAGE.md §2, §3, §5;
+// STRATEGIES.md §4c.1). The tree is turned into package ast by parse.go,
+// which also does the checks a grammar cannot express well (time units,
+// conditions vs. values, closure indexes).
+grammar Sase;
+
+options { caseInsensitive = true; }
+
+// ---- statements ----
+
+// Every decision here is LL(1), so an error inside a statement is reported
+// by the statement's rules, with their expected tokens.
+
+script
+    : statement? (SEMI statement?)* EOF
+    ;
+
+statement
+    : query                                       # queryStmt
+    | LOAD STRING loadClause*                     # loadStmt
+    | GENERATE STOCKS generateClause*             # generateStmt
+    | USE name                                    # useStmt
+    | SHOW (STREAMS | TYPES (FROM name)?)         # showStmt
+    | DESCRIBE name                               # describeStmt
+    | SET word EQ value                           # setStmt
+    ;
+
+loadClause
+    : FOLLOW                                      # followClause
+    | AS name                                     # asClause
+    | FORMAT ID                                   # formatClause
+    | WITH optionList                               # withClause
+    ;
+
+generateClause
+    : AS name                                     # genAsClause
+    | WITH optionList                               # genWithClause
+    ;
+
+optionList
+    : LPAREN option (COMMA option)* RPAREN
+    ;
+
+option
+    : word EQ value
+    ;
+
+// A statement value: a literal, or a bare word taken as a string.
+value
+    : signedNumber
+    | STRING
+    | TRUE
+    | FALSE
+    | word
+    ;
+
+signedNumber
+    : MINUS? (INT | FLOAT)
+    ;
+
+// ---- queries ----
+
+query
+    : (EXPLAIN ANALYZE?)? (PATTERN | EVENT) pattern
+      (FROM name)? (WHERE expr)? (WITHIN duration)? (RETURN returnList)?
+    ;
+
+pattern
+    : SEQ LPAREN component (COMMA component)* RPAREN   # seqPattern
+    | LPAREN component (SEMI component)* RPAREN        # parenPattern
+    | component                                        # singlePattern
+    ;
+
+component
+    : BANG LPAREN element RPAREN                  # negParenComponent
+    | BANG element                                # negComponent
+    | element                                     # posComponent
+    ;
+
+element
+    : typeExpr closure? (name (LBRACK RBRACK)?)?
+    ;
+
+typeExpr
+    : ANY LPAREN name (COMMA name)* RPAREN        # anyType
+    | name                                        # oneType
+    ;
+
+closure
+    : PLUS                                        # plusClosure
+    | CARET INT                                   # powerClosure
+    | LBRACE INT COMMA RBRACE                     # atLeastClosure
+    ;
+
+duration
+    : (INT | FLOAT) ID?
+    ;
+
+returnList
+    : STAR
+    | returnItem (COMMA returnItem)*
+    ;
+
+returnItem
+    : expr (AS name)?
+    ;
+
+// ---- expressions ----
+
+// Alternatives are listed from the tightest binding to the loosest.
+expr
+    : MINUS expr                                  # negExpr
+    | expr op=(STAR | SLASH | PERCENT) expr       # mulExpr
+    | expr op=(PLUS | MINUS) expr                 # addExpr
+    | expr cmpOp expr                             # cmpExpr
+    | NOT expr                                    # notExpr
+    | expr AND expr                               # andExpr
+    | expr OR expr                                # orExpr
+    | primary                                     # primaryExpr
+    ;
+
+cmpOp
+    : EQ | NE | LT | LE | GT | GE
+    ;
+
+primary
+    : LPAREN expr RPAREN                                          # parenExpr
+    | (INT | FLOAT | STRING | TRUE | FALSE)                       # literalExpr
+    | LBRACK equivAttr (COMMA equivAttr)* RBRACK                  # equivExpr
+    | (STRATEGY | ID) LPAREN (name (COMMA name)*)? RPAREN
+      LBRACE expr RBRACE                                          # strategyForm
+    | STRATEGY                                                    # strategyWord
+    | ID LPAREN (expr (COMMA expr)*)? RPAREN                      # callExpr
+    | name LBRACK RBRACK (DOT attrName)?                          # listRef
+    | name LBRACK DOTDOT ID MINUS INT RBRACK (DOT attrName)?      # runningRef
+    | name LBRACK closureIndex RBRACK DOT attrName                       # indexedRef
+    | name DOT LEN                                                # lenRef
+    | name DOT attrName                                           # attrRef
+    | name                                                        # varRef
+    ;
+
+closureIndex
+    : INT                                         # constIndex
+    | ID ((PLUS | MINUS) INT)?                    # iIndex
+    | name DOT LEN ((PLUS | MINUS) INT)?          # lenIndex
+    ;
+
+equivAttr
+    : word (EQ signedNumber | EQ (STRING | TRUE | FALSE))?
+    ;
+
+// ---- names ----
+
+// name is a type, variable or stream name. The statement keywords that
+// cannot be confused with query syntax are accepted as names, so that
+// GENERATE STOCKS AS stocks works.
+name
+    : ident
+    | LEN
+    ;
+
+ident
+    : ID | BQUOTED | DQUOTED
+    | EXPLAIN | ANALYZE | LOAD | FORMAT | FOLLOW | GENERATE | STOCKS | USE
+    | SHOW | STREAMS | TYPES | DESCRIBE | SET
+    ;
+
+// attrName follows a '.', where every keyword is unambiguous except LEN
+// (b.LEN is the closure length).
+attrName
+    : ident
+    | PATTERN | EVENT | SEQ | ANY | WHERE | WITHIN | RETURN | AS | AND | OR
+    | NOT | FROM | WITH | TRUE | FALSE
+    ;
+
+// word is any name-like token: option and SET keys, equivalence attributes.
+word
+    : attrName
+    | LEN
+    ;
+
+// ---- lexer ----
+
+PATTERN  : 'pattern';
+EVENT    : 'event';
+SEQ      : 'seq';
+ANY      : 'any';
+WHERE    : 'where';
+WITHIN   : 'within';
+RETURN   : 'return';
+AS       : 'as';
+AND      : 'and' | '∧';
+OR       : 'or' | '∨';
+NOT      : 'not' | '¬';
+FROM     : 'from';
+EXPLAIN  : 'explain';
+ANALYZE  : 'analyze';
+LOAD     : 'load';
+FORMAT   : 'format';
+WITH     : 'with';
+GENERATE : 'generate';
+STOCKS   : 'stocks';
+USE      : 'use';
+SHOW     : 'show';
+STREAMS  : 'streams';
+TYPES    : 'types';
+DESCRIBE : 'describe';
+SET      : 'set';
+FOLLOW   : 'follow';
+TRUE     : 'true';
+FALSE    : 'false';
+LEN      : 'len';
+
+// A strategy word with at least one '-'; the all-underscore spelling lexes
+// as ID and parse.go recognizes it where a condition is expected.
+STRATEGY
+    : 'skip' '-' 'till' [-_] WORD [-_] 'match'
+    | 'skip' '_' 'till' '-' WORD [-_] 'match'
+    | 'skip' '_' 'till' '_' WORD '-' 'match'
+    | WORD '-' 'contiguity'
+    ;
+
+ID      : [a-z_] [a-z0-9_]*;
+BQUOTED : '`' (~'`' | '``')* '`';
+DQUOTED : '"' (~'"' | '""')* '"';
+STRING  : '\'' (~'\'' | '\'\'')* '\'';
+FLOAT   : DIGITS '.' DIGITS EXPONENT? | DIGITS EXPONENT;
+INT     : DIGITS;
+
+EQ      : '=' | '==';
+NE      : '!=' | '<>' | '≠';
+LE      : '<=' | '≤';
+GE      : '>=' | '≥';
+LT      : '<';
+GT      : '>';
+PLUS    : '+';
+MINUS   : '-';
+STAR    : '*';
+SLASH   : '/';
+PERCENT : '%';
+BANG    : '!';
+CARET   : '^';
+LPAREN  : '(';
+RPAREN  : ')';
+LBRACK  : '[';
+RBRACK  : ']';
+LBRACE  : '{';
+RBRACE  : '}';
+COMMA   : ',';
+SEMI    : ';';
+DOTDOT  : '..';
+DOT     : '.';
+
+LINE_COMMENT  : '--' ~[\r\n]* -> skip;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip;
+WS            : [ \t\r\n\f]+ -> skip;
+
+// Unterminated forms run to the end of the input; they are never longer
+// than the terminated token, so they only match when the closing quote is
+// missing. parse.go reports them.
+UNTERMINATED_BQUOTED : '`' (~'`' | '``')*;
+UNTERMINATED_DQUOTED : '"' (~'"' | '""')*;
+UNTERMINATED_STRING  : '\'' (~'\'' | '\'\'')*;
+UNTERMINATED_COMMENT : '/*' (~'*' | '*'+ ~[*/])* '*'*;
+
+fragment WORD     : [a-z0-9]+;
+fragment DIGITS   : [0-9]+;
+fragment EXPONENT : 'e' [+-]? DIGITS;

@@ -1,0 +1,3 @@
+package grammar
+
+//go:generate bash generate.sh
