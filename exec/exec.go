@@ -146,6 +146,9 @@ type sequencer interface {
 
 // newSequencer picks the SSC implementation for the plan's shape.
 func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
+	if op.AIS {
+		return newAISSSC(r, op, next)
+	}
 	return newStackSSC(r, op, next)
 }
 

@@ -58,7 +58,10 @@ func (s *stackSSC) process(ev *event.Event) {
 	if ev.Type >= len(s.typeSet) || s.typeSet[ev.Type] == 0 {
 		return
 	}
-	m := s.typeSet[ev.Type]
+	m := filterStates(s.op, s.bind, ev, s.typeSet[ev.Type])
+	if m == 0 {
+		return
+	}
 	if ev.TS > s.lastTS {
 		s.prevIdx = s.base + len(s.cols) - 1
 		s.lastTS = ev.TS
@@ -154,4 +157,27 @@ func (s *stackSSC) emit() {
 	if s.next != nil {
 		s.next.push(s.bind)
 	}
+}
+
+// filterStates clears from m (bit j for state j, 0-based) the states whose
+// transition filters, the simple predicates pushed into SS, reject ev.
+func filterStates(op *planner.SSC, b *planner.Binding, ev *event.Event, m uint64) uint64 {
+	if len(op.Filters) == 0 {
+		return m
+	}
+	for j, preds := range op.Filters {
+		if m&(1<<j) == 0 || len(preds) == 0 {
+			continue
+		}
+		c := op.Comps[j]
+		b.Events[c] = ev
+		for _, pr := range preds {
+			if !pr.Eval(b) {
+				m &^= 1 << j
+				break
+			}
+		}
+		b.Events[c] = nil
+	}
+	return m
 }

@@ -19,15 +19,24 @@ type Rule interface {
 }
 
 // Rules is the ordered rule list of the auto engine.
-var Rules = []Rule{
-	pushWindow{},
+var Rules = append(paisRules(), pushMoreEquivalences{multiAuto})
+
+func aisRules() []Rule { return []Rule{pushWindow{}, pushPredicates{}, useAIS{}} }
+
+func paisRules() []Rule {
+	return append(aisRules(), equivalenceChains{}, pushPartition{})
 }
 
 // engineRules gives each engine that `SET engine` may name its rules;
-// basic is SASE's basic plan, auto the optimizer's choice.
+// basic is SASE's basic plan, auto the optimizer's choice, the others
+// force one plan shape where it applies.
 var engineRules = map[string][]Rule{
-	"basic": nil,
-	"auto":  Rules,
+	"basic":     nil,
+	"ais":       aisRules(),
+	"pais":      paisRules(),
+	"multipais": append(paisRules(), pushMoreEquivalences{multiPAIS}),
+	"dynamic":   append(paisRules(), pushMoreEquivalences{multiDynamic}),
+	"auto":      Rules,
 }
 
 // Engines lists the engine names, sorted.
@@ -63,5 +72,18 @@ func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
 			break
 		}
 	}
+	p.Notes = append(p.Notes, shapeNotes(p, name)...)
 	return p, nil
+}
+
+// shapeNotes says when a forced engine's technique does not apply.
+func shapeNotes(p *planner.Plan, engine string) []string {
+	ssc := p.Ops[0].(*planner.SSC)
+	switch {
+	case (engine == "pais" || engine == "multipais" || engine == "dynamic") && ssc.Partition == nil:
+		return []string{fmt.Sprintf("engine %s: the query has no equivalence test that SS can partition on (one whose attribute every event of the positive types has); running AIS without partitions", engine)}
+	case engine == "multipais" && len(ssc.Multi) == 0, engine == "dynamic" && len(ssc.Dynamic) == 0:
+		return []string{fmt.Sprintf("engine %s: the query has only one equivalence test; running PAIS", engine)}
+	}
+	return nil
 }

@@ -192,7 +192,7 @@ func (c *compiler) where(where ast.Expr) {
 				negs = append(negs, v)
 			}
 		}
-		pred := &Pred{Text: c.text(conj), Vars: vars}
+		pred := &Pred{Text: c.text(conj), Vars: vars, Node: conj}
 		switch {
 		case len(negs) > 1:
 			names := make([]string, len(negs))
@@ -289,7 +289,7 @@ func (c *compiler) output(ret *ast.Return) {
 // window, negation, transformation. where() has placed the Selection.
 func (p *Plan) buildOps() {
 	sel := p.Ops[0].(*Selection)
-	sel.Equivs = p.Equivs
+	sel.Equivs = slices.Clone(p.Equivs) // the optimizer moves some out of Selection
 	ops := []Op{&SSC{Comps: p.Positives}}
 	if cl := p.Closures(); len(cl) > 0 {
 		ops = append(ops, &ClosureOp{Comps: cl})

@@ -42,6 +42,9 @@ func (p *Plan) Explain(annotate func(op int) string) string {
 	if len(p.Rules) > 0 {
 		fmt.Fprintf(&b, "Rules: %s\n", strings.Join(p.Rules, ", "))
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "Note: %s\n", n)
+	}
 	return b.String()
 }
 
@@ -59,8 +62,27 @@ func (p *Plan) details(op Op) []string {
 	switch op := op.(type) {
 	case *SSC:
 		d := []string{"sequence: SEQ(" + p.varsText(op.Comps) + ")"}
+		if op.AIS {
+			d = append(d, "stacks: active instance stacks, one per state, with RIP pointers")
+		} else {
+			d = append(d, "stacks: runtime stack of state instances with predecessor pointers")
+		}
 		if op.WindowPushed {
-			d = append(d, fmt.Sprintf("window: %d (stack pruned, search bounded)", op.Window))
+			d = append(d, fmt.Sprintf("window: %d (stacks pruned, search bounded)", op.Window))
+		}
+		if op.Partition != nil {
+			d = append(d, "partition (PAIS): "+op.Partition.Text+", "+op.PartitionWhy)
+		}
+		for _, q := range op.Multi {
+			d = append(d, "cross-attribute transition filter (Multi-PAIS): "+q.Text)
+		}
+		for _, q := range op.Dynamic {
+			d = append(d, "dynamic filter during construction: "+q.Text)
+		}
+		for j, preds := range op.Filters {
+			for _, pr := range preds {
+				d = append(d, "transition filter of "+p.Components[op.Comps[j]].Var+": "+pr.Text)
+			}
 		}
 		return d
 	case *ClosureOp:

@@ -52,6 +52,7 @@ type Pred struct {
 	Text string // as printed by EXPLAIN
 	Vars []int  // components it mentions, ascending
 	Eval Cond
+	Node ast.Expr
 }
 
 // Equiv is one attribute of a top-level equivalence test: every component
@@ -101,8 +102,10 @@ type Plan struct {
 	// Ops is the operator pipeline in execution order: Ops[0] is SSC and
 	// the last is Transformation; EXPLAIN prints it root first.
 	Ops []Op
-	// Rules lists the optimizer rules that rewrote the plan, in order.
+	// Rules lists the optimizer rules that rewrote the plan, in order;
+	// Notes say what a forced engine could not do.
 	Rules  []string
+	Notes  []string
 	Engine string
 }
 
@@ -144,6 +147,22 @@ type SSC struct {
 	// Window bounds the stack and the search when pushed down (WindowPushed).
 	WindowPushed bool
 	Window       int64
+	// AIS replaces the runtime stack by Active Instance Stacks: a stack per
+	// state whose instances point to the most recent instance of the
+	// previous stack (RIP), so construction walks RIP ranges.
+	AIS bool
+	// Filters[j] are the simple predicates of state j+1 (one variable and
+	// constants), checked before an event enters the state.
+	Filters [][]*Pred
+	// Partition is the equivalence test pushed into SS (PAIS): one set of
+	// stacks per value of the attribute. PartitionWhy says why it was chosen.
+	Partition    *Equiv
+	PartitionWhy string
+	// Multi are further equivalence tests checked in SS by cross-attribute
+	// transition filtering (Multi-PAIS); Dynamic are those checked during
+	// SC's search (dynamic filtering).
+	Multi   []*Equiv
+	Dynamic []*Equiv
 }
 
 // ClosureOp collects each closure's list between its neighbours.

@@ -55,6 +55,13 @@ type TypeInfo struct {
 	// a type "has" an attribute when the slot is declared for it (Declared).
 	Kinds    []KindSet
 	Declared []bool
+	Present  []int64 // Present[slot]: events of this type with a value there
+}
+
+// AlwaysHas reports whether every event of the type seen so far has a
+// value in slot, so an equivalence test on it can partition the stream.
+func (t *TypeInfo) AlwaysHas(slot int) bool {
+	return t.Has(slot) && t.Present[slot] == t.Count
 }
 
 // Has reports whether the type has the attribute in slot.
@@ -112,6 +119,7 @@ func (s *Schema) Declare(typ, slot int) {
 	for len(t.Declared) <= slot {
 		t.Declared = append(t.Declared, false)
 		t.Kinds = append(t.Kinds, 0)
+		t.Present = append(t.Present, 0)
 	}
 	t.Declared[slot] = true
 }
@@ -128,6 +136,7 @@ func (s *Schema) Observe(e *Event) {
 			s.Declare(e.Type, slot)
 		}
 		t.Kinds[slot] = t.Kinds[slot].With(v.kind)
+		t.Present[slot]++
 	}
 }
 

@@ -261,3 +261,15 @@ func AppendJSONString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// PartitionKey maps a value to a comparable key such that two values are
+// Equal exactly when their keys are ==: an integral float becomes an int.
+func PartitionKey(v Value) Value {
+	if v.kind == Float {
+		f := v.Float()
+		if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			return IntValue(int64(f))
+		}
+	}
+	return v
+}

@@ -1,0 +1,93 @@
+package optimizer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// pushPartition pushes one equivalence test into SS as PAIS (SASE §4.2.1):
+// each state keeps one stack per value of the attribute, an event enters a
+// state only if the previous state's stack of its value is not empty
+// (attribute-based transition filtering), and construction stays inside
+// one partition. Of several tests it takes the attribute with the most
+// distinct values in the stream, which makes the partitions smallest.
+type pushPartition struct{}
+
+func (pushPartition) Name() string { return "push-equivalence-into-ss-as-pais" }
+
+func (pushPartition) Apply(p *planner.Plan) bool {
+	ssc := p.Ops[0].(*planner.SSC)
+	sel := selection(p)
+	if ssc.Partition != nil || !ssc.AIS || sel == nil {
+		return false
+	}
+	cands := partitionable(p, sel.Equivs)
+	if len(cands) == 0 {
+		return false
+	}
+	best, why := cands[0], ""
+	if len(cands) > 1 {
+		var parts []string
+		for _, q := range cands {
+			parts = append(parts, fmt.Sprintf("%s: %d", q.Text, q.Distinct))
+			if q.Distinct > best.Distinct {
+				best = q
+			}
+		}
+		why = "most distinct values (" + strings.Join(parts, ", ") + ")"
+	} else {
+		why = fmt.Sprintf("the only equivalence test (%d distinct values)", best.Distinct)
+	}
+	ssc.Partition, ssc.PartitionWhy = best, why
+	sel.Equivs = slices.DeleteFunc(sel.Equivs, func(q *planner.Equiv) bool { return q == best })
+	dropEmptySelection(p)
+	return true
+}
+
+// partitionable returns the equivalence tests that SS can evaluate: the
+// attribute is present on every event of every positive single's types,
+// since an event lacking it would belong to every partition. Each gets its
+// distinct-value count. A live stream has no such guarantee.
+func partitionable(p *planner.Plan, equivs []*planner.Equiv) []*planner.Equiv {
+	if p.Stream.Live {
+		return nil
+	}
+	var out []*planner.Equiv
+	for _, q := range equivs {
+		if q.Builtin == planner.NotBuiltin && !alwaysPresent(p, q.Slot) {
+			continue
+		}
+		q.Distinct = distinct(p, q)
+		out = append(out, q)
+	}
+	return out
+}
+
+func alwaysPresent(p *planner.Plan, slot int) bool {
+	for _, i := range p.Positives {
+		for _, t := range p.Components[i].Types {
+			if !p.Stream.Schema.Types[t].AlwaysHas(slot) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// distinctSample bounds the events read to count distinct values.
+const distinctSample = 100_000
+
+func distinct(p *planner.Plan, q *planner.Equiv) int {
+	seen := map[event.Value]bool{}
+	for i, e := range p.Stream.Events {
+		if i == distinctSample {
+			break
+		}
+		seen[event.PartitionKey(q.Value(e))] = true
+	}
+	return len(seen)
+}
