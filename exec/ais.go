@@ -218,9 +218,11 @@ func (s *aisSSC) sweep() {
 func (s *aisSSC) construct(p *partition, ev *event.Event, rip int) {
 	s.bind.Events[s.comps[s.n-1]] = ev
 	s.accept = ev
-	if s.n == 1 {
+	switch {
+	case !s.checks(s.n - 1):
+	case s.n == 1:
 		s.emit()
-	} else {
+	default:
 		s.search(p, s.n-2, rip)
 	}
 	s.bind.Events[s.comps[s.n-1]] = nil
@@ -238,6 +240,9 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			continue
 		}
 		s.bind.Events[c] = inst.ev
+		if !s.checks(j) {
+			continue
+		}
 		if j == 0 {
 			s.emit()
 		} else {
@@ -245,6 +250,20 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		}
 	}
 	s.bind.Events[c] = nil
+}
+
+// checks evaluates the predicates placed at state j, all of whose
+// variables are bound once j is.
+func (s *aisSSC) checks(j int) bool {
+	if s.op.Checks == nil {
+		return true
+	}
+	for _, pr := range s.op.Checks[j] {
+		if !pr.Eval(s.bind) {
+			return false
+		}
+	}
+	return true
 }
 
 // dynamicAgrees is dynamic filtering in SC: every positive event has the

@@ -195,3 +195,39 @@ func randomCase(seed uint64) conformanceCase {
 	}
 	return conformanceCase{Name: fmt.Sprintf("diff-%d", seed), StreamCSV: csv.String(), Query: q}
 }
+
+// TestPruningKeepsAnswers runs queries whose negation and closures read
+// back in time on a stream long enough for the window to prune the event
+// store, and compares with the basic plan, which never prunes.
+func TestPruningKeepsAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var csv strings.Builder
+	csv.WriteString("type,ts,price,sym\n")
+	ts := 0
+	for i := 0; i < 1500; i++ {
+		ts += r.IntN(3)
+		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D"}[r.IntN(4)], ts, r.IntN(20), []string{"x", "y"}[r.IntN(2)])
+	}
+	for _, q := range []string{
+		"PATTERN SEQ(!C n, A a, B b) WHERE n.price > a.price WITHIN 6",
+		"PATTERN SEQ(A a, B b, !C n) WHERE [sym] WITHIN 6",
+		"PATTERN SEQ(C+ c[], A a, B b) WHERE c[i].price > c[i-1].price WITHIN 5",
+		"PATTERN SEQ(A a, B b, C^2 c[]) WHERE avg(c[].price) > 8 WITHIN 5",
+		"PATTERN SEQ(A a, D+ d[], B b) WHERE [sym] WITHIN 4",
+	} {
+		c := conformanceCase{Name: "pruning", StreamCSV: csv.String(), Query: q}
+		want, err := runCase(c, "basic")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, engine := range optimizer.Engines {
+			got, err := runCase(c, engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s gives %d matches, basic %d", q, engine, len(got), len(want))
+			}
+		}
+	}
+}

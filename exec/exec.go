@@ -92,10 +92,14 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		stats = &r.stats
 	}()
 	var lastTS int64
+	keep := r.keepWindow()
 	for ev := range events {
 		if r.stats.Events&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return &r.stats, err
+			}
+			if keep > 0 {
+				r.store.prune(lastTS - keep)
 			}
 		}
 		r.stats.Events++
@@ -150,6 +154,17 @@ func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
 		return newAISSSC(r, op, next)
 	}
 	return newStackSSC(r, op, next)
+}
+
+// keepWindow is how far back, in ticks, negation and closure collection
+// may still look: a sequence completing at ts has its first event at or
+// after ts-W, and a postponed one reads back to ts(P1)-W with ts(P1) not
+// before ts-W. 0 when the plan does not bound its state by the window.
+func (r *runner) keepWindow() int64 {
+	if ssc, ok := r.plan.Ops[0].(*planner.SSC); ok && ssc.WindowPushed {
+		return 2*ssc.Window + 1
+	}
+	return 0
 }
 
 // advance tells every operator that the stream has reached ts.

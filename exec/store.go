@@ -72,3 +72,14 @@ func (s *store) inTypes(types []int, b bounds) []*event.Event {
 	slices.SortFunc(out, func(x, y *event.Event) int { return cmp.Compare(x.Seq, y.Seq) })
 	return out
 }
+
+// prune drops the events before minTS. Reslicing leaves the dead prefix to
+// the next append that reallocates, so memory follows the window.
+func (s *store) prune(minTS int64) {
+	for t, evs := range s.byType {
+		k := sort.Search(len(evs), func(i int) bool { return evs[i].TS >= minTS })
+		if k > 0 {
+			s.byType[t] = evs[k:]
+		}
+	}
+}

@@ -21,7 +21,7 @@ type Rule interface {
 // Rules is the ordered rule list of the auto engine.
 var Rules = append(paisRules(), pushMoreEquivalences{multiAuto})
 
-func aisRules() []Rule { return []Rule{pushWindow{}, pushPredicates{}, useAIS{}} }
+func aisRules() []Rule { return []Rule{pushWindow{}, pushPredicates{}, useAIS{}, pushChecks{}} }
 
 func paisRules() []Rule {
 	return append(aisRules(), equivalenceChains{}, pushPartition{})

@@ -64,8 +64,11 @@ func TestOptimizeGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "testdata", "explain", "q3.auto.golden")
-	got := p.Explain(nil)
+	checkGolden(t, filepath.Join("..", "testdata", "explain", "q3.auto.golden"), p.Explain(nil))
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -73,10 +76,10 @@ func TestOptimizeGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
+		t.Errorf("%s differs:\ngot\n%s\nwant\n%s", path, got, want)
 	}
 }
 

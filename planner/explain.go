@@ -84,6 +84,11 @@ func (p *Plan) details(op Op) []string {
 				d = append(d, "transition filter of "+p.Components[op.Comps[j]].Var+": "+pr.Text)
 			}
 		}
+		for j, preds := range op.Checks {
+			for _, pr := range preds {
+				d = append(d, "checked in construction once "+p.Components[op.Comps[j]].Var+" is bound: "+pr.Text)
+			}
+		}
 		return d
 	case *ClosureOp:
 		var d []string

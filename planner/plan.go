@@ -163,6 +163,10 @@ type SSC struct {
 	// SC's search (dynamic filtering).
 	Multi   []*Equiv
 	Dynamic []*Equiv
+	// Checks[j] are predicates over several positive singles, checked
+	// during construction as soon as state j+1, the earliest state they
+	// read, is bound (construction binds the states from last to first).
+	Checks [][]*Pred
 }
 
 // ClosureOp collects each closure's list between its neighbours.
