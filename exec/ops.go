@@ -282,7 +282,13 @@ type selectionStage struct {
 
 func (s *selectionStage) push(b *planner.Binding) {
 	prev := s.in()
-	defer s.done(prev)
+	if s.holds(b) {
+		s.out(b)
+	}
+	s.done(prev)
+}
+
+func (s *selectionStage) holds(b *planner.Binding) bool {
 	for _, q := range s.op.Equivs {
 		ref := event.Value{}
 		if q.Const != nil {
@@ -296,16 +302,16 @@ func (s *selectionStage) push(b *planner.Binding) {
 			if ref.IsAbsent() {
 				ref = v
 			} else if !ref.Equal(v) {
-				return
+				return false
 			}
 		}
 	}
 	for _, pr := range s.op.Preds {
 		if !pr.Eval(b) {
-			return
+			return false
 		}
 	}
-	s.out(b)
+	return true
 }
 
 // ---- window ----
@@ -399,7 +405,6 @@ type transformStage struct {
 
 func (s *transformStage) push(b *planner.Binding) {
 	prev := s.in()
-	defer s.done(prev)
 	row := s.r.row
 	for i, col := range s.op.Columns {
 		switch col.Kind {
@@ -416,4 +421,5 @@ func (s *transformStage) push(b *planner.Binding) {
 	if !s.r.emit(row) {
 		panic(errStopped)
 	}
+	s.done(prev)
 }

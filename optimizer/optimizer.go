@@ -32,6 +32,7 @@ func paisRules() []Rule {
 // force one plan shape where it applies.
 var engineRules = map[string][]Rule{
 	"basic":     nil,
+	"nfa":       {pushWindow{}}, // the basic plan's runtime stack, bounded by the window
 	"ais":       aisRules(),
 	"pais":      paisRules(),
 	"multipais": append(paisRules(), pushMoreEquivalences{multiPAIS}),

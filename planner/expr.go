@@ -186,8 +186,95 @@ func (c *compiler) comparison(e *ast.BinaryExpr) Cond {
 			c.errorf(e, "cannot compare a string with a number: %s", c.text(e))
 		}
 	}
+	if fast := c.fastComparison(e); fast != nil {
+		return fast
+	}
 	op := e.Op
 	return func(b *Binding) bool { return compare(op, x(b), y(b)) }
+}
+
+// fastComparison compiles the commonest forms, v.attr op w.attr and
+// v.attr op constant on single events, to one closure that reads the
+// slots directly and compares two ints without building values; other
+// kinds take compare's general path.
+func (c *compiler) fastComparison(e *ast.BinaryExpr) Cond {
+	x, ok := c.plainAttr(e.X)
+	if !ok {
+		return nil
+	}
+	op := e.Op
+	if lit, isLit := e.Y.(*ast.Literal); isLit {
+		k := literalValue(lit)
+		if k.Kind() != event.Int {
+			return nil
+		}
+		ki := k.Int()
+		return func(b *Binding) bool {
+			ev := b.Events[x.comp]
+			if ev == nil {
+				return true
+			}
+			v := readAttr(ev, x.slot, x.builtin)
+			if v.Kind() == event.Int {
+				return compareInts(op, v.Int(), ki)
+			}
+			return compare(op, v, k)
+		}
+	}
+	y, ok := c.plainAttr(e.Y)
+	if !ok {
+		return nil
+	}
+	return func(b *Binding) bool {
+		ex, ey := b.Events[x.comp], b.Events[y.comp]
+		if ex == nil || ey == nil {
+			return true
+		}
+		vx, vy := readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin)
+		if vx.Kind() == event.Int && vy.Kind() == event.Int {
+			return compareInts(op, vx.Int(), vy.Int())
+		}
+		return compare(op, vx, vy)
+	}
+}
+
+type plainAttr struct {
+	comp, slot int
+	builtin    Builtin
+}
+
+// plainAttr resolves v.attr on a single-event component (already checked
+// by expr), or reports false.
+func (c *compiler) plainAttr(e ast.Expr) (plainAttr, bool) {
+	ref, ok := e.(*ast.AttrRef)
+	if !ok || ref.Index != nil {
+		return plainAttr{}, false
+	}
+	i, ok := c.vars[ref.Var.Name]
+	if !ok || c.plan.Components[i].Kind == Closure {
+		return plainAttr{}, false
+	}
+	if bi := builtinOf(ref.Attr.Name); bi != NotBuiltin {
+		return plainAttr{comp: i, builtin: bi}, true
+	}
+	slot, ok := c.plan.Stream.Schema.AttrSlot(ref.Attr.Name)
+	return plainAttr{comp: i, slot: slot}, ok
+}
+
+func compareInts(op ast.Op, a, b int64) bool {
+	switch op {
+	case ast.OpEq:
+		return a == b
+	case ast.OpNe:
+		return a != b
+	case ast.OpLt:
+		return a < b
+	case ast.OpLe:
+		return a <= b
+	case ast.OpGt:
+		return a > b
+	}
+	return a >= b
 }
 
 // compare applies a comparison; a comparison that reads an absent

@@ -1,0 +1,237 @@
+// Package bench measures the engines on the workloads of the SASE and
+// ReCEP papers and on the project's reference queries. `sase bench` prints
+// its tables; the Go benchmarks in package exec reuse its workloads.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase/planner"
+)
+
+// Case is one query on one stream, run on several engines.
+type Case struct {
+	Name    string
+	Stream  func() *event.Stream
+	Query   string
+	Engines []string
+}
+
+// Stocks returns the built-in generator's stream: uniform mode when
+// increase is 0, else a random walk with that increase probability and
+// prices up to 1000.
+func Stocks(events, increase int) func() *event.Stream {
+	return func() *event.Stream {
+		cfg := source.DefaultStockConfig()
+		cfg.Events = events
+		if increase > 0 {
+			cfg.IncreaseProbability, cfg.MaxPrice = increase, 1000
+		}
+		return source.GenerateStocks("stocks", cfg)
+	}
+}
+
+// Partitioned returns a stream in the shape of SASE's Figures 8 and 10:
+// types A, B, C among seven other types, ts = seq, and attributes a1 with
+// v1 distinct values and a2 with v2 (0 for none).
+func Partitioned(events, v1, v2 int) func() *event.Stream {
+	return func() *event.Stream {
+		r := rand.New(rand.NewPCG(uint64(v1), uint64(v2)))
+		schema := event.NewSchema()
+		types := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}
+		a1, a2 := schema.AddAttr("a1"), schema.AddAttr("a2")
+		for _, t := range types {
+			id := schema.AddType(t)
+			schema.Declare(id, a1)
+			schema.Declare(id, a2)
+		}
+		evs := make([]event.Event, events)
+		vals := make([]event.Value, 2*events)
+		s := &event.Stream{Name: "partitioned", Source: "generated", Schema: schema, Events: make([]*event.Event, events)}
+		for i := range evs {
+			e := &evs[i]
+			e.Type, e.TS, e.Seq = r.IntN(len(types)), int64(i), int64(i)
+			e.Attrs = vals[2*i : 2*i+2 : 2*i+2]
+			e.Attrs[a1] = event.IntValue(int64(r.IntN(v1)))
+			if v2 > 0 {
+				e.Attrs[a2] = event.IntValue(int64(r.IntN(v2)))
+			}
+			schema.Observe(e)
+			s.Events[i] = e
+		}
+		return s
+	}
+}
+
+var all = []string{"ais", "pais", "multipais", "dynamic", "auto"}
+
+// Suites are the named workload sets of `sase bench`.
+func Suites() map[string][]Case {
+	fig8 := []Case{}
+	for _, v := range []int{100, 1000, 10000} {
+		fig8 = append(fig8, Case{
+			Name:    fmt.Sprintf("fig8 V=%d", v),
+			Stream:  Partitioned(30_000, v, 0),
+			Query:   "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000",
+			Engines: []string{"nfa", "ais", "pais"},
+		})
+	}
+	fig10 := []Case{}
+	for _, v := range []int{10, 100, 1000, 10000} {
+		fig10 = append(fig10, Case{
+			Name:    fmt.Sprintf("fig10 V1=%d V2=20", v),
+			Stream:  Partitioned(30_000, v, 20),
+			Query:   "PATTERN SEQ(A a, B b, C c) WHERE [a1] AND [a2] WITHIN 10000",
+			Engines: []string{"pais", "multipais", "dynamic"},
+		})
+	}
+	return map[string][]Case{
+		"workloads": {
+			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
+			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "auto"}},
+		},
+		"fig8":  fig8,
+		"fig10": fig10,
+	}
+}
+
+// Result is one engine's run of a case.
+type Result struct {
+	Engine   string
+	Events   int64
+	Matches  int64
+	Elapsed  time.Duration
+	PeakHeap uint64 // bytes, sampled while the run goes
+	Stopped  bool   // the time limit ended the run
+}
+
+// EventsPerSecond is the throughput of the run.
+func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed.Seconds() }
+
+// Measure compiles a case's query for an engine and runs it over the
+// stream, enumerating every match without printing it. A run that takes
+// longer than limit is stopped and reported with the events it read.
+func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (Result, error) {
+	src := &ast.Source{Name: "<bench>", Text: c.Query}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return Result{}, err
+	}
+	plan, err := planner.Compile(q, src, stream)
+	if err != nil {
+		return Result{}, err
+	}
+	if plan, err = optimizer.Optimize(plan, engine); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	runtime.GC()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go sampleHeap(&peak, done)
+	var n int64
+	stats, err := exec.Run(ctx, plan, stream.All(), func([]exec.Cell) bool {
+		// The engine checks ctx between events; a burst of matches from one
+		// event is cut here.
+		if n++; n&0xffff == 0 && ctx.Err() != nil {
+			return false
+		}
+		return true
+	})
+	close(done)
+	res := Result{Engine: engine, PeakHeap: peak.Load()}
+	if stats != nil {
+		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
+	}
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		res.Stopped, err = true, nil
+	}
+	return res, err
+}
+
+// sampleHeap records the largest live heap seen; runtime/metrics reads it
+// without stopping the world, unlike runtime.ReadMemStats.
+func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Run measures the named suites (all when none is named) and prints one
+// table per suite.
+func Run(w io.Writer, names []string, limit time.Duration) error {
+	suites := Suites()
+	if len(names) == 0 {
+		names = []string{"workloads", "fig8", "fig10"}
+	}
+	for _, name := range names {
+		cases, ok := suites[name]
+		if !ok {
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10)", name)
+		}
+		fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "case\tengine\tevents\tmatches\ttime\tevents/s\tpeak heap\t")
+		for _, c := range cases {
+			stream := c.Stream()
+			for _, engine := range c.Engines {
+				r, err := Measure(c, stream, engine, limit)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
+				}
+				cut := ""
+				if r.Stopped {
+					cut = " (cut)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d%s\t%d\t%s\t%s\t%s\t\n", c.Name, engine, r.Events, cut, r.Matches,
+					r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), megabytes(r.PeakHeap))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func si(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fK", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func megabytes(b uint64) string {
+	return fmt.Sprintf("%.0f MB", float64(b)/(1<<20))
+}
