@@ -1,0 +1,179 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/cli")
+
+// sase is the binary under test, built once by TestMain.
+var sase string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "sase-cli")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sase = filepath.Join(dir, "sase")
+	build := exec.Command("go", "build", "-o", sase, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building sase:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs sase from the module root (scripts name files from there) with
+// stdin, which is never a terminal here.
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(sase, args...)
+	cmd.Dir = "../.."
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// TestJSONLMatchesSummary checks the output contract end to end: one JSON
+// object per match, keyed by the pattern's variables, as many as the
+// summary on stderr counts.
+func TestJSONLMatchesSummary(t *testing.T) {
+	r := run(t, "", "--format", "jsonl", "-c",
+		"GENERATE STOCKS WITH (events = 1000); PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	m := regexp.MustCompile(`\((\d+) matches, 1000 events, [^)]*events/s\)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no summary in stderr:\n%s", r.stderr)
+	}
+	want, _ := strconv.Atoi(m[1])
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if want == 0 || len(lines) != want {
+		t.Fatalf("%d lines, summary says %d", len(lines), want)
+	}
+	for _, line := range lines {
+		var obj map[string]map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if len(obj) != 3 || obj["a"]["type"] != "stock1" || obj["b"]["type"] != "stock2" || obj["c"]["type"] != "stock3" {
+			t.Fatalf("keys of %q", line)
+		}
+	}
+}
+
+func TestGenStocks(t *testing.T) {
+	r := run(t, "", "gen", "stocks", "--events", "3")
+	want := "type,ts,id,symbol,price,volume\nstock9,0,0,9,12,156\nstock4,1,1,4,8,741\nstock4,2,2,4,94,108\n"
+	if r.code != 0 || r.stdout != want || r.stderr != "" {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "", "gen", "stocks", "--events", "2", "--symbols", "3", "--increase-probability", "50", "--seed", "5", "--max-volume", "10", "--max-price", "7")
+	if r.code != 0 || strings.Count(r.stdout, "\nstock,") != 2 {
+		t.Errorf("random walk: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRun checks statements from -c, -f and stdin, and exit statuses.
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // exact (a prefix with prefix set), unless golden is set
+		prefix bool
+		stderr string // a substring
+		golden string // compare stdout and stderr with testdata/cli/<golden>
+	}{
+		{name: "script", args: []string{"-f", "testdata/cli/tour.sase"}, code: 1, golden: "tour.golden"},
+		{name: "script and commands in order", args: []string{"-c", `\timing off`, "-f", "testdata/cli/ok.sase", "-c", "SET format = csv; SHOW STREAMS"},
+			stdout: `{"a.seq":4930,"b.seq":4932}` + "\n" + `{"a.seq":8257,"b.seq":8262}` + "\n" +
+				"name,events,types,source,time_unit,current\nstocks,10000,10,generated,,true\n",
+			stderr: "timing is off\ntiming is off\nformat = jsonl\n(2 matches, 10000 events)\nformat = csv\n"},
+		{name: "statements on stdin", stdin: "SET format = csv;\nSHOW\n  STREAMS;\nUSE nothing;\nSHOW TYPES",
+			code: 1, prefix: true, stdout: "name,events,types,source,time_unit,current\nstocks,10000,10,generated,,true\ntype,count,attributes\nstock1,937,",
+			stderr: "ERROR: <stdin>:4:5: no stream named nothing (streams: stocks)\n    USE nothing;\n        ^\n"},
+		{name: "LOAD from stdin", stdin: "type,ts,x\nA,1,5\nB,2,6\n", args: []string{"--format", "jsonl", "-c", "LOAD '-' AS t; PATTERN SEQ(A a, B b) RETURN a.x + b.x AS sum"},
+			stdout: "{\"sum\":11}\n", stderr: "loaded t: 2 events of 2 types, the current stream"},
+		{name: "limit flag", args: []string{"--limit", "2", "--format", "csv", "-c", "PATTERN stock1 a RETURN a.seq"},
+			stdout: "a.seq\n17\n33\n", stderr: "stopped at the limit of 2 matches"},
+		{name: "engine flag", args: []string{"--engine", "basic", "-c", "EXPLAIN PATTERN stock1 a"}, prefix: true, stdout: "Plan (engine basic)\n"},
+		{name: "no stocks", args: []string{"--no-stocks", "-c", "PATTERN stock1 a;"}, code: 1, stderr: "no stream loaded"},
+		{name: "quit stops the script", args: []string{"-c", `\q`, "-c", "SHOW STREAMS"}},
+		{name: "version", args: []string{"--version"}, prefix: true, stdout: "sase "},
+		{name: "help", args: []string{"-h"}, stderr: "Usage: sase"},
+		{name: "unknown flag", args: []string{"--colour"}, code: 2, stderr: "flag provided but not defined: -colour"},
+		{name: "bad format", args: []string{"--format", "xml"}, code: 2, stderr: `sase: --format: unknown format "xml"`},
+		{name: "bad engine", args: []string{"--engine", "warp"}, code: 2, stderr: `sase: --engine: unknown engine "warp"`},
+		{name: "bad limit", args: []string{"--limit", "-3"}, code: 2, stderr: "sase: --limit: limit must be a whole number"},
+		{name: "stray argument", args: []string{"script.sase"}, code: 2, stderr: `unexpected argument "script.sase"`},
+		{name: "missing script", args: []string{"-f", "nope.sase"}, code: 1, stderr: "open nope.sase"},
+		{name: "gen without stocks", args: []string{"gen"}, code: 2, stderr: "usage: sase gen stocks"},
+		{name: "gen bad value", args: []string{"gen", "stocks", "--events", "0"}, code: 2, stderr: "events must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.stdin, tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			if tt.golden != "" {
+				checkGolden(t, filepath.Join("../../testdata/cli", tt.golden), "-- stdout --\n"+r.stdout+"-- stderr --\n"+r.stderr)
+				return
+			}
+			if r.stdout != tt.stdout && !(tt.prefix && strings.HasPrefix(r.stdout, tt.stdout)) {
+				t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, tt.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr:\n%s\nwant it to contain:\n%s", r.stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}

@@ -1,0 +1,50 @@
+package repl
+
+import (
+	"bufio"
+	"io"
+	"testing"
+
+	"github.com/fatih/color"
+	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/planner"
+)
+
+// outputRow is a match of SEQ(stock1 a, stock2+ b[]) RETURN a, b, a.price.
+func outputRow() ([]planner.Column, []exec.Cell, *event.Schema) {
+	st := source.GenerateStocks("s", source.DefaultStockConfig())
+	cols := []planner.Column{{Name: "a", Kind: planner.ColEvent}, {Name: "b", Kind: planner.ColList}, {Name: "a.price", Kind: planner.ColValue}}
+	row := []exec.Cell{{Event: st.Events[0]}, {List: st.Events[1:4]}, {Value: event.IntValue(12)}}
+	return cols, row, st.Schema
+}
+
+// TestOutputAllocs checks that writing a match allocates nothing once the
+// writer's buffers have grown (the table's page arena included).
+func TestOutputAllocs(t *testing.T) {
+	cols, row, schema := outputRow()
+	for _, f := range formats {
+		w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, color.New())
+		for range tablePage + 1 { // grow every buffer, and print one page
+			w.row(row)
+		}
+		if n := testing.AllocsPerRun(100, func() { w.row(row) }); n != 0 {
+			t.Errorf("%s: %v allocations per match", f, n)
+		}
+	}
+}
+
+func BenchmarkOutput(b *testing.B) {
+	cols, row, schema := outputRow()
+	for _, f := range formats {
+		b.Run(string(f), func(b *testing.B) {
+			w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, color.New())
+			b.ReportAllocs()
+			for b.Loop() {
+				w.row(row)
+			}
+			w.finish()
+		})
+	}
+}

@@ -1,0 +1,232 @@
+// Package repl is sase's user-facing layer: a session that holds streams
+// and settings, runs statements and writes their results, and the
+// interactive shell around it. The session has no terminal of its own (it
+// writes to the io.Writers it is given), so tests drive it directly.
+package repl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/grammar"
+)
+
+// ErrFailed is what Exec returns when a statement failed. The statement's
+// error has already been written to stderr.
+var ErrFailed = errors.New("a statement failed")
+
+// Session is one user's state: named streams, the current stream, settings
+// and where output goes. It is not safe for concurrent use.
+type Session struct {
+	out   *bufio.Writer // results; flushed after each statement
+	errw  io.Writer     // messages, summaries, errors
+	stdin io.Reader     // what LOAD '-' reads; nil if there is none
+
+	paint palette
+
+	streams map[string]*event.Stream
+	order   []string // stream names, in the order they were first added
+	current string
+	// builtin is set while the current stream is the preloaded one: the
+	// user's first LOAD or GENERATE then becomes current instead.
+	builtin bool
+
+	set     settings
+	pending strings.Builder // REPL input that does not end a statement yet
+	quit    bool
+}
+
+// Option configures a Session.
+type Option func(*Session)
+
+// WithStdin gives LOAD '-' a reader. Without it LOAD '-' is an error (in the
+// shell and when the script itself comes from standard input).
+func WithStdin(r io.Reader) Option { return func(s *Session) { s.stdin = r } }
+
+// WithColor turns colored prompts, errors and table headers on or off. The
+// default is fatih/color's detection: on when stdout is a terminal and
+// NO_COLOR is not set.
+func WithColor(on bool) Option { return func(s *Session) { s.paint = newPalette(on) } }
+
+// WithBuiltinStream preloads a stream and makes it current until the user
+// loads or generates one of their own.
+func WithBuiltinStream(st *event.Stream) Option {
+	return func(s *Session) {
+		s.addStream(st)
+		s.builtin = true
+	}
+}
+
+// New returns a session writing results to stdout and messages to stderr.
+func New(stdout, stderr io.Writer, opts ...Option) *Session {
+	s := &Session{
+		out:     bufio.NewWriterSize(stdout, 64<<10),
+		errw:    stderr,
+		paint:   newPalette(!color.NoColor),
+		streams: map[string]*event.Stream{},
+		set:     defaultSettings(),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Set changes a setting as SET does (keys: engine, format, limit, timing).
+func (s *Session) Set(key, value string) error { return s.set.set(key, value) }
+
+// Current returns the current stream's name, "" when none is loaded.
+func (s *Session) Current() string { return s.current }
+
+// Quit reports whether \q was given.
+func (s *Session) Quit() bool { return s.quit }
+
+// Exec runs the statements and backslash commands of src in order. A
+// statement that fails is reported on stderr (with its position) and the
+// next one runs; Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C
+// during a query) the rest of src is skipped.
+func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
+	failed := false
+	text := src.Text
+	for pos := 0; !s.quit && ctx.Err() == nil; {
+		start, _ := skipBlank(text, pos)
+		if start == len(text) {
+			break
+		}
+		end := len(text)
+		var ok bool
+		if text[start] == '\\' {
+			if nl := strings.IndexByte(text[start:], '\n'); nl >= 0 {
+				end = start + nl
+			}
+			ok = s.command(ctx, text[start:end])
+		} else {
+			if n := statementEnd(text[start:]); n >= 0 {
+				end = start + n
+			}
+			ok = s.statement(ctx, src, start, end)
+		}
+		failed = failed || !ok
+		pos = end
+	}
+	if failed {
+		return ErrFailed
+	}
+	return nil
+}
+
+// statement parses and runs text[start:end] of src, reporting any error,
+// even a panic: one broken statement must not end the session.
+func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail(fmt.Errorf("internal error (a bug, please report): %v\nstatement: %s", r, strings.TrimSpace(src.Text[start:end])))
+			ok = false
+		}
+	}()
+	// Parse the statement alone, then move error positions back into src.
+	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
+	stmts, err := grammar.Parse(sub)
+	for _, st := range stmts {
+		if err != nil {
+			break
+		}
+		err = s.run(ctx, sub, st)
+		s.out.Flush()
+	}
+	if err != nil {
+		rebase(err, sub, src, start)
+		s.fail(err)
+		return false
+	}
+	return true
+}
+
+// rebase moves the positions of err that are in sub, which is src.Text
+// from offset start on, into src.
+func rebase(err error, sub, src *ast.Source, start int) {
+	move := func(e *ast.Error) {
+		if e.Src == sub {
+			e.Src, e.Offset = src, e.Offset+start
+		}
+	}
+	var list ast.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			move(e)
+		}
+	}
+	var one *ast.Error
+	if errors.As(err, &one) {
+		move(one)
+	}
+}
+
+// run executes one parsed statement.
+func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
+	switch st := st.(type) {
+	case *ast.Query:
+		return s.query(ctx, src, st)
+	case *ast.Load:
+		return s.load(src, st)
+	case *ast.Generate:
+		return s.generate(src, st)
+	case *ast.Use:
+		return s.use(src, st)
+	case *ast.ShowStreams:
+		s.showStreams()
+		return nil
+	case *ast.ShowTypes:
+		return s.showTypes(src, st)
+	case *ast.Describe:
+		return s.describe(src, st)
+	case *ast.Set:
+		return s.setStmt(src, st)
+	}
+	panic(fmt.Sprintf("statement %T has no executor", st))
+}
+
+// fail reports an error on stderr.
+func (s *Session) fail(err error) {
+	s.out.Flush() // results so far come before the error
+	fmt.Fprintf(s.errw, "%s %v\n", s.paint.err.Sprint("ERROR:"), err)
+}
+
+// note writes a message to stderr.
+func (s *Session) note(format string, args ...any) {
+	s.out.Flush()
+	fmt.Fprintf(s.errw, format+"\n", args...)
+}
+
+// errAt makes an error at a position of src, rendered with a caret.
+func errAt(src *ast.Source, offset int, format string, args ...any) error {
+	return &ast.Error{Src: src, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+}
+
+// palette holds the session's colors; all are no-ops when color is off.
+type palette struct {
+	prompt, err, header *color.Color
+}
+
+func newPalette(on bool) palette {
+	p := palette{
+		prompt: color.New(color.FgGreen, color.Bold),
+		err:    color.New(color.FgRed, color.Bold),
+		header: color.New(color.Bold),
+	}
+	for _, c := range []*color.Color{p.prompt, p.err, p.header} {
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	return p
+}
