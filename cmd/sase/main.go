@@ -4,6 +4,7 @@
 //	sase -f FILE / -c 'STMTS'     run scripts and statements (repeatable, in order)
 //	sase < script.sase            run a script from standard input
 //	sase gen stocks [--events N]  write SASE's stock stream as CSV
+//	sase bench [SUITE...]         engine throughput tables
 //
 // Exit status: 0 on success, 1 if a statement failed, 2 on a usage error.
 package main
@@ -64,10 +65,14 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "gen" {
 		return gen(args[1:])
 	}
+	if len(args) > 0 && args[0] == "bench" {
+		return benchCmd(args[1:])
+	}
 	fs := flag.NewFlagSet("sase", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sase [flags]   (the shell; a script on stdin if it is not a terminal)\n"+
-			"       sase gen stocks [flags]   (write a stock stream as CSV)\n\nFlags:\n")
+			"       sase gen stocks [flags]   (write a stock stream as CSV)\n"+
+			"       sase bench [SUITE...]     (engine throughput tables)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	var in inputs

@@ -140,6 +140,8 @@ func TestRun(t *testing.T) {
 		{name: "missing script", args: []string{"-f", "nope.sase"}, code: 1, stderr: "open nope.sase"},
 		{name: "gen without stocks", args: []string{"gen"}, code: 2, stderr: "usage: sase gen stocks"},
 		{name: "gen bad value", args: []string{"gen", "stocks", "--events", "0"}, code: 2, stderr: "events must be positive"},
+		{name: "bench unknown suite", args: []string{"bench", "fig99"}, code: 1, stderr: `unknown suite "fig99"`},
+		{name: "bench bad flag", args: []string{"bench", "--limit", "soon"}, code: 2, stderr: "invalid value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
