@@ -408,12 +408,13 @@ func (s *transformStage) push(b *planner.Binding) {
 	row := s.r.row
 	for i, col := range s.op.Columns {
 		switch col.Kind {
+		// A column's kind never changes, so only its field is ever set.
 		case planner.ColEvent:
-			row[i] = Cell{Event: b.Events[col.Comp]}
+			row[i].Event = b.Events[col.Comp]
 		case planner.ColList:
-			row[i] = Cell{List: b.Lists[col.Comp]}
+			row[i].List = b.Lists[col.Comp]
 		default:
-			row[i] = Cell{Value: col.Eval(b)}
+			row[i].Value = col.Eval(b)
 		}
 	}
 	s.r.stats.Ops[s.id].Out++

@@ -195,7 +195,7 @@ func (c *compiler) comparison(e *ast.BinaryExpr) Cond {
 
 // fastComparison compiles the commonest forms, v.attr op w.attr and
 // v.attr op constant on single events, to one closure that reads the
-// slots directly and compares two ints without building values; other
+// slots in place and compares two ints without building values; other
 // kinds take compare's general path.
 func (c *compiler) fastComparison(e *ast.BinaryExpr) Cond {
 	x, ok := c.plainAttr(e.X)
@@ -214,11 +214,10 @@ func (c *compiler) fastComparison(e *ast.BinaryExpr) Cond {
 			if ev == nil {
 				return true
 			}
-			v := readAttr(ev, x.slot, x.builtin)
-			if v.Kind() == event.Int {
+			if v := x.read(ev); v.Kind() == event.Int {
 				return compareInts(op, v.Int(), ki)
 			}
-			return compare(op, v, k)
+			return compare(op, readAttr(ev, x.slot, x.builtin), k)
 		}
 	}
 	y, ok := c.plainAttr(e.Y)
@@ -230,17 +229,30 @@ func (c *compiler) fastComparison(e *ast.BinaryExpr) Cond {
 		if ex == nil || ey == nil {
 			return true
 		}
-		vx, vy := readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin)
-		if vx.Kind() == event.Int && vy.Kind() == event.Int {
+		if vx, vy := x.read(ex), y.read(ey); vx.Kind() == event.Int && vy.Kind() == event.Int {
 			return compareInts(op, vx.Int(), vy.Int())
 		}
-		return compare(op, vx, vy)
+		return compare(op, readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin))
 	}
 }
 
+// plainAttr is v.attr on a single event, read in place.
 type plainAttr struct {
 	comp, slot int
 	builtin    Builtin
+}
+
+// absentValue is what read points to for an attribute the event lacks.
+var absentValue event.Value
+
+// read returns a pointer to the attribute's value, so that the hot path
+// copies no Value; builtins are not in the slots and read as absent here
+// (callers then take readAttr's general path).
+func (a plainAttr) read(e *event.Event) *event.Value {
+	if a.builtin != NotBuiltin || a.slot >= len(e.Attrs) {
+		return &absentValue
+	}
+	return &e.Attrs[a.slot]
 }
 
 // plainAttr resolves v.attr on a single-event component (already checked
