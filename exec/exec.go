@@ -123,7 +123,8 @@ type runner struct {
 	clock  clock
 	store  *store
 	ssc    sequencer
-	stages []stage // after SSC, in plan order
+	runs   *runScan // a strategy plan's run scan, which also follows time
+	stages []stage  // after SSC, in plan order
 	emit   Emit
 	row    []Cell
 }
@@ -137,6 +138,11 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 	for i := len(plan.Ops) - 1; i >= 1; i-- {
 		next = r.newStage(i, plan.Ops[i], next)
 		r.stages = append([]stage{next}, r.stages...)
+	}
+	if scan, ok := plan.Ops[0].(*planner.RunScan); ok {
+		r.runs = newRunScan(r, scan, next) // a strategy plan, whatever the engine (spec 4c)
+		r.ssc = r.runs
+		return r
 	}
 	r.ssc = newSequencer(r, plan.Ops[0].(*planner.SSC), next)
 	return r
@@ -164,17 +170,28 @@ func (r *runner) keepWindow() int64 {
 	if ssc, ok := r.plan.Ops[0].(*planner.SSC); ok && ssc.WindowPushed {
 		return 2*ssc.Window + 1
 	}
+	// A live run started at or after ts-W; any-match reads its closure's
+	// candidates from there on, negation back to W before its first event.
+	if scan, ok := r.plan.Ops[0].(*planner.RunScan); ok && scan.HasWindow {
+		return 2*scan.Window + 1
+	}
 	return 0
 }
 
 // advance tells every operator that the stream has reached ts.
 func (r *runner) advance(ts int64) {
+	if r.runs != nil {
+		r.runs.advance(ts)
+	}
 	for _, s := range r.stages {
 		s.advance(ts)
 	}
 }
 
 func (r *runner) finish() {
+	if r.runs != nil {
+		r.runs.finish()
+	}
 	for _, s := range r.stages {
 		s.finish()
 	}

@@ -58,6 +58,11 @@ func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
 		return nil, fmt.Errorf("unknown engine %q (engines: %s)", engine, strings.Join(Engines, ", "))
 	}
 	p.Engine = name
+	if p.Strategy != planner.NoStrategy {
+		// The rules rewrite SSC; a strategy plan has a RunScan instead,
+		// which every engine runs as it is (spec 4c).
+		return p, nil
+	}
 	for pass := 0; len(rules) > 0; pass++ {
 		if pass == maxPasses {
 			return nil, fmt.Errorf("optimizer: rules still firing after %d passes (%s)", maxPasses, strings.Join(p.Rules, ", "))

@@ -23,10 +23,15 @@ func Compile(q *ast.Query, src *ast.Source, stream *event.Stream) (*Plan, error)
 	c.window(q)
 	c.where(q.Where)
 	c.output(q.Return)
+	if p.Strategy != NoStrategy {
+		c.buildRuns() // it has checks of its own
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	p.buildOps()
+	if p.Strategy == NoStrategy {
+		p.buildOps()
+	}
 	return p, nil
 }
 
@@ -218,22 +223,6 @@ func (c *compiler) where(where ast.Expr) {
 		}
 	}
 	p.Ops = append(p.Ops, &Selection{Preds: sel})
-}
-
-// strategy accepts skip-till-any-match, the default, without a closure;
-// the other strategies come with their run semantics later.
-func (c *compiler) strategy(s *ast.Strategy) {
-	norm := strings.ToLower(strings.ReplaceAll(s.Name, "_", "-"))
-	switch norm {
-	case "skip-till-any-match":
-		if len(c.plan.Closures()) > 0 {
-			c.errorf(s, "a selection strategy together with a closure is not supported yet")
-		}
-	case "skip-till-next-match", "partition-contiguity", "strict-contiguity":
-		c.errorf(s, "event selection strategy '%s' is not supported yet (only skip-till-any-match)", s.Name)
-	default:
-		c.errorf(s, "unknown event selection strategy '%s' (strategies: skip-till-any-match, skip-till-next-match, partition-contiguity, strict-contiguity)", s.Name)
-	}
 }
 
 func (c *compiler) output(ret *ast.Return) {

@@ -60,6 +60,8 @@ func (p *Plan) varsText(idx []int) string {
 
 func (p *Plan) details(op Op) []string {
 	switch op := op.(type) {
+	case *RunScan:
+		return p.runDetails(op)
 	case *SSC:
 		d := []string{"sequence: SEQ(" + p.varsText(op.Comps) + ")"}
 		if op.AIS {

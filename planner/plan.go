@@ -99,6 +99,9 @@ type Plan struct {
 	Window     int64 // in the stream's ticks
 	Equivs     []*Equiv
 	Columns    []Column
+	// Strategy is the event selection strategy the query names; with one,
+	// Ops[0] is a RunScan instead of SSC (spec 4c).
+	Strategy Strategy
 	// Ops is the operator pipeline in execution order: Ops[0] is SSC and
 	// the last is Transformation; EXPLAIN prints it root first.
 	Ops []Op

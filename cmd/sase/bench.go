@@ -13,7 +13,7 @@ import (
 func benchCmd(args []string) int {
 	fs := flag.NewFlagSet("sase bench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2 on 1M stock events), fig8, fig10 (SASE's Figures 8 and 10); default all.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2 on 1M stock events), fig8, fig10 (SASE's Figures 8 and 10),\nstrategies (W3 and SASE's Kleene suite on 1M events); default all.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")

@@ -36,14 +36,18 @@ type Case struct {
 // increase is 0, else a random walk with that increase probability and
 // prices up to 1000.
 func Stocks(events, increase int) func() *event.Stream {
-	return func() *event.Stream {
-		cfg := source.DefaultStockConfig()
-		cfg.Events = events
-		if increase > 0 {
-			cfg.IncreaseProbability, cfg.MaxPrice = increase, 1000
-		}
-		return source.GenerateStocks("stocks", cfg)
+	cfg := source.DefaultStockConfig()
+	cfg.Events = events
+	if increase > 0 {
+		cfg.IncreaseProbability, cfg.MaxPrice = increase, 1000
 	}
+	return func() *event.Stream { return source.GenerateStocks("stocks", cfg) }
+}
+
+// kleene is SASE's tests/KleeneClosure/QueryType query (spec 4c.10) under a
+// strategy, with one of its per-element predicates.
+func kleene(strategy, pred string) string {
+	return "PATTERN SEQ(stock+ a[], stock b) WHERE " + strategy + " AND [symbol] AND a[1].price % 500 = 0 AND b.volume < 150" + pred + " WITHIN 500"
 }
 
 // Partitioned returns a stream in the shape of SASE's Figures 8 and 10:
@@ -100,7 +104,22 @@ func Suites() map[string][]Case {
 			Engines: []string{"pais", "multipais", "dynamic"},
 		})
 	}
+	kleeneStream := func() *event.Stream {
+		return source.GenerateStocks("stocks", source.StockConfig{Events: 1_000_000, Symbols: 2, MaxPrice: 1000, MaxVolume: 1000, Seed: 10, IncreaseProbability: 70})
+	}
+	strategies := []Case{{
+		Name:    "W3 next-match random walk 1M",
+		Stream:  Stocks(1_000_000, 55),
+		Query:   "PATTERN SEQ(stock a, stock b, stock c) WHERE skip-till-next-match AND [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120",
+		Engines: []string{"auto"}, // a strategy plan runs the same run scan on every engine
+	}}
+	for _, strategy := range []string{"skip-till-next-match", "partition-contiguity"} {
+		for _, p := range []struct{ name, pred string }{{"p1", ""}, {"p2", " AND a[i].price > a[i-1].price"}, {"p3", " AND a[i].price > min(a[..i-1].price)"}} {
+			strategies = append(strategies, Case{Name: "Kleene " + strategy + " " + p.name + " 1M", Stream: kleeneStream, Query: kleene(strategy, p.pred), Engines: []string{"auto"}})
+		}
+	}
 	return map[string][]Case{
+		"strategies": strategies,
 		"workloads": {
 			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
 			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "auto"}},
@@ -189,12 +208,12 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10"}
+		names = []string{"workloads", "fig8", "fig10", "strategies"}
 	}
 	for _, name := range names {
 		cases, ok := suites[name]
 		if !ok {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10)", name)
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies)", name)
 		}
 		fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
