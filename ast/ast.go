@@ -51,6 +51,16 @@ type Load struct {
 	Options []*Option
 }
 
+// Listen is LISTEN 'tcp://host:port' [AS name] [FORMAT f] [WITH (k = v, ...)]:
+// a live stream fed by the producers that connect to the address.
+type Listen struct {
+	Span    Span
+	Addr    string
+	Name    *Ident // nil when absent
+	Format  string // "" when absent, else lower-case "csv" or "jsonl"
+	Options []*Option
+}
+
 // Generate is GENERATE STOCKS [AS name] [WITH (k = v, ...)].
 type Generate struct {
 	Span    Span
@@ -74,6 +84,15 @@ type Use struct {
 // ShowStreams is SHOW STREAMS.
 type ShowStreams struct{ Span Span }
 
+// ShowQueries is SHOW QUERIES: the queries started on live streams.
+type ShowQueries struct{ Span Span }
+
+// StopQuery is STOP QUERY n.
+type StopQuery struct {
+	Span Span
+	ID   int
+}
+
 // ShowTypes is SHOW TYPES [FROM name].
 type ShowTypes struct {
 	Span Span
@@ -95,19 +114,25 @@ type Set struct {
 
 func (*Query) stmtNode()       {}
 func (*Load) stmtNode()        {}
+func (*Listen) stmtNode()      {}
 func (*Generate) stmtNode()    {}
 func (*Use) stmtNode()         {}
 func (*ShowStreams) stmtNode() {}
+func (*ShowQueries) stmtNode() {}
+func (*StopQuery) stmtNode()   {}
 func (*ShowTypes) stmtNode()   {}
 func (*Describe) stmtNode()    {}
 func (*Set) stmtNode()         {}
 
 func (n *Query) NodeSpan() Span       { return n.Span }
 func (n *Load) NodeSpan() Span        { return n.Span }
+func (n *Listen) NodeSpan() Span      { return n.Span }
 func (n *Generate) NodeSpan() Span    { return n.Span }
 func (n *Option) NodeSpan() Span      { return n.Span }
 func (n *Use) NodeSpan() Span         { return n.Span }
 func (n *ShowStreams) NodeSpan() Span { return n.Span }
+func (n *ShowQueries) NodeSpan() Span { return n.Span }
+func (n *StopQuery) NodeSpan() Span   { return n.Span }
 func (n *ShowTypes) NodeSpan() Span   { return n.Span }
 func (n *Describe) NodeSpan() Span    { return n.Span }
 func (n *Set) NodeSpan() Span         { return n.Span }

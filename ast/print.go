@@ -14,7 +14,8 @@ var keywords = map[string]bool{
 	"not": true, "from": true, "explain": true, "analyze": true, "load": true,
 	"format": true, "with": true, "generate": true, "stocks": true, "use": true,
 	"show": true, "streams": true, "types": true, "describe": true, "set": true,
-	"follow": true, "true": true, "false": true, "len": true,
+	"follow": true, "true": true, "false": true, "len": true, "listen": true,
+	"queries": true, "query": true, "stop": true,
 }
 
 // IsKeyword reports whether name is a keyword of the language, in any case.
@@ -191,6 +192,17 @@ func (n *Load) String() string {
 	return b.String()
 }
 
+func (n *Listen) String() string {
+	s := "LISTEN " + QuoteString(n.Addr)
+	if n.Name != nil {
+		s += " AS " + n.Name.String()
+	}
+	if n.Format != "" {
+		s += " FORMAT " + n.Format
+	}
+	return s + optionsString(n.Options)
+}
+
 func (n *Generate) String() string {
 	s := "GENERATE STOCKS"
 	if n.Name != nil {
@@ -215,6 +227,9 @@ func (n *Use) String() string    { return "USE " + n.Name.String() }
 func (*ShowStreams) String() string {
 	return "SHOW STREAMS"
 }
+
+func (*ShowQueries) String() string { return "SHOW QUERIES" }
+func (n *StopQuery) String() string { return "STOP QUERY " + strconv.Itoa(n.ID) }
 
 func (n *ShowTypes) String() string {
 	if n.From == nil {

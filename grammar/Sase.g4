@@ -18,9 +18,11 @@ script
 statement
     : query                                       # queryStmt
     | LOAD STRING loadClause*                     # loadStmt
+    | LISTEN STRING loadClause*                   # listenStmt
     | GENERATE STOCKS generateClause*             # generateStmt
     | USE name                                    # useStmt
-    | SHOW (STREAMS | TYPES (FROM name)?)         # showStmt
+    | SHOW (STREAMS | QUERIES | TYPES (FROM name)?)   # showStmt
+    | STOP QUERY INT                              # stopStmt
     | DESCRIBE name                               # describeStmt
     | SET word EQ value                           # setStmt
     ;
@@ -163,6 +165,7 @@ ident
     : ID | BQUOTED | DQUOTED
     | EXPLAIN | ANALYZE | LOAD | FORMAT | FOLLOW | GENERATE | STOCKS | USE
     | SHOW | STREAMS | TYPES | DESCRIBE | SET
+    | LISTEN | QUERIES | QUERY | STOP
     ;
 
 // attrName follows a '.', where every keyword is unambiguous except LEN
@@ -207,6 +210,10 @@ TYPES    : 'types';
 DESCRIBE : 'describe';
 SET      : 'set';
 FOLLOW   : 'follow';
+LISTEN   : 'listen';
+QUERIES  : 'queries';
+QUERY    : 'query';
+STOP     : 'stop';
 TRUE     : 'true';
 FALSE    : 'false';
 LEN      : 'len';

@@ -177,6 +177,8 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 		return b.query(c.Query())
 	case *gen.LoadStmtContext:
 		return b.load(c)
+	case *gen.ListenStmtContext:
+		return b.listen(c)
 	case *gen.GenerateStmtContext:
 		return b.generate(c)
 	case *gen.UseStmtContext:
@@ -185,11 +187,21 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 		if c.STREAMS() != nil {
 			return &ast.ShowStreams{Span: sp}
 		}
+		if c.QUERIES() != nil {
+			return &ast.ShowQueries{Span: sp}
+		}
 		s := &ast.ShowTypes{Span: sp}
 		if c.Name() != nil {
 			s.From = b.name(c.Name())
 		}
 		return s
+	case *gen.StopStmtContext:
+		t := c.INT().GetSymbol()
+		id, err := strconv.Atoi(t.GetText())
+		if err != nil {
+			b.errorf(b.off(t), "query number %s is too large", quote(t.GetText()))
+		}
+		return &ast.StopQuery{Span: sp, ID: id}
 	case *gen.DescribeStmtContext:
 		return &ast.Describe{Span: sp, Name: b.name(c.Name())}
 	case *gen.SetStmtContext:
@@ -208,8 +220,27 @@ func (b *builder) clauseOnce(seen map[string]bool, clause string, ctx antlr.Pars
 
 func (b *builder) load(ctx *gen.LoadStmtContext) *ast.Load {
 	n := &ast.Load{Span: b.span(ctx), Path: unquote(b.text(ctx.STRING().GetSymbol()))}
-	seen := map[string]bool{}
+	b.loadClauses(n, ctx.AllLoadClause())
+	return n
+}
+
+// listen shares LOAD's clauses; a listener is live anyway, so FOLLOW is an
+// error.
+func (b *builder) listen(ctx *gen.ListenStmtContext) *ast.Listen {
+	var n ast.Load
+	b.loadClauses(&n, ctx.AllLoadClause())
 	for _, cl := range ctx.AllLoadClause() {
+		if c, ok := cl.(*gen.FollowClauseContext); ok {
+			b.errorf(b.span(c).Start, "FOLLOW is for files; a LISTEN stream is always live")
+		}
+	}
+	return &ast.Listen{Span: b.span(ctx), Addr: unquote(b.text(ctx.STRING().GetSymbol())),
+		Name: n.Name, Format: n.Format, Options: n.Options}
+}
+
+func (b *builder) loadClauses(n *ast.Load, clauses []gen.ILoadClauseContext) {
+	seen := map[string]bool{}
+	for _, cl := range clauses {
 		switch c := cl.(type) {
 		case *gen.FollowClauseContext:
 			b.clauseOnce(seen, "FOLLOW", c)
@@ -229,7 +260,6 @@ func (b *builder) load(ctx *gen.LoadStmtContext) *ast.Load {
 			n.Options = b.options(c.OptionList())
 		}
 	}
-	return n
 }
 
 func (b *builder) generate(ctx *gen.GenerateStmtContext) *ast.Generate {

@@ -127,7 +127,7 @@ func TestParseErrors(t *testing.T) {
     	FOO
     	^`},
 		{"SHOW", `
-<input>:1:5: expected STREAMS or TYPES at end of input
+<input>:1:5: expected STREAMS, TYPES or QUERIES at end of input
     SHOW
         ^`},
 		{"PATTERN SEQ(A a, B+ b[]) WHERE b[j].x = 1 AND b[..i-2].x = 1", `
@@ -207,6 +207,9 @@ var canonical = []string{
 	"GENERATE STOCKS",
 	"USE s",
 	"SHOW STREAMS",
+	"SHOW QUERIES",
+	"STOP QUERY 3",
+	"LISTEN 'tcp://127.0.0.1:0' AS feed FORMAT csv WITH (on_error = 'stop')",
 	"SHOW TYPES",
 	"SHOW TYPES FROM `stocks`",
 	"DESCRIBE `SHELF-READING`",

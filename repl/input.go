@@ -100,11 +100,15 @@ func (s *Session) command(ctx context.Context, line string) (ok bool) {
 
 const helpText = `Statements (end each with ;):
   LOAD 'file.csv' [AS name] [FORMAT csv|jsonl] [WITH (type_column = 'symbol', ts_column = 'time', time_unit = 'ms')]
-  LOAD '-' ...                           read the stream from standard input
+  LOAD '-' ...                           a live stream from standard input (queries need WITHIN)
+  LOAD 'file' FOLLOW ...                 a live stream: the file and what is appended to it (tail -f)
+  LISTEN 'tcp://127.0.0.1:7000' [AS name] [FORMAT csv|jsonl] [WITH (on_error = 'stop')]
+                                         a live stream fed by producers that connect
   GENERATE STOCKS [AS name] [WITH (events = 10000, symbols = 10, seed = 11, max_price = 100,
                                    max_volume = 1000, increase_probability = 101)]
   USE name                               make a stream the current one
   SHOW STREAMS | SHOW TYPES [FROM name] | DESCRIBE name
+  SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
   SET format = table|csv|jsonl   SET limit = N (0: all)   SET timing = on|off
   [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items]

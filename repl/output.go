@@ -17,15 +17,21 @@ import (
 // reflection, no fmt, no allocation per match.
 type resultWriter interface {
 	row(cells []exec.Cell)
+	// sync writes the rows collected so far (a live query waits for input).
+	sync()
 	// finish writes what is still buffered (the table's last page, or a
 	// header for an empty result).
 	finish()
 }
 
 // newResultWriter returns the writer for format. schema names the types
-// and attributes of event cells; it may be nil when there are none.
-func newResultWriter(format Format, w *bufio.Writer, cols []planner.Column, schema *event.Schema, header *color.Color) resultWriter {
-	f := newEventFormat(schema)
+// and attributes of event cells; it may be nil when there are none. A live
+// stream's schema grows: update then reads the names that appear later.
+func newResultWriter(format Format, w *bufio.Writer, cols []planner.Column, schema *event.Schema, update func(func(*event.Schema)), header *color.Color) resultWriter {
+	f := &eventFormat{update: update}
+	if schema != nil {
+		f.extend(schema)
+	}
 	switch format {
 	case FormatJSONL:
 		return newJSONLWriter(w, cols, f)
@@ -35,25 +41,24 @@ func newResultWriter(format Format, w *bufio.Writer, cols []planner.Column, sche
 	return newTableWriter(w, cols, f, header)
 }
 
-// eventFormat holds the text of a schema's names, encoded once per query.
+// eventFormat holds the text of a schema's names, encoded once per query
+// (and once per name a live stream adds).
 type eventFormat struct {
 	jsonHead [][]byte // per type: {"type":"<name>","ts":
 	jsonKey  [][]byte // per attribute slot: ,"<name>":  (nil: hidden)
 	textKey  [][]byte // per attribute slot:  <name>=
 	types    []string
+	update   func(func(*event.Schema)) // a live stream's schema, read under its lock; nil if fixed
 }
 
-func newEventFormat(schema *event.Schema) *eventFormat {
-	f := &eventFormat{}
-	if schema == nil {
-		return f
-	}
-	for _, t := range schema.Types {
+// extend encodes the names of schema that f does not have yet.
+func (f *eventFormat) extend(schema *event.Schema) {
+	for _, t := range schema.Types[len(f.types):] {
 		head := append([]byte(`{"type":`), event.AppendJSONString(nil, t.Name)...)
 		f.jsonHead = append(f.jsonHead, append(head, `,"ts":`...))
 		f.types = append(f.types, t.Name)
 	}
-	for _, name := range schema.Attrs {
+	for _, name := range schema.Attrs[len(f.jsonKey):] {
 		var key []byte
 		// An attribute named like a built-in key (a CSV column "seq") would
 		// make a duplicate JSON key; the built-in wins, as in queries.
@@ -63,12 +68,19 @@ func newEventFormat(schema *event.Schema) *eventFormat {
 		f.jsonKey = append(f.jsonKey, key)
 		f.textKey = append(f.textKey, []byte(" "+name+"="))
 	}
-	return f
+}
+
+// cover makes sure f can name e's type and attributes.
+func (f *eventFormat) cover(e *event.Event) {
+	if (e.Type >= len(f.types) || len(e.Attrs) > len(f.jsonKey)) && f.update != nil {
+		f.update(f.extend)
+	}
 }
 
 // appendJSON appends e as {"type":..,"ts":..,"seq":.., attributes...},
 // attributes in schema slot order, absent ones left out.
 func (f *eventFormat) appendJSON(b []byte, e *event.Event) []byte {
+	f.cover(e)
 	b = append(b, f.jsonHead[e.Type]...)
 	b = strconv.AppendInt(b, e.TS, 10)
 	b = append(b, `,"seq":`...)
@@ -85,6 +97,7 @@ func (f *eventFormat) appendJSON(b []byte, e *event.Event) []byte {
 
 // appendText appends e compactly for people: stock1@12 {price=5 volume=3}.
 func (f *eventFormat) appendText(b []byte, e *event.Event) []byte {
+	f.cover(e)
 	b = append(b, f.types[e.Type]...)
 	b = append(b, '@')
 	b = strconv.AppendInt(b, e.TS, 10)
@@ -154,6 +167,7 @@ func (j *jsonlWriter) row(cells []exec.Cell) {
 	j.buf = b
 }
 
+func (j *jsonlWriter) sync()   {}
 func (j *jsonlWriter) finish() {}
 
 // ---- csv ----
@@ -212,6 +226,7 @@ func (c *csvWriter) row(cells []exec.Cell) {
 	c.buf = b
 }
 
+func (c *csvWriter) sync()   {}
 func (c *csvWriter) finish() {}
 
 // appendCSVString appends s, quoted when it holds a comma, a quote, a line
@@ -292,6 +307,12 @@ func (t *tableWriter) row(cells []exec.Cell) {
 	}
 	t.rows++
 	if t.rows == tablePage {
+		t.flush()
+	}
+}
+
+func (t *tableWriter) sync() {
+	if t.rows > 0 {
 		t.flush()
 	}
 }

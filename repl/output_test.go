@@ -3,6 +3,8 @@ package repl
 import (
 	"bufio"
 	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fatih/color"
@@ -25,7 +27,7 @@ func outputRow() ([]planner.Column, []exec.Cell, *event.Schema) {
 func TestOutputAllocs(t *testing.T) {
 	cols, row, schema := outputRow()
 	for _, f := range formats {
-		w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, color.New())
+		w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, nil, color.New())
 		for range tablePage + 1 { // grow every buffer, and print one page
 			w.row(row)
 		}
@@ -39,12 +41,36 @@ func BenchmarkOutput(b *testing.B) {
 	cols, row, schema := outputRow()
 	for _, f := range formats {
 		b.Run(string(f), func(b *testing.B) {
-			w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, color.New())
+			w := newResultWriter(f, bufio.NewWriter(io.Discard), cols, schema, nil, color.New())
 			b.ReportAllocs()
 			for b.Loop() {
 				w.row(row)
 			}
 			w.finish()
 		})
+	}
+}
+
+// TestLineSink checks that a background query's output reaches the
+// terminal in whole lines, each prefixed, however its writes are cut.
+func TestLineSink(t *testing.T) {
+	for _, prefix := range []string{"", "[2] "} {
+		var out strings.Builder
+		s := &lineSink{t: &terminal{out: &out}, prefix: []byte(prefix)}
+		var seen []string
+		for _, w := range []string{"ab", "c\nde", "f\ng\nh", "", "\n", "tail"} {
+			s.Write([]byte(w))
+			seen = append(seen, out.String())
+		}
+		s.close()
+		p := prefix
+		want := []string{"", p + "abc\n", p + "abc\n" + p + "def\n" + p + "g\n", p + "abc\n" + p + "def\n" + p + "g\n",
+			p + "abc\n" + p + "def\n" + p + "g\n" + p + "h\n", p + "abc\n" + p + "def\n" + p + "g\n" + p + "h\n"}
+		if !slices.Equal(seen, want) {
+			t.Errorf("prefix %q: after each write\n%q\nwant\n%q", prefix, seen, want)
+		}
+		if got := out.String(); got != want[len(want)-1]+p+"tail\n" {
+			t.Errorf("prefix %q: after close %q", prefix, got)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/exec/source"
 	"github.com/sase-cep/sase/grammar"
 )
 
@@ -23,8 +24,10 @@ import (
 var ErrFailed = errors.New("a statement failed")
 
 // Session is one user's state: named streams, the current stream, settings
-// and where output goes. It is not safe for concurrent use.
+// and where output goes. It is not safe for concurrent use; the queries it
+// starts on live streams run in the background and write through term.
 type Session struct {
+	term  *terminal
 	out   *bufio.Writer // results; flushed after each statement
 	errw  io.Writer     // messages, summaries, errors
 	stdin io.Reader     // what LOAD '-' reads; nil if there is none
@@ -41,6 +44,13 @@ type Session struct {
 	set     settings
 	pending strings.Builder // REPL input that does not end a statement yet
 	quit    bool
+
+	lives   map[string]*source.Live // the live streams, by name
+	queries []*liveQuery            // started on live streams; query n is queries[n-1]
+	// startLive starts a live stream with its first query and prefixes
+	// each query's lines with "[n] " (the shell); otherwise streams start
+	// at Wait and output is the bare results (a script).
+	startLive bool
 }
 
 // Option configures a Session.
@@ -64,13 +74,22 @@ func WithBuiltinStream(st *event.Stream) Option {
 	}
 }
 
+// Interactive makes the session a shell's: a live stream starts reading
+// with its first query, and each background query's lines are prefixed
+// with "[n] ". Without it (a script) the streams start at Wait and the
+// output is the bare results.
+func Interactive() Option { return func(s *Session) { s.startLive = true } }
+
 // New returns a session writing results to stdout and messages to stderr.
 func New(stdout, stderr io.Writer, opts ...Option) *Session {
+	term := &terminal{out: stdout, err: stderr}
 	s := &Session{
-		out:     bufio.NewWriterSize(stdout, 64<<10),
-		errw:    stderr,
+		term:    term,
+		out:     bufio.NewWriterSize(lockedWriter{term, false}, 64<<10),
+		errw:    lockedWriter{term, true},
 		paint:   newPalette(!color.NoColor),
 		streams: map[string]*event.Stream{},
+		lives:   map[string]*source.Live{},
 		set:     defaultSettings(),
 	}
 	for _, o := range opts {
@@ -180,9 +199,16 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 		return s.generate(src, st)
 	case *ast.Use:
 		return s.use(src, st)
+	case *ast.Listen:
+		return s.listen(src, st)
 	case *ast.ShowStreams:
 		s.showStreams()
 		return nil
+	case *ast.ShowQueries:
+		s.showQueries()
+		return nil
+	case *ast.StopQuery:
+		return s.stopQuery(src, st)
 	case *ast.ShowTypes:
 		return s.showTypes(src, st)
 	case *ast.Describe:

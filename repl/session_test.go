@@ -127,7 +127,7 @@ func TestProcess(t *testing.T) {
 		{
 			name:   "an error does not end the session",
 			steps:  []step{{"PATTERN SEQ(stock1 a, stock2 b) WITHIN;", true}, {"SET format = csv; SHOW STREAMS;", true}},
-			stdout: "stocks,10000,10,generated,,true\n",
+			stdout: "stocks,10000,10,generated,,true,false\n",
 			stderr: "ERROR: <input>:1:39: expected a number at ';'\n    PATTERN SEQ(stock1 a, stock2 b) WITHIN;\n                                          ^\nformat = csv\n",
 		},
 		{
@@ -245,8 +245,12 @@ func TestFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
 			s, stdout, stderr := newSession(t, repl.WithStdin(strings.NewReader(csv)))
+			// LOAD '-' is live: the query runs in the background until Wait.
 			if err := exec(t, s, "LOAD '-' AS t; SET format = "+tt.format+";"+query); err != nil {
 				t.Fatalf("%v\n%s", err, stderr)
+			}
+			if err := s.Wait(context.Background()); err != nil {
+				t.Fatal(err)
 			}
 			if got := stdout.String(); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)

@@ -15,6 +15,8 @@ import (
 // historyFile, "" for none) and feeds them to s.Process until \q, Ctrl-D
 // or ctx ends. Ctrl-C while a query runs cancels that query; Ctrl-C at the
 // prompt clears the pending input. Errors in statements never end it.
+// Queries on live streams run in the background, their lines prefixed with
+// "[n] "; STOP QUERY n ends one.
 func Run(ctx context.Context, s *Session, historyFile string) error {
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:          s.paint.prompt.Sprint(Prompt),
@@ -26,6 +28,12 @@ func Run(ctx context.Context, s *Session, historyFile string) error {
 		return err
 	}
 	defer rl.Close()
+	// Background queries print while the user types: readline's writers
+	// redraw the prompt and the line being edited after each write.
+	s.term.mu.Lock()
+	s.term.out, s.term.err = rl.Stdout(), rl.Stderr()
+	s.term.mu.Unlock()
+	Interactive()(s)
 
 	// readline reads Ctrl-C as a key while it edits a line; while a
 	// statement runs the terminal is back in cooked mode and Ctrl-C is

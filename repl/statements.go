@@ -24,6 +24,9 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if err != nil {
 		return err
 	}
+	if stream.Live {
+		return s.liveQuery(src, q, s.lives[stream.Name])
+	}
 	plan, err := planner.Compile(q, src, stream)
 	if err != nil {
 		return err
@@ -45,14 +48,22 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 
-	w := newResultWriter(s.set.format, s.out, plan.Columns, stream.Schema, s.paint.header)
+	w := newResultWriter(s.set.format, s.out, plan.Columns, stream.Schema, nil, s.paint.header)
 	limit, n := s.set.limit, int64(0)
 	stats, err := exec.Run(ctx, plan, stream.All(), func(row []exec.Cell) bool {
+		// Run looks at ctx every 1024 events; one event may complete
+		// millions of matches, and Ctrl-C must stop those too.
+		if ctx.Err() != nil {
+			return false
+		}
 		w.row(row)
 		n++
 		return limit == 0 || n < limit
 	})
 	w.finish()
+	if err == nil {
+		err = ctx.Err() // emit stopped it
+	}
 	if err != nil {
 		return runError(err, stats)
 	}
@@ -74,14 +85,19 @@ func runError(err error, stats *exec.Stats) error {
 // summary writes "(N matches, M events, 12.3ms, 8.1M events/s)" to stderr,
 // without the times when timing is off (so that output is reproducible).
 func (s *Session) summary(stats *exec.Stats) {
-	text := fmt.Sprintf("(%s, %s", plural(stats.Matches, "match", "matches"), plural(stats.Events, "event", "events"))
+	s.note("(%s)", s.counts(stats.Matches, stats))
+}
+
+// counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary.
+func (s *Session) counts(matches int64, stats *exec.Stats) string {
+	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
 	if s.set.timing {
 		text += ", " + formatDuration(stats.Elapsed)
 		if secs := stats.Elapsed.Seconds(); secs > 0 {
 			text += ", " + formatRate(float64(stats.Events)/secs) + " events/s"
 		}
 	}
-	s.note("%s)", text)
+	return text
 }
 
 func plural(n int64, one, many string) string {
@@ -207,25 +223,20 @@ func literalText(l *ast.Literal) string {
 }
 
 func (s *Session) load(src *ast.Source, st *ast.Load) error {
-	if st.Follow {
-		return errAt(src, st.Span.Start, "LOAD ... FOLLOW (a live stream) is not supported yet")
-	}
-	kv, err := options(src, st.Options, func(o *ast.Option) (string, error) { return literalText(o.Value), nil })
+	opts, err := loadOptions(src, st.Options)
 	if err != nil {
 		return err
 	}
-	var opts source.Options
-	if len(kv) > 0 {
-		err := checkEach(src, st.Options, kv, func(kv map[string]string) (err error) {
-			opts, err = source.ParseOptions(kv)
-			return err
-		})
-		if err != nil {
-			return err
+	if st.Follow || st.Path == "-" {
+		return s.loadLive(st, opts)
+	}
+	for _, o := range st.Options {
+		if o.Key == "on_error" {
+			return errAt(src, o.Span.Start, "on_error is for live streams (LOAD '-', FOLLOW, LISTEN): a bad line always stops a LOAD")
 		}
 	}
 	start := time.Now()
-	stream, err := s.loadPath(st.Path, st.Format, opts)
+	stream, err := source.Load(st.Path, st.Format, opts)
 	if err != nil {
 		return err // names the file and line already
 	}
@@ -237,29 +248,18 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	return nil
 }
 
-// loadPath loads a file, or the session's standard input for "-" (which
-// source.Load would take from os.Stdin).
-func (s *Session) loadPath(path, format string, opts source.Options) (*event.Stream, error) {
-	if path != "-" {
-		return source.Load(path, format, opts)
+// loadOptions reads a LOAD or LISTEN statement's WITH list.
+func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
+	var opts source.Options
+	kv, err := options(src, list, func(o *ast.Option) (string, error) { return literalText(o.Value), nil })
+	if err != nil || len(kv) == 0 {
+		return opts, err
 	}
-	if s.stdin == nil {
-		return nil, errors.New("LOAD '-': standard input is not available here (it is the script, or the terminal)")
-	}
-	load := source.LoadCSV
-	switch strings.ToLower(format) {
-	case "", "csv":
-	case "jsonl", "ndjson", "json":
-		load = source.LoadJSONL
-	default:
-		return nil, fmt.Errorf("unknown format %q (valid: csv, jsonl)", format)
-	}
-	stream, err := load(s.stdin, "stdin", opts)
-	if err != nil {
-		return nil, err
-	}
-	stream.Source = "-"
-	return stream, nil
+	err = checkEach(src, list, kv, func(kv map[string]string) (err error) {
+		opts, err = source.ParseOptions(kv)
+		return err
+	})
+	return opts, err
 }
 
 func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
@@ -323,7 +323,7 @@ func (s *Session) listing(names []string, rows [][]event.Value) {
 	for i, n := range names {
 		cols[i] = planner.Column{Name: n, Kind: planner.ColValue}
 	}
-	w := newResultWriter(s.set.format, s.out, cols, nil, s.paint.header)
+	w := newResultWriter(s.set.format, s.out, cols, nil, nil, s.paint.header)
 	cells := make([]exec.Cell, len(names))
 	for _, r := range rows {
 		for i, v := range r {
@@ -334,20 +334,35 @@ func (s *Session) listing(names []string, rows [][]event.Value) {
 	w.finish()
 }
 
+// showStreams lists the streams; a live one's events are those read so far.
 func (s *Session) showStreams() {
 	var rows [][]event.Value
 	for _, name := range s.order {
-		st := s.streams[name]
+		st := s.view(s.streams[name])
+		events := int64(len(st.Events))
+		if l := s.lives[name]; l != nil {
+			_, events, _ = l.Counts()
+		}
 		rows = append(rows, []event.Value{
 			event.StringValue(name),
-			event.IntValue(int64(len(st.Events))),
+			event.IntValue(events),
 			event.IntValue(int64(len(st.Schema.Types))),
 			event.StringValue(st.Source),
 			unitValue(st.Unit),
 			event.BoolValue(name == s.current),
+			event.BoolValue(st.Live),
 		})
 	}
-	s.listing([]string{"name", "events", "types", "source", "time_unit", "current"}, rows)
+	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live"}, rows)
+}
+
+// view is a stream as it is now: a live stream's schema grows while its
+// producers run, so it is read from a snapshot.
+func (s *Session) view(st *event.Stream) *event.Stream {
+	if l := s.lives[st.Name]; l != nil && st.Live {
+		return l.Snapshot()
+	}
+	return st
 }
 
 // unitValue is a stream's time unit as LOAD's time_unit takes it, absent
@@ -372,7 +387,7 @@ func (s *Session) showTypes(src *ast.Source, st *ast.ShowTypes) error {
 	if err != nil {
 		return err
 	}
-	s.types(stream)
+	s.types(s.view(stream))
 	return nil
 }
 
@@ -402,13 +417,13 @@ func (s *Session) types(stream *event.Stream) {
 func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 	name := st.Name.Name
 	if stream, ok := s.streams[name]; ok {
-		s.types(stream)
+		s.types(s.view(stream))
 		return nil
 	}
 	if s.current == "" {
 		return errAt(src, st.Name.Span.Start, "no stream named %s (no stream is loaded)", name)
 	}
-	schema := s.streams[s.current].Schema
+	schema := s.view(s.streams[s.current]).Schema
 	id, ok := schema.TypeID(name)
 	if !ok {
 		types := make([]string, len(schema.Types))

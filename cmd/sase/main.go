@@ -6,7 +6,9 @@
 //	sase gen stocks [--events N]  write SASE's stock stream as CSV
 //	sase bench [SUITE...]         engine throughput tables
 //
-// Exit status: 0 on success, 1 if a statement failed, 2 on a usage error.
+// Exit status: 0 on success, 1 if a statement failed, 2 on a usage error,
+// 130 when a script is interrupted (SIGINT or SIGTERM: the complete matches
+// are written first).
 package main
 
 import (
@@ -16,9 +18,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/chzyer/readline"
 	"github.com/sase-cep/sase/ast"
@@ -31,6 +35,7 @@ const (
 	exitOK      = 0
 	exitFailed  = 1
 	exitUsage   = 2
+	exitSignal  = 130 // as a shell reports a process ended by SIGINT
 	banner      = "sase %s: SASE-style complex event processing. \\help for help, \\q to quit.\n"
 	bannerQuery = "The stocks stream is loaded (10000 events). Try:\n  PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;\n"
 )
@@ -110,8 +115,8 @@ func run(args []string) int {
 		}
 	}
 
-	ctx := context.Background()
 	if interactive {
+		ctx := context.Background()
 		fmt.Printf(banner, versionString())
 		if !*noStocks {
 			fmt.Print(bannerQuery)
@@ -130,6 +135,14 @@ func run(args []string) int {
 	if len(in) == 0 {
 		in = inputs{{file: true, text: "-"}}
 	}
+	// A signal cancels the running statement or the live queries, which
+	// write the matches they have completed; then sase exits with 130.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends sase at once
+	}()
 	status := exitOK
 	for _, i := range in {
 		src, err := readInput(i)
@@ -140,9 +153,16 @@ func run(args []string) int {
 		if s.Exec(ctx, src) != nil {
 			status = exitFailed // reported; go on, as psql does
 		}
-		if s.Quit() {
+		if s.Quit() || ctx.Err() != nil {
 			break
 		}
+	}
+	err := s.Wait(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return exitSignal
+	case err != nil:
+		return exitFailed
 	}
 	return status
 }

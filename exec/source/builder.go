@@ -65,7 +65,7 @@ type builder struct {
 	// a string compare is cheaper than a map lookup.
 	lastTypeName string
 	lastType     int
-	newType      func(id int) // called once for each type as it appears
+	seq          int64 // the next event's seq
 }
 
 func newBuilder(file string, opts Options) *builder {
@@ -84,13 +84,7 @@ func (b *builder) typeID(name string, line int) (int, error) {
 	if name == "" {
 		return 0, b.errorf(line, "empty type (column %q)", b.opts.typeColumn())
 	}
-	id, ok := b.schema.TypeID(name)
-	if !ok {
-		id = b.schema.AddType(name)
-		if b.newType != nil {
-			b.newType(id)
-		}
-	}
+	id := b.schema.AddType(name)
 	b.lastTypeName, b.lastType = name, id
 	return id, nil
 }
@@ -134,17 +128,29 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// add appends a finished event, numbering it and recording it in the schema.
-func (b *builder) add(e *event.Event) {
-	e.Seq = int64(len(b.events))
-	b.events = append(b.events, e)
+// number gives a finished event its seq and records it in the schema. A
+// live stream keeps no events: the engines hold what their windows need.
+func (b *builder) number(e *event.Event) {
+	e.Seq = b.seq
+	b.seq++
 	b.schema.Observe(e)
 }
 
-func (b *builder) stream(source string) *event.Stream {
-	unit := b.opts.TimeUnit
-	if b.mode == tsRFC3339 && unit == 0 {
-		unit = time.Millisecond
+// add numbers a finished event and appends it to the loaded stream.
+func (b *builder) add(e *event.Event) {
+	b.number(e)
+	b.events = append(b.events, e)
+}
+
+// unit is the duration of a tick: the time_unit option, or milliseconds
+// for RFC 3339 timestamps.
+func (b *builder) unit() time.Duration {
+	if b.mode == tsRFC3339 && b.opts.TimeUnit == 0 {
+		return time.Millisecond
 	}
-	return &event.Stream{Source: source, Schema: b.schema, Events: b.events, Unit: unit}
+	return b.opts.TimeUnit
+}
+
+func (b *builder) stream(source string) *event.Stream {
+	return &event.Stream{Source: source, Schema: b.schema, Events: b.events, Unit: b.unit()}
 }

@@ -28,75 +28,108 @@ func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	header = append([]string(nil), header...) // ReuseRecord would overwrite it
-	header[0] = strings.TrimPrefix(header[0], "\ufeff")
-	cr.FieldsPerRecord = len(header)
-
 	b := newBuilder(name, opts)
-	typeCol, tsCol := -1, -1
-	var attrCols, attrSlots []int
-	seen := map[string]bool{}
-	for i, h := range header {
-		switch {
-		case h == "":
-			return nil, fmt.Errorf("%s:1: column %d has no name", name, i+1)
-		case seen[h]:
-			return nil, fmt.Errorf("%s:1: duplicate column %q", name, h)
-		case h == opts.typeColumn():
-			typeCol = i
-		case h == opts.tsColumn():
-			tsCol = i
-		default:
-			attrCols = append(attrCols, i)
-			attrSlots = append(attrSlots, b.schema.AddAttr(h))
-		}
-		seen[h] = true
+	layout, err := newCSVLayout(b, header, 1)
+	if err != nil {
+		return nil, err
 	}
-	if typeCol < 0 {
-		return nil, fmt.Errorf("%s:1: no type column %q in the header", name, opts.typeColumn())
-	}
-	if tsCol < 0 {
-		return nil, fmt.Errorf("%s:1: no timestamp column %q in the header", name, opts.tsColumn())
-	}
-	b.newType = func(id int) {
-		for _, slot := range attrSlots {
-			b.schema.Declare(id, slot)
-		}
-	}
-
-	nattrs := len(attrCols)
+	cr.FieldsPerRecord = layout.width
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		if errors.Is(err, csv.ErrFieldCount) {
-			// Read returns the record with this error, so we can count.
-			line, _ := cr.FieldPos(0)
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", name, line, len(rec), len(header))
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, csv.ErrFieldCount) {
 			return nil, csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		typ, err := b.typeID(rec[typeCol], line)
+		if err != nil {
+			// Read returns the record with ErrFieldCount, so we can count.
+			return nil, layout.fieldCount(b, rec, line)
+		}
+		e, err := layout.event(b, rec, line)
 		if err != nil {
 			return nil, err
-		}
-		ts, err := b.timestamp(rec[tsCol], line)
-		if err != nil {
-			return nil, err
-		}
-		e := b.alloc.event(nattrs)
-		e.Type, e.TS = typ, ts
-		// A fresh schema numbers the attribute columns 0..nattrs-1 in
-		// order, so column attrCols[j] fills slot j.
-		for j, c := range attrCols {
-			e.Attrs[j] = event.ParseCell(rec[c])
 		}
 		b.add(e)
 	}
 	return b.stream(name), nil
+}
+
+// csvLayout is what a CSV header says: the columns of the type and the
+// timestamp, and the attribute slot of every other column.
+type csvLayout struct {
+	width          int
+	typeCol, tsCol int
+	attrCols       []int
+	attrSlots      []int
+	nslots         int    // 1 + the highest slot: the length of Attrs
+	declared       []bool // by type id: the header's attributes are declared
+}
+
+// newCSVLayout reads a header (found at line) into b's schema.
+func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
+	header = append([]string(nil), header...) // ReuseRecord would overwrite it
+	header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1}
+	seen := map[string]bool{}
+	for i, h := range header {
+		switch {
+		case h == "":
+			return nil, b.errorf(line, "column %d has no name", i+1)
+		case seen[h]:
+			return nil, b.errorf(line, "duplicate column %q", h)
+		case h == b.opts.typeColumn():
+			l.typeCol = i
+		case h == b.opts.tsColumn():
+			l.tsCol = i
+		default:
+			slot := b.schema.AddAttr(h)
+			l.attrCols = append(l.attrCols, i)
+			l.attrSlots = append(l.attrSlots, slot)
+			l.nslots = max(l.nslots, slot+1)
+		}
+		seen[h] = true
+	}
+	if l.typeCol < 0 {
+		return nil, b.errorf(line, "no type column %q in the header", b.opts.typeColumn())
+	}
+	if l.tsCol < 0 {
+		return nil, b.errorf(line, "no timestamp column %q in the header", b.opts.tsColumn())
+	}
+	return l, nil
+}
+
+// event builds the event of one record. Every column of the header is an
+// attribute of every type that appears under it.
+func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, error) {
+	typ, err := b.typeID(rec[l.typeCol], line)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := b.timestamp(rec[l.tsCol], line)
+	if err != nil {
+		return nil, err
+	}
+	if typ >= len(l.declared) {
+		l.declared = append(l.declared, make([]bool, typ+1-len(l.declared))...)
+	}
+	if !l.declared[typ] {
+		l.declared[typ] = true
+		for _, slot := range l.attrSlots {
+			b.schema.Declare(typ, slot)
+		}
+	}
+	e := b.alloc.event(l.nslots)
+	e.Type, e.TS = typ, ts
+	for j, c := range l.attrCols {
+		e.Attrs[l.attrSlots[j]] = event.ParseCell(rec[c])
+	}
+	return e, nil
+}
+
+func (l *csvLayout) fieldCount(b *builder, rec []string, line int) error {
+	return b.errorf(line, "%d fields, header has %d", len(rec), l.width)
 }
 
 // csvError turns encoding/csv's errors into "file:line: message".

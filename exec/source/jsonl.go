@@ -36,30 +36,9 @@ func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if err := rec.parse(text, b, line); err != nil {
-			return nil, err
-		}
-		typ, err := b.typeID(rec.typ, line)
+		e, err := rec.event(b, text, line)
 		if err != nil {
 			return nil, err
-		}
-		ts, err := b.timestamp(rec.ts, line)
-		if err != nil {
-			return nil, err
-		}
-		n := 0 // attrs up to the highest slot present
-		for i, slot := range rec.slots {
-			b.schema.Declare(typ, slot) // declares keys whose value is null too
-			if !rec.values[i].IsAbsent() {
-				n = max(n, slot+1)
-			}
-		}
-		e := b.alloc.event(n)
-		e.Type, e.TS = typ, ts
-		for i, slot := range rec.slots {
-			if slot < n {
-				e.Attrs[slot] = rec.values[i]
-			}
 		}
 		b.add(e)
 	}
@@ -67,6 +46,37 @@ func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b.stream(name), nil
+}
+
+// event builds the event of one line: a type's attributes are the keys
+// seen with it, null ones included.
+func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, error) {
+	if err := rec.parse(text, b, line); err != nil {
+		return nil, err
+	}
+	typ, err := b.typeID(rec.typ, line)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := b.timestamp(rec.ts, line)
+	if err != nil {
+		return nil, err
+	}
+	n := 0 // attrs up to the highest slot present
+	for i, slot := range rec.slots {
+		b.schema.Declare(typ, slot)
+		if !rec.values[i].IsAbsent() {
+			n = max(n, slot+1)
+		}
+	}
+	e := b.alloc.event(n)
+	e.Type, e.TS = typ, ts
+	for i, slot := range rec.slots {
+		if slot < n {
+			e.Attrs[slot] = rec.values[i]
+		}
+	}
+	return e, nil
 }
 
 // jsonRecord is one parsed line, reused from line to line.

@@ -2,7 +2,6 @@ package source
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,30 +15,16 @@ import (
 // as CSV unless format says otherwise. The stream's Source is path; its
 // Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
-	fromExt := false
-	if format == "" {
-		fromExt = path != "-"
-		if path == "-" {
-			format = "csv"
-		} else {
-			format = strings.TrimPrefix(filepath.Ext(path), ".")
-		}
+	format, err := formatOf(path, format)
+	if err != nil {
+		return nil, err
 	}
-	var load func(io.Reader, string, Options) (*event.Stream, error)
-	switch strings.ToLower(format) {
-	case "csv":
-		load = LoadCSV
-	case "jsonl", "ndjson", "json":
+	load := LoadCSV
+	if format == "jsonl" {
 		load = LoadJSONL
-	default:
-		if fromExt {
-			return nil, fmt.Errorf("%s: cannot tell the format from the extension: write FORMAT csv or FORMAT jsonl", path)
-		}
-		return nil, fmt.Errorf("unknown format %q (valid: csv, jsonl)", format)
 	}
 
 	var s *event.Stream
-	var err error
 	if path == "-" {
 		s, err = load(os.Stdin, "stdin", opts)
 	} else {
@@ -55,4 +40,27 @@ func Load(path, format string, opts Options) (*event.Stream, error) {
 	}
 	s.Source = path
 	return s, nil
+}
+
+// formatOf resolves a LOAD's format to "csv" or "jsonl" (see Load).
+func formatOf(path, format string) (string, error) {
+	fromExt := false
+	if format == "" {
+		fromExt = path != "-"
+		if path == "-" {
+			format = "csv"
+		} else {
+			format = strings.TrimPrefix(filepath.Ext(path), ".")
+		}
+	}
+	switch strings.ToLower(format) {
+	case "csv":
+		return "csv", nil
+	case "jsonl", "ndjson", "json":
+		return "jsonl", nil
+	}
+	if fromExt {
+		return "", fmt.Errorf("%s: cannot tell the format from the extension: write FORMAT csv or FORMAT jsonl", path)
+	}
+	return "", fmt.Errorf("unknown format %q (valid: csv, jsonl)", format)
 }

@@ -1,5 +1,7 @@
-// Package source loads event streams from CSV and JSON Lines files and
-// generates SASE's stock streams (spec §1, §4b, §5, §8).
+// Package source loads event streams from CSV and JSON Lines files,
+// reads live streams (standard input, a followed file, TCP producers) by
+// the same typing and ordering rules, and generates SASE's stock streams
+// (spec §1, §4b, §5, §8).
 package source
 
 import (
@@ -17,6 +19,10 @@ type Options struct {
 	// TimeUnit is the duration of one integer timestamp tick; 0 means the
 	// timestamps are unit-less (RFC 3339 timestamps then count milliseconds).
 	TimeUnit time.Duration
+	// StopOnError ends a live stream at its first bad line (on_error =
+	// 'stop'); by default a bad line is reported, counted and skipped. A
+	// loaded stream always stops: nothing is partially loaded.
+	StopOnError bool
 }
 
 func (o Options) typeColumn() string {
@@ -33,10 +39,10 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"time_unit", "ts_column", "type_column"}
+var optionKeys = []string{"on_error", "time_unit", "ts_column", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
-// time_unit = 'ms'). Keys and units are case-insensitive, column names are
+// time_unit = 'ms', on_error = 'stop'). Keys and units are case-insensitive, column names are
 // not.
 func ParseOptions(kv map[string]string) (Options, error) {
 	opts := Options{TypeColumn: "type", TSColumn: "ts"}
@@ -58,6 +64,14 @@ func ParseOptions(kv map[string]string) (Options, error) {
 				return Options{}, fmt.Errorf("LOAD option ts_column must not be empty")
 			}
 			opts.TSColumn = v
+		case "on_error":
+			switch strings.ToLower(v) {
+			case "skip":
+			case "stop":
+				opts.StopOnError = true
+			default:
+				return Options{}, fmt.Errorf("on_error must be 'skip' or 'stop', got %q", v)
+			}
 		case "time_unit":
 			u, err := ParseTimeUnit(v)
 			if err != nil {
