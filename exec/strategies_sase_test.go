@@ -5,28 +5,17 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/exec/bench"
 	"github.com/sase-cep/sase/exec/event"
 	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/optimizer"
-	"github.com/sase-cep/sase/planner"
 )
 
 // countOn compiles query for the engine and counts its matches on stream.
 func countOn(t testing.TB, stream *event.Stream, query, engine string) int64 {
 	t.Helper()
-	src := &ast.Source{Name: "<query>", Text: query}
-	q, err := grammar.ParseQuery(src)
+	plan, err := bench.Compile(stream, query, engine)
 	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := planner.Compile(q, src, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plan, err = optimizer.Optimize(plan, engine); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })

@@ -9,12 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/exec/bench"
 	"github.com/sase-cep/sase/exec/event"
 	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/planner"
 )
 
 // TestStrategyConformance runs every case of strategies.jsonl (spec 4c) on
@@ -281,12 +279,7 @@ func TestRunScanTiming(t *testing.T) {
 	}
 	for _, strategy := range []string{"skip-till-next-match", "partition-contiguity", "skip-till-any-match"} {
 		query := "PATTERN SEQ(A a, B+ b[]) WHERE " + strategy + " AND [k] WITHIN 5"
-		src := &ast.Source{Name: "<query>", Text: query}
-		q, err := grammar.ParseQuery(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := planner.Compile(q, src, stream)
+		plan, err := bench.Compile(stream, query, "auto")
 		if err != nil {
 			t.Fatal(err)
 		}

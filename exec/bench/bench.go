@@ -129,6 +129,20 @@ func Suites() map[string][]Case {
 	}
 }
 
+// Compile parses a query, plans it on stream and optimizes it for engine.
+func Compile(stream *event.Stream, query, engine string) (*planner.Plan, error) {
+	src := &ast.Source{Name: "<query>", Text: query}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planner.Compile(q, src, stream)
+	if err != nil {
+		return nil, err
+	}
+	return optimizer.Optimize(plan, engine)
+}
+
 // Result is one engine's run of a case.
 type Result struct {
 	Engine   string
@@ -146,16 +160,8 @@ func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed
 // stream, enumerating every match without printing it. A run that takes
 // longer than limit is stopped and reported with the events it read.
 func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (Result, error) {
-	src := &ast.Source{Name: "<bench>", Text: c.Query}
-	q, err := grammar.ParseQuery(src)
+	plan, err := Compile(stream, c.Query, engine)
 	if err != nil {
-		return Result{}, err
-	}
-	plan, err := planner.Compile(q, src, stream)
-	if err != nil {
-		return Result{}, err
-	}
-	if plan, err = optimizer.Optimize(plan, engine); err != nil {
 		return Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
