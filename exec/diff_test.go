@@ -231,3 +231,16 @@ func TestPruningKeepsAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeError checks that a division by zero stops the query with an
+// error that points at the operator.
+func TestRuntimeError(t *testing.T) {
+	c := conformanceCase{Name: "div", StreamCSV: "type,ts,x\nA,1,0\nB,2,5\n", Query: "PATTERN SEQ(A a, B b) WHERE b.x / a.x > 1"}
+	for _, engine := range optimizer.Engines {
+		_, err := runCase(c, engine)
+		want := "<query>:1:33: division by zero at run time in b.x / a.x\n    PATTERN SEQ(A a, B b) WHERE b.x / a.x > 1\n                                    ^"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want\n%s", engine, err, want)
+		}
+	}
+}

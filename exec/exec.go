@@ -80,7 +80,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		if rec := recover(); rec != nil {
 			switch e := rec.(type) {
 			case *planner.RuntimeError:
-				err = fmt.Errorf("query failed at run time: %w", e)
+				err = e // it names the expression, with its position
 			case error:
 				if e != errStopped {
 					panic(rec)

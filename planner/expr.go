@@ -34,10 +34,10 @@ type (
 
 // RuntimeError is raised (as a panic) by an evaluator that cannot go on,
 // such as a division by zero; engines recover it at their boundary and
-// return it as the query's error.
-type RuntimeError struct{ Msg string }
+// return it as the query's error. It points at the expression.
+type RuntimeError struct{ Err *ast.Error }
 
-func (e *RuntimeError) Error() string { return e.Msg }
+func (e *RuntimeError) Error() string { return e.Err.Error() }
 
 // Builtin names the attributes every event has.
 type Builtin int
@@ -539,15 +539,15 @@ func (c *compiler) arith(e *ast.BinaryExpr) (Eval, event.KindSet) {
 		kinds = event.KindSet(0).With(event.Int)
 	}
 	op := e.Op
-	return func(b *Binding) event.Value { return arith(op, x(b), y(b)) }, kinds
+	// Made once, so that the hot path allocates nothing.
+	divZero := &RuntimeError{Err: &ast.Error{Src: c.plan.Src, Offset: e.OpPos, Msg: "division by zero at run time in " + c.text(e)}}
+	return func(b *Binding) event.Value { return arith(op, x(b), y(b), divZero) }, kinds
 }
-
-var errDivZero = &RuntimeError{Msg: "division by zero"}
 
 // arith applies an arithmetic operator: ints stay ints except for /, which
 // always yields a float; % is the truncated remainder; absent or
 // non-numeric operands give absent.
-func arith(op ast.Op, x, y event.Value) event.Value {
+func arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
 	if !x.IsNumber() || !y.IsNumber() {
 		return event.Value{}
 	}
@@ -562,7 +562,7 @@ func arith(op ast.Op, x, y event.Value) event.Value {
 			return event.IntValue(a * b)
 		case ast.OpMod:
 			if b == 0 {
-				panic(errDivZero)
+				panic(divZero)
 			}
 			return event.IntValue(a % b)
 		}
@@ -577,12 +577,12 @@ func arith(op ast.Op, x, y event.Value) event.Value {
 		return event.FloatValue(a * b)
 	case ast.OpDiv:
 		if b == 0 {
-			panic(errDivZero)
+			panic(divZero)
 		}
 		return event.FloatValue(a / b)
 	case ast.OpMod:
 		if b == 0 {
-			panic(errDivZero)
+			panic(divZero)
 		}
 		return event.FloatValue(math.Mod(a, b))
 	}
