@@ -38,6 +38,7 @@ type (
 type RuntimeError struct{ Err *ast.Error }
 
 func (e *RuntimeError) Error() string { return e.Err.Error() }
+func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // Builtin names the attributes every event has.
 type Builtin int
