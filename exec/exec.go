@@ -38,8 +38,11 @@ type Stats struct {
 	Events    int64     // events read
 	Matches   int64     // matches emitted
 	Instances int64     // NFA state instances created on the stack
+	// MaxBuffer is ReCEP's longest element buffer (events held at once).
+	MaxBuffer int64
 	Elapsed   time.Duration
 	timed     bool
+	buffers   bool // ReCEP: report MaxBuffer instead of Instances
 }
 
 // Annotate formats an operator's counters for EXPLAIN ANALYZE.
@@ -49,7 +52,10 @@ func (s *Stats) Annotate(op int) string {
 	if s.timed {
 		text += fmt.Sprintf(" time=%s", o.Time.Round(time.Microsecond))
 	}
-	if op == 0 {
+	switch {
+	case op == 0 && s.buffers:
+		text += fmt.Sprintf(" max buffer=%d", s.MaxBuffer)
+	case op == 0:
 		text += fmt.Sprintf(" instances=%d", s.Instances)
 	}
 	return text + ")"
@@ -138,6 +144,11 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 	for i := len(plan.Ops) - 1; i >= 1; i-- {
 		next = r.newStage(i, plan.Ops[i], next)
 		r.stages = append([]stage{next}, r.stages...)
+	}
+	if c, ok := plan.Ops[0].(*planner.EventCache); ok {
+		r.store = &store{} // ReCEP reads its own buffers, pruned by the window
+		r.ssc = newEventCache(r, c, next)
+		return r
 	}
 	if scan, ok := plan.Ops[0].(*planner.RunScan); ok {
 		r.runs = newRunScan(r, scan, next) // a strategy plan, whatever the engine (spec 4c)

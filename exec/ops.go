@@ -30,6 +30,10 @@ func (r *runner) newStage(i int, op planner.Op, next stage) stage {
 		return &windowStage{opBase: base, op: op}
 	case *planner.Negation:
 		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.QueryFilter:
+		return r.newQueryFilter(base, op)
+	case *planner.AttributeVerify:
+		return r.newVerify(base, op)
 	case *planner.Transformation:
 		return &transformStage{opBase: base, op: op}
 	}
@@ -244,15 +248,23 @@ func (s *closureStage) collect(b *planner.Binding) {
 // predicates (read against the elements appended so far), and reports
 // whether the list reached c.K events.
 func (s *closureStage) collectOne(c *planner.Component, b *planner.Binding) bool {
+	list := s.r.collectList(c, b, s.r.store.inTypes(c.Types, s.r.interval(c, b)), c.ElemPreds, true)
+	return len(list) >= c.K
+}
+
+// collectList builds closure c's list in b from evs, the events of its
+// interval in stream order: those that pass the equivalence tests (when
+// checkEquiv) and preds, read against the elements appended so far.
+func (r *runner) collectList(c *planner.Component, b *planner.Binding, evs []*event.Event, preds []*planner.Pred, checkEquiv bool) []*event.Event {
 	var list []*event.Event
 	b.Lists[c.Index] = list
-	for _, e := range s.r.store.inTypes(c.Types, s.r.interval(c, b)) {
-		if !s.r.equivHolds(e, b) {
+	for _, e := range evs {
+		if checkEquiv && !r.equivHolds(e, b) {
 			continue
 		}
 		b.Elem = e
 		keep := true
-		for _, pr := range c.ElemPreds {
+		for _, pr := range preds {
 			if !pr.Eval(b) {
 				keep = false
 				break
@@ -264,7 +276,7 @@ func (s *closureStage) collectOne(c *planner.Component, b *planner.Binding) bool
 			b.Lists[c.Index] = list
 		}
 	}
-	return len(list) >= c.K
+	return list
 }
 
 func (s *closureStage) advance(ts int64) {
@@ -301,12 +313,26 @@ func (s *selectionStage) push(b *planner.Binding) {
 }
 
 func (s *selectionStage) holds(b *planner.Binding) bool {
-	for _, q := range s.op.Equivs {
+	if !s.r.positivesAgree(s.op.Equivs, b) {
+		return false
+	}
+	for _, pr := range s.op.Preds {
+		if !pr.Eval(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// positivesAgree reports whether the positive singles that have each
+// equivalence attribute agree on it (and equal its constant).
+func (r *runner) positivesAgree(equivs []*planner.Equiv, b *planner.Binding) bool {
+	for _, q := range equivs {
 		ref := event.Value{}
 		if q.Const != nil {
 			ref = *q.Const
 		}
-		for _, i := range s.r.plan.Positives {
+		for _, i := range r.plan.Positives {
 			v := q.Value(b.Events[i])
 			if v.IsAbsent() {
 				continue
@@ -316,11 +342,6 @@ func (s *selectionStage) holds(b *planner.Binding) bool {
 			} else if !ref.Equal(v) {
 				return false
 			}
-		}
-	}
-	for _, pr := range s.op.Preds {
-		if !pr.Eval(b) {
-			return false
 		}
 	}
 	return true
@@ -367,7 +388,7 @@ func (s *negationStage) check(b *planner.Binding) {
 		c := s.r.plan.Components[ci]
 		for _, t := range c.Types {
 			for _, e := range s.r.store.in(t, s.r.interval(c, b)) {
-				if s.blocks(c, e, b) {
+				if s.r.blocks(c, e, b, c.NegPreds, true) {
 					return
 				}
 			}
@@ -376,13 +397,16 @@ func (s *negationStage) check(b *planner.Binding) {
 	s.out(b)
 }
 
-func (s *negationStage) blocks(c *planner.Component, e *event.Event, b *planner.Binding) bool {
-	if !s.r.equivHolds(e, b) {
+// blocks reports whether e, an event in negated component c's interval,
+// rejects the sequence in b: it passes the equivalence tests (when
+// checkEquiv) and preds.
+func (r *runner) blocks(c *planner.Component, e *event.Event, b *planner.Binding, preds []*planner.Pred, checkEquiv bool) bool {
+	if checkEquiv && !r.equivHolds(e, b) {
 		return false
 	}
 	b.Events[c.Index] = e
 	defer func() { b.Events[c.Index] = nil }()
-	for _, pr := range c.NegPreds {
+	for _, pr := range preds {
 		if !pr.Eval(b) {
 			return false
 		}

@@ -47,10 +47,17 @@ func (b bounds) empty() bool { return b.lo > b.hi }
 
 // in returns the events of one type with lo <= ts <= hi, in stream order.
 func (s *store) in(t int, b bounds) []*event.Event {
-	if t >= len(s.byType) || b.empty() {
+	if t >= len(s.byType) {
 		return nil
 	}
-	evs := s.byType[t]
+	return inRange(s.byType[t], b)
+}
+
+// inRange returns the events of a ts-sorted slice with lo <= ts <= hi.
+func inRange(evs []*event.Event, b bounds) []*event.Event {
+	if b.empty() {
+		return nil
+	}
 	i := sort.Search(len(evs), func(k int) bool { return evs[k].TS >= b.lo })
 	j := sort.Search(len(evs), func(k int) bool { return evs[k].TS > b.hi })
 	if i >= j {

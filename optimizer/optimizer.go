@@ -38,6 +38,7 @@ var engineRules = map[string][]Rule{
 	"multipais": append(paisRules(), pushMoreEquivalences{multiPAIS}),
 	"dynamic":   append(paisRules(), pushMoreEquivalences{multiDynamic}),
 	"auto":      Rules,
+	"recep":     {recepRule{}, recepChecks{}},
 }
 
 // Engines lists the engine names, sorted.
@@ -84,7 +85,10 @@ func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
 
 // shapeNotes says when a forced engine's technique does not apply.
 func shapeNotes(p *planner.Plan, engine string) []string {
-	ssc := p.Ops[0].(*planner.SSC)
+	ssc, ok := p.Ops[0].(*planner.SSC)
+	if !ok {
+		return nil // recep: no SSC to describe
+	}
 	switch {
 	case (engine == "pais" || engine == "multipais" || engine == "dynamic") && ssc.Partition == nil:
 		return []string{fmt.Sprintf("engine %s: the query has no equivalence test that SS can partition on (one whose attribute every event of the positive types has); running AIS without partitions", engine)}

@@ -133,6 +133,8 @@ func (p *Plan) details(op Op) []string {
 			}
 		}
 		return d
+	case *EventCache, *QueryFilter, *AttributeVerify:
+		return p.recepDetails(op)
 	case *Transformation:
 		names := make([]string, len(op.Columns))
 		for i, col := range op.Columns {

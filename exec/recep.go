@@ -1,0 +1,337 @@
+package exec
+
+import (
+	"math"
+
+	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// ReCEP's event caching (docs/RECEP.md): every event is routed, through
+// the filters of the elements it may bind, into one ts-ordered buffer per
+// element. With a partition attribute each value has its own buffers; an
+// event lacking the attribute is unconstrained by the equivalence test, so
+// it goes into every partition. Buffers drop events older than the window
+// (and than what held candidates still read), so memory follows the window.
+
+// rbuf is one element's buffer: evs[head:] are live, in stream order.
+type rbuf struct {
+	evs  []*event.Event
+	head int
+}
+
+func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
+
+// prune drops the events with ts < minTS, compacting once half is dead so
+// that appends reuse the array.
+func (b *rbuf) prune(minTS int64) {
+	for b.head < len(b.evs) && b.evs[b.head].TS < minTS {
+		b.evs[b.head] = nil
+		b.head++
+	}
+	if b.head >= 32 && 2*b.head >= len(b.evs) {
+		n := copy(b.evs, b.evs[b.head:])
+		clear(b.evs[n:])
+		b.evs, b.head = b.evs[:n], 0
+	}
+}
+
+// atOrAfter returns the index of the first event with ts >= t.
+func atOrAfter(evs []*event.Event, t int64) int {
+	i, j := 0, len(evs)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if evs[h].TS < t {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
+}
+
+// rset is one set of buffers, by component index (positive singles'
+// buffers are searched, closures' and negations' read per candidate).
+type rset struct {
+	bufs []rbuf
+}
+
+func (s *rset) empty() bool {
+	for i := range s.bufs {
+		if len(s.bufs[i].live()) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// smallPartitions is how many small non-negative int partition values are found
+// by index rather than through the map.
+const smallPartitions = 1024
+
+// eventCache is the EventCache operator and ReCEP's event loop: the
+// sequencer that Run feeds. It pushes each event that enters the last
+// positive's buffer to QueryFilter.
+type eventCache struct {
+	r       *runner
+	op      *planner.EventCache
+	qf      *queryFilter
+	pending *pending // AttributeVerify's held candidates: their reads bound pruning
+	byType  [][]int  // type id -> components whose types include it
+	filter  *planner.Binding
+	hits    []int
+	last    int // the last positive single: its buffer triggers the search
+	global  *rset
+	// Partitioned: absent holds the events lacking the attribute (copied
+	// into each new partition), small and parts the partitions.
+	absent    *rset
+	small     []*rset
+	parts     map[event.Value]*rset
+	enforcing bool             // the partition and filters enforce every equivalence test
+	equivs    []*planner.Equiv // the equivalence tests without constant
+	minTS     int64
+	lastTS    int64
+	sweepAt   int64
+	// cur is the buffer set of the current trigger and whether the
+	// equivalence tests hold by construction there.
+	cur         *rset
+	curEnforced bool
+}
+
+func newEventCache(r *runner, op *planner.EventCache, next stage) *eventCache {
+	p := r.plan
+	c := &eventCache{r: r, op: op, qf: next.(*queryFilter), filter: p.NewBinding(), last: p.Last(),
+		minTS: math.MinInt64, lastTS: math.MinInt64, sweepAt: math.MinInt64}
+	v := r.stages[1].(*verifyStage)
+	c.qf.cache, v.cache, c.pending = c, c, v.pending
+	for _, b := range op.Buffers {
+		for _, t := range p.Components[b.Comp].Types {
+			for len(c.byType) <= t {
+				c.byType = append(c.byType, nil)
+			}
+			c.byType[t] = append(c.byType[t], b.Comp)
+		}
+	}
+	c.global = c.newSet()
+	c.enforcing = true
+	for _, q := range p.Equivs {
+		if q.Const == nil {
+			c.equivs = append(c.equivs, q)
+			c.enforcing = c.enforcing && q == op.Partition
+		}
+	}
+	if op.Partition != nil {
+		c.absent = c.newSet()
+		c.parts = map[event.Value]*rset{}
+	}
+	r.stats.buffers = true
+	return c
+}
+
+func (c *eventCache) newSet() *rset {
+	return &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+}
+
+func (c *eventCache) process(ev *event.Event) {
+	if ev.Type >= len(c.byType) || len(c.byType[ev.Type]) == 0 {
+		return
+	}
+	if ev.TS > c.lastTS {
+		c.lastTS = ev.TS
+		c.advance(ev.TS)
+	}
+	c.hits = c.hits[:0]
+	trigger := false
+	for _, comp := range c.byType[ev.Type] {
+		if c.passes(comp, ev) {
+			c.hits = append(c.hits, comp)
+			trigger = trigger || comp == c.last
+		}
+	}
+	if len(c.hits) == 0 {
+		return
+	}
+	c.r.stats.Ops[0].Out++
+	c.add(c.global, ev)
+	c.cur, c.curEnforced = c.global, c.enforcing && c.op.Partition == nil
+	if c.op.Partition != nil {
+		key, ok := c.key(ev)
+		switch {
+		case ok:
+			s := c.partition(key, true)
+			c.add(s, ev)
+			c.cur, c.curEnforced = s, c.enforcing
+		case c.op.Partition.Value(ev).IsAbsent():
+			c.add(c.absent, ev)
+			for _, s := range c.small {
+				if s != nil {
+					c.add(s, ev)
+				}
+			}
+			for _, s := range c.parts {
+				c.add(s, ev)
+			}
+		}
+		// A NaN equals nothing: it stays in the global buffers only.
+	}
+	if trigger {
+		b := c.qf.b
+		b.Events[c.last] = ev
+		c.qf.push(b)
+		b.Events[c.last] = nil
+	}
+}
+
+// passes applies component comp's buffer filters to ev.
+func (c *eventCache) passes(comp int, ev *event.Event) bool {
+	buf := &c.op.Buffers[comp]
+	for _, q := range buf.Consts {
+		if v := q.Value(ev); !v.IsAbsent() && !v.Equal(*q.Const) {
+			return false
+		}
+	}
+	if len(buf.Filters) == 0 {
+		return true
+	}
+	b := c.filter
+	if c.r.plan.Components[comp].Kind == planner.Closure {
+		b.Elem = ev
+	} else {
+		b.Events[comp] = ev
+	}
+	ok := true
+	for _, pr := range buf.Filters {
+		if !pr.Eval(b) {
+			ok = false
+			break
+		}
+	}
+	b.Elem, b.Events[comp] = nil, nil
+	return ok
+}
+
+// add appends ev to the buffers of the components it passed.
+func (c *eventCache) add(s *rset, ev *event.Event) {
+	for _, comp := range c.hits {
+		b := &s.bufs[comp]
+		b.prune(c.minTS)
+		b.evs = append(b.evs, ev)
+		if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
+			c.r.stats.MaxBuffer = n
+		}
+	}
+}
+
+// advance moves the pruning bound to the oldest timestamp anything may
+// still read: a trigger arriving now reads back to now - W; a held
+// candidate, released after ts(P1) + W, reads back to ts(Pn) - W, which is
+// at least its deadline - 2W. Once per window every partition is pruned
+// and the empty ones are dropped.
+func (c *eventCache) advance(now int64) {
+	if !c.op.HasWindow {
+		return
+	}
+	w := c.op.Window
+	c.minTS = now - w
+	if len(c.pending.items) > 0 {
+		c.minTS = min(c.minTS, c.pending.items[0].deadline-2*w)
+	}
+	if c.op.Partition == nil || now < c.sweepAt {
+		return
+	}
+	c.sweepAt = now + max(w, 1)
+	sweep := func(s *rset) bool {
+		for i := range s.bufs {
+			s.bufs[i].prune(c.minTS)
+		}
+		return s.empty()
+	}
+	sweep(c.global)
+	sweep(c.absent)
+	for i, s := range c.small {
+		if s != nil && sweep(s) {
+			c.small[i] = nil
+		}
+	}
+	for k, s := range c.parts {
+		if sweep(s) {
+			delete(c.parts, k)
+		}
+	}
+}
+
+// key returns ev's partition key; ok is false when ev lacks the attribute
+// or holds a NaN.
+func (c *eventCache) key(ev *event.Event) (event.Value, bool) {
+	v := c.op.Partition.Value(ev)
+	if v.IsAbsent() || (v.Kind() == event.Float && math.IsNaN(v.Float())) {
+		return v, false
+	}
+	return event.PartitionKey(v), true
+}
+
+// partition returns the buffers of a key; create makes missing ones,
+// seeded with the events that lack the attribute.
+func (c *eventCache) partition(key event.Value, create bool) *rset {
+	small := key.Kind() == event.Int && key.Int() >= 0 && key.Int() < smallPartitions
+	var s *rset
+	if small {
+		if i := int(key.Int()); i < len(c.small) {
+			s = c.small[i]
+		}
+	} else {
+		s = c.parts[key]
+	}
+	if s != nil || !create {
+		return s
+	}
+	s = c.newSet()
+	for i := range s.bufs {
+		s.bufs[i].evs = append([]*event.Event(nil), c.absent.bufs[i].live()...)
+	}
+	if small {
+		for len(c.small) <= int(key.Int()) {
+			c.small = append(c.small, nil)
+		}
+		c.small[key.Int()] = s
+	} else {
+		c.parts[key] = s
+	}
+	return s
+}
+
+// setFor returns the buffer set a trigger was searched in, and whether it
+// enforces the equivalence tests (for candidates released later).
+func (c *eventCache) setFor(trigger *event.Event) (*rset, bool) {
+	if c.op.Partition == nil {
+		return c.global, c.enforcing
+	}
+	if key, ok := c.key(trigger); ok {
+		return c.partition(key, false), c.enforcing
+	}
+	return c.global, false
+}
+
+// narrows reports whether negations may narrow the search for a trigger:
+// it has a value (not NaN) of every equivalence attribute. Then every
+// candidate that passes the tests has the trigger's values, and a negated
+// event blocks it only if it agrees with them (agrees).
+func (c *eventCache) narrows(trigger *event.Event) bool {
+	for _, q := range c.equivs {
+		if v := q.Value(trigger); v.IsAbsent() || (v.Kind() == event.Float && math.IsNaN(v.Float())) {
+			return false
+		}
+	}
+	return true
+}
+
+// agrees reports whether e lacks or has the trigger's value of every
+// equivalence attribute.
+func (c *eventCache) agrees(e, trigger *event.Event) bool {
+	for _, q := range c.equivs {
+		if v := q.Value(e); !v.IsAbsent() && !v.Equal(q.Value(trigger)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,61 @@
+package recepbench
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestQuery(t *testing.T) {
+	want := "PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d) WHERE a.price > 50 AND a.price > 1.1 * b.price AND b.price < 0.9 * c.price AND c.price > 1.1 * d.price WITHIN 60"
+	if got := Query(4, 60); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestRun runs the experiments on a small stream: every engine agrees on
+// the match counts where it ran on the same events, and the charts exist.
+func TestRun(t *testing.T) {
+	defer func(n, r int) { BasicEvents, Reps = n, r }(BasicEvents, Reps)
+	BasicEvents, Reps = 1000, 1
+	dir := t.TempDir()
+	var out strings.Builder
+	if err := Run(&out, dir, 3000); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, "recep-exp"+string(rune('0'+i))+".svg"))
+		if err != nil || !strings.Contains(string(b), "<svg") {
+			t.Errorf("chart %d: %v", i, err)
+		}
+	}
+	// Every row of one x has the same match count: all ran on 3000 events.
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[len(f)-4] == "3000" && f[len(f)-3] == "0" {
+			t.Errorf("no matches: %s", line)
+		}
+	}
+	t.Log(out.String())
+}
+
+var (
+	expOut    = flag.String("recepbench.out", "", "run the full experiments and write the charts to this directory")
+	expEvents = flag.Int("recepbench.events", 1_000_000, "events of the full experiments")
+)
+
+// TestExperiments runs the experiments at full size when asked:
+// go test ./exec/recepbench -run TestExperiments -recepbench.out ../../docs -v
+func TestExperiments(t *testing.T) {
+	if *expOut == "" {
+		t.Skip("set -recepbench.out to run the full experiments")
+	}
+	var out strings.Builder
+	if err := Run(&out, *expOut, *expEvents); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(out.String())
+}
