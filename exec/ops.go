@@ -77,11 +77,10 @@ func (o *opBase) finish()       {}
 // pending holds sequences that may complete only once the stream passes
 // ts(P1) + W (a trailing closure, a negated end), ordered by that deadline.
 type pending struct {
-	r        *runner
-	on       bool // some component of the operator is at the end of the pattern
-	items    pendingHeap
-	nextSeq  int64
-	released func(b *planner.Binding)
+	r       *runner
+	on      bool // some component of the operator is at the end of the pattern
+	items   pendingHeap
+	nextSeq int64
 }
 
 func (r *runner) newPending(comps []int) *pending {
@@ -132,19 +131,18 @@ func (p *pending) hold(b *planner.Binding) {
 	p.nextSeq++
 }
 
-// release hands over the sequences whose deadline is before ts.
-func (p *pending) release(ts int64) {
-	for len(p.items) > 0 && p.items[0].deadline < ts {
-		it := heap.Pop(&p.items).(pendingItem)
-		p.released(it.b)
+// releasePending hands the sequences held in p whose deadline is before
+// ts to fn, on this operator's clock; ts = MaxInt64 (the stream ended)
+// releases them all, a deadline of MaxInt64 (no window) included.
+func (o *opBase) releasePending(p *pending, ts int64, fn func(b *planner.Binding)) {
+	if !p.on || len(p.items) == 0 {
+		return
 	}
-}
-
-func (p *pending) releaseAll() {
-	for len(p.items) > 0 {
-		it := heap.Pop(&p.items).(pendingItem)
-		p.released(it.b)
+	prev := o.r.clock.switchTo(o.id)
+	for len(p.items) > 0 && (p.items[0].deadline < ts || ts == math.MaxInt64) {
+		fn(heap.Pop(&p.items).(pendingItem).b)
 	}
+	o.done(prev)
 }
 
 // ---- intervals ----
@@ -279,23 +277,8 @@ func (r *runner) collectList(c *planner.Component, b *planner.Binding, evs []*ev
 	return list
 }
 
-func (s *closureStage) advance(ts int64) {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.collect
-		s.pending.release(ts)
-		s.done(prev)
-	}
-}
-
-func (s *closureStage) finish() {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.collect
-		s.pending.releaseAll()
-		s.done(prev)
-	}
-}
+func (s *closureStage) advance(ts int64) { s.releasePending(s.pending, ts, s.collect) }
+func (s *closureStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.collect) }
 
 // ---- selection ----
 
@@ -414,23 +397,8 @@ func (r *runner) blocks(c *planner.Component, e *event.Event, b *planner.Binding
 	return true
 }
 
-func (s *negationStage) advance(ts int64) {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.check
-		s.pending.release(ts)
-		s.done(prev)
-	}
-}
-
-func (s *negationStage) finish() {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.check
-		s.pending.releaseAll()
-		s.done(prev)
-	}
-}
+func (s *negationStage) advance(ts int64) { s.releasePending(s.pending, ts, s.check) }
+func (s *negationStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.check) }
 
 // ---- transformation ----
 

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"slices"
 
 	"github.com/sase-cep/sase/planner"
@@ -136,20 +137,5 @@ func (s *verifyStage) negationsPass(b *planner.Binding, set *rset, enforced bool
 	return true
 }
 
-func (s *verifyStage) advance(ts int64) {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.release
-		s.pending.release(ts)
-		s.done(prev)
-	}
-}
-
-func (s *verifyStage) finish() {
-	if s.pending.on {
-		prev := s.r.clock.switchTo(s.id)
-		s.pending.released = s.release
-		s.pending.releaseAll()
-		s.done(prev)
-	}
-}
+func (s *verifyStage) advance(ts int64) { s.releasePending(s.pending, ts, s.release) }
+func (s *verifyStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.release) }

@@ -7,13 +7,18 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/exec/bench"
+	"github.com/sase-cep/sase/exec/recepbench"
 )
 
-// benchCmd is `sase bench [SUITE...]`: engine throughput tables.
+// benchCmd is `sase bench [SUITE...]`: engine throughput tables; `sase
+// bench recep` runs the ReCEP paper's experiments and draws their charts.
 func benchCmd(args []string) int {
+	if len(args) > 0 && args[0] == "recep" {
+		return benchRecep(args[1:])
+	}
 	fs := flag.NewFlagSet("sase bench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2 on 1M stock events), fig8, fig10 (SASE's Figures 8 and 10),\nstrategies (W3 and SASE's Kleene suite on 1M events); default all.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2 on 1M stock events), fig8, fig10 (SASE's Figures 8 and 10),\nstrategies (W3 and SASE's Kleene suite on 1M events); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
@@ -21,6 +26,23 @@ func benchCmd(args []string) int {
 		return parseError(err)
 	}
 	if err := bench.Run(os.Stdout, fs.Args(), *limit); err != nil {
+		fmt.Fprintln(os.Stderr, "sase:", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func benchRecep(args []string) int {
+	fs := flag.NewFlagSet("sase bench recep", flag.ContinueOnError)
+	events := fs.Int("events", 1_000_000, "events of the generated stream")
+	out := fs.String("out", "docs", "directory for the charts recep-exp1.svg, recep-exp2.svg, recep-exp3.svg")
+	if err := fs.Parse(args); err != nil {
+		return parseError(err)
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if err := recepbench.Run(os.Stdout, *out, *events); err != nil {
 		fmt.Fprintln(os.Stderr, "sase:", err)
 		return exitFailed
 	}

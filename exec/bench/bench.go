@@ -82,7 +82,7 @@ func Partitioned(events, v1, v2 int) func() *event.Stream {
 	}
 }
 
-var all = []string{"ais", "pais", "multipais", "dynamic", "auto"}
+var all = []string{"ais", "pais", "multipais", "dynamic", "recep", "auto"}
 
 // Suites are the named workload sets of `sase bench`.
 func Suites() map[string][]Case {
@@ -92,7 +92,7 @@ func Suites() map[string][]Case {
 			Name:    fmt.Sprintf("fig8 V=%d", v),
 			Stream:  Partitioned(30_000, v, 0),
 			Query:   "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000",
-			Engines: []string{"nfa", "ais", "pais"},
+			Engines: []string{"nfa", "ais", "pais", "recep"},
 		})
 	}
 	fig10 := []Case{}
@@ -122,7 +122,7 @@ func Suites() map[string][]Case {
 		"strategies": strategies,
 		"workloads": {
 			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
-			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "auto"}},
+			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
 		},
 		"fig8":  fig8,
 		"fig10": fig10,

@@ -21,13 +21,10 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/exec/bench"
 	"github.com/sase-cep/sase/exec/event"
 	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/optimizer"
-	"github.com/sase-cep/sase/planner"
 )
 
 // Query is an experiment's query: stock1..stockN as the paper's A..F, a
@@ -63,19 +60,11 @@ type Result struct {
 // Time runs query on the first n events of stream with an engine, reps
 // times, and keeps the best time. Matches are enumerated, not printed.
 func Time(stream *event.Stream, query, engine string, n, reps int) (Result, error) {
-	src := &ast.Source{Name: "<bench>", Text: query}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return Result{}, err
-	}
 	evs := stream.Events[:min(n, len(stream.Events))]
 	res := Result{Engine: engine, Events: len(evs)}
 	for range reps {
-		plan, err := planner.Compile(q, src, stream)
+		plan, err := bench.Compile(stream, query, engine)
 		if err != nil {
-			return res, err
-		}
-		if plan, err = optimizer.Optimize(plan, engine); err != nil {
 			return res, err
 		}
 		runtime.GC() // not the previous run's garbage

@@ -1,8 +1,6 @@
 package recepbench
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,22 +38,4 @@ func TestRun(t *testing.T) {
 		}
 	}
 	t.Log(out.String())
-}
-
-var (
-	expOut    = flag.String("recepbench.out", "", "run the full experiments and write the charts to this directory")
-	expEvents = flag.Int("recepbench.events", 1_000_000, "events of the full experiments")
-)
-
-// TestExperiments runs the experiments at full size when asked:
-// go test ./exec/recepbench -run TestExperiments -recepbench.out ../../docs -v
-func TestExperiments(t *testing.T) {
-	if *expOut == "" {
-		t.Skip("set -recepbench.out to run the full experiments")
-	}
-	var out strings.Builder
-	if err := Run(&out, *expOut, *expEvents); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Print(out.String())
 }
