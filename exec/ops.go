@@ -131,6 +131,16 @@ func (p *pending) hold(b *planner.Binding) {
 	p.nextSeq++
 }
 
+// holdOr keeps b in p until its deadline when the operator postpones
+// (a trailing closure, a negated end), else hands it to fn now.
+func (o *opBase) holdOr(p *pending, b *planner.Binding, fn func(b *planner.Binding)) {
+	if p.on {
+		p.hold(b)
+	} else {
+		fn(b)
+	}
+}
+
 // releasePending hands the sequences held in p whose deadline is before
 // ts to fn, on this operator's clock; ts = MaxInt64 (the stream ended)
 // releases them all, a deadline of MaxInt64 (no window) included.
@@ -215,12 +225,8 @@ type closureStage struct {
 
 func (s *closureStage) push(b *planner.Binding) {
 	prev := s.in()
-	defer s.done(prev)
-	if s.pending.on {
-		s.pending.hold(b)
-		return
-	}
-	s.collect(b)
+	s.holdOr(s.pending, b, s.collect)
+	s.done(prev)
 }
 
 func (s *closureStage) collect(b *planner.Binding) {
@@ -356,12 +362,8 @@ type negationStage struct {
 
 func (s *negationStage) push(b *planner.Binding) {
 	prev := s.in()
-	defer s.done(prev)
-	if s.pending.on {
-		s.pending.hold(b)
-		return
-	}
-	s.check(b)
+	s.holdOr(s.pending, b, s.check)
+	s.done(prev)
 }
 
 // check rejects the sequence if some event of a negated component's types

@@ -53,11 +53,7 @@ func (s *verifyStage) push(b *planner.Binding) {
 			return
 		}
 	}
-	if s.pending.on {
-		s.pending.hold(b)
-		return
-	}
-	s.verify(b, s.cache.cur, s.cache.curEnforced)
+	s.holdOr(s.pending, b, func(b *planner.Binding) { s.verify(b, s.cache.cur, s.cache.curEnforced) })
 }
 
 func (s *verifyStage) release(b *planner.Binding) {
