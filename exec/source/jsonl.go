@@ -3,12 +3,9 @@ package source
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
+	"unicode"
 
 	"github.com/sase-cep/sase/exec/event"
 )
@@ -24,16 +21,16 @@ const maxLine = 256 << 20
 // that fits int64, else a float; strings and bools are kept; null is an
 // absent attribute; nested objects and arrays are an error.
 //
-// An empty input is an empty stream. Errors give name and line; on any
-// error the stream is nil.
+// An empty input is an empty stream. Errors give name and line (and, for
+// malformed JSON, the column); on any error the stream is nil.
 func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
 	b := newBuilder(name, opts)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var rec jsonRecord
 	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
+		text := sc.Bytes() // untrimmed, so that error columns count from the line's start
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
 		e, err := rec.event(b, text, line)
@@ -79,85 +76,103 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	return e, nil
 }
 
-// jsonRecord is one parsed line, reused from line to line.
+// jsonRecord is one parsed line, reused from line to line, with caches
+// that keep a line's keys and type from allocating once they are known.
 type jsonRecord struct {
+	scan      flatScanner
 	typ, ts   string
 	hasTyp    bool
 	hasTS     bool
 	slots     []int
 	values    []event.Value
-	seenSlots map[int]bool
+	keySlots  map[string]int    // attribute key -> schema slot
+	typeNames map[string]string // type names, interned
+	seen      []int             // by slot: lines when the key was last seen (no set to clear per line)
+	lines     int               // lines parsed, this one included
 }
 
 func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = "", "", false, false
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
-	clear(rec.seenSlots)
-	if rec.seenSlots == nil {
-		rec.seenSlots = map[int]bool{}
+	rec.lines++
+	if rec.keySlots == nil {
+		rec.keySlots, rec.typeNames = map[string]int{}, map[string]string{}
 	}
 	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
 
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	syntax := func(err error) error { return fmt.Errorf("%s:%d: %w", b.file, line, err) }
-	tok, err := dec.Token()
+	// Unicode spaces around the object are allowed (they always were);
+	// within it, only JSON's four.
+	body := bytes.TrimLeftFunc(text, unicode.IsSpace)
+	lead := len(text) - len(body)
+	body = bytes.TrimRightFunc(body, unicode.IsSpace)
+	syntax := func(err error) error {
+		fe := err.(*flatError) // the scanner's only error
+		return b.errorf(line, "%s at column %d", fe.msg, lead+fe.off+1)
+	}
+	s := &rec.scan
+	v, ok, err := s.open(body)
 	if err != nil {
 		return syntax(err)
 	}
-	if tok != json.Delim('{') {
-		return b.errorf(line, "want a JSON object, found %s", describe(tok))
+	if !ok {
+		return b.errorf(line, "want a JSON object, found %s", v)
 	}
-	for dec.More() {
-		tok, err := dec.Token()
+	for {
+		key, v, ok, err := s.next()
 		if err != nil {
 			return syntax(err)
 		}
-		key := tok.(string) // inside an object the decoder only yields string keys here
-		tok, err = dec.Token()
-		if err != nil {
-			return syntax(err)
+		if !ok {
+			break
 		}
-		if _, ok := tok.(json.Delim); ok {
+		if v.kind == flatNested {
 			return b.errorf(line, "key %q: nested objects and arrays are not supported (attributes are numbers, strings or bools)", key)
 		}
-		switch key {
-		case typeKey:
-			s, ok := tok.(string)
-			if !ok {
-				return b.errorf(line, "type key %q must be a string, found %s", key, describe(tok))
+		switch {
+		case string(key) == typeKey:
+			if v.kind != flatString {
+				return b.errorf(line, "type key %q must be a string, found %s", key, v)
 			}
 			if rec.hasTyp {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			rec.typ, rec.hasTyp = s, true
-		case tsKey:
-			switch v := tok.(type) {
-			case json.Number:
-				rec.ts = v.String()
-			case string:
-				rec.ts = v
-			default:
-				return b.errorf(line, "timestamp key %q must be an integer or an RFC 3339 string, found %s", key, describe(tok))
+			name, ok := rec.typeNames[string(v.text)]
+			if !ok {
+				name = string(v.text)
+				rec.typeNames[name] = name
+			}
+			rec.typ, rec.hasTyp = name, true
+		case string(key) == tsKey:
+			if v.kind != flatNumber && v.kind != flatString {
+				return b.errorf(line, "timestamp key %q must be an integer or an RFC 3339 string, found %s", key, v)
 			}
 			if rec.hasTS {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			rec.hasTS = true
+			rec.ts, rec.hasTS = string(v.text), true
 		default:
-			slot := b.schema.AddAttr(key)
-			if rec.seenSlots[slot] {
+			slot, ok := rec.keySlots[string(key)]
+			if !ok {
+				k := string(key)
+				slot = b.schema.AddAttr(k)
+				rec.keySlots[k] = slot
+			}
+			if slot >= len(rec.seen) {
+				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
+			}
+			if rec.seen[slot] == rec.lines {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			rec.seenSlots[slot] = true
+			rec.seen[slot] = rec.lines
 			rec.slots = append(rec.slots, slot)
-			rec.values = append(rec.values, jsonValue(tok))
+			rec.values = append(rec.values, v.value())
 		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+	another, err := s.rest()
+	if err != nil {
 		return syntax(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if another {
 		return b.errorf(line, "more than one JSON value on the line (want one object per line)")
 	}
 	if !rec.hasTyp {
@@ -167,38 +182,4 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 		return b.errorf(line, "no timestamp key %q", tsKey)
 	}
 	return nil
-}
-
-// jsonValue converts a scalar token; null is absent.
-func jsonValue(tok json.Token) event.Value {
-	switch v := tok.(type) {
-	case json.Number:
-		s := v.String()
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return event.IntValue(i)
-			}
-		}
-		// The decoder has validated the literal; only a float64 overflow
-		// can fail, and ParseFloat then returns ±Inf, which we keep.
-		f, _ := strconv.ParseFloat(s, 64)
-		return event.FloatValue(f)
-	case string:
-		return event.StringValue(v)
-	case bool:
-		return event.BoolValue(v)
-	}
-	return event.Value{}
-}
-
-func describe(tok json.Token) string {
-	switch v := tok.(type) {
-	case nil:
-		return "null"
-	case json.Delim:
-		return v.String()
-	case string:
-		return strconv.Quote(v)
-	}
-	return fmt.Sprint(tok)
 }

@@ -348,10 +348,10 @@ func (l *Live) decoder() lineDecoder {
 type jsonLines struct{ rec jsonRecord }
 
 func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
-	if text = bytes.TrimSpace(text); len(text) == 0 {
+	if len(bytes.TrimSpace(text)) == 0 {
 		return nil, nil
 	}
-	return d.rec.event(b, text, line)
+	return d.rec.event(b, text, line) // untrimmed, so error columns count from the line's start
 }
 
 // csvLines parses each line on its own with encoding/csv, fed one line at
