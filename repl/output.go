@@ -124,11 +124,35 @@ func (f *eventFormat) appendText(b []byte, e *event.Event) []byte {
 // ---- jsonl ----
 
 type jsonlWriter struct {
-	w    *bufio.Writer
-	cols []planner.Column
-	keys [][]byte // per column: "name":
-	ev   *eventFormat
-	buf  []byte
+	w     *bufio.Writer
+	cols  []planner.Column
+	keys  [][]byte // per column: "name":
+	ev    *eventFormat
+	buf   []byte
+	cache jsonCache
+}
+
+// jsonCacheSize is a power of two larger than the events a window usually
+// holds, so that an event stays cached while matches still bind it.
+const jsonCacheSize = 4096
+
+// jsonCache remembers the JSON text of recent events, direct-mapped by
+// seq: an event is in many matches (in W1 about 20), and copying its text
+// is several times cheaper than encoding it again. The key is the event
+// and its seq, so a recycled event never reads another's text.
+type jsonCache struct {
+	ev   [jsonCacheSize]*event.Event
+	seq  [jsonCacheSize]int64
+	text [jsonCacheSize][]byte
+}
+
+func (c *jsonCache) appendJSON(b []byte, f *eventFormat, e *event.Event) []byte {
+	i := e.Seq & (jsonCacheSize - 1)
+	if c.ev[i] != e || c.seq[i] != e.Seq {
+		c.text[i] = f.appendJSON(c.text[i][:0], e)
+		c.ev[i], c.seq[i] = e, e.Seq
+	}
+	return append(b, c.text[i]...)
 }
 
 func newJSONLWriter(w *bufio.Writer, cols []planner.Column, ev *eventFormat) *jsonlWriter {
@@ -150,14 +174,14 @@ func (j *jsonlWriter) row(cells []exec.Cell) {
 		case planner.ColValue:
 			b = c.Value.AppendJSON(b)
 		case planner.ColEvent:
-			b = j.ev.appendJSON(b, c.Event)
+			b = j.cache.appendJSON(b, j.ev, c.Event)
 		case planner.ColList:
 			b = append(b, '[')
 			for k, e := range c.List {
 				if k > 0 {
 					b = append(b, ',')
 				}
-				b = j.ev.appendJSON(b, e)
+				b = j.cache.appendJSON(b, j.ev, e)
 			}
 			b = append(b, ']')
 		}

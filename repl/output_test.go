@@ -74,3 +74,35 @@ func TestLineSink(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONCache checks the encoded-event cache: events that share a cache
+// slot (seq 4096 apart), and a recycled event (same pointer, new seq),
+// are each written with their own text.
+func TestJSONCache(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = jsonCacheSize + 2
+	st := source.GenerateStocks("s", cfg)
+	cols := []planner.Column{{Name: "a", Kind: planner.ColEvent}}
+	var out strings.Builder
+	bw := bufio.NewWriter(&out)
+	w := newResultWriter(FormatJSONL, bw, cols, st.Schema, nil, color.New())
+	uncached := &eventFormat{}
+	uncached.extend(st.Schema)
+	var want strings.Builder
+	write := func(e *event.Event) {
+		w.row([]exec.Cell{{Event: e}})
+		want.WriteString(`{"a":` + string(uncached.appendJSON(nil, e)) + "}\n")
+	}
+	first, far := st.Events[1], st.Events[jsonCacheSize+1] // the same slot
+	write(first)
+	write(far)
+	write(first)
+	recycled := *first
+	recycled.Seq, recycled.TS = first.Seq+jsonCacheSize, first.TS+jsonCacheSize
+	*first = recycled // same pointer, another event
+	write(first)
+	bw.Flush()
+	if out.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want.String())
+	}
+}
