@@ -83,6 +83,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	r.clock.last = start
 	defer func() {
 		r.stats.Elapsed = time.Since(start)
+		r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
 		if rec := recover(); rec != nil {
 			switch e := rec.(type) {
 			case *planner.RuntimeError:

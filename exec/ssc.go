@@ -90,27 +90,17 @@ func (s *stackSSC) process(ev *event.Event) {
 	s.cols = append(s.cols, column{ev: ev, prev: s.prevIdx, trans: trans, active: lastActive | trans})
 }
 
-// prune drops the columns older than the window's lower bound: no sequence
-// completed from now on can start there.
+// prune drops the columns older than the window's lower bound: no
+// sequence completed from now on can start there. A new column whose prev
+// column was pruned sees no active state, which is right: every instance
+// there is out of the window.
 func (s *stackSSC) prune(minTS int64) {
 	k := 0
 	for k < len(s.cols) && s.cols[k].ev.TS < minTS {
 		k++
 	}
-	if k == 0 {
-		return
-	}
-	// Keep the active bits: a pruned column can still be "prev" of a new
-	// one, and prevActive is read through it.
-	if k == len(s.cols) {
-		s.cols = s.cols[:0]
-	} else {
-		s.cols = s.cols[k:]
-	}
+	s.cols = s.cols[k:]
 	s.base += k
-	if len(s.cols) == 0 {
-		s.cols = nil
-	}
 }
 
 // construct enumerates the sequences that end with ev bound to the
