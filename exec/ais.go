@@ -23,7 +23,11 @@ type aisSSC struct {
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
 	bind       *planner.Binding
 	parts      map[event.Value]*partition // PAIS: by partition key
+	order      []*partition               // PAIS: the partitions in creation order
+	wild       *partition                 // PAIS: the events lacking the attribute
 	single     *partition                 // without PAIS
+	cur        *partition                 // the partition being searched
+	keyed      int                        // bound events that have the partition attribute
 	minTS      int64                      // window's lower bound for the current event
 	accept     *event.Event
 	multiKey   []byte
@@ -31,8 +35,9 @@ type aisSSC struct {
 }
 
 type instance struct {
-	ev  *event.Event
-	rip int // absolute index in the previous stack, -1 when none
+	ev   *event.Event
+	rip  int  // absolute index in the previous stack, -1 when none
+	wild bool // the event lacks the partition attribute
 }
 
 // aisStack is one state's stack; base is the absolute index of items[0],
@@ -45,6 +50,7 @@ type aisStack struct {
 func (s *aisStack) top() int { return s.base + len(s.items) - 1 }
 
 type partition struct {
+	key    event.Value
 	stacks []aisStack
 	// multi[j] counts the instances of state j by their Multi-PAIS
 	// attribute values, for cross-attribute transition filtering.
@@ -67,6 +73,7 @@ func newAISSSC(r *runner, op *planner.SSC, next stage) *aisSSC {
 	}
 	if op.Partition != nil {
 		s.parts = map[event.Value]*partition{}
+		s.wild = s.newPartition()
 	} else {
 		s.single = s.newPartition()
 	}
@@ -100,21 +107,37 @@ func (s *aisSSC) process(ev *event.Event) {
 	if m = filterStates(s.op, s.bind, ev, m); m == 0 {
 		return
 	}
-	p := s.single
-	if s.parts != nil {
-		key := event.PartitionKey(s.op.Partition.Value(ev))
-		if c := s.op.Partition.Const; c != nil && !c.Equal(key) {
-			return
-		}
-		p = s.parts[key]
-		if p == nil {
-			if m&1 == 0 {
-				return // no instance of this value can precede it
-			}
-			p = s.newPartition()
-			s.parts[key] = p
-		}
+	if s.parts == nil {
+		s.enter(s.single, ev, m, false)
+		return
 	}
+	v := s.op.Partition.Value(ev)
+	if v.IsAbsent() {
+		for _, p := range s.order {
+			s.enter(p, ev, m, true)
+		}
+		s.enter(s.wild, ev, m, true)
+		return
+	}
+	key := event.PartitionKey(v)
+	if c := s.op.Partition.Const; c != nil && !c.Equal(key) {
+		return
+	}
+	p := s.parts[key]
+	if p == nil {
+		if m&1 == 0 && s.wild.empty() {
+			return // no instance of this value can precede it
+		}
+		p = s.clonePartition(key, s.wild)
+		s.parts[key] = p
+		s.order = append(s.order, p)
+	}
+	s.enter(p, ev, m, false)
+}
+
+// enter moves ev into the states of m in partition p, constructing the
+// sequences it completes.
+func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 	s.prune(p)
 	// Higher states first: an event entering state j must not become its
 	// own predecessor in state j+1 (equal timestamps never are in sequence).
@@ -129,16 +152,42 @@ func (s *aisSSC) process(ev *event.Event) {
 			}
 		}
 		if j == s.n-1 {
-			s.construct(p, ev, rip)
+			s.construct(p, ev, rip, wild)
 			continue
 		}
 		st := &p.stacks[j]
-		st.items = append(st.items, instance{ev: ev, rip: rip})
+		st.items = append(st.items, instance{ev: ev, rip: rip, wild: wild})
 		s.r.stats.Instances++
 		if p.multi != nil {
 			p.multi[j][string(s.multiKeyOf(ev))]++
 		}
 	}
+}
+
+// clonePartition starts the partition of a new value with the wildcard
+// events still in the window: they belong to it too. Their RIPs point into
+// the same stacks, so the copy keeps them valid.
+func (s *aisSSC) clonePartition(key event.Value, from *partition) *partition {
+	p := s.newPartition()
+	p.key = key
+	for j, st := range from.stacks {
+		p.stacks[j] = aisStack{items: append([]instance(nil), st.items...), base: st.base}
+	}
+	for j, counts := range from.multi {
+		for k, n := range counts {
+			p.multi[j][k] = n
+		}
+	}
+	return p
+}
+
+func (p *partition) empty() bool {
+	for _, st := range p.stacks {
+		if len(st.items) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rip returns the most recent instance of st with a timestamp before ts
@@ -199,25 +248,28 @@ func (s *aisSSC) sweep() {
 	if s.parts == nil {
 		return
 	}
-	for key, p := range s.parts {
-		s.prune(p)
-		empty := true
-		for _, st := range p.stacks {
-			if len(st.items) > 0 {
-				empty = false
-			}
+	s.prune(s.wild)
+	kept := s.order[:0]
+	for _, p := range s.order {
+		if s.prune(p); p.empty() {
+			delete(s.parts, p.key)
+			continue
 		}
-		if empty {
-			delete(s.parts, key)
-		}
+		kept = append(kept, p)
 	}
+	clear(s.order[len(kept):])
+	s.order = kept
 }
 
 // construct enumerates the sequences ending with ev in the accepting
 // state, walking RIP ranges from rip in the last stack.
-func (s *aisSSC) construct(p *partition, ev *event.Event, rip int) {
+func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	s.bind.Events[s.comps[s.n-1]] = ev
-	s.accept = ev
+	s.accept, s.cur = ev, p
+	s.keyed = 0
+	if !wild {
+		s.keyed = 1
+	}
 	switch {
 	case !s.checks(s.n - 1):
 	case s.n == 1:
@@ -243,10 +295,16 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		if !s.checks(j) {
 			continue
 		}
+		if !inst.wild {
+			s.keyed++
+		}
 		if j == 0 {
 			s.emit()
 		} else {
 			s.search(p, j-1, inst.rip)
+		}
+		if !inst.wild {
+			s.keyed--
 		}
 	}
 	s.bind.Events[c] = nil
@@ -279,6 +337,9 @@ func (s *aisSSC) dynamicAgrees(ev *event.Event) bool {
 }
 
 func (s *aisSSC) emit() {
+	if s.parts != nil && s.keyed == 0 && s.cur != s.wild {
+		return // made of wildcard events only: the wildcard partition finds it
+	}
 	s.r.stats.Ops[0].Out++
 	if s.next != nil {
 		s.next.push(s.bind)

@@ -244,3 +244,26 @@ func TestRuntimeError(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionWildcards runs PAIS on a stream where some events lack the
+// partition attribute: they belong to every partition, and a sequence made
+// of them alone is found once.
+func TestPartitionWildcards(t *testing.T) {
+	c := conformanceCase{Name: "wild", Query: "PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN 10",
+		StreamCSV: "type,ts,sym\nA,1,x\nA,2,\nB,3,\nB,4,y\nC,5,x\nC,6,\nC,7,y\nA,8,\nB,9,z\nC,10,\n"}
+	want := []string{
+		`{"a":0,"b":2,"c":4}`, `{"a":0,"b":2,"c":5}`, `{"a":1,"b":2,"c":4}`, `{"a":1,"b":2,"c":5}`,
+		`{"a":1,"b":2,"c":6}`, `{"a":1,"b":3,"c":5}`, `{"a":1,"b":3,"c":6}`, `{"a":1,"b":3,"c":9}`, `{"a":1,"b":8,"c":9}`,
+		`{"a":0,"b":2,"c":9}`, `{"a":1,"b":2,"c":9}`, `{"a":7,"b":8,"c":9}`,
+	}
+	slices.Sort(want)
+	for _, engine := range optimizer.Engines {
+		got, err := runCase(c, engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %v\nwant %v", engine, got, want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func (r pushMoreEquivalences) Apply(p *planner.Plan) bool {
 		return false
 	}
 	var moved []*planner.Equiv
-	for _, q := range partitionable(p, sel.Equivs) {
+	for _, q := range alwaysPresentTests(p, sel.Equivs) {
 		if !slices.Contains(ssc.Multi, q) {
 			moved = append(moved, q)
 		}

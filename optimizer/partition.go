@@ -14,7 +14,9 @@ import (
 // state only if the previous state's stack of its value is not empty
 // (attribute-based transition filtering), and construction stays inside
 // one partition. Of several tests it takes the attribute with the most
-// distinct values in the stream, which makes the partitions smallest.
+// distinct values in the stream, which makes the partitions smallest. An
+// event lacking the attribute belongs to every partition; the engine
+// handles that, so any equivalence test can partition.
 type pushPartition struct{}
 
 func (pushPartition) Name() string { return "push-equivalence-into-ss-as-pais" }
@@ -25,9 +27,12 @@ func (pushPartition) Apply(p *planner.Plan) bool {
 	if ssc.Partition != nil || !ssc.AIS || sel == nil {
 		return false
 	}
-	cands := partitionable(p, sel.Equivs)
-	if len(cands) == 0 {
+	if len(sel.Equivs) == 0 {
 		return false
+	}
+	cands := sel.Equivs
+	for _, q := range cands {
+		q.Distinct = distinct(p, q)
 	}
 	best, why := cands[0], ""
 	if len(cands) > 1 {
@@ -48,11 +53,11 @@ func (pushPartition) Apply(p *planner.Plan) bool {
 	return true
 }
 
-// partitionable returns the equivalence tests that SS can evaluate: the
-// attribute is present on every event of every positive single's types,
-// since an event lacking it would belong to every partition. Each gets its
-// distinct-value count. A live stream has no such guarantee.
-func partitionable(p *planner.Plan, equivs []*planner.Equiv) []*planner.Equiv {
+// alwaysPresentTests returns the equivalence tests whose attribute every
+// event of every positive single's type has, which Multi-PAIS's counters
+// and dynamic filtering's comparison with the accepting event need. A live
+// stream has no such guarantee.
+func alwaysPresentTests(p *planner.Plan, equivs []*planner.Equiv) []*planner.Equiv {
 	if p.Stream.Live {
 		return nil
 	}
@@ -61,7 +66,6 @@ func partitionable(p *planner.Plan, equivs []*planner.Equiv) []*planner.Equiv {
 		if q.Builtin == planner.NotBuiltin && !alwaysPresent(p, q.Slot) {
 			continue
 		}
-		q.Distinct = distinct(p, q)
 		out = append(out, q)
 	}
 	return out
