@@ -58,8 +58,7 @@ func (equivalenceChains) Apply(p *planner.Plan) bool {
 		for i := range parent {
 			parent[i] = i
 		}
-		var find func(int) int
-		find = func(i int) int {
+		find := func(i int) int {
 			for parent[i] != i {
 				i = parent[i]
 			}
