@@ -271,7 +271,7 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 		s.keyed = 1
 	}
 	switch {
-	case !s.checks(s.n - 1):
+	case !s.dynamicAgrees(ev) || !s.checks(s.n-1):
 	case s.n == 1:
 		s.emit()
 	default:
@@ -325,11 +325,15 @@ func (s *aisSSC) checks(j int) bool {
 }
 
 // dynamicAgrees is dynamic filtering in SC: every positive event has the
-// attribute (the optimizer checked), so each must equal the accepting
-// event's value.
+// attribute (the optimizer checked), so each must equal the test's
+// constant or, without one, the accepting event's value.
 func (s *aisSSC) dynamicAgrees(ev *event.Event) bool {
 	for _, q := range s.op.Dynamic {
-		if !q.Value(ev).Equal(q.Value(s.accept)) {
+		ref := q.Value(s.accept)
+		if q.Const != nil {
+			ref = *q.Const
+		}
+		if !q.Value(ev).Equal(ref) {
 			return false
 		}
 	}
