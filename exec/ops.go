@@ -322,13 +322,7 @@ func (r *runner) positivesAgree(equivs []*planner.Equiv, b *planner.Binding) boo
 			ref = *q.Const
 		}
 		for _, i := range r.plan.Positives {
-			v := q.Value(b.Events[i])
-			if v.IsAbsent() {
-				continue
-			}
-			if ref.IsAbsent() {
-				ref = v
-			} else if !ref.Equal(v) {
+			if !q.Agrees(&ref, b.Events[i]) {
 				return false
 			}
 		}

@@ -340,13 +340,7 @@ func (c *compiler) nestedEquivalence(e *ast.Equivalence) Cond {
 					evs = b.Lists[comp.Index]
 				}
 				for _, ev := range evs {
-					v := q.Value(ev)
-					if v.IsAbsent() {
-						continue
-					}
-					if ref.IsAbsent() {
-						ref = v
-					} else if !ref.Equal(v) {
+					if !q.Agrees(&ref, ev) {
 						return false
 					}
 				}
@@ -354,6 +348,21 @@ func (c *compiler) nestedEquivalence(e *ast.Equivalence) Cond {
 		}
 		return true
 	}
+}
+
+// Agrees folds e into an equivalence check: an event lacking the attribute
+// is not constrained, the first value present becomes ref, and every later
+// one must equal it. It reports false on the first disagreement.
+func (q *Equiv) Agrees(ref *event.Value, e *event.Event) bool {
+	v := q.Value(e)
+	switch {
+	case v.IsAbsent():
+		return true
+	case ref.IsAbsent():
+		*ref = v
+		return true
+	}
+	return ref.Equal(v)
 }
 
 // equivs resolves the attributes of an equivalence test. An attribute must
