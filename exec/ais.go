@@ -3,7 +3,7 @@ package exec
 import (
 	"math"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/exec/bench"
+	"github.com/sase-cep/sase/internal/bench"
 )
 
 // BenchmarkSuites times each engine on the cases of `sase bench`, with

@@ -10,13 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/optimizer"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // conformanceCase is one line of testdata/conformance/cases.jsonl.
@@ -49,7 +48,7 @@ func readCases(t *testing.T, path string) []conformanceCase {
 }
 
 // engines is every plan shape that must return the conformance answers.
-var engines = optimizer.Engines
+var engines = sase.EngineNames()
 
 // runCase compiles and runs one case's query on one engine and returns the
 // matches as canonical strings, as in the conformance file.
@@ -73,21 +72,22 @@ func queryMatches(stream *event.Stream, text, engine string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := planner.Compile(q, src, stream); err != nil {
-		return nil, err
-	}
-	q.Return = nil
-	plan, err := planner.Compile(q, src, stream)
+	e, err := sase.LookupEngine(engine)
 	if err != nil {
 		return nil, err
 	}
-	if plan, err = optimizer.Optimize(plan, engine); err != nil {
+	if _, err := sase.CompileAST(q, src, stream, sase.WithEngine(e)); err != nil {
+		return nil, err
+	}
+	q.Return = nil
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	if err != nil {
 		return nil, err
 	}
 	got := []string{}
-	_, err = exec.Run(context.Background(), plan, stream.All(), func(row []exec.Cell) bool {
+	_, err = cq.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
 		m := map[string]any{}
-		for i, col := range plan.Columns {
+		for i, col := range cq.Columns() {
 			if col.Kind == planner.ColList {
 				seqs := []int64{}
 				for _, e := range row[i].List {
@@ -122,34 +122,9 @@ func expected(c conformanceCase) []string {
 	return out
 }
 
-// specOverrides lists the cases whose query contradicts LANGUAGE.md. The
-// spec decides: the query as written must fail with the spec's error, and
-// the case's matches are checked on the query the spec allows instead.
-var specOverrides = map[string]struct{ err, query string }{
-	// §1: "A WITHIN with a unit on a stream without a time unit is a
-	// compile error"; this stream's timestamps are unit-less integers.
-	"hand-parser_features-77": {
-		err:   "names a time unit, but stream s has unit-less timestamps",
-		query: "pattern seq(A a, B b) -- a comment\n where /* block\n comment */ a.x ≥ 1 ∧ ¬(b.x ≠ 2) ∨ a.x = 100\n within 10\n return a.x AS ax, b",
-	},
-}
-
-// TestConformance runs cases.jsonl on every engine. The copy in testdata
-// lacks the four v1 cases that expected "not supported yet" for a named
-// strategy (hand-err-unknown_strategy-45..47 and
-// hand-err-named_strategy_with_closure_is_rejected_in_v1-94): with spec 4c
-// those queries are valid, and strategies.jsonl has their answers as
-// strat-was-* (TestStrategyConformance).
+// TestConformance runs cases.jsonl on every engine.
 func TestConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
-		if o, ok := specOverrides[c.Name]; ok {
-			for _, engine := range engines {
-				if _, err := runCase(c, engine); err == nil || !strings.Contains(err.Error(), o.err) {
-					t.Errorf("%s/%s: want the spec's error %q, got %v", engine, c.Name, o.err, err)
-				}
-			}
-			c.Query = o.query
-		}
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) { checkCase(t, c, engine) })
 		}
@@ -189,21 +164,9 @@ func TestPaperQ3Counts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &ast.Source{Name: "<query>", Text: q3.Query}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := planner.Compile(q, src, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })
-	if err != nil {
-		t.Fatal(err)
-	}
+	query, stats := runEngine(t, stream, q3.Query, "basic")
 	var got []string
-	for i, op := range plan.Ops {
+	for i, op := range query.Plan().Ops {
 		got = append(got, fmt.Sprintf("%s %d", op.Name(), stats.Ops[i].Out))
 	}
 	want := []string{"SSC 7", "Selection 3", "Window 2", "Negation 1", "Transformation 1"}
@@ -211,15 +174,7 @@ func TestPaperQ3Counts(t *testing.T) {
 		t.Fatalf("basic plan outputs: got %v, want %v", got, want)
 	}
 
-	if plan, err = planner.Compile(q, src, stream); err != nil {
-		t.Fatal(err)
-	}
-	if plan, err = optimizer.Optimize(plan, "auto"); err != nil {
-		t.Fatal(err)
-	}
-	if stats, err = exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true }); err != nil {
-		t.Fatal(err)
-	}
+	_, stats = runEngine(t, stream, q3.Query, "auto")
 	if sequences := stats.Ops[0].Out; sequences >= 7 || stats.Matches != 1 {
 		t.Errorf("auto plan: SSC built %d sequences (want fewer than 7), %d matches (want 1)", sequences, stats.Matches)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase"
 )
 
 var (
@@ -40,7 +40,7 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
 		}
-		for _, engine := range optimizer.Engines {
+		for _, engine := range sase.EngineNames() {
 			if engine == "basic" {
 				continue
 			}
@@ -58,7 +58,7 @@ func TestDifferential(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d random cases agree on %s", ran, strings.Join(optimizer.Engines, ", "))
+	t.Logf("%d random cases agree on %s", ran, strings.Join(sase.EngineNames(), ", "))
 }
 
 // randomCase makes a small stream and a valid query using every feature of
@@ -242,7 +242,7 @@ func TestPruningKeepsAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, engine := range optimizer.Engines {
+		for _, engine := range sase.EngineNames() {
 			got, err := runCase(c, engine)
 			if err != nil {
 				t.Fatal(err)
@@ -258,7 +258,7 @@ func TestPruningKeepsAnswers(t *testing.T) {
 // error that points at the operator.
 func TestRuntimeError(t *testing.T) {
 	c := conformanceCase{Name: "div", StreamCSV: "type,ts,x\nA,1,0\nB,2,5\n", Query: "PATTERN SEQ(A a, B b) WHERE b.x / a.x > 1"}
-	for _, engine := range optimizer.Engines {
+	for _, engine := range sase.EngineNames() {
 		_, err := runCase(c, engine)
 		want := "<query>:1:33: division by zero at run time in b.x / a.x\n    PATTERN SEQ(A a, B b) WHERE b.x / a.x > 1\n                                    ^"
 		if err == nil || err.Error() != want {
@@ -279,7 +279,7 @@ func TestPartitionWildcards(t *testing.T) {
 		`{"a":0,"b":2,"c":9}`, `{"a":1,"b":2,"c":9}`, `{"a":7,"b":8,"c":9}`,
 	}
 	slices.Sort(want)
-	for _, engine := range optimizer.Engines {
+	for _, engine := range sase.EngineNames() {
 		got, err := runCase(c, engine)
 		if err != nil {
 			t.Fatal(err)
@@ -297,7 +297,7 @@ func TestDynamicFilterConstant(t *testing.T) {
 	c := conformanceCase{Name: "dyn", Query: "PATTERN SEQ(B b) WHERE [id] AND [sym = 'y']",
 		StreamCSV: "type,ts,sym,id\nB,1,y,1\nB,2,x,1\nB,3,y,2\nA,4,y,2\n"}
 	want := []string{`{"b":0}`, `{"b":2}`}
-	for _, engine := range optimizer.Engines {
+	for _, engine := range sase.EngineNames() {
 		if got, err := runCase(c, engine); err != nil || !slices.Equal(got, want) {
 			t.Errorf("%s: got %v, %v; want %v", engine, got, err, want)
 		}

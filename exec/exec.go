@@ -10,7 +10,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 

@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"math"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 

@@ -5,42 +5,32 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
-// compileEngine compiles query on stream and optimizes it for an engine.
-func compileEngine(t *testing.T, stream *event.Stream, query, engine string) *planner.Plan {
+// compileEngine compiles query on stream for an engine.
+func compileEngine(t *testing.T, stream *event.Stream, query, engine string) *sase.Query {
 	t.Helper()
-	src := &ast.Source{Name: "<test>", Text: query}
-	q, err := grammar.ParseQuery(src)
+	q, err := bench.Compile(stream, query, engine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := planner.Compile(q, src, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plan, err = optimizer.Optimize(plan, engine); err != nil {
-		t.Fatal(err)
-	}
-	return plan
+	return q
 }
 
 // runEngine compiles query on stream for an engine and runs it.
-func runEngine(t *testing.T, stream *event.Stream, query, engine string) (*planner.Plan, *exec.Stats) {
+func runEngine(t *testing.T, stream *event.Stream, query, engine string) (*sase.Query, *sase.Stats) {
 	t.Helper()
-	plan := compileEngine(t, stream, query, engine)
-	stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })
+	q := compileEngine(t, stream, query, engine)
+	stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan, stats
+	return q, stats
 }
 
 // TestReCEPWorkedExample is the paper's Examples 3-5 (case
@@ -69,16 +59,16 @@ func TestReCEPWorkedExample(t *testing.T) {
 		}},
 		{false, [][2]int64{{8, 7}, {3, 3}, {3, 3}, {3, 3}}},
 	} {
-		plan := compileEngine(t, stream, query, "recep")
+		q := compileEngine(t, stream, query, "recep")
 		if tc.paper {
-			paperPlan(plan)
+			paperPlan(q.Plan())
 		}
-		for i, op := range plan.Ops {
+		for i, op := range q.Plan().Ops {
 			if op.Name() != names[i] {
 				t.Fatalf("op %d is %s, want %s", i, op.Name(), names[i])
 			}
 		}
-		stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })
+		stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,9 +131,9 @@ func TestReCEPPartitions(t *testing.T) {
 	cfg.IncreaseProbability = 55
 	stream := source.GenerateStocks("s", cfg)
 	// The paper's plan: b.price > a.price is verified after the search.
-	plan := compileEngine(t, stream, "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND b.price > a.price WITHIN 30", "recep")
-	paperPlan(plan)
-	stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })
+	q := compileEngine(t, stream, "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND b.price > a.price WITHIN 30", "recep")
+	paperPlan(q.Plan())
+	stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // Under skip-till-any-match a run that can act on an event stays as it is

@@ -5,20 +5,20 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/bench"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/source"
 )
 
 // countOn compiles query for the engine and counts its matches on stream.
 func countOn(t testing.TB, stream *event.Stream, query, engine string) int64 {
 	t.Helper()
-	plan, err := bench.Compile(stream, query, engine)
+	q, err := bench.Compile(stream, query, engine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := exec.Run(context.Background(), plan, stream.All(), func([]exec.Cell) bool { return true })
+	stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/bench"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestStrategyConformance runs every case of strategies.jsonl (spec 4c) on
@@ -281,7 +281,7 @@ func TestRunScanTiming(t *testing.T) {
 	}
 	for _, strategy := range []string{"skip-till-next-match", "partition-contiguity", "skip-till-any-match"} {
 		query := "PATTERN SEQ(A a, B+ b[]) WHERE " + strategy + " AND [k] WITHIN 5"
-		plan, err := bench.Compile(stream, query, "auto")
+		q, err := bench.Compile(stream, query, "auto")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestRunScanTiming(t *testing.T) {
 				}
 			}
 		}
-		stats, err := exec.Run(context.Background(), plan, events, func([]exec.Cell) bool {
+		stats, err := q.Run(context.Background(), events, func([]sase.Cell) bool {
 			at = append(at, read)
 			return true
 		})

@@ -4,7 +4,6 @@ package optimizer
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -27,43 +26,76 @@ func paisRules() []Rule {
 	return append(aisRules(), equivalenceChains{}, pushPartition{})
 }
 
-// engineRules gives each engine that `SET engine` may name its rules;
-// basic is SASE's basic plan, auto the optimizer's choice, the others
-// force one plan shape where it applies.
-var engineRules = map[string][]Rule{
-	"basic":     nil,
-	"nfa":       {pushWindow{}}, // the basic plan's runtime stack, bounded by the window
-	"ais":       aisRules(),
-	"pais":      paisRules(),
-	"multipais": append(paisRules(), pushMoreEquivalences{multiPAIS}),
-	"dynamic":   append(paisRules(), pushMoreEquivalences{multiDynamic}),
-	"auto":      Rules,
-	"recep":     {recepRule{}, recepChecks{}},
+// Engine is a plan shape that `SET engine` may name: a rule list, run to a
+// fixpoint over SASE's basic plan.
+type Engine struct {
+	Name  string
+	Doc   string // one line: what the plan does
+	Rules []Rule
+	// Requires names what a query needs for the engine's technique to
+	// apply; without it the engine runs a simpler shape and says so.
+	Requires string
+	// Bounded reports whether the engine keeps its state bounded by the
+	// window, which a live stream needs.
+	Bounded bool
 }
 
-// Engines lists the engine names, sorted.
-var Engines = slices.Sorted(maps.Keys(engineRules))
+// The engines; Auto is the default.
+var (
+	Basic     = &Engine{Name: "basic", Doc: "SASE's basic plan: SSC with a runtime stack, then selection, window, negation, transformation", Rules: nil}
+	NFA       = &Engine{Name: "nfa", Doc: "the basic plan with the window pushed into SSC", Rules: []Rule{pushWindow{}}, Bounded: true}
+	AIS       = &Engine{Name: "ais", Doc: "active instance stacks with simple predicates, window and correlation predicates pushed into SS/SC", Rules: aisRules(), Bounded: true}
+	PAIS      = &Engine{Name: "pais", Doc: "ais with one equivalence test partitioning the stacks", Rules: paisRules(), Requires: "an equivalence test", Bounded: true}
+	MultiPAIS = &Engine{Name: "multipais", Doc: "pais with further equivalence tests as cross-attribute transition filters", Rules: append(paisRules(), pushMoreEquivalences{multiPAIS}), Requires: "two equivalence tests", Bounded: true}
+	Dynamic   = &Engine{Name: "dynamic", Doc: "pais with further equivalence tests checked during construction", Rules: append(paisRules(), pushMoreEquivalences{multiDynamic}), Requires: "two equivalence tests", Bounded: true}
+	ReCEP     = &Engine{Name: "recep", Doc: "ReCEP: ordered per-element buffers, recursive search, attribute verification", Rules: []Rule{recepRule{}, recepChecks{}}, Bounded: true}
+	Auto      = &Engine{Name: "auto", Doc: "the optimizer's choice", Rules: Rules, Bounded: true}
+)
+
+// Engines lists every engine, sorted by name.
+var Engines = sortedEngines(Basic, NFA, AIS, PAIS, MultiPAIS, Dynamic, ReCEP, Auto)
+
+func sortedEngines(es ...*Engine) []*Engine {
+	slices.SortFunc(es, func(a, b *Engine) int { return strings.Compare(a.Name, b.Name) })
+	return es
+}
+
+// EngineNames lists the engines' names, sorted.
+func EngineNames() []string {
+	names := make([]string, len(Engines))
+	for i, e := range Engines {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// LookupEngine finds an engine by name, case-insensitively; "" is Auto.
+func LookupEngine(name string) (*Engine, error) {
+	if name == "" {
+		return Auto, nil
+	}
+	for _, e := range Engines {
+		if strings.EqualFold(e.Name, name) {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown engine %q (engines: %s)", name, strings.Join(EngineNames(), ", "))
+}
 
 // maxPasses caps the fixpoint loop; a rule that keeps firing is a bug.
 const maxPasses = 16
 
-// Optimize rewrites p for the engine: basic keeps SASE's basic plan, auto
-// applies every rule until none fires. p.Rules records the rules that fired.
-func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
-	name := strings.ToLower(engine)
-	if name == "" {
-		name = "auto"
-	}
-	rules, ok := engineRules[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown engine %q (engines: %s)", engine, strings.Join(Engines, ", "))
-	}
-	p.Engine = name
+// Optimize rewrites p for the engine: basic keeps SASE's basic plan, the
+// others apply their rules until none fires. p.Rules records the rules
+// that fired.
+func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
+	p.Engine = e.Name
 	if p.Strategy != planner.NoStrategy {
 		// The rules rewrite SSC; a strategy plan has a RunScan instead,
-		// which every engine runs as it is (spec 4c).
+		// which every engine runs as it is (docs/STRATEGIES.md).
 		return p, nil
 	}
+	rules := e.Rules
 	for pass := 0; len(rules) > 0; pass++ {
 		if pass == maxPasses {
 			return nil, fmt.Errorf("optimizer: rules still firing after %d passes (%s)", maxPasses, strings.Join(p.Rules, ", "))
@@ -79,7 +111,7 @@ func Optimize(p *planner.Plan, engine string) (*planner.Plan, error) {
 			break
 		}
 	}
-	p.Notes = append(p.Notes, shapeNotes(p, name)...)
+	p.Notes = append(p.Notes, shapeNotes(p, e.Name)...)
 	return p, nil
 }
 

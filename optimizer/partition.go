@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/source"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -60,7 +60,7 @@ func TestPushWindow(t *testing.T) {
 
 // TestOptimizeGolden prints the auto plan of the SASE paper's Q3.
 func TestOptimizeGolden(t *testing.T) {
-	p, err := Optimize(basicPlan(t, q3), "auto")
+	p, err := Optimize(basicPlan(t, q3), Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +84,13 @@ func checkGolden(t *testing.T, path, got string) {
 }
 
 func TestOptimizeEngines(t *testing.T) {
-	if _, err := Optimize(basicPlan(t, q3), "warp"); err == nil || !strings.Contains(err.Error(), "unknown engine") {
+	if _, err := LookupEngine("warp"); err == nil || !strings.Contains(err.Error(), "unknown engine") {
 		t.Errorf("unknown engine: got %v", err)
 	}
-	p, err := Optimize(basicPlan(t, q3), "basic")
+	if e, err := LookupEngine("ReCEP"); err != nil || e != ReCEP {
+		t.Errorf("LookupEngine(ReCEP) = %v, %v; want the recep engine", e, err)
+	}
+	p, err := Optimize(basicPlan(t, q3), Basic)
 	if err != nil || len(p.Rules) != 0 || p.Engine != "basic" {
 		t.Errorf("basic: rules %v, engine %s, err %v", p.Rules, p.Engine, err)
 	}

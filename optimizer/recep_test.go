@@ -71,7 +71,7 @@ func TestReCEPRule(t *testing.T) {
 
 // TestReCEPGolden prints the recep plan of the SASE paper's Q3.
 func TestReCEPGolden(t *testing.T) {
-	p, err := Optimize(basicPlan(t, q3), "recep")
+	p, err := Optimize(basicPlan(t, q3), ReCEP)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/source"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // rulesStream has types A..D; sym and id are on every event (partitionable),

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // Compile checks a query against a stream and builds its basic plan. Errors

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // Binding is the partial match an evaluator reads: the events bound to

@@ -7,7 +7,7 @@ package planner
 
 import (
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // CompKind is the role of a pattern component.
@@ -204,3 +204,12 @@ func (*Selection) Name() string      { return "Selection" }
 func (*Window) Name() string         { return "Window" }
 func (*Negation) Name() string       { return "Negation" }
 func (*Transformation) Name() string { return "Transformation" }
+
+// Bounded reports whether the plan keeps its state bounded by the window,
+// which a live stream needs: SSC only once the window is pushed into it.
+func (p *Plan) Bounded() bool {
+	if ssc, ok := p.Ops[0].(*SSC); ok {
+		return ssc.WindowPushed
+	}
+	return true
+}

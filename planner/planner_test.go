@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

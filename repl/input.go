@@ -68,7 +68,7 @@ func (s *Session) command(ctx context.Context, line string) (ok bool) {
 	case `\q`, `\quit`:
 		s.quit = true
 	case `\?`, `\h`, `\help`:
-		fmt.Fprintf(s.out, helpText, strings.Join(optimizer.Engines, "|"))
+		fmt.Fprintf(s.out, helpText, strings.Join(optimizer.EngineNames(), "|"))
 		s.out.Flush()
 	case `\timing`:
 		v := arg

@@ -13,12 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/optimizer"
-	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/source"
 )
 
 // A query on a live stream runs in the background: the statement starts it
@@ -229,20 +227,17 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	var unseen []string
 	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
 	stream := l.Snapshot()
-	plan, err := planner.Compile(q, src, stream)
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.engine))
 	if err != nil {
 		return err
 	}
-	if plan, err = optimizer.Optimize(plan, s.set.engine); err != nil {
-		return err
-	}
 	if q.Explain {
-		s.out.WriteString(plan.Explain(nil))
+		s.out.WriteString(cq.Explain())
 		return nil
 	}
-	if ssc, ok := plan.Ops[0].(*planner.SSC); ok && !ssc.WindowPushed {
+	if !cq.Bounded() {
 		// Its state would grow with the stream.
-		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", plan.Engine)
+		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.engine.Name)
 	}
 	sub, err := l.Subscribe()
 	if err != nil {
@@ -264,9 +259,9 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		sink.prefix = []byte("[" + strconv.Itoa(id) + "] ")
 	}
 	bw := bufio.NewWriterSize(sink, 32<<10)
-	w := newResultWriter(s.set.format, bw, plan.Columns, stream.Schema, l.Update, s.paint.header)
+	w := newResultWriter(s.set.format, bw, cq.Columns(), stream.Schema, l.Update, s.paint.header)
 	limit := s.set.limit
-	emit := func(row []exec.Cell) bool {
+	emit := func(row []sase.Cell) bool {
 		if ctx.Err() != nil {
 			// Stopped: the run's end would release matches whose window
 			// is still open, which are not complete.
@@ -283,7 +278,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		stats, err := exec.Run(ctx, plan, sub.Events(ctx, idle), emit)
+		stats, err := cq.Run(ctx, sub.Events(ctx, idle), emit)
 		sub.Close()
 		w.finish()
 		bw.Flush()

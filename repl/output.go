@@ -6,8 +6,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -16,7 +17,7 @@ import (
 // with strconv and event.Value's Append methods into a reused buffer: no
 // reflection, no fmt, no allocation per match.
 type resultWriter interface {
-	row(cells []exec.Cell)
+	row(cells []sase.Cell)
 	// sync writes the rows collected so far (a live query waits for input).
 	sync()
 	// finish writes what is still buffered (the table's last page, or a
@@ -163,7 +164,7 @@ func newJSONLWriter(w *bufio.Writer, cols []planner.Column, ev *eventFormat) *js
 	return j
 }
 
-func (j *jsonlWriter) row(cells []exec.Cell) {
+func (j *jsonlWriter) row(cells []sase.Cell) {
 	b := append(j.buf[:0], '{')
 	for i, c := range cells {
 		if i > 0 {
@@ -219,7 +220,7 @@ func newCSVWriter(w *bufio.Writer, cols []planner.Column) *csvWriter {
 	return c
 }
 
-func (c *csvWriter) row(cells []exec.Cell) {
+func (c *csvWriter) row(cells []sase.Cell) {
 	b := c.buf[:0]
 	for i, cell := range cells {
 		if i > 0 {
@@ -307,7 +308,7 @@ func newTableWriter(w *bufio.Writer, cols []planner.Column, ev *eventFormat, hea
 	return t
 }
 
-func (t *tableWriter) row(cells []exec.Cell) {
+func (t *tableWriter) row(cells []sase.Cell) {
 	for i, c := range cells {
 		right := false
 		switch t.cols[i].Kind {

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/fatih/color"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // outputRow is a match of SEQ(stock1 a, stock2+ b[]) RETURN a, b, a.price.
-func outputRow() ([]planner.Column, []exec.Cell, *event.Schema) {
+func outputRow() ([]planner.Column, []sase.Cell, *event.Schema) {
 	st := source.GenerateStocks("s", source.DefaultStockConfig())
 	cols := []planner.Column{{Name: "a", Kind: planner.ColEvent}, {Name: "b", Kind: planner.ColList}, {Name: "a.price", Kind: planner.ColValue}}
-	row := []exec.Cell{{Event: st.Events[0]}, {List: st.Events[1:4]}, {Value: event.IntValue(12)}}
+	row := []sase.Cell{{Event: st.Events[0]}, {List: st.Events[1:4]}, {Value: event.IntValue(12)}}
 	return cols, row, st.Schema
 }
 
@@ -90,7 +91,7 @@ func TestJSONCache(t *testing.T) {
 	uncached.extend(st.Schema)
 	var want strings.Builder
 	write := func(e *event.Event) {
-		w.row([]exec.Cell{{Event: e}})
+		w.row([]sase.Cell{{Event: e}})
 		want.WriteString(`{"a":` + string(uncached.appendJSON(nil, e)) + "}\n")
 	}
 	first, far := st.Events[1], st.Events[jsonCacheSize+1] // the same slot

@@ -13,10 +13,11 @@ import (
 	"strings"
 
 	"github.com/fatih/color"
+
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/source"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's

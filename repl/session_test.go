@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/repl")

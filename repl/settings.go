@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase"
 )
 
 // Format is how query results are written to stdout.
@@ -22,14 +22,14 @@ var formats = []Format{FormatTable, FormatCSV, FormatJSONL}
 
 // settings are the values SET changes.
 type settings struct {
-	engine string
+	engine *sase.Engine
 	format Format
 	limit  int64 // 0: no limit
 	timing bool
 }
 
 func defaultSettings() settings {
-	return settings{engine: "auto", format: FormatTable, timing: true}
+	return settings{engine: sase.Auto, format: FormatTable, timing: true}
 }
 
 // settingKeys are the keys SET accepts, sorted for the error message.
@@ -41,10 +41,11 @@ func (st *settings) set(key, value string) error {
 	v := strings.ToLower(strings.TrimSpace(value))
 	switch strings.ToLower(key) {
 	case "engine":
-		if !slices.Contains(optimizer.Engines, v) {
-			return fmt.Errorf("unknown engine %q (engines: %s)", value, strings.Join(optimizer.Engines, ", "))
+		e, err := sase.LookupEngine(v)
+		if err != nil {
+			return err
 		}
-		st.engine = v
+		st.engine = e
 	case "format":
 		if !slices.Contains(formats, Format(v)) {
 			return fmt.Errorf("unknown format %q (formats: table, csv, jsonl)", value)
@@ -75,7 +76,7 @@ func (st *settings) set(key, value string) error {
 func (st *settings) get(key string) string {
 	switch key {
 	case "engine":
-		return st.engine
+		return st.engine.Name
 	case "format":
 		return string(st.format)
 	case "limit":

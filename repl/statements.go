@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // query compiles and runs a query, or prints its plan (EXPLAIN), or runs it
@@ -27,43 +26,32 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if stream.Live {
 		return s.liveQuery(src, q, s.lives[stream.Name])
 	}
-	plan, err := planner.Compile(q, src, stream)
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.engine))
 	if err != nil {
 		return err
 	}
-	if plan, err = optimizer.Optimize(plan, s.set.engine); err != nil {
-		return err
-	}
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(plan.Explain(nil))
+		s.out.WriteString(cq.Explain())
 		return nil
 	}
 	if q.Analyze {
-		stats, err := exec.Run(ctx, plan, stream.All(), func([]exec.Cell) bool { return true }, exec.WithOpTiming())
+		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming())
 		if err != nil {
 			return runError(err, stats)
 		}
-		s.out.WriteString(plan.Explain(stats.Annotate))
+		s.out.WriteString(cq.ExplainAnalyze(stats))
 		s.summary(stats)
 		return nil
 	}
 
-	w := newResultWriter(s.set.format, s.out, plan.Columns, stream.Schema, nil, s.paint.header)
+	w := newResultWriter(s.set.format, s.out, cq.Columns(), stream.Schema, nil, s.paint.header)
 	limit, n := s.set.limit, int64(0)
-	stats, err := exec.Run(ctx, plan, stream.All(), func(row []exec.Cell) bool {
-		// Run looks at ctx every 1024 events; one event may complete
-		// millions of matches, and Ctrl-C must stop those too.
-		if ctx.Err() != nil {
-			return false
-		}
+	stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
 		w.row(row)
 		n++
 		return limit == 0 || n < limit
 	})
 	w.finish()
-	if err == nil {
-		err = ctx.Err() // emit stopped it
-	}
 	if err != nil {
 		return runError(err, stats)
 	}
@@ -75,7 +63,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 }
 
 // runError words a failed run; a cancelled one says how far it got.
-func runError(err error, stats *exec.Stats) error {
+func runError(err error, stats *sase.Stats) error {
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("query cancelled after %d events and %d matches", stats.Events, stats.Matches)
 	}
@@ -84,12 +72,12 @@ func runError(err error, stats *exec.Stats) error {
 
 // summary writes "(N matches, M events, 12.3ms, 8.1M events/s)" to stderr,
 // without the times when timing is off (so that output is reproducible).
-func (s *Session) summary(stats *exec.Stats) {
+func (s *Session) summary(stats *sase.Stats) {
 	s.note("(%s)", s.counts(stats.Matches, stats))
 }
 
 // counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary.
-func (s *Session) counts(matches int64, stats *exec.Stats) string {
+func (s *Session) counts(matches int64, stats *sase.Stats) string {
 	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
 	if s.set.timing {
 		text += ", " + formatDuration(stats.Elapsed)
@@ -324,10 +312,10 @@ func (s *Session) listing(names []string, rows [][]event.Value) {
 		cols[i] = planner.Column{Name: n, Kind: planner.ColValue}
 	}
 	w := newResultWriter(s.set.format, s.out, cols, nil, nil, s.paint.header)
-	cells := make([]exec.Cell, len(names))
+	cells := make([]sase.Cell, len(names))
 	for _, r := range rows {
 		for i, v := range r {
-			cells[i] = exec.Cell{Value: v}
+			cells[i] = sase.Cell{Value: v}
 		}
 		w.row(cells)
 	}

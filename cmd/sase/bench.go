@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/sase-cep/sase/exec/bench"
-	"github.com/sase-cep/sase/exec/recepbench"
+	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/recepbench"
 )
 
 // benchCmd is `sase bench [SUITE...]`: engine throughput tables; `sase

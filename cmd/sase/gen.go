@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase/source"
 )
 
 // gen is `sase gen stocks`: SASE's stock stream as CSV on stdout.

@@ -26,9 +26,9 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec/source"
 	"github.com/sase-cep/sase/optimizer"
 	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/source"
 )
 
 const (
@@ -84,7 +84,7 @@ func run(args []string) int {
 	fs.Var(in.adder(true), "f", "run the statements in `FILE`, - for stdin (repeatable)")
 	fs.Var(in.adder(false), "c", "run `STATEMENTS` (repeatable)")
 	format := fs.String("format", "table", "result format: table, csv or jsonl")
-	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(optimizer.Engines, ", "))
+	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(optimizer.EngineNames(), ", "))
 	limit := fs.String("limit", "0", "stop each query after `N` matches (0: no limit)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	version := fs.Bool("version", false, "print the version and exit")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // Expected values printed by java.util.Random (OpenJDK).

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 var (

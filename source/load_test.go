@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // dump renders a stream one event a line: seq type@ts then the present
@@ -195,7 +195,7 @@ func TestLoadJSONLSchema(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "source")
+	dir := filepath.Join("..", "testdata", "source")
 	csvS, err := Load(filepath.Join(dir, "trades.csv"), "", Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,13 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/optimizer"
-	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/source"
 )
 
 // Case is one query on one stream, run on several engines.
@@ -129,18 +125,13 @@ func Suites() map[string][]Case {
 	}
 }
 
-// Compile parses a query, plans it on stream and optimizes it for engine.
-func Compile(stream *event.Stream, query, engine string) (*planner.Plan, error) {
-	src := &ast.Source{Name: "<query>", Text: query}
-	q, err := grammar.ParseQuery(src)
+// Compile compiles a query on stream for the named engine.
+func Compile(stream *event.Stream, query, engine string) (*sase.Query, error) {
+	e, err := sase.LookupEngine(engine)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planner.Compile(q, src, stream)
-	if err != nil {
-		return nil, err
-	}
-	return optimizer.Optimize(plan, engine)
+	return sase.Compile(query, stream, sase.WithEngine(e))
 }
 
 // Result is one engine's run of a case.
@@ -160,7 +151,7 @@ func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed
 // stream, enumerating every match without printing it. A run that takes
 // longer than limit is stopped and reported with the events it read.
 func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (Result, error) {
-	plan, err := Compile(stream, c.Query, engine)
+	q, err := Compile(stream, c.Query, engine)
 	if err != nil {
 		return Result{}, err
 	}
@@ -170,15 +161,7 @@ func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	go sampleHeap(&peak, done)
-	var n int64
-	stats, err := exec.Run(ctx, plan, stream.All(), func([]exec.Cell) bool {
-		// The engine checks ctx between events; a burst of matches from one
-		// event is cut here.
-		if n++; n&0xffff == 0 && ctx.Err() != nil {
-			return false
-		}
-		return true
-	})
+	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true })
 	close(done)
 	res := Result{Engine: engine, PeakHeap: peak.Load()}
 	if stats != nil {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"unicode"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // maxLine bounds one JSON Lines record; bufio.Scanner needs a limit.

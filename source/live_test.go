@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // deadline bounds every wait for an event: generous, since a slow machine

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // LoadCSV reads a CSV stream with a header row (spec §1, §4b). Every header

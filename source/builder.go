@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // Events and their attribute values are allocated in blocks: one allocation

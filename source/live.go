@@ -12,7 +12,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // maxBatch bounds the events handed to the queries at once. A batch ends

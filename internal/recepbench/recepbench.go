@@ -21,10 +21,10 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/exec/bench"
-	"github.com/sase-cep/sase/exec/event"
-	"github.com/sase-cep/sase/exec/source"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/source"
 )
 
 // Query is an experiment's query: stock1..stockN as the paper's A..F, a
@@ -63,19 +63,19 @@ func Time(stream *event.Stream, query, engine string, n, reps int) (Result, erro
 	evs := stream.Events[:min(n, len(stream.Events))]
 	res := Result{Engine: engine, Events: len(evs)}
 	for range reps {
-		plan, err := bench.Compile(stream, query, engine)
+		q, err := bench.Compile(stream, query, engine)
 		if err != nil {
 			return res, err
 		}
 		runtime.GC() // not the previous run's garbage
 		start := time.Now()
-		stats, err := exec.Run(context.Background(), plan, func(yield func(*event.Event) bool) {
+		stats, err := q.Run(context.Background(), func(yield func(*event.Event) bool) {
 			for _, e := range evs {
 				if !yield(e) {
 					return
 				}
 			}
-		}, func([]exec.Cell) bool { return true })
+		}, func([]sase.Cell) bool { return true })
 		d := time.Since(start)
 		if err != nil {
 			return res, err

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sase-cep/sase/exec/event"
+	"github.com/sase-cep/sase/event"
 )
 
 // jsonlCases are the loader's rules on top of the scanner's JSON; they

@@ -1,0 +1,146 @@
+// Package sase is the one way to compile and run a query: parse, check
+// against a stream's schema, plan, optimize for an engine, and run over
+// events, handing each match to a sink.
+//
+//	stream := source.Stocks(source.StockConfig{Events: 1000})
+//	q, err := sase.Compile("PATTERN SEQ(stock1 a, stock2 b) WITHIN 10", stream)
+//	if err != nil { ... }
+//	stats, err := q.Run(ctx, stream.All(), func(row []sase.Cell) bool { ...; return true })
+//
+// The REPL, scripts, `sase bench` and the tests all go through this package.
+package sase
+
+import (
+	"context"
+	"iter"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/optimizer"
+	"github.com/sase-cep/sase/planner"
+)
+
+// Engine is a plan shape (`SET engine`); Engines lists them.
+type Engine = optimizer.Engine
+
+// Cell is one column of a match's row; Stats describes a run.
+type (
+	Cell  = exec.Cell
+	Stats = exec.Stats
+)
+
+// Sink receives each match as a row of cells, valid only during the call.
+// Returning false stops the run.
+type Sink = exec.Emit
+
+// Engines lists every engine, sorted by name; the default is Auto.
+var (
+	Engines = optimizer.Engines
+	Auto    = optimizer.Auto
+)
+
+// EngineNames lists the engines' names, sorted.
+func EngineNames() []string { return optimizer.EngineNames() }
+
+// LookupEngine finds an engine by name, case-insensitively; "" is Auto.
+func LookupEngine(name string) (*Engine, error) { return optimizer.LookupEngine(name) }
+
+// Option configures Compile.
+type Option func(*config)
+
+type config struct {
+	engine *Engine
+	name   string
+}
+
+// WithEngine plans the query for e instead of Auto.
+func WithEngine(e *Engine) Option { return func(c *config) { c.engine = e } }
+
+// WithSourceName names the query's text in error messages (a script's
+// path; "<query>" by default).
+func WithSourceName(name string) Option { return func(c *config) { c.name = name } }
+
+// Query is a compiled, optimized query, ready to run any number of times.
+type Query struct {
+	plan *planner.Plan
+}
+
+// Compile parses text, one PATTERN query, and compiles it against stream's
+// schema. Errors carry the position, the source line and a caret.
+func Compile(text string, stream *event.Stream, opts ...Option) (*Query, error) {
+	c := config{engine: optimizer.Auto, name: "<query>"}
+	for _, o := range opts {
+		o(&c)
+	}
+	src := &ast.Source{Name: c.name, Text: text}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return nil, err
+	}
+	return compile(q, src, stream, c)
+}
+
+// CompileAST compiles a query already parsed from src (a statement of a
+// script).
+func CompileAST(q *ast.Query, src *ast.Source, stream *event.Stream, opts ...Option) (*Query, error) {
+	c := config{engine: optimizer.Auto}
+	for _, o := range opts {
+		o(&c)
+	}
+	return compile(q, src, stream, c)
+}
+
+func compile(q *ast.Query, src *ast.Source, stream *event.Stream, c config) (*Query, error) {
+	plan, err := planner.Compile(q, src, stream)
+	if err != nil {
+		return nil, err
+	}
+	if plan, err = optimizer.Optimize(plan, c.engine); err != nil {
+		return nil, err
+	}
+	return &Query{plan: plan}, nil
+}
+
+// Plan is the optimized plan (for EXPLAIN and for tests that inspect it).
+func (q *Query) Plan() *planner.Plan { return q.plan }
+
+// Columns describes the rows the query's sink receives.
+func (q *Query) Columns() []planner.Column { return q.plan.Columns }
+
+// Bounded reports whether the plan keeps its state bounded by the window,
+// which a live stream needs.
+func (q *Query) Bounded() bool { return q.plan.Bounded() }
+
+// RunOption configures Run.
+type RunOption = exec.Option
+
+// WithTiming measures each operator's time, for ExplainAnalyze.
+func WithTiming() RunOption { return exec.WithOpTiming() }
+
+// Run executes the query over events, calling sink for each match, until
+// the events end, sink returns false, or ctx is cancelled (then it returns
+// ctx's error, even in the middle of a burst of matches from one event).
+func (q *Query) Run(ctx context.Context, events iter.Seq[*event.Event], sink Sink, opts ...RunOption) (*Stats, error) {
+	var n uint
+	stats, err := exec.Run(ctx, q.plan, events, func(row []Cell) bool {
+		// The engine looks at ctx between events; one event may complete
+		// millions of matches, and a cancel must stop those too.
+		if n++; n&1023 == 0 && ctx.Err() != nil {
+			return false
+		}
+		return sink(row)
+	}, opts...)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return stats, err
+}
+
+// Explain prints the plan as EXPLAIN shows it.
+func (q *Query) Explain() string { return q.plan.Explain(nil) }
+
+// ExplainAnalyze prints the plan with each operator's counts from a run
+// made WithTiming.
+func (q *Query) ExplainAnalyze(stats *Stats) string { return q.plan.Explain(stats.Annotate) }
