@@ -1,19 +1,16 @@
 package optimizer
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func basicPlan(t *testing.T, query string) *planner.Plan {
 	t.Helper()
@@ -64,23 +61,7 @@ func TestOptimizeGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, filepath.Join("..", "testdata", "explain", "q3.auto.golden"), p.Explain(nil))
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\ngot\n%s\nwant\n%s", path, got, want)
-	}
+	testkit.Golden(t, filepath.Join("..", "testdata", "explain", "q3.auto.golden"), p.Explain(nil))
 }
 
 func TestOptimizeEngines(t *testing.T) {

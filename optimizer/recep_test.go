@@ -1,11 +1,11 @@
 package optimizer
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -76,17 +76,5 @@ func TestReCEPGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("..", "testdata", "explain", "q3.recep.golden")
-	got := p.Explain(nil)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+	testkit.Golden(t, path, p.Explain(nil))
 }

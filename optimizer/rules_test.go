@@ -7,6 +7,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
@@ -119,7 +120,7 @@ func TestRules(t *testing.T) {
 			if tc.rule.Apply(p) {
 				t.Errorf("%s fired twice", tc.rule.Name())
 			}
-			checkGolden(t, filepath.Join("..", "testdata", "explain", "rule-"+tc.name+".golden"), p.Explain(nil))
+			testkit.Golden(t, filepath.Join("..", "testdata", "explain", "rule-"+tc.name+".golden"), p.Explain(nil))
 		})
 	}
 }

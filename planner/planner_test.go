@@ -1,8 +1,6 @@
 package planner_test
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,11 +8,10 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // testStream has types A..E with attributes price (int), sym (string) and
 // the SASE paper's attr1..attr4.
@@ -129,23 +126,7 @@ func TestExplainGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("..", "testdata", "explain", name+".basic.golden"), p.Explain(nil))
+			testkit.Golden(t, filepath.Join("..", "testdata", "explain", name+".basic.golden"), p.Explain(nil))
 		})
-	}
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\ngot\n%s\nwant\n%s", path, got, want)
 	}
 }

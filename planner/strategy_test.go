@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -79,7 +80,7 @@ func TestStrategyExplainGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("..", "testdata", "explain", name+".basic.golden"), p.Explain(nil))
+			testkit.Golden(t, filepath.Join("..", "testdata", "explain", name+".basic.golden"), p.Explain(nil))
 		})
 	}
 }

@@ -1,47 +1,14 @@
 package repl_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/repl"
 )
-
-// syncBuffer is a buffer that background queries write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor waits until buf holds want; the deadline is generous and only
-// bounds a broken run.
-func waitFor(t *testing.T, buf *syncBuffer, want string) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(buf.String(), want); {
-		if time.Now().After(end) {
-			t.Fatalf("no %q in:\n%s", want, buf)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestShellLiveQueries runs queries in the background as the shell does:
 // each starts the stream, prints its lines prefixed with its number, and
@@ -49,7 +16,7 @@ func waitFor(t *testing.T, buf *syncBuffer, want string) {
 func TestShellLiveQueries(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
 	s := repl.New(stdout, stderr, repl.WithColor(false), repl.WithStdin(pr), repl.Interactive())
 	s.Set("timing", "off")
 	ctx := context.Background()
@@ -57,19 +24,19 @@ func TestShellLiveQueries(t *testing.T) {
 	s.Process(ctx, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
 	s.Process(ctx, "PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
 	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\n")
-	waitFor(t, stdout, "[1] 10,20\n")
+	testkit.WaitFor(t, stdout, "[1] 10,20\n")
 	if !strings.Contains(stdout.String(), "[1] a.x,b.x\n") {
 		t.Errorf("no header for query 1:\n%s", stdout)
 	}
 	s.Process(ctx, "SHOW QUERIES;")
-	waitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
+	testkit.WaitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
 
 	s.Process(ctx, "STOP QUERY 1;") // returns once the query has ended
 	if want := "(query 1 stopped: 1 match, 2 events)\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	io.WriteString(pw, "A,3,30\nB,4,40\nC,5,50\n")
-	waitFor(t, stdout, "[2] 50\n")
+	testkit.WaitFor(t, stdout, "[2] 50\n")
 	if strings.Contains(stdout.String(), "[1] 30,40") {
 		t.Error("a stopped query still prints")
 	}
@@ -82,8 +49,8 @@ func TestShellLiveQueries(t *testing.T) {
 		}
 	}
 	pw.Close() // the stream ends, and with it query 2
-	waitFor(t, stderr, "(query 2 ended: 2 matches, 5 events)")
-	waitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 lines rejected)")
+	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events)")
+	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 lines rejected)")
 }
 
 // TestLiveQueryChecks checks what a live stream does not allow.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/repl"
 	"github.com/sase-cep/sase/source"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/repl")
 
 // newSession returns a session with reproducible output (no color, no
 // timing) and the built-in stocks stream, writing into the buffers.
@@ -60,20 +58,7 @@ func TestScripts(t *testing.T) {
 			if err != nil {
 				got += "-- Exec: " + err.Error() + "\n"
 			}
-			golden := strings.TrimSuffix(path, ".sase") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
-			}
+			testkit.Golden(t, strings.TrimSuffix(path, ".sase")+".golden", got)
 		})
 	}
 }

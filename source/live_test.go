@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,34 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
-// deadline bounds every wait for an event: generous, since a slow machine
-// must not fail a correct test, and never an assertion by itself.
-const deadline = 10 * time.Second
-
-// syncBuffer is an error writer the producers and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+const deadline = testkit.Deadline
 
 // reader subscribes to l, starts it and delivers its events on a channel,
 // closed when the stream ends.
@@ -157,7 +136,7 @@ func TestLiveEventByEvent(t *testing.T) {
 // counted and skipped, or stop the stream with on_error = 'stop'.
 func TestLiveBadLines(t *testing.T) {
 	input := "type,ts,x\nA,1,5\nB,x,6\nB,2,6,7\nA,0,1\nB,3,\"a\nB,4,9\n"
-	var errs syncBuffer
+	var errs testkit.SyncBuffer
 	l, err := LiveReader("s", strings.NewReader(input), "csv", Options{}, &errs)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +162,7 @@ func TestLiveBadLines(t *testing.T) {
 		t.Errorf("read %d, used %d, rejected %d; want 6, 2, 4", read, used, rejected)
 	}
 
-	errs = syncBuffer{}
+	errs = testkit.SyncBuffer{}
 	l, _ = LiveReader("s", strings.NewReader(input), "csv", Options{StopOnError: true}, &errs)
 	n := 0
 	for range reader(t, l) {
@@ -239,7 +218,7 @@ func TestFollow(t *testing.T) {
 		f.Close()
 	}
 	write(path, "type,ts,x\nA,1,1\n", os.O_TRUNC)
-	var errs syncBuffer
+	var errs testkit.SyncBuffer
 	l, err := Follow("app", path, "", Options{}, &errs)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +261,7 @@ func TestFollow(t *testing.T) {
 // TestListen connects real TCP producers: each sends its own CSV header,
 // their lines are merged, and a closed client does not end the stream.
 func TestListen(t *testing.T) {
-	var errs syncBuffer
+	var errs testkit.SyncBuffer
 	l, err := Listen("feed", "tcp://127.0.0.1:0", "csv", Options{}, &errs)
 	if err != nil {
 		t.Fatal(err)

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/cli")
+	"github.com/sase-cep/sase/internal/testkit"
+)
 
 // sase is the binary under test, built once by TestMain.
 var sase string
@@ -150,7 +150,7 @@ func TestRun(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", r.code, tt.code, r.stderr)
 			}
 			if tt.golden != "" {
-				checkGolden(t, filepath.Join("../../testdata/cli", tt.golden), "-- stdout --\n"+r.stdout+"-- stderr --\n"+r.stderr)
+				testkit.Golden(t, filepath.Join("../../testdata/cli", tt.golden), "-- stdout --\n"+r.stdout+"-- stderr --\n"+r.stderr)
 				return
 			}
 			if r.stdout != tt.stdout && !(tt.prefix && strings.HasPrefix(r.stdout, tt.stdout)) {
@@ -160,22 +160,5 @@ func TestRun(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant it to contain:\n%s", r.stderr, tt.stderr)
 			}
 		})
-	}
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
 	}
 }

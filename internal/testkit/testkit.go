@@ -1,0 +1,75 @@
+// Package testkit holds the helpers that tests of several packages share:
+// golden files with an -update flag, a buffer that goroutines write while a
+// test reads it, and waiting for output. It imports nothing of ours, so
+// any package's tests may use it (streams built from CSV text are in
+// internal/teststream).
+package testkit
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Update is the -update flag of every package whose tests use Golden.
+var Update = flag.Bool("update", false, "rewrite the golden files")
+
+// Golden compares got with the file at path; with -update it rewrites the
+// file first.
+func Golden(t testing.TB, path, got string) {
+	t.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\ngot\n%s\nwant\n%s", path, got, want)
+	}
+}
+
+// Deadline bounds every wait for output: generous, since a slow machine
+// must not fail a correct test, and never an assertion by itself.
+const Deadline = 10 * time.Second
+
+// SyncBuffer is a buffer that background goroutines write while the test
+// reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// WaitFor waits until buf holds want, failing the test after Deadline.
+func WaitFor(t testing.TB, buf *SyncBuffer, want string) {
+	t.Helper()
+	for end := time.Now().Add(Deadline); !strings.Contains(buf.String(), want); {
+		if time.Now().After(end) {
+			t.Fatalf("no %q in:\n%s", want, buf)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
