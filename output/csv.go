@@ -1,0 +1,88 @@
+package output
+
+import (
+	"strconv"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+)
+
+// csvWriter writes RFC 4180 CSV. An event cell is the event's seq (its
+// position in the stream, as in the conformance cases); a closure list is
+// its elements' seqs as [3;5;8]. RETURN a.price etc. gives attributes.
+type csvWriter struct {
+	out  sink
+	cols []Column
+	buf  []byte
+}
+
+func newCSV(out sink, cols []Column) *csvWriter {
+	c := &csvWriter{out: out, cols: cols}
+	b := c.buf
+	for i, col := range cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCSVString(b, col.Name)
+	}
+	c.buf = append(b, '\n')
+	c.out.write(c.buf) // an error sticks: the first Row returns it
+	return c
+}
+
+func (c *csvWriter) Row(cells []sase.Cell) error {
+	b := c.buf[:0]
+	for i, cell := range cells {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch c.cols[i].Kind {
+		case Value:
+			if cell.Value.Kind() == event.String {
+				b = appendCSVString(b, cell.Value.Str())
+			} else {
+				b = cell.Value.AppendText(b)
+			}
+		case Event:
+			b = strconv.AppendInt(b, cell.Event.Seq, 10)
+		case List:
+			b = append(b, '[')
+			for k, e := range cell.List {
+				if k > 0 {
+					b = append(b, ';')
+				}
+				b = strconv.AppendInt(b, e.Seq, 10)
+			}
+			b = append(b, ']')
+		}
+	}
+	c.buf = append(b, '\n')
+	return c.out.write(c.buf)
+}
+
+func (c *csvWriter) Sync() error   { return c.out.err }
+func (c *csvWriter) Finish() error { return c.out.err }
+
+// appendCSVString appends s, quoted when it holds a comma, a quote, a line
+// break or leading space (as encoding/csv does), or when it is empty, so
+// that an empty string differs from an absent value.
+func appendCSVString(b []byte, s string) []byte {
+	quote := s == "" || s[0] == ' ' || s[0] == '\t'
+	for i := 0; i < len(s) && !quote; i++ {
+		switch s[i] {
+		case ',', '"', '\n', '\r':
+			quote = true
+		}
+	}
+	if !quote {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,129 @@
+// Package output writes query results: the rows a query hands its sink
+// (see sase.Sink), encoded as an aligned table, CSV or JSON Lines. It knows
+// nothing of the shell or the session, so any front end or sink (a file, a
+// message publisher) can use it.
+//
+// The encoders append bytes into reused buffers with strconv and
+// event.Value's Append methods: no reflection, no fmt, no allocation per
+// row. JSON Lines and CSV hand each row to the io.Writer in one Write; the
+// table writes a page of rows at a time. The formats are the output
+// contract of README.md ("Output contract") and docs/LANGUAGE.md §6.
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+)
+
+// Format is an encoding of results.
+type Format string
+
+const (
+	Table Format = "table" // aligned columns, for people
+	CSV   Format = "csv"   // a header row, then one row per match
+	JSONL Format = "jsonl" // one JSON object per match
+)
+
+// Formats lists the formats.
+var Formats = []Format{Table, CSV, JSONL}
+
+// ParseFormat finds a format by name, case-insensitively.
+func ParseFormat(name string) (Format, error) {
+	f := Format(strings.ToLower(strings.TrimSpace(name)))
+	for _, known := range Formats {
+		if f == known {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (formats: table, csv, jsonl)", name)
+}
+
+// Kind is what a column's cells hold.
+type Kind uint8
+
+const (
+	Value Kind = iota // a value: Cell.Value (RETURN a.price)
+	Event             // one event: Cell.Event (a variable)
+	List              // a closure's events: Cell.List
+)
+
+// Column is one column of the rows: its name (the header) and kind.
+type Column struct {
+	Name string
+	Kind Kind
+}
+
+// Schema describes the rows a writer receives.
+type Schema struct {
+	Columns []Column
+	// Events names the types and attributes of the events in Event and
+	// List cells; nil when there are none.
+	Events *event.Schema
+	// Update, for a stream whose schema grows (a live one), runs a
+	// function on the current schema under the stream's lock; the writer
+	// calls it when an event has a type or attribute it cannot name yet.
+	// Nil when Events is fixed.
+	Update func(func(*event.Schema))
+}
+
+// Writer writes the rows of one result. A write error stops it: every
+// later call returns the same error.
+type Writer interface {
+	Row(cells []sase.Cell) error
+	// Sync writes the rows collected so far (the table's page); a live
+	// query calls it before it waits for input.
+	Sync() error
+	// Finish writes what is still collected: the table's last page, or
+	// its header for an empty result.
+	Finish() error
+}
+
+// Option configures a Writer.
+type Option func(*config)
+
+type config struct {
+	header func(string) string
+}
+
+// WithHeaderStyle dresses the table's column names (a terminal's bold).
+func WithHeaderStyle(style func(string) string) Option {
+	return func(c *config) { c.header = style }
+}
+
+// New returns a writer of format f over w. The CSV header is written at
+// once; the others write nothing before their first row.
+func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
+	c := config{header: func(s string) string { return s }}
+	for _, o := range opts {
+		o(&c)
+	}
+	ev := &eventFormat{update: sc.Update}
+	if sc.Events != nil {
+		ev.extend(sc.Events)
+	}
+	out := sink{w: w}
+	switch f {
+	case JSONL:
+		return newJSONL(out, sc.Columns, ev)
+	case CSV:
+		return newCSV(out, sc.Columns)
+	}
+	return newTable(out, sc.Columns, ev, c.header)
+}
+
+// sink is a writer's io.Writer and the first error it returned.
+type sink struct {
+	w   io.Writer
+	err error
+}
+
+func (s *sink) write(b []byte) error {
+	if s.err == nil {
+		_, s.err = s.w.Write(b)
+	}
+	return s.err
+}

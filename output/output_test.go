@@ -1,0 +1,111 @@
+package output
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/source"
+)
+
+// outputRow is a match of SEQ(stock1 a, stock2+ b[]) RETURN a, b, a.price.
+func outputRow() (Schema, []sase.Cell) {
+	st := source.GenerateStocks("s", source.DefaultStockConfig())
+	cols := []Column{{Name: "a", Kind: Event}, {Name: "b", Kind: List}, {Name: "a.price", Kind: Value}}
+	row := []sase.Cell{{Event: st.Events[0]}, {List: st.Events[1:4]}, {Value: event.IntValue(12)}}
+	return Schema{Columns: cols, Events: st.Schema}, row
+}
+
+// TestOutputAllocs checks that writing a match allocates nothing once the
+// writer's buffers have grown (the table's page arena included).
+func TestOutputAllocs(t *testing.T) {
+	sc, row := outputRow()
+	for _, f := range Formats {
+		w := New(f, io.Discard, sc)
+		for range tablePage + 1 { // grow every buffer, and print one page
+			w.Row(row)
+		}
+		if n := testing.AllocsPerRun(100, func() { w.Row(row) }); n != 0 {
+			t.Errorf("%s: %v allocations per match", f, n)
+		}
+	}
+}
+
+func BenchmarkOutput(b *testing.B) {
+	sc, row := outputRow()
+	for _, f := range Formats {
+		b.Run(string(f), func(b *testing.B) {
+			w := New(f, io.Discard, sc)
+			b.ReportAllocs()
+			for b.Loop() {
+				w.Row(row)
+			}
+			w.Finish()
+		})
+	}
+}
+
+// TestJSONCache checks the encoded-event cache: events that share a cache
+// slot (seq 4096 apart), and a recycled event (same pointer, new seq),
+// are each written with their own text.
+func TestJSONCache(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = jsonCacheSize + 2
+	st := source.GenerateStocks("s", cfg)
+	var out strings.Builder
+	w := New(JSONL, &out, Schema{Columns: []Column{{Name: "a", Kind: Event}}, Events: st.Schema})
+	uncached := &eventFormat{}
+	uncached.extend(st.Schema)
+	var want strings.Builder
+	write := func(e *event.Event) {
+		w.Row([]sase.Cell{{Event: e}})
+		want.WriteString(`{"a":` + string(uncached.appendJSON(nil, e)) + "}\n")
+	}
+	first, far := st.Events[1], st.Events[jsonCacheSize+1] // the same slot
+	write(first)
+	write(far)
+	write(first)
+	recycled := *first
+	recycled.Seq, recycled.TS = first.Seq+jsonCacheSize, first.TS+jsonCacheSize
+	*first = recycled // same pointer, another event
+	write(first)
+	if out.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want.String())
+	}
+}
+
+// failing is a writer that always fails.
+type failing struct{}
+
+func (failing) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// TestWriteErrorSticks checks that a writer reports its io.Writer's error
+// from then on, in every format.
+func TestWriteErrorSticks(t *testing.T) {
+	sc, row := outputRow()
+	for _, f := range Formats {
+		w := New(f, failing{}, sc) // CSV's header is the first write
+		var err error
+		for range tablePage + 1 {
+			if err = w.Row(row); err != nil {
+				break
+			}
+		}
+		if err != io.ErrClosedPipe || w.Sync() != io.ErrClosedPipe || w.Finish() != io.ErrClosedPipe {
+			t.Errorf("%s: Row = %v", f, err)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, name := range []string{"table", " CSV", "JsonL "} {
+		if _, err := ParseFormat(name); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil || err.Error() != `unknown format "xml" (formats: table, csv, jsonl)` {
+		t.Errorf("ParseFormat(xml) = %v", err)
+	}
+}
