@@ -1,3 +1,6 @@
+// Package repl is sase's interactive shell: readline with history, the
+// prompts, Ctrl-C, and colour on the terminal, around a session (package
+// session) that runs the statements.
 package repl
 
 import (
@@ -9,17 +12,44 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"github.com/fatih/color"
+
+	"github.com/sase-cep/sase/session"
 )
 
-// Run is the interactive shell: it reads lines with readline (history in
-// historyFile, "" for none) and feeds them to s.Process until \q, Ctrl-D
-// or ctx ends. Ctrl-C while a query runs cancels that query; Ctrl-C at the
-// prompt clears the pending input. Errors in statements never end it.
-// Queries on live streams run in the background, their lines prefixed with
-// "[n] "; STOP QUERY n ends one.
-func Run(ctx context.Context, s *Session, historyFile string) error {
+// Colors is the shell's style for a session: red errors and bold table
+// headers when on.
+func Colors(on bool) session.Style {
+	if !on {
+		return session.Style{}
+	}
+	red, bold := color.New(color.FgRed, color.Bold), color.New(color.Bold)
+	red.EnableColor()
+	bold.EnableColor()
+	return session.Style{Error: sprint(red), Header: sprint(bold)}
+}
+
+// Terminal reports whether colour suits standard output: it is a terminal
+// and NO_COLOR is not set (fatih/color's detection).
+func Terminal() bool { return !color.NoColor }
+
+func sprint(c *color.Color) func(string) string {
+	return func(s string) string { return c.Sprint(s) }
+}
+
+// Run is the interactive shell: it starts a session with opts, writing to
+// the terminal, and feeds it the lines it reads with readline (history in
+// historyFile, "" for none) until \q, Ctrl-D or ctx ends. Ctrl-C while a
+// statement runs cancels it; Ctrl-C at the prompt clears the pending input.
+// Errors in statements never end it. Queries on live streams run in the
+// background, their lines prefixed with "[n] "; STOP QUERY n ends one.
+func Run(ctx context.Context, historyFile string, opts ...session.Option) error {
+	prompt := color.New(color.FgGreen, color.Bold)
+	if !Terminal() {
+		prompt.DisableColor()
+	}
 	rl, err := readline.NewEx(&readline.Config{
-		Prompt:          s.paint.prompt.Sprint(Prompt),
+		Prompt:          prompt.Sprint(Prompt),
 		HistoryFile:     historyFile,
 		InterruptPrompt: "^C",
 		EOFPrompt:       `\q`,
@@ -30,10 +60,9 @@ func Run(ctx context.Context, s *Session, historyFile string) error {
 	defer rl.Close()
 	// Background queries print while the user types: readline's writers
 	// redraw the prompt and the line being edited after each write.
-	s.term.mu.Lock()
-	s.term.out, s.term.err = rl.Stdout(), rl.Stderr()
-	s.term.mu.Unlock()
-	Interactive()(s)
+	opts = append([]session.Option{session.WithStyle(Colors(Terminal()))}, opts...)
+	s := session.New(rl.Stdout(), rl.Stderr(), append(opts, session.Interactive())...)
+	sh := NewShell(s)
 
 	// readline reads Ctrl-C as a key while it edits a line; while a
 	// statement runs the terminal is back in cooked mode and Ctrl-C is
@@ -56,12 +85,12 @@ func Run(ctx context.Context, s *Session, historyFile string) error {
 		}
 	}()
 
-	for !s.quit && ctx.Err() == nil {
-		rl.SetPrompt(s.paint.prompt.Sprint(s.prompt()))
+	for !s.Quit() && ctx.Err() == nil {
+		rl.SetPrompt(prompt.Sprint(sh.Prompt()))
 		line, err := rl.Readline()
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
-			s.Reset()
+			sh.Reset()
 			continue
 		case errors.Is(err, io.EOF):
 			return nil
@@ -72,7 +101,7 @@ func Run(ctx context.Context, s *Session, historyFile string) error {
 		mu.Lock()
 		cancel = qcancel
 		mu.Unlock()
-		s.Process(qctx, line)
+		sh.Process(qctx, line)
 		mu.Lock()
 		cancel = nil
 		mu.Unlock()

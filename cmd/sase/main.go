@@ -25,9 +25,11 @@ import (
 	"syscall"
 
 	"github.com/chzyer/readline"
+
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/optimizer"
 	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -84,7 +86,7 @@ func run(args []string) int {
 	fs.Var(in.adder(true), "f", "run the statements in `FILE`, - for stdin (repeatable)")
 	fs.Var(in.adder(false), "c", "run `STATEMENTS` (repeatable)")
 	format := fs.String("format", "table", "result format: table, csv or jsonl")
-	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(optimizer.EngineNames(), ", "))
+	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
 	limit := fs.String("limit", "0", "stop each query after `N` matches (0: no limit)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	version := fs.Bool("version", false, "print the version and exit")
@@ -99,24 +101,19 @@ func run(args []string) int {
 		return exitOK
 	}
 
-	interactive := len(in) == 0 && readline.DefaultIsTerminal()
-	var opts []repl.Option
-	if !*noStocks {
-		// SASE's default stream, so that the shell and scripts start alike.
-		opts = append(opts, repl.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
-	}
-	if len(in) > 0 {
-		opts = append(opts, repl.WithStdin(os.Stdin)) // stdin is free for LOAD '-'
-	}
-	s := repl.New(os.Stdout, os.Stderr, opts...)
+	set := session.DefaultSettings()
 	for _, kv := range [][2]string{{"format", *format}, {"engine", *engine}, {"limit", *limit}} {
-		if err := s.Set(kv[0], kv[1]); err != nil {
+		if err := set.Set(kv[0], kv[1]); err != nil {
 			return usageError(fmt.Errorf("--%s: %v", kv[0], err))
 		}
 	}
+	opts := []session.Option{session.WithSettings(set)}
+	if !*noStocks {
+		// SASE's default stream, so that the shell and scripts start alike.
+		opts = append(opts, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
+	}
 
-	if interactive {
-		ctx := context.Background()
+	if len(in) == 0 && readline.DefaultIsTerminal() {
 		fmt.Printf(banner, versionString())
 		if !*noStocks {
 			fmt.Print(bannerQuery)
@@ -125,13 +122,19 @@ func run(args []string) int {
 		if home, err := os.UserHomeDir(); err == nil {
 			history = filepath.Join(home, ".sase_history")
 		}
-		if err := repl.Run(ctx, s, history); err != nil {
+		if err := repl.Run(context.Background(), history, opts...); err != nil {
 			fmt.Fprintln(os.Stderr, "sase:", err)
 			return exitFailed
 		}
 		return exitOK
 	}
 
+	// Scripts are coloured as the shell is when stdout is a terminal.
+	opts = append(opts, session.WithStyle(repl.Colors(repl.Terminal())))
+	if len(in) > 0 {
+		opts = append(opts, session.WithStdin(os.Stdin)) // stdin is free for LOAD '-'
+	}
+	s := session.New(os.Stdout, os.Stderr, opts...)
 	if len(in) == 0 {
 		in = inputs{{file: true, text: "-"}}
 	}
@@ -145,12 +148,11 @@ func run(args []string) int {
 	}()
 	status := exitOK
 	for _, i := range in {
-		src, err := readInput(i)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sase:", err)
-			return exitFailed
-		}
-		if s.Exec(ctx, src) != nil {
+		if err := execInput(ctx, s, i); err != nil {
+			if !errors.Is(err, session.ErrFailed) {
+				fmt.Fprintln(os.Stderr, "sase:", err)
+				return exitFailed
+			}
 			status = exitFailed // reported; go on, as psql does
 		}
 		if s.Quit() || ctx.Err() != nil {
@@ -167,18 +169,20 @@ func run(args []string) int {
 	return status
 }
 
-// readInput returns the source of a -f file ("-": standard input) or a -c
-// argument.
-func readInput(i input) (*ast.Source, error) {
-	if !i.file {
-		return &ast.Source{Name: "<command>", Text: i.text}, nil
-	}
-	if i.text == "-" {
+// execInput runs a -f file ("-": standard input) or a -c argument. An
+// error reading the input is returned; ErrFailed means a statement failed.
+func execInput(ctx context.Context, s *session.Session, i input) error {
+	switch {
+	case !i.file:
+		return s.Exec(ctx, &ast.Source{Name: "<command>", Text: i.text})
+	case i.text == "-":
 		text, err := io.ReadAll(os.Stdin)
-		return &ast.Source{Name: "<stdin>", Text: string(text)}, err
+		if err != nil {
+			return err
+		}
+		return s.Exec(ctx, &ast.Source{Name: "<stdin>", Text: string(text)})
 	}
-	text, err := os.ReadFile(i.text)
-	return &ast.Source{Name: i.text, Text: string(text)}, err
+	return s.ExecFile(ctx, i.text)
 }
 
 // parseError is the exit status for a flag.Parse error, which flag has

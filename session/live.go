@@ -1,21 +1,19 @@
-package repl
+package session
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -27,115 +25,79 @@ import (
 // script sees the whole stream; in the shell a stream starts with its
 // first query.
 
+// State is where a live query is in its life: Running from its start, then
+// one of the others, once, when its run ends.
+type State int32
+
+const (
+	Running      State = iota
+	Ended              // its stream ended
+	EndedAtLimit       // it wrote SET limit matches
+	Stopped            // STOP QUERY, or Wait cancelled
+	Failed             // its run returned an error
+)
+
+var stateNames = [...]string{"running", "ended", "ended at the limit", "stopped", "failed"}
+
+func (st State) String() string {
+	if int(st) < len(stateNames) {
+		return stateNames[st]
+	}
+	return "State(" + strconv.Itoa(int(st)) + ")"
+}
+
+// QueryInfo describes a live query as SHOW QUERIES lists it.
+type QueryInfo struct {
+	ID      int
+	Stream  string
+	State   State
+	Matches int64 // written so far
+	Text    string
+}
+
 // liveQuery is one query started on a live stream.
 type liveQuery struct {
 	id      int
-	stream  string
+	live    *source.Live
 	text    string
 	cancel  context.CancelFunc
-	done    chan struct{}
+	done    chan struct{} // closed once the query has ended and written its summary
 	matches atomic.Int64
-	state   atomic.Value // string: running, ended, ended at the limit, stopped, failed
+	state   atomic.Int32 // a State
 }
 
-// terminal serializes the writes of the session and of its background
-// queries to stdout and stderr. Background queries write whole lines (see
-// lineSink); the session's own results are written as its buffer fills.
-type terminal struct {
-	mu       sync.Mutex
-	out, err io.Writer
+func (q *liveQuery) State() State { return State(q.state.Load()) }
+
+// stop ends the query and waits until it has written its matches and
+// summary.
+func (q *liveQuery) stop() {
+	q.cancel()
+	<-q.done
 }
 
-// lockedWriter writes to the terminal's stdout or stderr under its lock.
-type lockedWriter struct {
-	t      *terminal
-	stderr bool
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.t.mu.Lock()
-	defer w.t.mu.Unlock()
-	if w.stderr {
-		return w.t.err.Write(p)
+// Queries lists the queries started on live streams, in the order they
+// were started.
+func (s *Session) Queries() []QueryInfo {
+	infos := make([]QueryInfo, len(s.queries))
+	for i, q := range s.queries {
+		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Text: q.text}
 	}
-	return w.t.out.Write(p)
-}
-
-// lineSink passes a background query's output to the terminal in whole
-// lines, so that two queries' lines never mix; each line gets prefix (the
-// shell's "[n] "). A partial line waits for its end.
-type lineSink struct {
-	t      *terminal
-	prefix []byte
-	tail   []byte // a partial line
-	buf    []byte
-}
-
-func (s *lineSink) Write(p []byte) (int, error) {
-	end := bytes.LastIndexByte(p, '\n') + 1
-	if end == 0 {
-		s.tail = append(s.tail, p...)
-		return len(p), nil
-	}
-	head, lines := s.tail, p[:end]
-	if len(s.prefix) > 0 {
-		b := s.buf[:0]
-		for _, part := range [][]byte{s.tail, lines} {
-			for len(part) > 0 {
-				if len(b) == 0 || b[len(b)-1] == '\n' {
-					b = append(b, s.prefix...)
-				}
-				nl := bytes.IndexByte(part, '\n') + 1
-				if nl == 0 {
-					nl = len(part)
-				}
-				b = append(b, part[:nl]...)
-				part = part[nl:]
-			}
-		}
-		s.buf, head, lines = b, nil, b
-	}
-	s.t.mu.Lock()
-	var err error
-	if len(head) > 0 {
-		_, err = s.t.out.Write(head)
-	}
-	if err == nil {
-		_, err = s.t.out.Write(lines)
-	}
-	s.t.mu.Unlock()
-	s.tail = append(s.tail[:0], p[end:]...)
-	return len(p), err
-}
-
-// close writes a last line that has no line break.
-func (s *lineSink) close() {
-	if len(s.tail) > 0 {
-		s.Write([]byte{'\n'})
-	}
+	return infos
 }
 
 // addLive registers a live stream under its name; text says what it is.
 func (s *Session) addLive(l *source.Live, text string) {
-	s.lives[l.Name()] = l
-	st := &event.Stream{Name: l.Name(), Source: l.Source(), Live: true}
 	text += " (live: queries on it run in the background as events arrive)"
-	if s.addStream(st) {
+	if s.cat.add(&entry{name: l.Name(), kind: Live, live: l}) {
 		text += ", the current stream"
 	}
 	s.note("%s", text)
-	if s.startLive {
+	if s.interactive {
 		go func() {
 			<-l.Done()
 			s.streamSummary(l)
 		}()
 	}
-}
-
-// bgNote writes a message from a background goroutine, which must not
-// touch the session's buffered output.
-func (s *Session) bgNote(format string, args ...any) {
-	fmt.Fprintf(s.errw, format+"\n", args...)
 }
 
 // streamSummary says how much of a live stream was read, used and
@@ -164,9 +126,8 @@ func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
 	if err := s.replaceable(name); err != nil {
 		return err
 	}
-	errs := lockedWriter{s.term, true}
 	if st.Follow {
-		l, err := source.Follow(name, st.Path, st.Format, opts, errs)
+		l, err := source.Follow(name, st.Path, st.Format, opts, s.errw)
 		if err != nil {
 			return err
 		}
@@ -176,7 +137,7 @@ func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
 	if s.stdin == nil {
 		return errors.New("LOAD '-': standard input is not available here (it is the script, or the terminal)")
 	}
-	l, err := source.LiveReader(name, s.stdin, st.Format, opts, errs)
+	l, err := source.LiveReader(name, s.stdin, st.Format, opts, s.errw)
 	if err != nil {
 		return err
 	}
@@ -197,25 +158,11 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if err := s.replaceable(name); err != nil {
 		return err
 	}
-	l, err := source.Listen(name, st.Addr, st.Format, opts, lockedWriter{s.term, true})
+	l, err := source.Listen(name, st.Addr, st.Format, opts, s.errw)
 	if err != nil {
 		return err
 	}
 	s.addLive(l, "listening on "+l.Source()+" as "+name)
-	return nil
-}
-
-// replaceable refuses to replace a live stream that queries still read.
-func (s *Session) replaceable(name string) error {
-	for _, q := range s.queries {
-		if q.stream == name && q.state.Load() == "running" {
-			return fmt.Errorf("stream %s has running queries (STOP QUERY %d first)", name, q.id)
-		}
-	}
-	if l, ok := s.lives[name]; ok {
-		l.Close()
-		delete(s.lives, name)
-	}
 	return nil
 }
 
@@ -227,7 +174,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	var unseen []string
 	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
 	stream := l.Snapshot()
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.engine))
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
 	}
@@ -237,71 +184,76 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
-		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.engine.Name)
+		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
 	}
 	sub, err := l.Subscribe()
 	if err != nil {
 		return err
 	}
-	id := len(s.queries) + 1
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: id, stream: l.Name(), text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
-	lq.state.Store("running")
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
 	s.queries = append(s.queries, lq)
-	text := fmt.Sprintf("query %d started on %s", id, l.Name())
+	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
 
-	sink := &lineSink{t: s.term}
-	if s.startLive {
-		sink.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+	out := &lineSink{o: s.outs}
+	if s.interactive {
+		out.prefix = []byte("[" + strconv.Itoa(lq.id) + "] ")
 	}
-	bw := bufio.NewWriterSize(sink, 32<<10)
-	w := newResultWriter(s.set.format, bw, cq.Columns(), stream.Schema, l.Update, s.paint.header)
-	limit := s.set.limit
+	bw := bufio.NewWriterSize(out, 32<<10)
+	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update))
+	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
+	go func() {
+		defer close(lq.done)
+		defer cancel()
+		stats, err := lq.run(ctx, cq, sub, w, bw, limit)
+		out.close()
+		if err != nil {
+			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
+		}
+		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, timing))
+	}()
+	if s.interactive {
+		l.Start()
+	}
+	return nil
+}
+
+// run runs the query until its stream ends, its limit, or ctx is done,
+// writing its matches through w and bw, and sets its final state.
+func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64) (*sase.Stats, error) {
 	emit := func(row []sase.Cell) bool {
 		if ctx.Err() != nil {
 			// Stopped: the run's end would release matches whose window
 			// is still open, which are not complete.
 			return false
 		}
-		w.row(row)
-		n := lq.matches.Add(1)
+		w.Row(row) // a write error sticks in bw
+		n := q.matches.Add(1)
 		return limit == 0 || n < limit
 	}
 	idle := func() {
-		w.sync()
+		w.Sync()
 		bw.Flush()
 	}
-	go func() {
-		defer close(lq.done)
-		defer cancel()
-		stats, err := cq.Run(ctx, sub.Events(ctx, idle), emit)
-		sub.Close()
-		w.finish()
-		bw.Flush()
-		sink.close()
-		state := "ended"
-		switch {
-		case ctx.Err() != nil: // STOP QUERY or Wait's cancellation, not the end of the stream
-			state, err = "stopped", nil
-		case err != nil:
-			state = "failed"
-		case limit > 0 && lq.matches.Load() >= limit:
-			state = "ended at the limit"
-		}
-		lq.state.Store(state)
-		if err != nil {
-			s.bgNote("%s query %d: %v", s.paint.err.Sprint("ERROR:"), id, err)
-		}
-		s.bgNote("(query %d %s: %s)", id, state, s.counts(lq.matches.Load(), stats))
-	}()
-	if s.startLive {
-		l.Start()
+	stats, err := cq.Run(ctx, sub.Events(ctx, idle), emit)
+	sub.Close()
+	w.Finish()
+	bw.Flush()
+	state := Ended
+	switch {
+	case ctx.Err() != nil: // STOP QUERY or Wait's cancellation, not the end of the stream
+		state, err = Stopped, nil
+	case err != nil:
+		state = Failed
+	case limit > 0 && q.matches.Load() >= limit:
+		state = EndedAtLimit
 	}
-	return nil
+	q.state.Store(int32(state))
+	return stats, err
 }
 
 // register prepares a live stream's schema for a query, so that it
@@ -372,11 +324,11 @@ func register(sc *event.Schema, q *ast.Query) (unseen []string) {
 // summary, and returns ErrFailed if a query failed or a stream stopped at
 // an error.
 func (s *Session) Wait(ctx context.Context) error {
-	started := map[string]bool{}
+	started := map[*source.Live]bool{}
 	for _, q := range s.queries {
-		if l := s.lives[q.stream]; l != nil && !started[q.stream] {
-			l.Start()
-			started[q.stream] = true
+		if !started[q.live] {
+			q.live.Start()
+			started[q.live] = true
 		}
 	}
 	var err error
@@ -388,29 +340,28 @@ func (s *Session) Wait(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		for _, q := range s.queries {
-			q.cancel()
-			<-q.done
+			q.stop()
 		}
 		break
 	}
-	for _, name := range s.order {
-		if !started[name] {
+	for _, name := range s.cat.order {
+		e := s.cat.entries[name]
+		if e.kind != Live || !started[e.live] {
 			continue
 		}
-		l := s.lives[name]
-		if !s.startLive {
-			s.streamSummary(l)
+		if !s.interactive {
+			s.streamSummary(e.live)
 		}
 		select {
-		case <-l.Done():
-			if l.Err() != nil && err == nil {
+		case <-e.live.Done():
+			if e.live.Err() != nil && err == nil {
 				err = ErrFailed
 			}
 		default:
 		}
 	}
 	for _, q := range s.queries {
-		if q.state.Load() == "failed" && err == nil {
+		if q.State() == Failed && err == nil {
 			err = ErrFailed
 		}
 	}
@@ -422,23 +373,22 @@ func (s *Session) stopQuery(src *ast.Source, st *ast.StopQuery) error {
 		return errAt(src, st.Span.Start, "no query %d (SHOW QUERIES lists them)", st.ID)
 	}
 	q := s.queries[st.ID-1]
-	if q.state.Load() != "running" {
-		return errAt(src, st.Span.Start, "query %d has %s", st.ID, q.state.Load())
+	if state := q.State(); state != Running {
+		return errAt(src, st.Span.Start, "query %d has %s", st.ID, state)
 	}
-	q.cancel()
-	<-q.done // it has written its matches and summary
+	q.stop()
 	return nil
 }
 
 func (s *Session) showQueries() {
 	var rows [][]event.Value
-	for _, q := range s.queries {
+	for _, q := range s.Queries() {
 		rows = append(rows, []event.Value{
-			event.IntValue(int64(q.id)),
-			event.StringValue(q.stream),
-			event.StringValue(q.state.Load().(string)),
-			event.IntValue(q.matches.Load()),
-			event.StringValue(q.text),
+			event.IntValue(int64(q.ID)),
+			event.StringValue(q.Stream),
+			event.StringValue(q.State.String()),
+			event.IntValue(q.Matches),
+			event.StringValue(q.Text),
 		})
 	}
 	s.listing([]string{"id", "stream", "state", "matches", "query"}, rows)

@@ -1,39 +1,39 @@
-package repl_test
+package session_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/testkit"
-	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
 
-// newSession returns a session with reproducible output (no color, no
-// timing) and the built-in stocks stream, writing into the buffers.
-func newSession(t *testing.T, opts ...repl.Option) (s *repl.Session, stdout, stderr *bytes.Buffer) {
+// newSession returns a session with reproducible output (no timing) and the built-in stocks stream, writing into the buffers.
+func newSession(t *testing.T, opts ...session.Option) (s *session.Session, stdout, stderr *bytes.Buffer) {
 	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
-	opts = append([]repl.Option{
-		repl.WithColor(false),
-		repl.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())),
+	opts = append([]session.Option{
+		session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())),
 	}, opts...)
-	s = repl.New(stdout, stderr, opts...)
+	s = session.New(stdout, stderr, opts...)
 	if err := s.Set("timing", "off"); err != nil {
 		t.Fatal(err)
 	}
 	return s, stdout, stderr
 }
 
-func exec(t *testing.T, s *repl.Session, text string) error {
+func exec(t *testing.T, s *session.Session, text string) error {
 	t.Helper()
 	return s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: text})
 }
@@ -63,110 +63,39 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-// TestProcess feeds the shell core line by line.
-func TestProcess(t *testing.T) {
-	type step struct {
-		line     string
-		complete bool
-	}
+// TestCommands runs backslash commands, which work in scripts as in the
+// shell.
+func TestCommands(t *testing.T) {
 	tests := []struct {
-		name       string
-		steps      []step
-		stdout     string // substring expected in stdout
-		stderr     string // exact stderr
-		quit       bool
-		notRunning bool // nothing ran: stdout stays empty
+		name   string
+		text   string
+		stdout string // a substring
+		stderr string // exact
+		fails  bool
+		quit   bool
 	}{
-		{
-			name: "multi-line statement",
-			steps: []step{
-				{"SET format = csv; PATTERN SEQ(stock1 a,", false},
-				{"  stock2 b)", false},
-				{"WITHIN 3", false},
-				{";", true},
-			},
-			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
-		},
-		{
-			name: "semicolons in quotes, parens and comments",
-			steps: []step{
-				{"SET format = csv; PATTERN SEQ(stock1 a, stock2 b) -- a comment; still here", false},
-				{"/* a block; comment */ WHERE a.price > b.price + 90 AND 'x;''y' != '' ", false},
-				{"WITHIN 3 RETURN a.price AS `a;b`, 'p;q' AS \"c;d\"; SET format = table;", true},
-			},
-			stdout: "a;b,c;d\n96,p;q\n",
-			stderr: "format = csv\n(1 match, 10000 events)\nformat = table\n",
-		},
-		{
-			name:   "ReCEP notation keeps its semicolons",
-			steps:  []step{{"SET format = csv; PATTERN (stock1 a; stock2 b) WITHIN 3;", true}},
-			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
-		},
-		{
-			name:       "comments and blank lines alone",
-			steps:      []step{{"-- nothing", true}, {"", true}, {"/* open", false}, {"still */", true}},
-			notRunning: true,
-		},
-		{
-			name:   "an error does not end the session",
-			steps:  []step{{"PATTERN SEQ(stock1 a, stock2 b) WITHIN;", true}, {"SET format = csv; SHOW STREAMS;", true}},
-			stdout: "stocks,10000,10,generated,,true,false\n",
-			stderr: "ERROR: <input>:1:39: expected a number at ';'\n    PATTERN SEQ(stock1 a, stock2 b) WITHIN;\n                                          ^\nformat = csv\n",
-		},
-		{
-			name:   "timing toggles",
-			steps:  []step{{`\timing`, true}, {`\timing off`, true}, {`\timing maybe`, true}},
-			stderr: "timing is on\ntiming is off\nERROR: timing must be on or off, got \"maybe\"\n",
-		},
-		{
-			name:   "help",
-			steps:  []step{{`\help`, true}},
-			stdout: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;",
-		},
-		{
-			name:   "unknown command",
-			steps:  []step{{`\x`, true}},
-			stderr: "ERROR: unknown command \\x (\\help lists the commands)\n",
-		},
-		{
-			name:       "backslash inside a statement is not a command",
-			steps:      []step{{"PATTERN stock1 a", false}, {`\q`, false}},
-			notRunning: true,
-		},
-		{
-			name:  "quit",
-			steps: []step{{"  \\q  ", true}},
-			quit:  true,
-		},
-		{
-			name:   "include a script",
-			steps:  []step{{`\i ../testdata/repl/include.sase`, true}},
-			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
-		},
-		{
-			name:   "include a missing file",
-			steps:  []step{{`\i nope.sase`, true}, {`\i`, true}},
-			stderr: "ERROR: open nope.sase: no such file or directory\nERROR: \\i needs a file name: \\i queries.sase\n",
-		},
+		{name: "timing toggles", text: "\\timing\n\\timing off\n\\timing maybe\n", fails: true,
+			stderr: "timing is on\ntiming is off\nERROR: timing must be on or off, got \"maybe\"\n"},
+		{name: "help", text: `\help`, stdout: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"},
+		{name: "unknown command", text: `\x`, fails: true, stderr: "ERROR: unknown command \\x (\\help lists the commands)\n"},
+		{name: "include a script", text: `\i ../testdata/repl/include.sase`, stdout: "a,b\n59,62\n68,69\n",
+			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+		{name: "include a missing file", text: "\\i nope.sase\n\\i\n", fails: true,
+			stderr: "ERROR: open nope.sase: no such file or directory\nERROR: \\i needs a file name: \\i queries.sase\n"},
+		{name: "quit ends the script", text: "\\q\nSHOW STREAMS;", quit: true},
+		{name: "after a statement", text: "SET limit = 3; \\timing off", stderr: "limit = 3\ntiming is off\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, stdout, stderr := newSession(t)
-			for i, st := range tt.steps {
-				if got := s.Process(context.Background(), st.line); got != st.complete {
-					t.Fatalf("step %d %q: complete = %v, want %v", i, st.line, got, st.complete)
-				}
+			if err := exec(t, s, tt.text); (err != nil) != tt.fails {
+				t.Errorf("Exec = %v", err)
 			}
-			if !strings.Contains(stdout.String(), tt.stdout) || tt.notRunning && stdout.Len() > 0 {
+			if !strings.Contains(stdout.String(), tt.stdout) || tt.quit && stdout.Len() > 0 {
 				t.Errorf("stdout = %q, want it to contain %q", stdout, tt.stdout)
 			}
-			if tt.stderr != "" || tt.notRunning {
-				if got := stderr.String(); got != tt.stderr {
-					t.Errorf("stderr =\n%s\nwant\n%s", got, tt.stderr)
-				}
+			if got := stderr.String(); got != tt.stderr {
+				t.Errorf("stderr =\n%s\nwant\n%s", got, tt.stderr)
 			}
 			if s.Quit() != tt.quit {
 				t.Errorf("Quit() = %v", s.Quit())
@@ -175,13 +104,77 @@ func TestProcess(t *testing.T) {
 	}
 }
 
-// TestResetDropsPendingInput is Ctrl-C at the prompt.
-func TestResetDropsPendingInput(t *testing.T) {
-	s, stdout, stderr := newSession(t)
-	s.Process(context.Background(), "PATTERN SEQ(stock1 a,")
-	s.Reset()
-	if !s.Process(context.Background(), "SHOW STREAMS;") || !strings.Contains(stdout.String(), "stocks") || stderr.Len() > 0 {
-		t.Errorf("after Reset: stdout %q, stderr %q", stdout, stderr)
+// TestIncludeCycle runs scripts that include themselves, directly or
+// through others: each cycle is an error naming the chain of files, the
+// script goes on, and the shell survives. (Without the check the includes
+// recursed until the stack overflowed, a fatal error no recover catches;
+// the smaller stack makes that fail in a second instead of 35.)
+func TestIncludeCycle(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	chain := map[string]string{} // f0.sase includes f1.sase ... up to f39.sase
+	for i := range 40 {
+		chain[fmt.Sprintf("f%d.sase", i)] = fmt.Sprintf("\\i f%d.sase\n", i+1)
+	}
+	tests := []struct {
+		name   string
+		files  map[string]string
+		stderr string
+	}{
+		{"itself", map[string]string{"a.sase": "\\i a.sase\n"},
+			"ERROR: \\i a.sase: include cycle: a.sase -> a.sase\n"},
+		{"through another", map[string]string{"a.sase": "\\i b.sase\n", "b.sase": "\\i a.sase\n"},
+			"ERROR: \\i a.sase: include cycle: a.sase -> b.sase -> a.sase\n"},
+		{"under another name", map[string]string{"a.sase": "\\i b.sase\n", "b.sase": "\\i ./a.sase\n"},
+			"ERROR: \\i ./a.sase: include cycle: a.sase -> b.sase -> ./a.sase\n"},
+		{"the script goes on", map[string]string{"a.sase": "SET limit = 1;\n\\i a.sase\nSET limit = 2;\n"},
+			"limit = 1\nERROR: \\i a.sase: include cycle: a.sase -> a.sase\nlimit = 2\n"},
+		{"too deep", chain,
+			"ERROR: \\i f32.sase: scripts nested more than 32 deep (f0.sase -> ... -> f32.sase)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			for name, text := range tt.files {
+				if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first := "a.sase"
+			if _, ok := tt.files[first]; !ok {
+				first = "f0.sase"
+			}
+			// Typed in the shell, and run as sase -f runs a script.
+			for _, run := range []func(*session.Session) error{
+				func(s *session.Session) error { return exec(t, s, "\\i "+first) },
+				func(s *session.Session) error { return s.ExecFile(context.Background(), first) },
+			} {
+				s, stdout, stderr := newSession(t)
+				if err := run(s); err != session.ErrFailed {
+					t.Errorf("err = %v, want ErrFailed", err)
+				}
+				if stdout.Len() > 0 || stderr.String() != tt.stderr {
+					t.Errorf("stdout %q, stderr\n%s\nwant\n%s", stdout, stderr, tt.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestIncludeTwice checks that a file included twice, one after the other,
+// is no cycle.
+func TestIncludeTwice(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for name, text := range map[string]string{"a.sase": "\\i b.sase\n\\i b.sase\n", "b.sase": "SET limit = 1;\n"} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _, stderr := newSession(t)
+	if err := s.ExecFile(context.Background(), "a.sase"); err != nil || stderr.String() != "limit = 1\nlimit = 1\n" {
+		t.Errorf("ExecFile = %v, stderr %q", err, stderr)
+	}
+	if err := s.ExecFile(context.Background(), "nope.sase"); err == nil || err.Error() != "open nope.sase: no such file or directory" {
+		t.Errorf("ExecFile of a missing file = %v", err)
 	}
 }
 
@@ -229,7 +222,7 @@ func TestFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
-			s, stdout, stderr := newSession(t, repl.WithStdin(strings.NewReader(csv)))
+			s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(csv)))
 			// LOAD '-' is live: the query runs in the background until Wait.
 			if err := exec(t, s, "LOAD '-' AS t; SET format = "+tt.format+";"+query); err != nil {
 				t.Fatalf("%v\n%s", err, stderr)
@@ -292,11 +285,11 @@ func TestCurrentStream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr := &bytes.Buffer{}, &bytes.Buffer{}
-			opts := []repl.Option{repl.WithColor(false), repl.WithStdin(strings.NewReader(csv))}
+			opts := []session.Option{session.WithStdin(strings.NewReader(csv))}
 			if tt.builtin {
-				opts = append(opts, repl.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
+				opts = append(opts, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
 			}
-			s := repl.New(stdout, stderr, opts...)
+			s := session.New(stdout, stderr, opts...)
 			if err := exec(t, s, tt.text); err != nil {
 				t.Fatalf("%v: %s", err, stderr)
 			}
@@ -309,8 +302,8 @@ func TestCurrentStream(t *testing.T) {
 
 func TestQueryWithoutStream(t *testing.T) {
 	stdout, stderr := &bytes.Buffer{}, &bytes.Buffer{}
-	s := repl.New(stdout, stderr, repl.WithColor(false))
-	if err := exec(t, s, "\n  PATTERN A a;"); err != repl.ErrFailed {
+	s := session.New(stdout, stderr)
+	if err := exec(t, s, "\n  PATTERN A a;"); err != session.ErrFailed {
 		t.Fatalf("Exec = %v", err)
 	}
 	want := "ERROR: <test>:2:3: no stream loaded: LOAD a file or GENERATE STOCKS first\n      PATTERN A a;\n      ^\n"
@@ -329,9 +322,9 @@ func TestPanicIsReported(t *testing.T) {
 	extra := make([]event.Value, 9) // slots the schema does not have
 	extra[8] = event.IntValue(1)
 	broken.Events[1] = &event.Event{Type: 0, TS: 1, Seq: 1, Attrs: extra}
-	s, _, stderr := newSession(t, repl.WithBuiltinStream(broken))
+	s, _, stderr := newSession(t, session.WithBuiltinStream(broken))
 	err := exec(t, s, "SET format = jsonl; PATTERN stock1 a FROM broken;\nSHOW STREAMS;")
-	if err != repl.ErrFailed {
+	if err != session.ErrFailed {
 		t.Fatalf("Exec = %v", err)
 	}
 	want := "ERROR: internal error (a bug, please report): runtime error: index out of range [8] with length 4\n" +
@@ -373,7 +366,7 @@ func TestSetAPI(t *testing.T) {
 }
 
 func Example() {
-	s := repl.New(os.Stdout, os.Stdout, repl.WithColor(false))
+	s := session.New(os.Stdout, os.Stdout)
 	s.Set("timing", "off")
 	s.Exec(context.Background(), &ast.Source{Name: "example", Text: `
 		GENERATE STOCKS WITH (events = 100);

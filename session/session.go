@@ -1,8 +1,12 @@
-// Package repl is sase's user-facing layer: a session that holds streams
-// and settings, runs statements and writes their results, and the
-// interactive shell around it. The session has no terminal of its own (it
-// writes to the io.Writers it is given), so tests drive it directly.
-package repl
+// Package session runs sase's statements: it holds one user's streams (a
+// catalogue of loaded and live streams), settings and the queries running
+// in the background on live streams, and writes results and messages to
+// the io.Writers it is given. It has no terminal of its own: the shell
+// (package repl), `sase -f` and tests drive it alike.
+//
+// Queries compile and run through the facade (package sase); results are
+// written by package output.
+package session
 
 import (
 	"bufio"
@@ -12,12 +16,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fatih/color"
-
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/source"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -26,32 +27,39 @@ var ErrFailed = errors.New("a statement failed")
 
 // Session is one user's state: named streams, the current stream, settings
 // and where output goes. It is not safe for concurrent use; the queries it
-// starts on live streams run in the background and write through term.
+// starts on live streams run in the background and write through the same
+// writers, a whole line at a time.
 type Session struct {
-	term  *terminal
+	outs  *outputs
 	out   *bufio.Writer // results; flushed after each statement
 	errw  io.Writer     // messages, summaries, errors
 	stdin io.Reader     // what LOAD '-' reads; nil if there is none
+	style Style
 
-	paint palette
+	cat  catalogue
+	set  Settings
+	quit bool
 
-	streams map[string]*event.Stream
-	order   []string // stream names, in the order they were first added
-	current string
-	// builtin is set while the current stream is the preloaded one: the
-	// user's first LOAD or GENERATE then becomes current instead.
-	builtin bool
-
-	set     settings
-	pending strings.Builder // REPL input that does not end a statement yet
-	quit    bool
-
-	lives   map[string]*source.Live // the live streams, by name
-	queries []*liveQuery            // started on live streams; query n is queries[n-1]
-	// startLive starts a live stream with its first query and prefixes
+	queries []*liveQuery // started on live streams; query n is queries[n-1]
+	// interactive starts a live stream with its first query and prefixes
 	// each query's lines with "[n] " (the shell); otherwise streams start
 	// at Wait and output is the bare results (a script).
-	startLive bool
+	interactive bool
+	files       []script // the script files running, outermost first
+}
+
+// Style dresses text for a terminal (colour); a nil function leaves the
+// text plain, as the zero Style does.
+type Style struct {
+	Error  func(string) string // the "ERROR:" before a message
+	Header func(string) string // a table's column names
+}
+
+func (st Style) errorPrefix() string {
+	if st.Error == nil {
+		return "ERROR:"
+	}
+	return st.Error("ERROR:")
 }
 
 // Option configures a Session.
@@ -61,17 +69,18 @@ type Option func(*Session)
 // shell and when the script itself comes from standard input).
 func WithStdin(r io.Reader) Option { return func(s *Session) { s.stdin = r } }
 
-// WithColor turns colored prompts, errors and table headers on or off. The
-// default is fatih/color's detection: on when stdout is a terminal and
-// NO_COLOR is not set.
-func WithColor(on bool) Option { return func(s *Session) { s.paint = newPalette(on) } }
+// WithStyle colours errors and table headers.
+func WithStyle(st Style) Option { return func(s *Session) { s.style = st } }
+
+// WithSettings starts the session with set instead of DefaultSettings.
+func WithSettings(set Settings) Option { return func(s *Session) { s.set = set } }
 
 // WithBuiltinStream preloads a stream and makes it current until the user
 // loads or generates one of their own.
 func WithBuiltinStream(st *event.Stream) Option {
 	return func(s *Session) {
-		s.addStream(st)
-		s.builtin = true
+		s.cat.add(&entry{name: st.Name, kind: Loaded, stream: st})
+		s.cat.builtin = true
 	}
 }
 
@@ -79,19 +88,17 @@ func WithBuiltinStream(st *event.Stream) Option {
 // with its first query, and each background query's lines are prefixed
 // with "[n] ". Without it (a script) the streams start at Wait and the
 // output is the bare results.
-func Interactive() Option { return func(s *Session) { s.startLive = true } }
+func Interactive() Option { return func(s *Session) { s.interactive = true } }
 
 // New returns a session writing results to stdout and messages to stderr.
 func New(stdout, stderr io.Writer, opts ...Option) *Session {
-	term := &terminal{out: stdout, err: stderr}
+	outs := &outputs{out: stdout, err: stderr}
 	s := &Session{
-		term:    term,
-		out:     bufio.NewWriterSize(lockedWriter{term, false}, 64<<10),
-		errw:    lockedWriter{term, true},
-		paint:   newPalette(!color.NoColor),
-		streams: map[string]*event.Stream{},
-		lives:   map[string]*source.Live{},
-		set:     defaultSettings(),
+		outs: outs,
+		out:  bufio.NewWriterSize(lockedWriter{outs, false}, 64<<10),
+		errw: lockedWriter{outs, true},
+		cat:  catalogue{entries: map[string]*entry{}},
+		set:  DefaultSettings(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -100,10 +107,10 @@ func New(stdout, stderr io.Writer, opts ...Option) *Session {
 }
 
 // Set changes a setting as SET does (keys: engine, format, limit, timing).
-func (s *Session) Set(key, value string) error { return s.set.set(key, value) }
+func (s *Session) Set(key, value string) error { return s.set.Set(key, value) }
 
 // Current returns the current stream's name, "" when none is loaded.
-func (s *Session) Current() string { return s.current }
+func (s *Session) Current() string { return s.cat.current }
 
 // Quit reports whether \q was given.
 func (s *Session) Quit() bool { return s.quit }
@@ -114,27 +121,18 @@ func (s *Session) Quit() bool { return s.quit }
 // during a query) the rest of src is skipped.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 	failed := false
-	text := src.Text
-	for pos := 0; !s.quit && ctx.Err() == nil; {
-		start, _ := skipBlank(text, pos)
-		if start == len(text) {
+	for _, p := range grammar.Split(src.Text) {
+		if s.quit || ctx.Err() != nil {
 			break
 		}
-		end := len(text)
-		var ok bool
-		if text[start] == '\\' {
-			if nl := strings.IndexByte(text[start:], '\n'); nl >= 0 {
-				end = start + nl
-			}
-			ok = s.command(ctx, text[start:end])
-		} else {
-			if n := statementEnd(text[start:]); n >= 0 {
-				end = start + n
-			}
-			ok = s.statement(ctx, src, start, end)
+		ok := true
+		switch p.Kind {
+		case grammar.Command:
+			ok = s.command(ctx, src.Text[p.Start:p.End])
+		case grammar.Statement, grammar.Unfinished:
+			ok = s.statement(ctx, src, p.Start, p.End)
 		}
 		failed = failed || !ok
-		pos = end
 	}
 	if failed {
 		return ErrFailed
@@ -223,7 +221,7 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 // fail reports an error on stderr.
 func (s *Session) fail(err error) {
 	s.out.Flush() // results so far come before the error
-	fmt.Fprintf(s.errw, "%s %v\n", s.paint.err.Sprint("ERROR:"), err)
+	fmt.Fprintf(s.errw, "%s %v\n", s.style.errorPrefix(), err)
 }
 
 // note writes a message to stderr.
@@ -232,28 +230,13 @@ func (s *Session) note(format string, args ...any) {
 	fmt.Fprintf(s.errw, format+"\n", args...)
 }
 
+// bgNote writes a message from a background goroutine, which must not
+// touch the session's buffered output.
+func (s *Session) bgNote(format string, args ...any) {
+	fmt.Fprintf(s.errw, format+"\n", args...)
+}
+
 // errAt makes an error at a position of src, rendered with a caret.
 func errAt(src *ast.Source, offset int, format string, args ...any) error {
 	return &ast.Error{Src: src, Offset: offset, Msg: fmt.Sprintf(format, args...)}
-}
-
-// palette holds the session's colors; all are no-ops when color is off.
-type palette struct {
-	prompt, err, header *color.Color
-}
-
-func newPalette(on bool) palette {
-	p := palette{
-		prompt: color.New(color.FgGreen, color.Bold),
-		err:    color.New(color.FgRed, color.Bold),
-		header: color.New(color.Bold),
-	}
-	for _, c := range []*color.Color{p.prompt, p.err, p.header} {
-		if on {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-	}
-	return p
 }

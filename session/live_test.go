@@ -1,37 +1,38 @@
-package repl_test
+package session_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/internal/testkit"
-	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/session"
 )
 
-// TestShellLiveQueries runs queries in the background as the shell does:
-// each starts the stream, prints its lines prefixed with its number, and
-// is listed by SHOW QUERIES until STOP QUERY ends it.
-func TestShellLiveQueries(t *testing.T) {
+// TestInteractiveLiveQueries runs queries in the background as the shell
+// does: each starts the stream, prints its lines prefixed with its number,
+// and is listed by SHOW QUERIES until STOP QUERY ends it.
+func TestInteractiveLiveQueries(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := repl.New(stdout, stderr, repl.WithColor(false), repl.WithStdin(pr), repl.Interactive())
+	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
 	s.Set("timing", "off")
-	ctx := context.Background()
-	s.Process(ctx, "SET format = csv; LOAD '-' AS s;")
-	s.Process(ctx, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
-	s.Process(ctx, "PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
+	exec(t, s, "SET format = csv; LOAD '-' AS s;")
+	exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
+	exec(t, s, "PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
 	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\n")
 	testkit.WaitFor(t, stdout, "[1] 10,20\n")
 	if !strings.Contains(stdout.String(), "[1] a.x,b.x\n") {
 		t.Errorf("no header for query 1:\n%s", stdout)
 	}
-	s.Process(ctx, "SHOW QUERIES;")
+	exec(t, s, "SHOW QUERIES;")
 	testkit.WaitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
 
-	s.Process(ctx, "STOP QUERY 1;") // returns once the query has ended
+	exec(t, s, "STOP QUERY 1;") // returns once the query has ended
 	if want := "(query 1 stopped: 1 match, 2 events)\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
@@ -41,7 +42,7 @@ func TestShellLiveQueries(t *testing.T) {
 		t.Error("a stopped query still prints")
 	}
 	for _, stmt := range []string{"STOP QUERY 1;", "STOP QUERY 7;"} {
-		s.Process(ctx, stmt)
+		exec(t, s, stmt)
 	}
 	for _, want := range []string{"query 1 has stopped", "no query 7 (SHOW QUERIES lists them)"} {
 		if !strings.Contains(stderr.String(), want) {
@@ -55,7 +56,7 @@ func TestShellLiveQueries(t *testing.T) {
 
 // TestLiveQueryChecks checks what a live stream does not allow.
 func TestLiveQueryChecks(t *testing.T) {
-	s, stdout, stderr := newSession(t, repl.WithStdin(strings.NewReader("type,ts\n")))
+	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader("type,ts\n")))
 	for _, tt := range []struct{ stmt, err string }{
 		{"LOAD '-' AS s;", ""},
 		{"PATTERN SEQ(A a, B b);", "a query on live stream s needs WITHIN"},
@@ -74,5 +75,33 @@ func TestLiveQueryChecks(t *testing.T) {
 	stdout.Reset()
 	if err := exec(t, s, "SET engine = auto; EXPLAIN PATTERN SEQ(A a, B b) WITHIN 3;"); err != nil || !strings.Contains(stdout.String(), "Plan (engine auto)") {
 		t.Errorf("EXPLAIN on a live stream: %v\n%s", err, stdout)
+	}
+}
+
+// TestQueryStates checks the state each way of ending leaves a live query
+// in, as Queries and SHOW QUERIES report it.
+func TestQueryStates(t *testing.T) {
+	input := "type,ts,x\nA,1,1\nB,2,2\nA,3,3\nB,4,4\n"
+	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(input)))
+	err := exec(t, s, "LOAD '-' AS s;"+
+		"PATTERN SEQ(A a, B b) WITHIN 5;"+ // ends with its stream
+		"SET limit = 1; PATTERN SEQ(A a, B b) WITHIN 5; SET limit = 0;"+
+		"PATTERN SEQ(A a, B b) WHERE a.x / (b.x - b.x) > 1 WITHIN 5;") // fails at its first pair
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := s.Wait(context.Background()); err != session.ErrFailed {
+		t.Errorf("Wait = %v", err)
+	}
+	var got []string
+	for _, q := range s.Queries() {
+		got = append(got, fmt.Sprintf("%d %s %s %d", q.ID, q.Stream, q.State, q.Matches))
+	}
+	want := []string{"1 s ended 3", "2 s ended at the limit 1", "3 s failed 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Queries() = %q, want %q\n%s%s", got, want, stdout, stderr)
+	}
+	if st := session.State(9); st.String() != "State(9)" {
+		t.Errorf("State(9) = %s", st)
 	}
 }

@@ -1,8 +1,6 @@
-package repl
+package session
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,156 +10,18 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
 
-// query compiles and runs a query, or prints its plan (EXPLAIN), or runs it
-// and prints the plan with each operator's counts (EXPLAIN ANALYZE).
-func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) error {
-	stream, err := s.streamFor(src, q.From, q.Span.Start)
-	if err != nil {
-		return err
-	}
-	if stream.Live {
-		return s.liveQuery(src, q, s.lives[stream.Name])
-	}
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.engine))
-	if err != nil {
-		return err
-	}
-	if q.Explain && !q.Analyze {
-		s.out.WriteString(cq.Explain())
-		return nil
-	}
-	if q.Analyze {
-		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming())
-		if err != nil {
-			return runError(err, stats)
-		}
-		s.out.WriteString(cq.ExplainAnalyze(stats))
-		s.summary(stats)
-		return nil
-	}
-
-	w := newResultWriter(s.set.format, s.out, cq.Columns(), stream.Schema, nil, s.paint.header)
-	limit, n := s.set.limit, int64(0)
-	stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
-		w.row(row)
-		n++
-		return limit == 0 || n < limit
-	})
-	w.finish()
-	if err != nil {
-		return runError(err, stats)
-	}
-	s.summary(stats)
-	if limit > 0 && n >= limit {
-		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
-	}
-	return nil
-}
-
-// runError words a failed run; a cancelled one says how far it got.
-func runError(err error, stats *sase.Stats) error {
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("query cancelled after %d events and %d matches", stats.Events, stats.Matches)
-	}
-	return err
-}
-
-// summary writes "(N matches, M events, 12.3ms, 8.1M events/s)" to stderr,
-// without the times when timing is off (so that output is reproducible).
-func (s *Session) summary(stats *sase.Stats) {
-	s.note("(%s)", s.counts(stats.Matches, stats))
-}
-
-// counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary.
-func (s *Session) counts(matches int64, stats *sase.Stats) string {
-	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
-	if s.set.timing {
-		text += ", " + formatDuration(stats.Elapsed)
-		if secs := stats.Elapsed.Seconds(); secs > 0 {
-			text += ", " + formatRate(float64(stats.Events)/secs) + " events/s"
-		}
-	}
-	return text
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatInt(n, 10) + " " + many
-}
-
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%.2fs", d.Seconds())
-}
-
-// formatRate prints a rate with a metric suffix: 812, 8.1K, 8.1M, 1.2G.
-func formatRate(r float64) string {
-	for _, u := range []struct {
-		div    float64
-		suffix string
-	}{{1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
-		if r >= u.div {
-			return strconv.FormatFloat(r/u.div, 'f', 1, 64) + u.suffix
-		}
-	}
-	return strconv.FormatFloat(r, 'f', 0, 64)
-}
-
-// streamFor returns the stream a statement names, or the current one.
-// offset places the error when no stream is loaded.
-func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*event.Stream, error) {
-	if name != nil {
-		if st, ok := s.streams[name.Name]; ok {
-			return st, nil
-		}
-		return nil, errAt(src, name.Span.Start, "no stream named %s%s", name.Name, s.streamList())
-	}
-	if s.current == "" {
-		return nil, errAt(src, offset, "no stream loaded: LOAD a file or GENERATE STOCKS first")
-	}
-	return s.streams[s.current], nil
-}
-
-// streamList is " (streams: a, b)" for error messages, "" if none.
-func (s *Session) streamList() string {
-	if len(s.order) == 0 {
-		return " (no stream is loaded)"
-	}
-	return " (streams: " + strings.Join(s.order, ", ") + ")"
-}
-
-// addStream adds or replaces a stream by name. The first one becomes
-// current, and so does the user's first when a built-in one is current.
-func (s *Session) addStream(st *event.Stream) (current bool) {
-	if _, ok := s.streams[st.Name]; !ok {
-		s.order = append(s.order, st.Name)
-	}
-	s.streams[st.Name] = st
-	if s.current == "" || s.builtin {
-		s.current, s.builtin = st.Name, false
-	}
-	return s.current == st.Name
-}
-
-// added reports a new stream on stderr.
+// added adds a loaded stream and reports it on stderr.
 func (s *Session) added(verb string, st *event.Stream, elapsed time.Duration) {
 	text := fmt.Sprintf("%s %s: %s of %s", verb, st.Name, plural(int64(len(st.Events)), "event", "events"),
 		plural(int64(len(st.Schema.Types)), "type", "types"))
-	if s.addStream(st) {
+	if s.cat.add(&entry{name: st.Name, kind: Loaded, stream: st}) {
 		text += ", the current stream"
 	}
-	if s.set.timing {
+	if s.set.Timing {
 		text += " (" + formatDuration(elapsed) + ")"
 	}
 	s.note("%s", text)
@@ -223,15 +83,19 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 			return errAt(src, o.Span.Start, "on_error is for live streams (LOAD '-', FOLLOW, LISTEN): a bad line always stops a LOAD")
 		}
 	}
+	name := source.DefaultName(st.Path)
+	if st.Name != nil {
+		name = st.Name.Name
+	}
+	if err := s.replaceable(name); err != nil {
+		return err
+	}
 	start := time.Now()
 	stream, err := source.Load(st.Path, st.Format, opts)
 	if err != nil {
 		return err // names the file and line already
 	}
-	stream.Name = source.DefaultName(st.Path)
-	if st.Name != nil {
-		stream.Name = st.Name.Name
-	}
+	stream.Name = name
 	s.added("loaded", stream, time.Since(start))
 	return nil
 }
@@ -274,6 +138,9 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 	if st.Name != nil {
 		name = st.Name.Name
 	}
+	if err := s.replaceable(name); err != nil {
+		return err
+	}
 	start := time.Now()
 	stream := source.GenerateStocks(name, cfg)
 	s.added("generated", stream, time.Since(start))
@@ -281,20 +148,20 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 }
 
 func (s *Session) use(src *ast.Source, st *ast.Use) error {
-	stream, err := s.streamFor(src, st.Name, st.Span.Start)
+	e, err := s.streamFor(src, st.Name, st.Span.Start)
 	if err != nil {
 		return err
 	}
-	s.current, s.builtin = stream.Name, false
-	s.note("using stream %s", stream.Name)
+	s.cat.current, s.cat.builtin = e.name, false
+	s.note("using stream %s", e.name)
 	return nil
 }
 
 func (s *Session) setStmt(src *ast.Source, st *ast.Set) error {
 	key := strings.ToLower(st.Key)
-	if err := s.set.set(key, literalText(st.Value)); err != nil {
+	if err := s.set.Set(key, literalText(st.Value)); err != nil {
 		at := st.Value.Span.Start // a bad value, or else an unknown key
-		if !slices.Contains(settingKeys, key) {
+		if !isKey(key) {
 			at = st.Span.Start
 		}
 		return errAt(src, at, "%v", err)
@@ -305,52 +172,37 @@ func (s *Session) setStmt(src *ast.Source, st *ast.Set) error {
 
 // ---- SHOW and DESCRIBE: small results written in the session's format ----
 
-// listing writes rows of plain values through the session's result writer.
+// listing writes rows of plain values in the session's format.
 func (s *Session) listing(names []string, rows [][]event.Value) {
-	cols := make([]planner.Column, len(names))
+	cols := make([]output.Column, len(names))
 	for i, n := range names {
-		cols[i] = planner.Column{Name: n, Kind: planner.ColValue}
+		cols[i] = output.Column{Name: n, Kind: output.Value}
 	}
-	w := newResultWriter(s.set.format, s.out, cols, nil, nil, s.paint.header)
+	w := s.writer(s.out, output.Schema{Columns: cols})
 	cells := make([]sase.Cell, len(names))
 	for _, r := range rows {
 		for i, v := range r {
 			cells[i] = sase.Cell{Value: v}
 		}
-		w.row(cells)
+		w.Row(cells) // an error sticks in s.out
 	}
-	w.finish()
+	w.Finish()
 }
 
-// showStreams lists the streams; a live one's events are those read so far.
 func (s *Session) showStreams() {
 	var rows [][]event.Value
-	for _, name := range s.order {
-		st := s.view(s.streams[name])
-		events := int64(len(st.Events))
-		if l := s.lives[name]; l != nil {
-			_, events, _ = l.Counts()
-		}
+	for _, st := range s.Streams() {
 		rows = append(rows, []event.Value{
-			event.StringValue(name),
-			event.IntValue(events),
-			event.IntValue(int64(len(st.Schema.Types))),
+			event.StringValue(st.Name),
+			event.IntValue(st.Events),
+			event.IntValue(int64(st.Types)),
 			event.StringValue(st.Source),
 			unitValue(st.Unit),
-			event.BoolValue(name == s.current),
-			event.BoolValue(st.Live),
+			event.BoolValue(st.Current),
+			event.BoolValue(st.Kind == Live),
 		})
 	}
 	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live"}, rows)
-}
-
-// view is a stream as it is now: a live stream's schema grows while its
-// producers run, so it is read from a snapshot.
-func (s *Session) view(st *event.Stream) *event.Stream {
-	if l := s.lives[st.Name]; l != nil && st.Live {
-		return l.Snapshot()
-	}
-	return st
 }
 
 // unitValue is a stream's time unit as LOAD's time_unit takes it, absent
@@ -371,11 +223,11 @@ func unitValue(d time.Duration) event.Value {
 }
 
 func (s *Session) showTypes(src *ast.Source, st *ast.ShowTypes) error {
-	stream, err := s.streamFor(src, st.From, st.Span.Start)
+	e, err := s.streamFor(src, st.From, st.Span.Start)
 	if err != nil {
 		return err
 	}
-	s.types(s.view(stream))
+	s.types(e.view())
 	return nil
 }
 
@@ -404,14 +256,14 @@ func (s *Session) types(stream *event.Stream) {
 // built-in ts and seq first.
 func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 	name := st.Name.Name
-	if stream, ok := s.streams[name]; ok {
-		s.types(s.view(stream))
+	if e, ok := s.cat.entries[name]; ok {
+		s.types(e.view())
 		return nil
 	}
-	if s.current == "" {
+	if s.cat.current == "" {
 		return errAt(src, st.Name.Span.Start, "no stream named %s (no stream is loaded)", name)
 	}
-	schema := s.view(s.streams[s.current]).Schema
+	schema := s.cat.entries[s.cat.current].view().Schema
 	id, ok := schema.TypeID(name)
 	if !ok {
 		types := make([]string, len(schema.Types))
@@ -419,7 +271,7 @@ func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 			types[i] = t.Name
 		}
 		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s",
-			name, s.streamList(), s.current, strings.Join(types, ", "))
+			name, s.cat.names(), s.cat.current, strings.Join(types, ", "))
 	}
 	t := schema.Types[id]
 	rows := [][]event.Value{

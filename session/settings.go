@@ -1,4 +1,4 @@
-package repl
+package session
 
 import (
 	"fmt"
@@ -7,37 +7,29 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/output"
 )
 
-// Format is how query results are written to stdout.
-type Format string
-
-const (
-	FormatTable Format = "table" // aligned columns, for people
-	FormatCSV   Format = "csv"   // a header row, then one row per match
-	FormatJSONL Format = "jsonl" // one JSON object per match
-)
-
-var formats = []Format{FormatTable, FormatCSV, FormatJSONL}
-
-// settings are the values SET changes.
-type settings struct {
-	engine *sase.Engine
-	format Format
-	limit  int64 // 0: no limit
-	timing bool
+// Settings are the values SET changes.
+type Settings struct {
+	Engine *sase.Engine
+	Format output.Format
+	Limit  int64 // stop each query after Limit matches; 0: no limit
+	Timing bool  // summaries with times (off: reproducible output)
 }
 
-func defaultSettings() settings {
-	return settings{engine: sase.Auto, format: FormatTable, timing: true}
+// DefaultSettings are a new session's: engine auto, format table, no
+// limit, timing on.
+func DefaultSettings() Settings {
+	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
 }
 
 // settingKeys are the keys SET accepts, sorted for the error message.
 var settingKeys = []string{"engine", "format", "limit", "timing"}
 
-// set validates and applies one setting; key and value are as the user
+// Set validates and applies one setting; key and value are as the user
 // wrote them (keys and words are case-insensitive).
-func (st *settings) set(key, value string) error {
+func (st *Settings) Set(key, value string) error {
 	v := strings.ToLower(strings.TrimSpace(value))
 	switch strings.ToLower(key) {
 	case "engine":
@@ -45,24 +37,25 @@ func (st *settings) set(key, value string) error {
 		if err != nil {
 			return err
 		}
-		st.engine = e
+		st.Engine = e
 	case "format":
-		if !slices.Contains(formats, Format(v)) {
-			return fmt.Errorf("unknown format %q (formats: table, csv, jsonl)", value)
+		f, err := output.ParseFormat(value)
+		if err != nil {
+			return err
 		}
-		st.format = Format(v)
+		st.Format = f
 	case "limit":
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("limit must be a whole number of matches, 0 for no limit; got %q", value)
 		}
-		st.limit = n
+		st.Limit = n
 	case "timing":
 		switch v {
 		case "on", "true", "1":
-			st.timing = true
+			st.Timing = true
 		case "off", "false", "0":
-			st.timing = false
+			st.Timing = false
 		default:
 			return fmt.Errorf("timing must be on or off, got %q", value)
 		}
@@ -72,17 +65,20 @@ func (st *settings) set(key, value string) error {
 	return nil
 }
 
+// isKey reports whether SET knows key (case-insensitively).
+func isKey(key string) bool { return slices.Contains(settingKeys, strings.ToLower(key)) }
+
 // get returns a setting's value as SET would take it.
-func (st *settings) get(key string) string {
+func (st *Settings) get(key string) string {
 	switch key {
 	case "engine":
-		return st.engine.Name
+		return st.Engine.Name
 	case "format":
-		return string(st.format)
+		return string(st.Format)
 	case "limit":
-		return strconv.FormatInt(st.limit, 10)
+		return strconv.FormatInt(st.Limit, 10)
 	case "timing":
-		return onOff(st.timing)
+		return onOff(st.Timing)
 	}
 	return ""
 }

@@ -1,0 +1,133 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/source"
+)
+
+// Kind says how a stream holds its events.
+type Kind uint8
+
+const (
+	Loaded Kind = iota // in memory: LOAD of a file, GENERATE, a built-in stream
+	Live               // read as they arrive: LOAD '-', LOAD ... FOLLOW, LISTEN
+)
+
+func (k Kind) String() string {
+	if k == Live {
+		return "live"
+	}
+	return "loaded"
+}
+
+// StreamInfo describes a stream as SHOW STREAMS lists it.
+type StreamInfo struct {
+	Name    string
+	Kind    Kind
+	Source  string        // a path, "-", "generated", or a listener's tcp:// address
+	Events  int64         // a live stream's: those used so far
+	Types   int           // event types (a live stream's: seen or named by a query so far)
+	Unit    time.Duration // one timestamp tick; 0: unit-less
+	Current bool
+}
+
+// entry is one stream of the catalogue.
+type entry struct {
+	name   string
+	kind   Kind
+	stream *event.Stream // Loaded: the stream and its events
+	live   *source.Live  // Live
+}
+
+// view is the stream as it is now: a live stream's schema grows while its
+// producers run, so it is read from a snapshot (which has no events).
+func (e *entry) view() *event.Stream {
+	if e.kind == Live {
+		return e.live.Snapshot()
+	}
+	return e.stream
+}
+
+// catalogue holds the session's streams by name.
+type catalogue struct {
+	entries map[string]*entry
+	order   []string // names, in the order they were first added
+	current string
+	// builtin is set while the current stream is the preloaded one: the
+	// user's first stream then becomes current instead.
+	builtin bool
+}
+
+// add adds or replaces a stream by name. The first one becomes current,
+// and so does the user's first when a built-in one is current.
+func (c *catalogue) add(e *entry) (current bool) {
+	if _, ok := c.entries[e.name]; !ok {
+		c.order = append(c.order, e.name)
+	}
+	c.entries[e.name] = e
+	if c.current == "" || c.builtin {
+		c.current, c.builtin = e.name, false
+	}
+	return c.current == e.name
+}
+
+// names is " (streams: a, b)" for error messages.
+func (c *catalogue) names() string {
+	if len(c.order) == 0 {
+		return " (no stream is loaded)"
+	}
+	return " (streams: " + strings.Join(c.order, ", ") + ")"
+}
+
+// Streams lists the streams in the order they were first added.
+func (s *Session) Streams() []StreamInfo {
+	infos := make([]StreamInfo, 0, len(s.cat.order))
+	for _, name := range s.cat.order {
+		e := s.cat.entries[name]
+		st := e.view()
+		events := int64(len(st.Events))
+		if e.kind == Live {
+			_, events, _ = e.live.Counts()
+		}
+		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: st.Source, Events: events,
+			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current})
+	}
+	return infos
+}
+
+// streamFor returns the stream a statement names, or the current one.
+// offset places the error when no stream is loaded.
+func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*entry, error) {
+	if name != nil {
+		if e, ok := s.cat.entries[name.Name]; ok {
+			return e, nil
+		}
+		return nil, errAt(src, name.Span.Start, "no stream named %s%s", name.Name, s.cat.names())
+	}
+	if s.cat.current == "" {
+		return nil, errAt(src, offset, "no stream loaded: LOAD a file or GENERATE STOCKS first")
+	}
+	return s.cat.entries[s.cat.current], nil
+}
+
+// replaceable makes room for a new stream called name: it refuses while
+// queries read a live stream of that name, and closes one they no longer
+// read.
+func (s *Session) replaceable(name string) error {
+	e, ok := s.cat.entries[name]
+	if !ok || e.kind != Live {
+		return nil
+	}
+	for _, q := range s.queries {
+		if q.live == e.live && q.State() == Running {
+			return fmt.Errorf("stream %s has running queries (STOP QUERY %d first)", name, q.id)
+		}
+	}
+	e.live.Close()
+	return nil
+}

@@ -1,0 +1,141 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/planner"
+)
+
+// query compiles and runs a query, or prints its plan (EXPLAIN), or runs it
+// and prints the plan with each operator's counts (EXPLAIN ANALYZE).
+func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) error {
+	e, err := s.streamFor(src, q.From, q.Span.Start)
+	if err != nil {
+		return err
+	}
+	if e.kind == Live {
+		return s.liveQuery(src, q, e.live)
+	}
+	stream := e.stream
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
+	if err != nil {
+		return err
+	}
+	if q.Explain && !q.Analyze {
+		s.out.WriteString(cq.Explain())
+		return nil
+	}
+	if q.Analyze {
+		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming())
+		if err != nil {
+			return runError(err, stats)
+		}
+		s.out.WriteString(cq.ExplainAnalyze(stats))
+		s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+		return nil
+	}
+
+	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil))
+	limit, n := s.set.Limit, int64(0)
+	stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
+		w.Row(row) // a write error sticks in s.out
+		n++
+		return limit == 0 || n < limit
+	})
+	w.Finish()
+	if err != nil {
+		return runError(err, stats)
+	}
+	s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+	if limit > 0 && n >= limit {
+		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
+	}
+	return nil
+}
+
+// writer is a result writer in the session's format.
+func (s *Session) writer(w io.Writer, sc output.Schema) output.Writer {
+	var opts []output.Option
+	if s.style.Header != nil {
+		opts = append(opts, output.WithHeaderStyle(s.style.Header))
+	}
+	return output.New(s.set.Format, w, sc, opts...)
+}
+
+// schemaOf is the output schema of a compiled query's rows; update reads
+// a live stream's growing schema (nil for a loaded one).
+func schemaOf(cq *sase.Query, events *event.Schema, update func(func(*event.Schema))) output.Schema {
+	cols := cq.Columns()
+	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update}
+	for i, c := range cols {
+		kind := output.Value
+		switch c.Kind {
+		case planner.ColEvent:
+			kind = output.Event
+		case planner.ColList:
+			kind = output.List
+		}
+		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind}
+	}
+	return sc
+}
+
+// runError words a failed run; a cancelled one says how far it got.
+func runError(err error, stats *sase.Stats) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("query cancelled after %d events and %d matches", stats.Events, stats.Matches)
+	}
+	return err
+}
+
+// counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary,
+// without the times when timing is off (so that output is reproducible).
+func counts(matches int64, stats *sase.Stats, timing bool) string {
+	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
+	if timing {
+		text += ", " + formatDuration(stats.Elapsed)
+		if secs := stats.Elapsed.Seconds(); secs > 0 {
+			text += ", " + formatRate(float64(stats.Events)/secs) + " events/s"
+		}
+	}
+	return text
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// formatRate prints a rate with a metric suffix: 812, 8.1K, 8.1M, 1.2G.
+func formatRate(r float64) string {
+	for _, u := range []struct {
+		div    float64
+		suffix string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
+		if r >= u.div {
+			return strconv.FormatFloat(r/u.div, 'f', 1, 64) + u.suffix
+		}
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
