@@ -115,19 +115,23 @@ func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*entr
 	return s.cat.entries[s.cat.current], nil
 }
 
-// replaceable makes room for a new stream called name: it refuses while
-// queries read a live stream of that name, and closes one they no longer
-// read.
-func (s *Session) replaceable(name string) error {
+// claim names a new stream, AS name or else def, and makes room for it:
+// it refuses while queries read a live stream of that name, and closes one
+// they no longer read.
+func (s *Session) claim(as *ast.Ident, def string) (string, error) {
+	name := def
+	if as != nil {
+		name = as.Name
+	}
 	e, ok := s.cat.entries[name]
 	if !ok || e.kind != Live {
-		return nil
+		return name, nil
 	}
 	for _, q := range s.queries {
 		if q.live == e.live && q.State() == Running {
-			return fmt.Errorf("stream %s has running queries (STOP QUERY %d first)", name, q.id)
+			return "", fmt.Errorf("stream %s has running queries (STOP QUERY %d first)", name, q.id)
 		}
 	}
 	e.live.Close()
-	return nil
+	return name, nil
 }

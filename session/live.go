@@ -119,11 +119,8 @@ func (s *Session) streamSummary(l *source.Live) {
 
 // loadLive opens LOAD '-' and LOAD 'path' FOLLOW.
 func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
-	name := source.DefaultName(st.Path)
-	if st.Name != nil {
-		name = st.Name.Name
-	}
-	if err := s.replaceable(name); err != nil {
+	name, err := s.claim(st.Name, source.DefaultName(st.Path))
+	if err != nil {
 		return err
 	}
 	if st.Follow {
@@ -151,11 +148,8 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if err != nil {
 		return err
 	}
-	name := "listen"
-	if st.Name != nil {
-		name = st.Name.Name
-	}
-	if err := s.replaceable(name); err != nil {
+	name, err := s.claim(st.Name, "listen")
+	if err != nil {
 		return err
 	}
 	l, err := source.Listen(name, st.Addr, st.Format, opts, s.errw)

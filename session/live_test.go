@@ -105,3 +105,33 @@ func TestQueryStates(t *testing.T) {
 		t.Errorf("State(9) = %s", st)
 	}
 }
+
+// TestReplaceLiveStream checks that a live stream is replaced only once no
+// query reads it, and that a replacement that fails leaves a stream queries
+// can still name (it used to leave half an entry, and a query on it
+// panicked).
+func TestReplaceLiveStream(t *testing.T) {
+	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader("type,ts\nA,1\n")))
+	for _, tt := range []struct{ stmt, err string }{
+		{"LOAD '-' AS s; PATTERN SEQ(A a, B b) WITHIN 3;", ""},
+		{"GENERATE STOCKS AS s WITH (events = 5);", "stream s has running queries (STOP QUERY 1 first)"},
+		{"LOAD '../testdata/repl/shelf.csv' AS s;", "stream s has running queries (STOP QUERY 1 first)"},
+		{"LISTEN 'tcp://127.0.0.1:0' AS n; LISTEN 'nowhere' AS n;", "LISTEN wants an address"},
+		{"PATTERN SEQ(A a, B b) FROM n WITHIN 3;", ""},
+	} {
+		stderr.Reset()
+		if err := exec(t, s, tt.stmt); (err != nil) != (tt.err != "") || !strings.Contains(stderr.String(), tt.err) {
+			t.Errorf("%s: %v\n%s", tt.stmt, err, stderr)
+		}
+	}
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait = %v\n%s", err, stderr)
+	}
+	stdout.Reset()
+	if err := exec(t, s, "GENERATE STOCKS AS s WITH (events = 5); SET format = csv; SHOW STREAMS;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if want := "\ns,5,10,generated,,true,false\n"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("SHOW STREAMS lacks %q:\n%s", want, stdout)
+	}
+}

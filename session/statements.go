@@ -83,11 +83,8 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 			return errAt(src, o.Span.Start, "on_error is for live streams (LOAD '-', FOLLOW, LISTEN): a bad line always stops a LOAD")
 		}
 	}
-	name := source.DefaultName(st.Path)
-	if st.Name != nil {
-		name = st.Name.Name
-	}
-	if err := s.replaceable(name); err != nil {
+	name, err := s.claim(st.Name, source.DefaultName(st.Path))
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -134,11 +131,8 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 			return err
 		}
 	}
-	name := "stocks"
-	if st.Name != nil {
-		name = st.Name.Name
-	}
-	if err := s.replaceable(name); err != nil {
+	name, err := s.claim(st.Name, "stocks")
+	if err != nil {
 		return err
 	}
 	start := time.Now()
