@@ -1,8 +1,8 @@
 package grammar
 
 import (
-	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/antlr4-go/antlr/v4"
 
@@ -46,7 +46,7 @@ type Piece struct {
 // order. A character the lexer cannot read (other than a command's '\')
 // belongs to the statement it is in, or begins one; the parser reports it.
 func Split(text string) []Piece {
-	offs := runeOffsets(text)
+	at := &cursor{text: text}
 	input := antlr.NewInputStream(text)
 	lx := gen.NewSaseLexer(input)
 	bad := &badChars{lx: lx}
@@ -54,42 +54,42 @@ func Split(text string) []Piece {
 	lx.AddErrorListener(bad)
 
 	var pieces []Piece
-	start, depth := -1, 0 // the current statement's first rune; -1 between statements
+	start, depth := -1, 0 // the byte offset of the current statement; -1 between statements
 	for {
 		t := lx.NextToken()
 		// A character the lexer skipped before t may begin a statement, or
 		// a command line.
 		if start < 0 && len(bad.runes) > 0 {
-			if off := offs[bad.runes[0]]; text[off] == '\\' {
+			start = at.byteOf(bad.runes[0])
+			bad.runes = bad.runes[:0]
+			if text[start] == '\\' {
 				end := len(text)
-				if nl := strings.IndexByte(text[off:], '\n'); nl >= 0 {
-					end = off + nl
+				if nl := strings.IndexByte(text[start:], '\n'); nl >= 0 {
+					end = start + nl
 				}
-				pieces = append(pieces, Piece{Command, off, end})
+				pieces = append(pieces, Piece{Command, start, end})
 				if end == len(text) {
 					return pieces
 				}
 				// The lexer has read on into the command line (maybe to the
 				// end, in a quote): lex again from the line break.
-				resume, _ := slices.BinarySearch(offs, end)
 				lx.SetInputStream(input)
-				input.Seek(resume)
-				bad.runes = bad.runes[:0]
+				input.Seek(at.runeOf(end))
+				start = -1
 				continue
 			}
-			start = bad.runes[0]
 		}
 		bad.runes = bad.runes[:0]
 
 		switch t.GetTokenType() {
 		case antlr.TokenEOF:
 			if start >= 0 {
-				pieces = append(pieces, Piece{Unfinished, offs[start], len(text)})
+				pieces = append(pieces, Piece{Unfinished, start, len(text)})
 			}
 			return pieces
 		case gen.SaseLexerUNTERMINATED_COMMENT:
 			if start < 0 {
-				return append(pieces, Piece{OpenComment, offs[t.GetStart()], len(text)})
+				return append(pieces, Piece{OpenComment, at.byteOf(t.GetStart()), len(text)})
 			}
 		case gen.SaseLexerLPAREN:
 			depth++
@@ -98,28 +98,45 @@ func Split(text string) []Piece {
 		case gen.SaseLexerSEMI:
 			if depth == 0 {
 				if start < 0 {
-					start = t.GetStart()
+					start = at.byteOf(t.GetStart())
 				}
-				pieces = append(pieces, Piece{Statement, offs[start], offs[t.GetStop()+1]})
+				pieces = append(pieces, Piece{Statement, start, at.byteOf(t.GetStop() + 1)})
 				start = -1
 				continue
 			}
 		}
 		if start < 0 {
-			start = t.GetStart()
+			start = at.byteOf(t.GetStart())
 		}
 	}
 }
 
-// runeOffsets is the byte offset of each rune index of text (ANTLR's
-// positions), and of its end. Invalid UTF-8 decodes to one rune per byte,
-// as in the []rune conversion of antlr.NewInputStream.
-func runeOffsets(text string) []int {
-	offs := make([]int, 0, len(text)+1)
-	for i := range text {
-		offs = append(offs, i)
+// cursor maps ANTLR's positions, rune indexes, to byte offsets of text and
+// back, for positions that only grow. Invalid UTF-8 decodes to one rune
+// per byte, as in the []rune conversion of antlr.NewInputStream.
+type cursor struct {
+	text          string
+	runes, offset int
+}
+
+func (c *cursor) step() {
+	_, n := utf8.DecodeRuneInString(c.text[c.offset:])
+	c.offset += n
+	c.runes++
+}
+
+func (c *cursor) byteOf(r int) int {
+	for c.runes < r {
+		c.step()
 	}
-	return append(offs, len(text))
+	return c.offset
+}
+
+func (c *cursor) runeOf(offset int) int {
+	for c.offset < offset {
+		c.step()
+	}
+	return c.runes
 }
 
 // badChars collects where the lexer met characters it cannot read.

@@ -134,4 +134,11 @@ func TestReplaceLiveStream(t *testing.T) {
 	if want := "\ns,5,10,generated,,true,false\n"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("SHOW STREAMS lacks %q:\n%s", want, stdout)
 	}
+	var got []string
+	for _, st := range s.Streams() {
+		got = append(got, fmt.Sprintf("%s %s %d %v", st.Name, st.Kind, st.Events, st.Current))
+	}
+	if want := []string{"stocks loaded 10000 false", "s loaded 5 true", "n live 0 false"}; !slices.Equal(got, want) {
+		t.Errorf("Streams() = %q, want %q", got, want)
+	}
 }
