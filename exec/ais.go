@@ -97,7 +97,7 @@ func (s *aisSSC) process(ev *event.Event) {
 		m = s.typeStates[ev.Type]
 	}
 	if s.op.WindowPushed {
-		s.minTS = ev.TS - s.op.Window
+		s.minTS = satSub(ev.TS, s.op.Window)
 		if s.sinceSweep++; s.sinceSweep == sweepEvery {
 			s.sweep()
 		}

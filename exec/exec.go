@@ -106,7 +106,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 				return &r.stats, err
 			}
 			if keep > 0 {
-				r.store.prune(lastTS - keep)
+				r.store.prune(satSub(lastTS, keep))
 			}
 		}
 		r.stats.Events++
@@ -180,12 +180,12 @@ func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
 // before ts-W. 0 when the plan does not bound its state by the window.
 func (r *runner) keepWindow() int64 {
 	if ssc, ok := r.plan.Ops[0].(*planner.SSC); ok && ssc.WindowPushed {
-		return 2*ssc.Window + 1
+		return satAdd(satAdd(ssc.Window, ssc.Window), 1)
 	}
 	// A live run started at or after ts-W; any-match reads its closure's
 	// candidates from there on, negation back to W before its first event.
 	if scan, ok := r.plan.Ops[0].(*planner.RunScan); ok && scan.HasWindow {
-		return 2*scan.Window + 1
+		return satAdd(satAdd(scan.Window, scan.Window), 1)
 	}
 	return 0
 }

@@ -70,7 +70,7 @@ func (q *queryFilter) push(b *planner.Binding) {
 	q.trig, q.narrow = t.TS, q.cache.narrows(t)
 	lo := int64(math.MinInt64)
 	if q.op.HasWindow {
-		lo = t.TS - q.op.Window
+		lo = satSub(t.TS, q.op.Window)
 	}
 	for j := range n - 1 {
 		q.src[j] = q.set.bufs[q.pos[j]].live()
@@ -155,7 +155,7 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 			if i+c.K > len(evs) {
 				return lo, hi, false
 			}
-			lo = max(lo, evs[i+c.K-1].TS+1)
+			lo = max(lo, satAdd(evs[i+c.K-1].TS, 1))
 			continue
 		}
 		if !q.narrow {

@@ -133,5 +133,5 @@ func (s *verifyStage) negationsPass(b *planner.Binding, set *rset, enforced bool
 	return true
 }
 
-func (s *verifyStage) advance(ts int64) { s.releasePending(s.pending, ts, s.release) }
-func (s *verifyStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.release) }
+func (s *verifyStage) advance(ts int64) { s.releasePending(s.pending, ts, false, s.release) }
+func (s *verifyStage) finish()          { s.releasePending(s.pending, math.MaxInt64, true, s.release) }
