@@ -71,10 +71,20 @@ func WithOpTiming() Option { return func(r *runner) { r.clock.on = true } }
 // errStopped ends a run whose consumer asked for no more matches.
 var errStopped = errors.New("stopped")
 
+// cancelled unwinds a run from inside a search when ctx is done; Run
+// returns err.
+type cancelled struct{ err error }
+
+// tickEvery is how many steps of search or construction go between two
+// looks at ctx: a few microseconds of work, so that a cancel stops even
+// an event whose search finds no match long before 200 ms.
+const tickEvery = 4096
+
 // Run executes plan over events, calling emit for each match. It stops
 // early when ctx is cancelled (returning ctx's error) or emit returns false.
 func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event], emit Emit, opts ...Option) (stats *Stats, err error) {
 	r := newRunner(plan, emit)
+	r.ctx = ctx
 	for _, o := range opts {
 		o(r)
 	}
@@ -88,6 +98,8 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			switch e := rec.(type) {
 			case *planner.RuntimeError:
 				err = e // it names the expression, with its position
+			case cancelled:
+				err = e.err
 			case error:
 				if e != errStopped {
 					panic(rec)
@@ -134,6 +146,27 @@ type runner struct {
 	stages []stage  // after SSC, in plan order
 	emit   Emit
 	row    []Cell
+	ctx    context.Context
+	steps  uint
+}
+
+// tick counts one step of a search, a construction or a scan of held
+// state. Every tickEvery steps it looks at ctx, since the event loop only
+// looks between events and one event's search may run for minutes
+// without completing a match.
+func (r *runner) tick() {
+	if r.steps++; r.steps%tickEvery == 0 {
+		r.checkCancel()
+	}
+}
+
+// checkCancel stays out of line so that tick inlines into the loops.
+//
+//go:noinline
+func (r *runner) checkCancel() {
+	if err := r.ctx.Err(); err != nil {
+		panic(cancelled{err})
+	}
 }
 
 func newRunner(plan *planner.Plan, emit Emit) *runner {

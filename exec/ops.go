@@ -152,6 +152,7 @@ func (o *opBase) releasePending(p *pending, ts int64, end bool, fn func(b *plann
 	}
 	prev := o.r.clock.switchTo(o.id)
 	for len(p.items) > 0 && (p.items[0].deadline < ts || end) {
+		o.r.tick()
 		fn(heap.Pop(&p.items).(pendingItem).b)
 	}
 	o.done(prev)
@@ -273,6 +274,7 @@ func (r *runner) collectList(c *planner.Component, b *planner.Binding, evs []*ev
 	var list []*event.Event
 	b.Lists[c.Index] = list
 	for _, e := range evs {
+		r.tick()
 		if checkEquiv && !r.equivHolds(e, b) {
 			continue
 		}
@@ -377,6 +379,7 @@ func (s *negationStage) check(b *planner.Binding) {
 		c := s.r.plan.Components[ci]
 		for _, t := range c.Types {
 			for _, e := range s.r.store.in(t, s.r.interval(c, b)) {
+				s.r.tick()
 				if s.r.blocks(c, e, b, c.NegPreds, true) {
 					return
 				}

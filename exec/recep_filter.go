@@ -100,6 +100,7 @@ func (q *queryFilter) filterLevel(j int, lo int64) []*event.Event {
 	l := q.lists[j][:0]
 next:
 	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS < q.trig; i++ {
+		q.r.tick()
 		q.b.Events[comp] = evs[i]
 		for _, pr := range q.op.Pre[j] {
 			if !pr.Eval(q.b) {
@@ -129,6 +130,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	}
 next:
 	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS <= hi; i++ {
+		q.r.tick()
 		e := evs[i]
 		q.b.Events[comp] = e
 		for _, pr := range checks {
@@ -164,6 +166,7 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		res := q.cache.op.Buffers[ci].Residual
 		t := q.b.Events[q.pos[len(q.pos)-1]]
 		for ; i < len(evs) && evs[i].TS < hi; i++ {
+			q.r.tick()
 			if !q.cache.curEnforced && !q.cache.agrees(evs[i], t) {
 				continue
 			}

@@ -112,6 +112,7 @@ func (s *verifyStage) negationsPass(b *planner.Binding, set *rset, enforced bool
 		c := s.r.plan.Components[ci]
 		res := s.cache.op.Buffers[ci].Residual
 		for _, e := range inRange(set.bufs[ci].live(), s.r.interval(c, b)) {
+			s.r.tick()
 			if s.r.blocks(c, e, b, res, !enforced) {
 				return false
 			}

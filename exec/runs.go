@@ -180,6 +180,7 @@ func (s *runScan) react(b *bucket, e *event.Event) {
 	}
 	kept := b.runs[:0]
 	for _, r := range b.runs {
+		s.r.tick()
 		if e.TS > r.due {
 			s.end(r)
 			continue

@@ -125,6 +125,7 @@ func (s *stackSSC) construct(ev *event.Event) {
 func (s *stackSSC) search(j, c int, minTS int64) {
 	bit := uint64(1) << (j - 1)
 	for ; c >= s.base; c-- {
+		s.r.tick()
 		col := s.col(c)
 		if col.active&bit == 0 || col.ev.TS < minTS {
 			return
