@@ -68,7 +68,9 @@ func (v Value) AsFloat() float64 {
 }
 
 // Equal reports whether two present values are equal: numbers compare as
-// numbers (1 = 1.0), values of different kinds are unequal.
+// numbers, exactly (1 = 1.0, but 2^53+1 is not the float 2^53 it rounds
+// to, as PartitionKey keeps them apart), values of different kinds are
+// unequal.
 func (v Value) Equal(w Value) bool {
 	if v.kind == w.kind {
 		switch v.kind {
@@ -81,7 +83,8 @@ func (v Value) Equal(w Value) bool {
 		}
 	}
 	if v.IsNumber() && w.IsNumber() {
-		return v.AsFloat() == w.AsFloat()
+		c, ok := v.Compare(w)
+		return ok && c == 0
 	}
 	return false
 }
@@ -93,6 +96,11 @@ func (v Value) Compare(w Value) (c int, ok bool) {
 	case v.kind == Int && w.kind == Int:
 		a, b := int64(v.bits), int64(w.bits)
 		return cmp3(a < b, a > b), true
+	case v.kind == Int && w.kind == Float:
+		return cmpIntFloat(v.Int(), w.Float())
+	case v.kind == Float && w.kind == Int:
+		c, ok := cmpIntFloat(w.Int(), v.Float())
+		return -c, ok
 	case v.IsNumber() && w.IsNumber():
 		a, b := v.AsFloat(), w.AsFloat()
 		if math.IsNaN(a) || math.IsNaN(b) {
@@ -105,6 +113,24 @@ func (v Value) Compare(w Value) (c int, ok bool) {
 		return cmp3(v.bits < w.bits, v.bits > w.bits), true
 	}
 	return 0, false
+}
+
+// cmpIntFloat compares i with f exactly: converting i to a float64 would
+// round it (every int beyond 2^53 is not a float).
+func cmpIntFloat(i int64, f float64) (int, bool) {
+	switch {
+	case math.IsNaN(f):
+		return 0, false
+	case f >= 0x1p63:
+		return -1, true
+	case f < -0x1p63:
+		return 1, true
+	}
+	t := math.Trunc(f) // in int64's range
+	if n := int64(t); i != n {
+		return cmp3(i < n, i > n), true
+	}
+	return cmp3(f > t, f < t), true // i is f's integral part
 }
 
 func cmp3(less, greater bool) int {

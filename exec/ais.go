@@ -97,7 +97,7 @@ func (s *aisSSC) process(ev *event.Event) {
 		m = s.typeStates[ev.Type]
 	}
 	if s.op.WindowPushed {
-		s.minTS = ev.TS - s.op.Window
+		s.minTS = satSub(ev.TS, s.op.Window)
 		if s.sinceSweep++; s.sinceSweep == sweepEvery {
 			s.sweep()
 		}
@@ -114,6 +114,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	v := s.op.Partition.Value(ev)
 	if v.IsAbsent() {
 		for _, p := range s.order {
+			s.r.tick()
 			s.enter(p, ev, m, true)
 		}
 		s.enter(s.wild, ev, m, true)
@@ -284,6 +285,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	st := &p.stacks[j]
 	c := s.comps[j]
 	for i := rip; i >= st.base; i-- {
+		s.r.tick()
 		inst := st.items[i-st.base]
 		if inst.ev.TS < s.minTS {
 			break

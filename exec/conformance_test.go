@@ -11,10 +11,7 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
-	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -53,70 +50,13 @@ var engines = sase.EngineNames()
 // runCase compiles and runs one case's query on one engine and returns the
 // matches as canonical strings, as in the conformance file.
 func runCase(c conformanceCase, engine string) ([]string, error) {
-	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
-	if err != nil {
-		return nil, err
-	}
-	stream.Name = "s"
-	return queryMatches(stream, c.Query, engine)
-}
-
-// queryMatches runs a query on a stream and returns its matches, sorted,
-// as canonical strings: variables (positive singles and closures, by name)
-// to seq numbers. It compares bindings, not RETURN columns: the query is
-// compiled as written (its RETURN must compile too), then run without
-// RETURN.
-func queryMatches(stream *event.Stream, text, engine string) ([]string, error) {
-	src := &ast.Source{Name: "<query>", Text: text}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return nil, err
-	}
-	e, err := sase.LookupEngine(engine)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sase.CompileAST(q, src, stream, sase.WithEngine(e)); err != nil {
-		return nil, err
-	}
-	q.Return = nil
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
-	if err != nil {
-		return nil, err
-	}
-	got := []string{}
-	_, err = cq.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
-		m := map[string]any{}
-		for i, col := range cq.Columns() {
-			if col.Kind == planner.ColList {
-				seqs := []int64{}
-				for _, e := range row[i].List {
-					seqs = append(seqs, e.Seq)
-				}
-				m[col.Name] = seqs
-			} else {
-				m[col.Name] = row[i].Event.Seq
-			}
-		}
-		got = append(got, canonical(m))
-		return true
-	})
-	slices.Sort(got)
-	return got, err
-}
-
-func canonical(m map[string]any) string {
-	b, err := json.Marshal(m) // map keys are sorted
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
+	return randquery.Case{Name: c.Name, StreamCSV: c.StreamCSV, Query: c.Query}.Matches(context.Background(), engine)
 }
 
 func expected(c conformanceCase) []string {
 	out := []string{}
 	for _, m := range c.Matches {
-		out = append(out, canonical(m))
+		out = append(out, randquery.Canonical(m))
 	}
 	slices.Sort(out)
 	return out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/internal/randquery"
 )
 
 var (
@@ -61,161 +62,21 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d random cases agree on %s", ran, strings.Join(sase.EngineNames(), ", "))
 }
 
-// randomCase makes a small stream and a valid query using every feature of
-// the language: negation in every position, ANY, closures with per-element
-// and whole-list predicates, constant filters on every kind of element,
-// one or two equivalence tests (ints and equal floats among the values),
-// windows; one stream in five is long enough for window pruning.
+// randomCase is the shared generator's case for a seed: a small stream and
+// a valid query using every feature of the language; one stream in five is
+// long enough for window pruning.
 func randomCase(seed uint64) conformanceCase { return randomCaseOf(seed, true) }
 
 // randomCaseOf is randomCase, with long streams only when allowed: the
 // strategy properties run skip-till-any-match, whose matches with a
 // closure grow as 2^n (spec 4c.6.4), so they keep streams short.
 func randomCaseOf(seed uint64, long bool) conformanceCase {
-	r := rand.New(rand.NewPCG(seed, 0x5a5e))
-	types := []string{"A", "B", "C", "D"}
-	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
-
-	// Stream: ties are common; some streams have missing cells.
-	var csv strings.Builder
-	csv.WriteString("type,ts,price,vol,sym,id\n")
-	holes := r.IntN(3) == 0
-	cell := func(s string) string {
-		if holes && r.IntN(8) == 0 {
-			return ""
-		}
-		return s
-	}
-	events := 15 + r.IntN(25)
-	long = long && r.IntN(5) == 0
+	var opts []randquery.Option
 	if long {
-		events = 150 + r.IntN(150)
+		opts = append(opts, randquery.Long())
 	}
-	ts := 1
-	for range events {
-		ts += r.IntN(3)
-		fmt.Fprintf(&csv, "%s,%d,%s,%s,%s,%s\n", pick(types), ts,
-			cell(fmt.Sprint(1+r.IntN(20))), cell(fmt.Sprint(r.IntN(8))),
-			cell(pick([]string{"x", "y", "z"})), cell(pick([]string{"1", "2", "3", "2.0"})))
-	}
-
-	// Pattern: kinds chosen so that closures touch neither closures nor
-	// negations, and at least one positive single exists.
-	// basic, the reference, has no window in SSC: on a long stream it
-	// enumerates every sequence, so long streams get short patterns.
-	n := 1 + r.IntN(5)
-	if long {
-		n = 1 + r.IntN(3)
-	}
-	kinds := make([]byte, n) // 's' single, 'n' negated, 'c' closure
-	for i := range kinds {
-		switch x := r.IntN(10); {
-		case x < 6:
-			kinds[i] = 's'
-		case x < 8:
-			kinds[i] = 'n'
-		default:
-			kinds[i] = 'c'
-		}
-	}
-	for i := range kinds {
-		if kinds[i] == 'c' && ((i > 0 && kinds[i-1] != 's') || (i+1 < n && kinds[i+1] == 'n')) {
-			kinds[i] = 's'
-		}
-	}
-	if kinds[0] == 'c' && kinds[n-1] == 'c' {
-		kinds[n-1] = 's'
-	}
-	if !slices.Contains(kinds, 's') {
-		kinds[r.IntN(n)] = 's'
-	}
-	needWindow := kinds[0] == 'c' || kinds[n-1] == 'c'
-
-	var comps, singles, closures, negs []string
-	for i, k := range kinds {
-		v := fmt.Sprintf("v%d", i)
-		typ := pick(types)
-		if r.IntN(5) == 0 {
-			typ = "ANY(" + pick(types) + ", " + pick(types) + ")"
-		}
-		switch k {
-		case 's':
-			comps = append(comps, typ+" "+v)
-			singles = append(singles, v)
-		case 'n':
-			if r.IntN(2) == 0 {
-				comps = append(comps, "!("+typ+" "+v+")")
-			} else {
-				comps = append(comps, "!"+typ+" "+v)
-			}
-			negs = append(negs, v)
-		case 'c':
-			comps = append(comps, typ+pick([]string{"+", "^2", "^3", "{2,}", "^1"})+" "+v+"[]")
-			closures = append(closures, v)
-		}
-	}
-
-	var conds []string
-	attrs := []string{"price", "vol"}
-	if r.IntN(3) == 0 {
-		conds = append(conds, pick([]string{"[sym]", "[id]", "[sym, id]", "[sym = 'x']", "[sym] AND [id]", "[id] AND [sym = 'y']", "[vol]"}))
-	}
-	for i := r.IntN(4); i > 0; i-- {
-		a, b := pick(singles), pick(singles)
-		switch r.IntN(6) {
-		case 0:
-			conds = append(conds, fmt.Sprintf("%s.price > %d", a, r.IntN(20)))
-		case 1:
-			conds = append(conds, fmt.Sprintf("%s.%s < %s.%s + %d", a, pick(attrs), b, pick(attrs), r.IntN(5)))
-		case 2:
-			conds = append(conds, fmt.Sprintf("(%s.vol > 4 OR %s.sym = 'y')", a, b))
-		case 3:
-			conds = append(conds, fmt.Sprintf("%s.id != %d", a, 1+r.IntN(3)))
-		case 4:
-			conds = append(conds, fmt.Sprintf("%s.sym = %s.sym", a, b))
-		case 5:
-			conds = append(conds, fmt.Sprintf("NOT (%s.price <= %s.price * 1.5)", a, b))
-		}
-	}
-	for _, v := range negs {
-		switch r.IntN(4) {
-		case 0, 1:
-			conds = append(conds, fmt.Sprintf("%s.price > %s.price", v, pick(singles)))
-		case 2:
-			conds = append(conds, pick([]string{fmt.Sprintf("%s.price > %d", v, r.IntN(15)), v + ".sym = 'y'"}))
-		}
-		if r.IntN(4) == 0 {
-			conds = append(conds, fmt.Sprintf("%s.sym = %s.sym", v, pick(singles)))
-		}
-	}
-	for _, v := range closures {
-		switch r.IntN(5) {
-		case 0:
-			conds = append(conds, fmt.Sprintf("%s[i].price > %s[i-1].price", v, v))
-		case 1:
-			conds = append(conds, fmt.Sprintf("%s[i].price >= avg(%s[..i-1].price)", v, v))
-		case 2:
-			conds = append(conds, fmt.Sprintf("%s[i].vol > %s.vol", v, pick(singles)))
-		case 3:
-			conds = append(conds, fmt.Sprintf("%s[i].price > %d", v, r.IntN(12)))
-		}
-		switch r.IntN(4) {
-		case 0:
-			conds = append(conds, fmt.Sprintf("count(%s[]) <= %d", v, 2+r.IntN(3)))
-		case 1:
-			conds = append(conds, fmt.Sprintf("avg(%s[].price) > %d", v, 5+r.IntN(10)))
-		case 2:
-			conds = append(conds, fmt.Sprintf("%s[1].price < %s[%s.LEN].price", v, v, v))
-		}
-	}
-	q := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
-	}
-	if needWindow || long || r.IntN(4) > 0 {
-		q += fmt.Sprintf(" WITHIN %d", r.IntN(15))
-	}
-	return conformanceCase{Name: fmt.Sprintf("diff-%d", seed), StreamCSV: csv.String(), Query: q}
+	c := randquery.Generate(rand.New(rand.NewPCG(seed, 0x5a5e)), opts...)
+	return conformanceCase{Name: fmt.Sprintf("diff-%d", seed), StreamCSV: c.StreamCSV, Query: c.Query}
 }
 
 // TestPruningKeepsAnswers runs queries whose negation and closures read

@@ -71,10 +71,20 @@ func WithOpTiming() Option { return func(r *runner) { r.clock.on = true } }
 // errStopped ends a run whose consumer asked for no more matches.
 var errStopped = errors.New("stopped")
 
+// cancelled unwinds a run from inside a search when ctx is done; Run
+// returns err.
+type cancelled struct{ err error }
+
+// tickEvery is how many steps of search or construction go between two
+// looks at ctx: a few microseconds of work, so that a cancel stops even
+// an event whose search finds no match long before 200 ms.
+const tickEvery = 4096
+
 // Run executes plan over events, calling emit for each match. It stops
 // early when ctx is cancelled (returning ctx's error) or emit returns false.
 func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event], emit Emit, opts ...Option) (stats *Stats, err error) {
 	r := newRunner(plan, emit)
+	r.ctx = ctx
 	for _, o := range opts {
 		o(r)
 	}
@@ -88,6 +98,8 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			switch e := rec.(type) {
 			case *planner.RuntimeError:
 				err = e // it names the expression, with its position
+			case cancelled:
+				err = e.err
 			case error:
 				if e != errStopped {
 					panic(rec)
@@ -106,7 +118,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 				return &r.stats, err
 			}
 			if keep > 0 {
-				r.store.prune(lastTS - keep)
+				r.store.prune(satSub(lastTS, keep))
 			}
 		}
 		r.stats.Events++
@@ -134,6 +146,27 @@ type runner struct {
 	stages []stage  // after SSC, in plan order
 	emit   Emit
 	row    []Cell
+	ctx    context.Context
+	steps  uint
+}
+
+// tick counts one step of a search, a construction or a scan of held
+// state. Every tickEvery steps it looks at ctx, since the event loop only
+// looks between events and one event's search may run for minutes
+// without completing a match.
+func (r *runner) tick() {
+	if r.steps++; r.steps%tickEvery == 0 {
+		r.checkCancel()
+	}
+}
+
+// checkCancel stays out of line so that tick inlines into the loops.
+//
+//go:noinline
+func (r *runner) checkCancel() {
+	if err := r.ctx.Err(); err != nil {
+		panic(cancelled{err})
+	}
 }
 
 func newRunner(plan *planner.Plan, emit Emit) *runner {
@@ -180,12 +213,12 @@ func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
 // before ts-W. 0 when the plan does not bound its state by the window.
 func (r *runner) keepWindow() int64 {
 	if ssc, ok := r.plan.Ops[0].(*planner.SSC); ok && ssc.WindowPushed {
-		return 2*ssc.Window + 1
+		return satAdd(satAdd(ssc.Window, ssc.Window), 1)
 	}
 	// A live run started at or after ts-W; any-match reads its closure's
 	// candidates from there on, negation back to W before its first event.
 	if scan, ok := r.plan.Ops[0].(*planner.RunScan); ok && scan.HasWindow {
-		return 2*scan.Window + 1
+		return satAdd(satAdd(scan.Window, scan.Window), 1)
 	}
 	return 0
 }

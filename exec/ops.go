@@ -121,7 +121,7 @@ func (h *pendingHeap) Pop() any {
 func (p *pending) hold(b *planner.Binding) {
 	deadline := int64(math.MaxInt64)
 	if p.r.plan.HasWindow {
-		deadline = b.Events[p.r.plan.First()].TS + p.r.plan.Window
+		deadline = satAdd(b.Events[p.r.plan.First()].TS, p.r.plan.Window)
 	}
 	c := &planner.Binding{
 		Events: append([]*event.Event(nil), b.Events...),
@@ -142,14 +142,17 @@ func (o *opBase) holdOr(p *pending, b *planner.Binding, fn func(b *planner.Bindi
 }
 
 // releasePending hands the sequences held in p whose deadline is before
-// ts to fn, on this operator's clock; ts = MaxInt64 (the stream ended)
-// releases them all, a deadline of MaxInt64 (no window) included.
-func (o *opBase) releasePending(p *pending, ts int64, fn func(b *planner.Binding)) {
+// ts to fn, on this operator's clock; at the end of the stream it releases
+// them all, a deadline of MaxInt64 (no window, or one past the end of
+// time) included. (An event at MaxInt64 is no end: what it may still
+// block or join must wait for it.)
+func (o *opBase) releasePending(p *pending, ts int64, end bool, fn func(b *planner.Binding)) {
 	if !p.on || len(p.items) == 0 {
 		return
 	}
 	prev := o.r.clock.switchTo(o.id)
-	for len(p.items) > 0 && (p.items[0].deadline < ts || ts == math.MaxInt64) {
+	for len(p.items) > 0 && (p.items[0].deadline < ts || end) {
+		o.r.tick()
 		fn(heap.Pop(&p.items).(pendingItem).b)
 	}
 	o.done(prev)
@@ -158,21 +161,29 @@ func (o *opBase) releasePending(p *pending, ts int64, fn func(b *planner.Binding
 // ---- intervals ----
 
 // interval returns where component c's events lie for the sequence in b
-// (spec §4.4 and §4.5), as closed bounds on integer timestamps.
+// (spec §4.4 and §4.5), as closed bounds on integer timestamps: strictly
+// after the previous positive, else from ts(Pn) - W; strictly before the
+// next, else up to ts(P1) + W.
 func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
 	p := r.plan
-	first, last := b.Events[p.First()].TS, b.Events[p.Last()].TS
-	switch {
-	case c.Prev >= 0 && c.Next >= 0:
-		return bounds{b.Events[c.Prev].TS + 1, b.Events[c.Next].TS - 1}
-	case c.Prev < 0 && p.HasWindow:
-		return bounds{last - p.Window, b.Events[c.Next].TS - 1}
-	case c.Prev < 0:
-		return bounds{math.MinInt64, b.Events[c.Next].TS - 1}
-	case p.HasWindow:
-		return bounds{b.Events[c.Prev].TS + 1, first + p.Window}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if c.Prev >= 0 {
+		if lo = b.Events[c.Prev].TS; lo == math.MaxInt64 {
+			return bounds{1, 0} // nothing is after the end of time
+		}
+		lo++
+	} else if p.HasWindow {
+		lo = satSub(b.Events[p.Last()].TS, p.Window)
 	}
-	return bounds{b.Events[c.Prev].TS + 1, math.MaxInt64}
+	if c.Next >= 0 {
+		if hi = b.Events[c.Next].TS; hi == math.MinInt64 {
+			return bounds{1, 0}
+		}
+		hi--
+	} else if p.HasWindow {
+		hi = satAdd(b.Events[p.First()].TS, p.Window)
+	}
+	return bounds{lo, hi}
 }
 
 // equivRef is the value an equivalence attribute must have in this match:
@@ -263,6 +274,7 @@ func (r *runner) collectList(c *planner.Component, b *planner.Binding, evs []*ev
 	var list []*event.Event
 	b.Lists[c.Index] = list
 	for _, e := range evs {
+		r.tick()
 		if checkEquiv && !r.equivHolds(e, b) {
 			continue
 		}
@@ -283,8 +295,8 @@ func (r *runner) collectList(c *planner.Component, b *planner.Binding, evs []*ev
 	return list
 }
 
-func (s *closureStage) advance(ts int64) { s.releasePending(s.pending, ts, s.collect) }
-func (s *closureStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.collect) }
+func (s *closureStage) advance(ts int64) { s.releasePending(s.pending, ts, false, s.collect) }
+func (s *closureStage) finish()          { s.releasePending(s.pending, math.MaxInt64, true, s.collect) }
 
 // ---- selection ----
 
@@ -341,7 +353,7 @@ func (s *windowStage) push(b *planner.Binding) {
 	prev := s.in()
 	defer s.done(prev)
 	p := s.r.plan
-	if b.Events[p.Last()].TS-b.Events[p.First()].TS <= s.op.W {
+	if b.Events[p.Last()].TS <= satAdd(b.Events[p.First()].TS, s.op.W) {
 		s.out(b)
 	}
 }
@@ -367,6 +379,7 @@ func (s *negationStage) check(b *planner.Binding) {
 		c := s.r.plan.Components[ci]
 		for _, t := range c.Types {
 			for _, e := range s.r.store.in(t, s.r.interval(c, b)) {
+				s.r.tick()
 				if s.r.blocks(c, e, b, c.NegPreds, true) {
 					return
 				}
@@ -393,8 +406,8 @@ func (r *runner) blocks(c *planner.Component, e *event.Event, b *planner.Binding
 	return true
 }
 
-func (s *negationStage) advance(ts int64) { s.releasePending(s.pending, ts, s.check) }
-func (s *negationStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.check) }
+func (s *negationStage) advance(ts int64) { s.releasePending(s.pending, ts, false, s.check) }
+func (s *negationStage) finish()          { s.releasePending(s.pending, math.MaxInt64, true, s.check) }
 
 // ---- transformation ----
 

@@ -232,14 +232,14 @@ func (c *eventCache) advance(now int64) {
 		return
 	}
 	w := c.op.Window
-	c.minTS = now - w
+	c.minTS = satSub(now, w)
 	if len(c.pending.items) > 0 {
-		c.minTS = min(c.minTS, c.pending.items[0].deadline-2*w)
+		c.minTS = min(c.minTS, satSub(satSub(c.pending.items[0].deadline, w), w))
 	}
 	if c.op.Partition == nil || now < c.sweepAt {
 		return
 	}
-	c.sweepAt = now + max(w, 1)
+	c.sweepAt = satAdd(now, max(w, 1))
 	sweep := func(s *rset) bool {
 		for i := range s.bufs {
 			s.bufs[i].prune(c.minTS)

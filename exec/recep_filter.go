@@ -70,7 +70,7 @@ func (q *queryFilter) push(b *planner.Binding) {
 	q.trig, q.narrow = t.TS, q.cache.narrows(t)
 	lo := int64(math.MinInt64)
 	if q.op.HasWindow {
-		lo = t.TS - q.op.Window
+		lo = satSub(t.TS, q.op.Window)
 	}
 	for j := range n - 1 {
 		q.src[j] = q.set.bufs[q.pos[j]].live()
@@ -100,6 +100,7 @@ func (q *queryFilter) filterLevel(j int, lo int64) []*event.Event {
 	l := q.lists[j][:0]
 next:
 	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS < q.trig; i++ {
+		q.r.tick()
 		q.b.Events[comp] = evs[i]
 		for _, pr := range q.op.Pre[j] {
 			if !pr.Eval(q.b) {
@@ -129,6 +130,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	}
 next:
 	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS <= hi; i++ {
+		q.r.tick()
 		e := evs[i]
 		q.b.Events[comp] = e
 		for _, pr := range checks {
@@ -155,7 +157,7 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 			if i+c.K > len(evs) {
 				return lo, hi, false
 			}
-			lo = max(lo, evs[i+c.K-1].TS+1)
+			lo = max(lo, satAdd(evs[i+c.K-1].TS, 1))
 			continue
 		}
 		if !q.narrow {
@@ -164,6 +166,7 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		res := q.cache.op.Buffers[ci].Residual
 		t := q.b.Events[q.pos[len(q.pos)-1]]
 		for ; i < len(evs) && evs[i].TS < hi; i++ {
+			q.r.tick()
 			if !q.cache.curEnforced && !q.cache.agrees(evs[i], t) {
 				continue
 			}

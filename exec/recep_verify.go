@@ -112,6 +112,7 @@ func (s *verifyStage) negationsPass(b *planner.Binding, set *rset, enforced bool
 		c := s.r.plan.Components[ci]
 		res := s.cache.op.Buffers[ci].Residual
 		for _, e := range inRange(set.bufs[ci].live(), s.r.interval(c, b)) {
+			s.r.tick()
 			if s.r.blocks(c, e, b, res, !enforced) {
 				return false
 			}
@@ -133,5 +134,5 @@ func (s *verifyStage) negationsPass(b *planner.Binding, set *rset, enforced bool
 	return true
 }
 
-func (s *verifyStage) advance(ts int64) { s.releasePending(s.pending, ts, s.release) }
-func (s *verifyStage) finish()          { s.releasePending(s.pending, math.MaxInt64, s.release) }
+func (s *verifyStage) advance(ts int64) { s.releasePending(s.pending, ts, false, s.release) }
+func (s *verifyStage) finish()          { s.releasePending(s.pending, math.MaxInt64, true, s.release) }

@@ -180,6 +180,7 @@ func (s *runScan) react(b *bucket, e *event.Event) {
 	}
 	kept := b.runs[:0]
 	for _, r := range b.runs {
+		s.r.tick()
 		if e.TS > r.due {
 			s.end(r)
 			continue
@@ -261,7 +262,7 @@ func (s *runScan) open(e *event.Event) {
 	r, st := s.fresh, &s.states[0]
 	r.first, r.last, r.lastSeq, r.due = e.TS, math.MinInt64, -1, math.MaxInt64
 	if s.op.HasWindow {
-		r.due = e.TS + s.op.Window
+		r.due = satAdd(e.TS, s.op.Window)
 	}
 	if st.closure {
 		if !s.takes(r, st, e) {

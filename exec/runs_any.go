@@ -112,6 +112,7 @@ func (s *runScan) lists(r *run, j int, before int64, visit func()) {
 func (s *runScan) extend(r *run, j int, cands, list []*event.Event, visit func()) {
 	ci := s.states[j].Comp
 	for k, y := range cands {
+		s.r.tick()
 		r.lists[ci] = list
 		if !s.takes(r, &s.states[j], y) {
 			continue

@@ -118,7 +118,7 @@ func (p *partitions) place(r *run) {
 	if !p.windowed {
 		return
 	}
-	switch due := r.due + p.slack; {
+	switch due := satAdd(r.due, p.slack); {
 	case b.idx < 0:
 		b.due = due
 		heap.Push(&p.due, b)
@@ -145,7 +145,7 @@ func (p *partitions) expire(ts int64, finish func(*run)) {
 		clear(b.runs[len(kept):])
 		b.runs = kept
 		if len(kept) > 0 {
-			b.due = next + p.slack
+			b.due = satAdd(next, p.slack)
 			heap.Fix(&p.due, 0)
 			continue
 		}

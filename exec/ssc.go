@@ -66,7 +66,7 @@ func (s *stackSSC) process(ev *event.Event) {
 		s.prevIdx = s.base + len(s.cols) - 1
 		s.lastTS = ev.TS
 		if s.op.WindowPushed {
-			s.prune(ev.TS - s.op.Window)
+			s.prune(satSub(ev.TS, s.op.Window))
 		}
 	}
 	var prevActive, lastActive uint64
@@ -110,7 +110,7 @@ func (s *stackSSC) construct(ev *event.Event) {
 	b.Events[s.comps[s.n-1]] = ev
 	minTS := int64(math.MinInt64)
 	if s.op.WindowPushed {
-		minTS = ev.TS - s.op.Window
+		minTS = satSub(ev.TS, s.op.Window)
 	}
 	if s.n == 1 {
 		s.emit()
@@ -125,6 +125,7 @@ func (s *stackSSC) construct(ev *event.Event) {
 func (s *stackSSC) search(j, c int, minTS int64) {
 	bit := uint64(1) << (j - 1)
 	for ; c >= s.base; c-- {
+		s.r.tick()
 		col := s.col(c)
 		if col.active&bit == 0 || col.ev.TS < minTS {
 			return

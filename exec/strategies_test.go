@@ -13,6 +13,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -32,7 +33,7 @@ func TestStrategyConformance(t *testing.T) {
 // strings (variables to seq numbers), sorted.
 func matchesOn(t *testing.T, stream *event.Stream, query, engine string) []string {
 	t.Helper()
-	got, err := queryMatches(stream, query, engine)
+	got, err := randquery.Matches(context.Background(), stream, query, engine)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}

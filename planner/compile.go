@@ -2,7 +2,9 @@ package planner
 
 import (
 	"math"
+	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,15 +131,40 @@ func (c *compiler) window(q *ast.Query) {
 	}
 	d := q.Within
 	p.HasWindow = true
-	if d.Unit == "" {
-		p.Window = int64(math.Floor(d.Value))
+	num, den := uint64(1), uint64(1)
+	if d.Unit != "" {
+		if p.Stream.Unit == 0 {
+			c.errorf(d, "WITHIN %s names a time unit, but stream %s has unit-less timestamps (write WITHIN %s, or load the stream WITH (time_unit = 'ms'))", d, p.Stream.Name, d.Raw)
+			return
+		}
+		num, den = uint64(unitDurations[d.Unit]), uint64(p.Stream.Unit)
+	}
+	w, ok := windowTicks(d, num, den)
+	if !ok {
+		c.errorf(d, "WITHIN %s is more than the largest window, %d ticks", d, int64(math.MaxInt64))
 		return
 	}
-	if p.Stream.Unit == 0 {
-		c.errorf(d, "WITHIN %s names a time unit, but stream %s has unit-less timestamps (write WITHIN %s, or load the stream WITH (time_unit = 'ms'))", d, p.Stream.Name, d.Raw)
-		return
+	p.Window = w
+}
+
+// windowTicks converts d to ticks, num/den ticks per unit of d, rounding
+// down; ok is false when that does not fit in an int64. An integer is
+// converted exactly (a float64 would round 2^63-1 up to 2^63, which wraps
+// to a negative window).
+func windowTicks(d *ast.Duration, num, den uint64) (int64, bool) {
+	if v, err := strconv.ParseUint(d.Raw, 10, 64); err == nil {
+		hi, lo := bits.Mul64(v, num)
+		if hi >= den {
+			return 0, false
+		}
+		q, _ := bits.Div64(hi, lo, den)
+		return int64(q), q <= math.MaxInt64
 	}
-	p.Window = int64(math.Floor(d.Value * float64(unitDurations[d.Unit]) / float64(p.Stream.Unit)))
+	w := math.Floor(d.Value * float64(num) / float64(den))
+	if w >= 0x1p63 {
+		return 0, false
+	}
+	return int64(w), true
 }
 
 // mentions lists what a conjunct refers to: the components, and the

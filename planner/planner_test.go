@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,6 +71,10 @@ func TestChecks(t *testing.T) {
 			"<input>:1:29: unknown event selection strategy 'skip-till-some-match' (strategies: skip-till-any-match, skip-till-next-match, partition-contiguity, strict-contiguity)\n    PATTERN SEQ(A a, B b) WHERE skip-till-some-match\n                                ^"},
 		{"PATTERN SEQ(A a, B b) WITHIN 5 s",
 			"<input>:1:30: WITHIN 5 s names a time unit, but stream test has unit-less timestamps (write WITHIN 5, or load the stream WITH (time_unit = 'ms'))\n    PATTERN SEQ(A a, B b) WITHIN 5 s\n                                 ^"},
+		{"PATTERN SEQ(A a, B b) WITHIN 1e30",
+			"<input>:1:30: WITHIN 1e30 is more than the largest window, 9223372036854775807 ticks\n    PATTERN SEQ(A a, B b) WITHIN 1e30\n                                 ^"},
+		{"PATTERN SEQ(A a, B b) WITHIN 9.3e18",
+			"<input>:1:30: WITHIN 9.3e18 is more than the largest window, 9223372036854775807 ticks\n    PATTERN SEQ(A a, B b) WITHIN 9.3e18\n                                 ^"},
 		{"PATTERN SEQ(!A a) WITHIN 5",
 			"<input>:1:9: the pattern needs at least one positive single component\n    PATTERN SEQ(!A a) WITHIN 5\n            ^"},
 		{"PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].price > avg(b[].price)",
@@ -77,14 +82,15 @@ func TestChecks(t *testing.T) {
 		{"PATTERN SEQ(A a, B b) WHERE a.price / 0 > 1 RETURN c.price",
 			"<input>:1:52: unknown variable \"c\" (the pattern has a, b)\n    PATTERN SEQ(A a, B b) WHERE a.price / 0 > 1 RETURN c.price\n                                                       ^"},
 	} {
-		_, err := compile(t, stream, tc.query)
-		if err == nil {
-			t.Errorf("%s: no error, want %q", tc.query, tc.want)
-			continue
-		}
-		if err.Error() != tc.want {
-			t.Errorf("%s:\ngot\n%s\nwant\n%s", tc.query, err, tc.want)
-		}
+		checkError(t, stream, tc.query, tc.want)
+	}
+}
+
+// checkError asserts that query fails to compile with the message want.
+func checkError(t *testing.T, stream *event.Stream, query, want string) {
+	t.Helper()
+	if _, err := compile(t, stream, query); err == nil || err.Error() != want {
+		t.Errorf("%s:\ngot\n%v\nwant\n%s", query, err, want)
 	}
 }
 
@@ -100,6 +106,11 @@ func TestUnits(t *testing.T) {
 		"PATTERN SEQ(A a, B b) WITHIN 1 d":       86400000,
 		"PATTERN SEQ(A a, B b) WITHIN 42":        42,
 		"PATTERN SEQ(A a, B b) WITHIN 3 seconds": 3000,
+		// The largest windows convert exactly, not through a float64.
+		"PATTERN SEQ(A a, B b) WITHIN 9223372036854775807":    math.MaxInt64,
+		"PATTERN SEQ(A a, B b) WITHIN 9223372036854775807 ms": math.MaxInt64,
+		"PATTERN SEQ(A a, B b) WITHIN 9223372036854775 s":     9223372036854775000,
+		"PATTERN SEQ(A a, B b) WITHIN 1.5e18":                 1.5e18,
 	} {
 		p, err := compile(t, stream, query)
 		if err != nil {
@@ -108,6 +119,23 @@ func TestUnits(t *testing.T) {
 		if p.Window != want {
 			t.Errorf("%s: window %d ticks, want %d", query, p.Window, want)
 		}
+	}
+}
+
+// TestWindowOverflow rejects, at the duration, a window that a unit
+// makes larger than an int64 of ticks.
+func TestWindowOverflow(t *testing.T) {
+	stream := testStream(t)
+	stream.Unit = 1e6 // one tick is a millisecond
+	for _, tc := range []struct{ query, want string }{
+		{"PATTERN SEQ(A a, B b) WITHIN 9223372036854775807 hours",
+			"<input>:1:30: WITHIN 9223372036854775807 h is more than the largest window, 9223372036854775807 ticks\n    PATTERN SEQ(A a, B b) WITHIN 9223372036854775807 hours\n                                 ^"},
+		{"PATTERN SEQ(A a, B b) WITHIN 9223372036854776 s",
+			"<input>:1:30: WITHIN 9223372036854776 s is more than the largest window, 9223372036854775807 ticks\n    PATTERN SEQ(A a, B b) WITHIN 9223372036854776 s\n                                 ^"},
+		{"PATTERN SEQ(A a, B b) WITHIN 1e17 d",
+			"<input>:1:30: WITHIN 1e17 d is more than the largest window, 9223372036854775807 ticks\n    PATTERN SEQ(A a, B b) WITHIN 1e17 d\n                                 ^"},
+	} {
+		checkError(t, stream, tc.query, tc.want)
 	}
 }
 

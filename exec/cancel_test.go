@@ -1,0 +1,62 @@
+package exec_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/source"
+)
+
+// TestCancelInsideSearch cancels, on every engine, a query whose search
+// runs for a long time (tens of seconds without the checks inside the
+// search) on one event after another: 30 components over 1,000 stock
+// events, so the event loop alone would look at ctx only once. The run
+// must stop soon after the cancel; the bound is loose so that a loaded
+// machine does not fail it, and the latency is logged.
+func TestCancelInsideSearch(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 1000
+	stream := source.GenerateStocks("stocks", cfg)
+	comps := make([]string, 30)
+	for i := range comps {
+		comps[i] = fmt.Sprintf("stock%d c%d", i%10+1, i)
+	}
+	pattern := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
+	const after, bound = 100 * time.Millisecond, 2 * time.Second
+	for _, tc := range []struct{ name, query string }{
+		{"", pattern + " WITHIN 200"},
+		// A strategy plan runs the run scan whatever the engine.
+		{"/any-match", pattern + " WHERE skip-till-any-match WITHIN 200"},
+	} {
+		for _, e := range sase.Engines {
+			query := tc.query
+			t.Run(e.Name+tc.name, func(t *testing.T) {
+				q, err := sase.Compile(query, stream, sase.WithEngine(e))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				cancelled := make(chan time.Time, 1)
+				time.AfterFunc(after, func() {
+					cancelled <- time.Now()
+					cancel()
+				})
+				_, err = q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true })
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("got %v, want the cancel", err)
+				}
+				took := time.Since(<-cancelled)
+				if took > bound {
+					t.Errorf("stopped %s after the cancel, want within %s", took, bound)
+				}
+				t.Logf("stopped %s after the cancel", took)
+			})
+		}
+	}
+}

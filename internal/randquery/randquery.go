@@ -1,0 +1,343 @@
+// Package randquery makes random queries and streams that use every
+// feature of the language, and runs a query on one engine to a canonical
+// set of matches, for the tests that compare engines: the differential
+// test and the strategy properties (exec), and the fuzz target (the
+// facade).
+package randquery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
+)
+
+// Source makes the generator's choices: IntN returns a number in [0, n).
+// A *rand.Rand is one; Bytes makes one from a fuzzer's input.
+type Source interface{ IntN(n int) int }
+
+// Bytes reads choices from data, as many bytes a choice as its range
+// needs, so that a fuzzer's change to a byte changes one choice. Once data
+// runs out the choices go on from a generator seeded by all of data (the
+// stream alone uses up a few hundred bytes, and the query must vary too).
+func Bytes(data []byte) Source {
+	h := fnv.New64a()
+	h.Write(data)
+	return &byteSource{data: data, rest: rand.New(rand.NewPCG(h.Sum64(), uint64(len(data))))}
+}
+
+type byteSource struct {
+	data []byte
+	rest *rand.Rand
+}
+
+func (s *byteSource) IntN(n int) int {
+	if len(s.data) == 0 {
+		return s.rest.IntN(n)
+	}
+	v := 0
+	for k := 1; k < n; k <<= 8 {
+		v <<= 8
+		if len(s.data) > 0 {
+			v |= int(s.data[0])
+			s.data = s.data[1:]
+		}
+	}
+	return v % n
+}
+
+// Case is a stream as CSV text (columns type, ts, price, vol, sym, id) and
+// a query on it.
+type Case struct {
+	Name, StreamCSV, Query string
+}
+
+// Option widens what Generate makes.
+type Option func(*config)
+
+type config struct{ long, extremes, strategies bool }
+
+// Long lets one stream in five be long enough for window pruning (with a
+// short pattern, since basic enumerates every sequence of a long stream).
+// Skip-till-any-match, whose matches with a closure grow as 2^n (spec
+// 4c.6.4), needs short streams.
+func Long() Option { return func(c *config) { c.long = true } }
+
+// Extremes puts timestamps near the minimum and maximum int64 (or jumps
+// from one to the other), floats and huge ints among the values, and
+// windows up to the largest (and beyond it, a compile error).
+func Extremes() Option { return func(c *config) { c.extremes = true } }
+
+// Strategies names an event selection strategy in one query in three.
+func Strategies() Option { return func(c *config) { c.strategies = true } }
+
+// Generate makes a small stream and a valid query using every feature of
+// the language: negation in every position, ANY, closures with
+// per-element and whole-list predicates, constant filters on every kind
+// of element, one or two equivalence tests (ints and equal floats among
+// the values), windows. Without options the choices it draws from r are
+// the same as ever, so a seed keeps its case.
+func Generate(r Source, opts ...Option) Case {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	types := []string{"A", "B", "C", "D"}
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+
+	// Stream: ties are common; some streams have missing cells.
+	var csv strings.Builder
+	csv.WriteString("type,ts,price,vol,sym,id\n")
+	holes := r.IntN(3) == 0
+	cell := func(s string) string {
+		if holes && r.IntN(8) == 0 {
+			return ""
+		}
+		return s
+	}
+	events := 15 + r.IntN(25)
+	long := cfg.long && r.IntN(5) == 0
+	if long {
+		events = 150 + r.IntN(150)
+	}
+	ts, jump := int64(1), -1
+	ids := []string{"1", "2", "3", "2.0"}
+	if cfg.extremes {
+		ts, jump = extremeStart(r, events)
+		ids = append(ids, "9007199254740993", "9007199254740992.0", "-9223372036854775808", "9.3e18")
+	}
+	for i := range events {
+		if i == jump {
+			ts = math.MaxInt64 - int64(2*(events-i))
+		}
+		ts += int64(r.IntN(3))
+		typ := pick(types)
+		price := fmt.Sprint(1 + r.IntN(20))
+		if cfg.extremes && r.IntN(4) == 0 {
+			price += ".5"
+		}
+		fmt.Fprintf(&csv, "%s,%d,%s,%s,%s,%s\n", typ, ts,
+			cell(price), cell(fmt.Sprint(r.IntN(8))),
+			cell(pick([]string{"x", "y", "z"})), cell(pick(ids)))
+	}
+
+	// Pattern: kinds chosen so that closures touch neither closures nor
+	// negations, and at least one positive single exists.
+	n := 1 + r.IntN(5)
+	if long {
+		n = 1 + r.IntN(3)
+	}
+	kinds := make([]byte, n) // 's' single, 'n' negated, 'c' closure
+	for i := range kinds {
+		switch x := r.IntN(10); {
+		case x < 6:
+			kinds[i] = 's'
+		case x < 8:
+			kinds[i] = 'n'
+		default:
+			kinds[i] = 'c'
+		}
+	}
+	for i := range kinds {
+		if kinds[i] == 'c' && ((i > 0 && kinds[i-1] != 's') || (i+1 < n && kinds[i+1] == 'n')) {
+			kinds[i] = 's'
+		}
+	}
+	if kinds[0] == 'c' && kinds[n-1] == 'c' {
+		kinds[n-1] = 's'
+	}
+	if !slices.Contains(kinds, 's') {
+		kinds[r.IntN(n)] = 's'
+	}
+	needWindow := kinds[0] == 'c' || kinds[n-1] == 'c'
+
+	var comps, singles, closures, negs []string
+	for i, k := range kinds {
+		v := fmt.Sprintf("v%d", i)
+		typ := pick(types)
+		if r.IntN(5) == 0 {
+			typ = "ANY(" + pick(types) + ", " + pick(types) + ")"
+		}
+		switch k {
+		case 's':
+			comps = append(comps, typ+" "+v)
+			singles = append(singles, v)
+		case 'n':
+			if r.IntN(2) == 0 {
+				comps = append(comps, "!("+typ+" "+v+")")
+			} else {
+				comps = append(comps, "!"+typ+" "+v)
+			}
+			negs = append(negs, v)
+		case 'c':
+			comps = append(comps, typ+pick([]string{"+", "^2", "^3", "{2,}", "^1"})+" "+v+"[]")
+			closures = append(closures, v)
+		}
+	}
+
+	var conds []string
+	attrs := []string{"price", "vol"}
+	if r.IntN(3) == 0 {
+		conds = append(conds, pick([]string{"[sym]", "[id]", "[sym, id]", "[sym = 'x']", "[sym] AND [id]", "[id] AND [sym = 'y']", "[vol]"}))
+	}
+	for i := r.IntN(4); i > 0; i-- {
+		a, b := pick(singles), pick(singles)
+		switch r.IntN(6) {
+		case 0:
+			conds = append(conds, fmt.Sprintf("%s.price > %d", a, r.IntN(20)))
+		case 1:
+			conds = append(conds, fmt.Sprintf("%s.%s < %s.%s + %d", a, pick(attrs), b, pick(attrs), r.IntN(5)))
+		case 2:
+			conds = append(conds, fmt.Sprintf("(%s.vol > 4 OR %s.sym = 'y')", a, b))
+		case 3:
+			conds = append(conds, fmt.Sprintf("%s.id != %d", a, 1+r.IntN(3)))
+		case 4:
+			conds = append(conds, fmt.Sprintf("%s.sym = %s.sym", a, b))
+		case 5:
+			conds = append(conds, fmt.Sprintf("NOT (%s.price <= %s.price * 1.5)", a, b))
+		}
+	}
+	for _, v := range negs {
+		switch r.IntN(4) {
+		case 0, 1:
+			conds = append(conds, fmt.Sprintf("%s.price > %s.price", v, pick(singles)))
+		case 2:
+			conds = append(conds, pick([]string{fmt.Sprintf("%s.price > %d", v, r.IntN(15)), v + ".sym = 'y'"}))
+		}
+		if r.IntN(4) == 0 {
+			conds = append(conds, fmt.Sprintf("%s.sym = %s.sym", v, pick(singles)))
+		}
+	}
+	for _, v := range closures {
+		switch r.IntN(5) {
+		case 0:
+			conds = append(conds, fmt.Sprintf("%s[i].price > %s[i-1].price", v, v))
+		case 1:
+			conds = append(conds, fmt.Sprintf("%s[i].price >= avg(%s[..i-1].price)", v, v))
+		case 2:
+			conds = append(conds, fmt.Sprintf("%s[i].vol > %s.vol", v, pick(singles)))
+		case 3:
+			conds = append(conds, fmt.Sprintf("%s[i].price > %d", v, r.IntN(12)))
+		}
+		switch r.IntN(4) {
+		case 0:
+			conds = append(conds, fmt.Sprintf("count(%s[]) <= %d", v, 2+r.IntN(3)))
+		case 1:
+			conds = append(conds, fmt.Sprintf("avg(%s[].price) > %d", v, 5+r.IntN(10)))
+		case 2:
+			conds = append(conds, fmt.Sprintf("%s[1].price < %s[%s.LEN].price", v, v, v))
+		}
+	}
+	if cfg.strategies && r.IntN(3) == 0 {
+		conds = append([]string{pick(strategyNames)}, conds...)
+	}
+	q := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if needWindow || long || r.IntN(4) > 0 {
+		w := fmt.Sprint(r.IntN(15))
+		if cfg.extremes && r.IntN(3) == 0 {
+			w = pick(hugeWindows)
+		}
+		q += " WITHIN " + w
+	}
+	return Case{StreamCSV: csv.String(), Query: q}
+}
+
+var strategyNames = []string{"skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
+
+// hugeWindows reach past either end of time from any timestamp; the last
+// two do not fit and must fail to compile on every engine.
+var hugeWindows = []string{"2.5", "4611686018427387904", "9223372036854775806", "9223372036854775807", "1e30", "9223372036854775807 ms"}
+
+// extremeStart picks where an Extremes stream's timestamps start and the
+// event at which they jump to near the maximum (-1: no jump). A stream
+// of n events advances at most 2n ticks, so it never passes the maximum.
+func extremeStart(r Source, n int) (ts int64, jump int) {
+	switch r.IntN(5) {
+	case 0:
+		return math.MinInt64, -1
+	case 1:
+		return math.MaxInt64 - int64(2*n), -1
+	case 2:
+		return math.MinInt64 + int64(r.IntN(3)), 1 + r.IntN(n)
+	case 3:
+		return -int64(r.IntN(30)), -1
+	}
+	return 1, -1
+}
+
+// Matches compiles and runs the case's query on one engine; see Matches.
+func (c Case) Matches(ctx context.Context, engine string) ([]string, error) {
+	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
+	if err != nil {
+		return nil, err
+	}
+	stream.Name = "s"
+	return Matches(ctx, stream, c.Query, engine)
+}
+
+// Matches runs a query on a stream and returns its matches, sorted, as
+// canonical strings: variables (positive singles and closures, by name)
+// to seq numbers. It compares bindings, not RETURN columns: the query is
+// compiled as written (its RETURN must compile too), then run without
+// RETURN. It stops with ctx's error when ctx is done.
+func Matches(ctx context.Context, stream *event.Stream, text, engine string) ([]string, error) {
+	src := &ast.Source{Name: "<query>", Text: text}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return nil, err
+	}
+	e, err := sase.LookupEngine(engine)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sase.CompileAST(q, src, stream, sase.WithEngine(e)); err != nil {
+		return nil, err
+	}
+	q.Return = nil
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	if err != nil {
+		return nil, err
+	}
+	got := []string{}
+	_, err = cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
+		m := map[string]any{}
+		for i, col := range cq.Columns() {
+			if col.Kind == planner.ColList {
+				seqs := []int64{}
+				for _, e := range row[i].List {
+					seqs = append(seqs, e.Seq)
+				}
+				m[col.Name] = seqs
+			} else {
+				m[col.Name] = row[i].Event.Seq
+			}
+		}
+		got = append(got, Canonical(m))
+		return true
+	})
+	slices.Sort(got)
+	return got, err
+}
+
+// Canonical is a match's JSON with its keys sorted.
+func Canonical(m map[string]any) string {
+	b, err := json.Marshal(m) // map keys are sorted
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
