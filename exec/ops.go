@@ -158,7 +158,7 @@ func (o *opBase) releasePending(p *pending, ts int64, fn func(b *planner.Binding
 // ---- intervals ----
 
 // interval returns where component c's events lie for the sequence in b
-// (spec §4.4 and §4.5), as closed bounds on integer timestamps.
+// (docs/LANGUAGE.md, What a match is), as closed bounds on integer timestamps.
 func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
 	p := r.plan
 	first, last := b.Events[p.First()].TS, b.Events[p.Last()].TS

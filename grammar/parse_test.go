@@ -436,6 +436,20 @@ func TestAST(t *testing.T) {
 	}
 }
 
+// SET keeps where its key is written, so that an unknown setting is
+// reported there.
+func TestSetKeySpan(t *testing.T) {
+	const src = "SHOW STREAMS; SET `Limit` = 5"
+	stmts, err := Parse(&ast.Source{Text: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := stmts[1].(*ast.Set)
+	if got := src[set.KeySpan.Start:set.KeySpan.End]; got != "`Limit`" || set.Key != "limit" {
+		t.Errorf("key %q spans %q", set.Key, got)
+	}
+}
+
 // checkRoundTrip parses n.String() and compares the result to n, spans
 // aside.
 func checkRoundTrip(t testing.TB, src string, n ast.Stmt) {

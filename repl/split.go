@@ -4,7 +4,7 @@ import "strings"
 
 // The REPL and scripts cut their input into statements before parsing, so
 // that one bad statement does not stop the others (as psql does). The cut
-// follows the lexical rules of LANGUAGE.md §2: a ';' ends a statement unless
+// follows the lexical rules of docs/LANGUAGE.md (Lexical rules): a ';' ends a statement unless
 // it is inside parentheses, a quoted name or string, or a comment.
 
 // statementEnd returns the index just past the first ';' of text that ends a

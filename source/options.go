@@ -1,7 +1,7 @@
 // Package source loads event streams from CSV and JSON Lines files,
 // reads live streams (standard input, a followed file, TCP producers) by
 // the same typing and ordering rules, and generates SASE's stock streams
-// (spec §1, §4b, §5, §8).
+// (docs/LANGUAGE.md: Events and streams, Statements, Live streams).
 package source
 
 import (
