@@ -40,16 +40,6 @@ func LookupBuiltin(name string) Builtin {
 	return NotBuiltin
 }
 
-// String is the built-in's listed name ("" for NotBuiltin).
-func (b Builtin) String() string {
-	for _, a := range builtins {
-		if a.Builtin == b {
-			return a.Name
-		}
-	}
-	return ""
-}
-
 // Get returns the built-in b of the event, or its attribute in slot when b
 // is NotBuiltin.
 func (e *Event) Get(slot int, b Builtin) Value {

@@ -80,15 +80,16 @@ func (b *builder) syntaxMessage(t antlr.Token) (int, string) {
 // statementMessage words an error at the start of a statement.
 func (b *builder) statementMessage(t antlr.Token) string {
 	v := vocab()
+	tt := t.GetTokenType()
 	switch {
-	case t.GetTokenType() == gen.SaseParserID || v.keywords[t.GetTokenType()] != "" && !v.pattern[t.GetTokenType()]:
+	case v.pattern[tt] && !v.name[tt]:
+		// SEQ(, !, ANY: a pattern without its keyword.
+		return "expected " + orList(tokenSet{gen.SaseParserPATTERN: true, gen.SaseParserEVENT: true}.words(b.parser)) + " at " + describe(t)
+	case tt == gen.SaseParserID || v.keywords[tt] != "":
 		if fix := b.keywordFix(t, t); fix != "" {
 			return "unknown statement " + t.GetText() + "; did you mean " + fix + "?"
 		}
 		return "unknown statement " + t.GetText() + "; statements are " + orList(v.statement.words(b.parser))
-	case v.pattern[t.GetTokenType()]:
-		// A pattern without its keyword.
-		return "expected " + orList(tokenSet{gen.SaseParserPATTERN: true, gen.SaseParserEVENT: true}.words(b.parser)) + " at " + describe(t)
 	}
 	return "expected a statement (" + orList(v.statement.words(b.parser)) + ") at " + describe(t)
 }
