@@ -107,9 +107,10 @@ type Describe struct {
 
 // Set is SET key = value.
 type Set struct {
-	Span  Span
-	Key   string // lower-case
-	Value *Literal
+	Span    Span
+	Key     string // lower-case
+	KeySpan Span   // where Key is written, for "unknown setting" errors
+	Value   *Literal
 }
 
 func (*Query) stmtNode()       {}

@@ -1,7 +1,6 @@
 package event
 
 import (
-	"fmt"
 	"iter"
 	"sort"
 	"strings"
@@ -30,9 +29,6 @@ type KindSet uint8
 
 func (s KindSet) Has(k Kind) bool     { return s&(1<<k) != 0 }
 func (s KindSet) With(k Kind) KindSet { return s | 1<<k }
-
-// HasNumber reports whether the set holds int or float.
-func (s KindSet) HasNumber() bool { return s.Has(Int) || s.Has(Float) }
 
 func (s KindSet) String() string {
 	var parts []string
@@ -140,21 +136,6 @@ func (s *Schema) Observe(e *Event) {
 	}
 }
 
-// TypesWith lists the names of the types that have the attribute.
-func (s *Schema) TypesWith(attr string) []string {
-	slot, ok := s.attrIndex[attr]
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, t := range s.Types {
-		if t.Has(slot) {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
 // AttrsOf lists the attribute names of a type, sorted.
 func (s *Schema) AttrsOf(typ int) []string {
 	var out []string
@@ -188,13 +169,4 @@ func (s *Stream) All() iter.Seq[*Event] {
 			}
 		}
 	}
-}
-
-// Ticks converts a duration to timestamp ticks of this stream, rounding
-// down: on a stream in seconds, WITHIN 1500 ms is 1 tick.
-func (s *Stream) Ticks(d time.Duration) (int64, error) {
-	if s.Unit == 0 {
-		return 0, fmt.Errorf("stream %s has unit-less timestamps: write WITHIN without a time unit, or load it WITH (time_unit = 'ms')", s.Name)
-	}
-	return int64(d / s.Unit), nil
 }

@@ -5,6 +5,7 @@ package event
 import (
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Kind is the kind of a Value.
@@ -68,9 +69,9 @@ func (v Value) AsFloat() float64 {
 }
 
 // Equal reports whether two present values are equal: numbers compare as
-// numbers, exactly (1 = 1.0, but 2^53+1 is not the float 2^53 it rounds
-// to, as PartitionKey keeps them apart), values of different kinds are
-// unequal.
+// numbers (1 = 1.0, exactly: 2^53+1 is not 2^53 as a float), values of
+// different kinds are unequal, NaN is equal to nothing. Two absent values
+// are equal, as their partition keys are.
 func (v Value) Equal(w Value) bool {
 	if v.kind == w.kind {
 		switch v.kind {
@@ -78,9 +79,8 @@ func (v Value) Equal(w Value) bool {
 			return v.Float() == w.Float()
 		case String:
 			return v.s == w.s
-		default:
-			return v.bits == w.bits
 		}
+		return v.bits == w.bits
 	}
 	if v.IsNumber() && w.IsNumber() {
 		c, ok := v.Compare(w)
@@ -90,23 +90,24 @@ func (v Value) Equal(w Value) bool {
 }
 
 // Compare orders two values of the same family: it returns -1, 0 or +1, and
-// ok=false when they cannot be ordered (different kinds, NaN).
+// ok=false when they cannot be ordered (different kinds, NaN). An int and
+// a float compare exactly, not by converting the int to a float.
 func (v Value) Compare(w Value) (c int, ok bool) {
 	switch {
 	case v.kind == Int && w.kind == Int:
 		a, b := int64(v.bits), int64(w.bits)
 		return cmp3(a < b, a > b), true
-	case v.kind == Int && w.kind == Float:
-		return cmpIntFloat(v.Int(), w.Float())
-	case v.kind == Float && w.kind == Int:
-		c, ok := cmpIntFloat(w.Int(), v.Float())
-		return -c, ok
-	case v.IsNumber() && w.IsNumber():
-		a, b := v.AsFloat(), w.AsFloat()
+	case v.kind == Float && w.kind == Float:
+		a, b := v.Float(), w.Float()
 		if math.IsNaN(a) || math.IsNaN(b) {
 			return 0, false
 		}
 		return cmp3(a < b, a > b), true
+	case v.kind == Int && w.kind == Float:
+		return compareIntFloat(v.Int(), w.Float())
+	case v.kind == Float && w.kind == Int:
+		c, ok := compareIntFloat(w.Int(), v.Float())
+		return -c, ok
 	case v.kind == String && w.kind == String:
 		return cmp3(v.s < w.s, v.s > w.s), true
 	case v.kind == Bool && w.kind == Bool:
@@ -115,9 +116,9 @@ func (v Value) Compare(w Value) (c int, ok bool) {
 	return 0, false
 }
 
-// cmpIntFloat compares i with f exactly: converting i to a float64 would
-// round it (every int beyond 2^53 is not a float).
-func cmpIntFloat(i int64, f float64) (int, bool) {
+// compareIntFloat orders i and f without rounding i to a float64, which
+// would make every int near 2^60 equal to its float neighbour.
+func compareIntFloat(i int64, f float64) (int, bool) {
 	switch {
 	case math.IsNaN(f):
 		return 0, false
@@ -126,11 +127,11 @@ func cmpIntFloat(i int64, f float64) (int, bool) {
 	case f < -0x1p63:
 		return 1, true
 	}
-	t := math.Trunc(f) // in int64's range
-	if n := int64(t); i != n {
-		return cmp3(i < n, i > n), true
+	t := math.Trunc(f) // in int64 range now
+	if c := cmp3(i < int64(t), i > int64(t)); c != 0 {
+		return c, true
 	}
-	return cmp3(f > t, f < t), true // i is f's integral part
+	return cmp3(f > t, f < t), true // i = trunc(f): the fraction decides
 }
 
 func cmp3(less, greater bool) int {
@@ -184,9 +185,10 @@ func (v Value) AppendJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
-// ParseCell types a CSV cell by spec §4b: int if [+-]?[0-9]+, else float if
-// a plain decimal or exponent literal, else exactly true/false, else string.
-// An empty cell is absent.
+// ParseCell types a CSV cell (docs/LANGUAGE.md, "Events and streams"): int
+// if [+-]?[0-9]+ and in range, else float if a plain decimal or exponent
+// literal and finite, else exactly true/false, else string. An empty cell is
+// absent.
 func ParseCell(s string) Value {
 	if s == "" {
 		return Value{}
@@ -264,12 +266,24 @@ func isFloatText(s string) bool {
 	return i == len(s)
 }
 
-// AppendJSONString appends s as a JSON string literal.
+// AppendJSONString appends s as a JSON string literal. Control characters
+// are escaped and invalid UTF-8 becomes U+FFFD, as encoding/json does, so
+// the output is always valid JSON.
 func AppendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+n]...)
+			}
+			i += n
+			continue
+		}
 		switch {
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
@@ -284,12 +298,14 @@ func AppendJSONString(b []byte, s string) []byte {
 		default:
 			b = append(b, c)
 		}
+		i++
 	}
 	return append(b, '"')
 }
 
 // PartitionKey maps a value to a comparable key such that two values are
 // Equal exactly when their keys are ==: an integral float becomes an int.
+// NaN, which no loader produces, is the exception: its key equals itself.
 func PartitionKey(v Value) Value {
 	if v.kind == Float {
 		f := v.Float()

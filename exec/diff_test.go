@@ -69,7 +69,7 @@ func randomCase(seed uint64) conformanceCase { return randomCaseOf(seed, true) }
 
 // randomCaseOf is randomCase, with long streams only when allowed: the
 // strategy properties run skip-till-any-match, whose matches with a
-// closure grow as 2^n (spec 4c.6.4), so they keep streams short.
+// closure grow as 2^n (docs/STRATEGIES.md, When to use each), so they keep streams short.
 func randomCaseOf(seed uint64, long bool) conformanceCase {
 	var opts []randquery.Option
 	if long {

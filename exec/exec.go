@@ -185,7 +185,7 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 		return r
 	}
 	if scan, ok := plan.Ops[0].(*planner.RunScan); ok {
-		r.runs = newRunScan(r, scan, next) // a strategy plan, whatever the engine (spec 4c)
+		r.runs = newRunScan(r, scan, next) // a strategy plan, whatever the engine (docs/STRATEGIES.md)
 		r.ssc = r.runs
 		return r
 	}

@@ -161,9 +161,7 @@ func (o *opBase) releasePending(p *pending, ts int64, end bool, fn func(b *plann
 // ---- intervals ----
 
 // interval returns where component c's events lie for the sequence in b
-// (spec §4.4 and §4.5), as closed bounds on integer timestamps: strictly
-// after the previous positive, else from ts(Pn) - W; strictly before the
-// next, else up to ts(P1) + W.
+// (docs/LANGUAGE.md, What a match is), as closed bounds on integer timestamps.
 func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
 	p := r.plan
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)

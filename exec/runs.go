@@ -8,7 +8,7 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// runScan evaluates a strategy plan by runs (spec 4c.3): a run is a partial
+// runScan evaluates a strategy plan by runs (docs/STRATEGIES.md, Runs): a run is a partial
 // match that starts at an event that can begin S1 and reacts to each later
 // event by the strategy's rule. Complete matches go to the next stage
 // (negation, transformation), which treats them like SSC's sequences.
@@ -172,7 +172,7 @@ func (s *runScan) process(e *event.Event) {
 	s.born = s.born[:0]
 }
 
-// react lets each run of bucket b react to e (4c.3.4) and keeps the ones
+// react lets each run of bucket b react to e (docs/STRATEGIES.md, What each strategy does with an event) and keeps the ones
 // that go on.
 func (s *runScan) react(b *bucket, e *event.Event) {
 	if b != s.parts.wild && len(s.op.Partition) == 1 {
@@ -220,7 +220,7 @@ func (s *runScan) reactRun(r *run, e *event.Event) bool {
 	return true // skip-till-next-match ignores e
 }
 
-// act is the action of a deterministic run on e (4c.3.3): select for a
+// act is the action of a deterministic run on e (docs/STRATEGIES.md, Runs): select for a
 // single; proceed, else take, for a closure. done reports that the run
 // completed (and was handed on).
 func (s *runScan) act(r *run, e *event.Event) (acted, done bool) {
@@ -257,7 +257,7 @@ func (s *runScan) advanceRun(r *run, j int, e *event.Event) bool {
 	return false
 }
 
-// open starts a run at e if e can begin S1 (4c.3.1 step 2).
+// open starts a run at e if e can begin S1 (docs/STRATEGIES.md, Runs).
 func (s *runScan) open(e *event.Event) {
 	r, st := s.fresh, &s.states[0]
 	r.first, r.last, r.lastSeq, r.due = e.TS, math.MinInt64, -1, math.MaxInt64
@@ -283,7 +283,7 @@ func (s *runScan) open(e *event.Event) {
 	s.born = append(s.born, r)
 }
 
-// ---- conditions (4c.3.2) ----
+// ---- conditions (docs/STRATEGIES.md, Runs) ----
 
 func (s *runScan) use(r *run) *planner.Binding {
 	s.bind.Events, s.bind.Lists = r.events, r.lists
@@ -399,7 +399,7 @@ func (s *runScan) proceeds(r *run, j int, e *event.Event) bool {
 	return true
 }
 
-// ---- completion (4c.3.5) ----
+// ---- completion (docs/STRATEGIES.md, Runs) ----
 
 // complete hands r's match on.
 func (s *runScan) complete(r *run) {

@@ -8,7 +8,7 @@ import (
 )
 
 // Under skip-till-any-match a run that can act on an event stays as it is
-// and a copy acts (4c.3.4).
+// and a copy acts (docs/STRATEGIES.md, What each strategy does with an event).
 //
 // In a single state the copies are made: there are as many as partial
 // matches, as in SASE. In a closure state they are not. A run there stands

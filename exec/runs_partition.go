@@ -9,7 +9,7 @@ import (
 )
 
 // partitions buckets runs by the value of the first partition test, so
-// that an event reaches only the runs of its partition (4c.3.2 b): SASE's
+// that an event reaches only the runs of its partition (docs/STRATEGIES.md, Runs): SASE's
 // partitioned evaluation. Runs whose value is not fixed yet (their events
 // lack the attribute) are in the wild bucket, which sees every event, and
 // an event lacking the attribute reaches every bucket. Further partition

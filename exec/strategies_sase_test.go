@@ -25,7 +25,7 @@ func countOn(t testing.TB, stream *event.Stream, query, engine string) int64 {
 	return stats.Matches
 }
 
-// saseRow is a query with SASE's reference match count (spec 4c.10).
+// saseRow is a query with SASE's reference match count (docs/STRATEGIES.md, How sase runs strategies).
 type saseRow struct {
 	name  string
 	query string
@@ -73,7 +73,7 @@ func kleeneRows(mod string, w int, want map[string][3]int64) []saseRow {
 const seq3Walk = "PATTERN SEQ(stock a, stock b, stock c) WHERE %s AND [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN %d"
 
 // TestSASEKleeneSuite is SASE's tests/KleeneClosure/QueryType on 100,000
-// events (spec 4c.10). SASE 1.0's stored p3 result under
+// events (docs/STRATEGIES.md, How sase runs strategies). SASE 1.0's stored p3 result under
 // partition-contiguity is 203 because of its SD13 defect; sase-advanced
 // and the spec give 137.
 func TestSASEKleeneSuite(t *testing.T) {
@@ -85,7 +85,7 @@ func TestSASEKleeneSuite(t *testing.T) {
 }
 
 // TestSASENextMatch100K is skip-till-next-match at 100,000 events, W = 120,
-// 10 symbols, seed 11: identical to SASE 1.0's output (spec 4c.10).
+// 10 symbols, seed 11: identical to SASE 1.0's output (docs/STRATEGIES.md, How sase runs strategies).
 func TestSASENextMatch100K(t *testing.T) {
 	uniform := source.StockConfig{Events: 100_000, Symbols: 10, MaxPrice: 1000, MaxVolume: 1000, Seed: 11, IncreaseProbability: 101}
 	checkRows(t, uniform, []saseRow{{"seq3 typed, uniform", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WHERE skip-till-next-match WITHIN 120", 9792}})
@@ -94,7 +94,7 @@ func TestSASENextMatch100K(t *testing.T) {
 	checkRows(t, walk, []saseRow{{"seq3 with predicates, random walk", fmt.Sprintf(seq3Walk, "skip-till-next-match", 120), 86948}})
 }
 
-// TestSASESmallStreams are the small-stream rows of spec 4c.10: 1,000
+// TestSASESmallStreams are the small-stream rows of SASE's reference results (docs/STRATEGIES.md): 1,000
 // events (uniform: 10 symbols, seed 11; walk: increase probability 55,
 // max_price 1000), and the Kleene query at W = 15 on a 3-symbol walk with
 // seed 7, where v1 gives 22 matches for the any-match rows.

@@ -17,7 +17,7 @@ import (
 	"github.com/sase-cep/sase/source"
 )
 
-// TestStrategyConformance runs every case of strategies.jsonl (spec 4c) on
+// TestStrategyConformance runs every case of strategies.jsonl (docs/STRATEGIES.md) on
 // every engine: a strategy plan is run by the run scan whatever the engine.
 // The v1 cases that expected "not supported yet" for a strategy were moved
 // out of cases.jsonl; they are here as strat-was-*.
@@ -96,7 +96,7 @@ func randomStrategyQuery(rng *rand.Rand) (string, bool) {
 	return fmt.Sprintf("PATTERN %s WHERE %s WITHIN %d", pt.pat, where, 3+rng.IntN(8)), pt.trailing
 }
 
-// TestStrategyProperties checks spec 4c.6 on random stock streams:
+// TestStrategyProperties checks on random stock streams (docs/STRATEGIES.md):
 // strict-contiguity ⊆ partition-contiguity ⊆ skip-till-next-match ⊆
 // skip-till-any-match as multisets for patterns not ending with a closure;
 // for a trailing closure, each stricter match's list is a prefix of a
@@ -174,7 +174,7 @@ func withStrategy(query, strategy string) string {
 
 // TestStrategyRandomCases runs the differential test's random queries
 // (negation anywhere, ANY, closures, several equivalence tests, missing
-// attributes) under each strategy and checks spec 4c.6: every strategy's
+// attributes) under each strategy and checks (docs/STRATEGIES.md): every strategy's
 // matches are within skip-till-any-match's, the chain strict ⊆ partition
 // ⊆ next holds when the pattern does not end with a closure, and without
 // a closure skip-till-any-match gives the default mode's matches.
@@ -272,7 +272,7 @@ func TestStrategyPruning(t *testing.T) {
 
 // TestRunScanTiming checks when matches leave the run scan: a trailing
 // closure's match once the stream passes ts(first) + W, even when no event
-// of its partition comes (4c.3.5), and the scan's counts for EXPLAIN
+// of its partition comes (docs/STRATEGIES.md, Window, partitions, negation), and the scan's counts for EXPLAIN
 // ANALYZE: every event in, every complete match out.
 func TestRunScanTiming(t *testing.T) {
 	csv := "type,ts,k\nA,1,1\nB,2,1\nB,3,1\nA,4,2\nC,6,2\nC,7,2\nC,20,2\nC,30,2\n"

@@ -1,7 +1,10 @@
-// Grammar of sase statements and queries (LANGUAGE.md §2, §3, §5;
-// STRATEGIES.md §4c.1). The tree is turned into package ast by parse.go,
-// which also does the checks a grammar cannot express well (time units,
-// conditions vs. values, closure indexes).
+// Grammar of sase statements and queries (docs/LANGUAGE.md: Lexical rules,
+// Queries, Statements; docs/STRATEGIES.md: Naming a strategy). The tree is
+// turned into package ast by parse.go, which also does the checks a grammar
+// cannot express well (time units, conditions vs. values, closure indexes).
+// Time units are plain names (ID), checked against event's unit table, so
+// that WITHIN and LOAD's time_unit take the same words. grammar/tables.go
+// reads the keyword and statement sets for messages from the generated code.
 grammar Sase;
 
 options { caseInsensitive = true; }

@@ -1,18 +1,21 @@
 package grammar
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/antlr4-go/antlr/v4"
 
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar/gen"
 )
 
 // SyntaxError implements antlr.ErrorListener for both the lexer and the
 // parser. ANTLR's own messages list token sets ("mismatched input ...
 // expecting {...}"); these are rewritten in the words of the language.
-func (b *builder) SyntaxError(_ antlr.Recognizer, sym any, _, _ int, msg string, e antlr.RecognitionException) {
+func (b *builder) SyntaxError(_ antlr.Recognizer, sym any, _, _ int, _ string, _ antlr.RecognitionException) {
 	// The recognizer passed in is the embedded antlr.BaseLexer or
 	// BaseParser, so the builder keeps its own references.
 	if sym == nil {
@@ -30,78 +33,153 @@ func (b *builder) SyntaxError(_ antlr.Recognizer, sym any, _, _ int, msg string,
 	if _, ok := unterminated[t.GetTokenType()]; ok {
 		return // reported by Parse, with a better message
 	}
-	b.errorf(b.off(t), "%s", syntaxMessage(b.parser, t, msg, e))
+	off, text := b.syntaxMessage(t)
+	b.errorf(off, "%s", text)
 }
 
-func syntaxMessage(p *gen.SaseParser, t antlr.Token, msg string, e antlr.RecognitionException) string {
+// syntaxMessage words a syntax error at token t and says where to point:
+// at the token to fix, which may be t or the one before it.
+func (b *builder) syntaxMessage(t antlr.Token) (int, string) {
+	v := vocab()
 	found := describe(t)
-	if _, ok := e.(*antlr.NoViableAltException); ok && t.GetTokenIndex() != p.GetCurrentToken().GetTokenIndex() {
-		// The prediction failed some tokens after the decision point: the
-		// expected set at the decision would not describe this token.
-		return "unexpected " + found
-	}
+	expected := setOf(b.parser.GetExpectedTokens())
+	prev := b.previous(t)
+	// When a prediction fails some tokens after its decision point, the
+	// expected set is that of the decision, which does not describe t.
+	late := t.GetTokenIndex() != b.parser.GetCurrentToken().GetTokenIndex()
 
-	set := map[int]bool{}
-	for _, iv := range p.GetExpectedTokens().GetIntervals() {
-		for tt := iv.Start; tt < iv.Stop; tt++ {
-			set[tt] = true
+	if _, ok := b.parser.GetParserRuleContext().(*gen.ScriptContext); ok && !late && expected.covers(v.statement) {
+		return b.off(t), b.statementMessage(t)
+	}
+	// A misspelled keyword: the token itself, or the name before it (SQE
+	// is a fine type name until the '(' after it).
+	if fix := b.keywordFix(t, t); fix != "" {
+		return b.off(t), "unexpected " + found + "; did you mean " + fix + "?"
+	}
+	if prev != nil && prev.GetTokenType() == gen.SaseParserID {
+		if fix := b.keywordFix(prev, t); fix != "" {
+			return b.off(prev), "unexpected " + describe(prev) + "; did you mean " + fix + "?"
 		}
 	}
-	switch {
-	case set[gen.SaseParserPATTERN] && set[gen.SaseParserLOAD] && !patternStart[t.GetTokenType()]:
-		return "expected a statement (PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE or SET) at " + found
-	case set[gen.SaseParserPATTERN]:
-		return "expected PATTERN or EVENT at " + found
-	case e == nil && strings.HasPrefix(msg, "extraneous input"):
-		// ANTLR found that dropping this token would let the parse go on.
-		return "unexpected " + found
-	case set[gen.SaseParserSEQ]:
-		return "expected a pattern at " + found
-	case set[gen.SaseParserBANG] && set[gen.SaseParserANY]:
-		return "expected a pattern component at " + found
-	case set[gen.SaseParserINT] && set[gen.SaseParserSTRING] && set[gen.SaseParserLBRACK]:
-		return "expected an expression at " + found
-	case set[gen.SaseParserSEMI] || set[antlr.TokenEOF]:
-		// The statement could end here, so this token is one too many.
-		return "unexpected " + found
+	if late || expected[gen.SaseParserSEMI] || expected[antlr.TokenEOF] {
+		// The statement could end here: this token is one too many.
+		return b.off(t), "unexpected " + found
 	}
+	words := b.expectedWords(expected)
+	if len(words) == 0 || len(words) > 6 {
+		return b.off(t), "unexpected " + found
+	}
+	if prev != nil && !closers[t.GetTokenType()] && slices.ContainsFunc(expected.sorted(), func(tt int) bool { return closers[tt] }) {
+		// A missing ')' belongs right after what it closes, which may be
+		// lines before the token that shows it is missing.
+		return b.tokSpan(prev).End, "expected " + orList(words) + " after " + describe(prev)
+	}
+	return b.off(t), "expected " + orList(words) + " at " + found
+}
 
-	var words []string
-	seen := map[string]bool{}
-	for tt := antlr.TokenEOF; tt <= gen.SaseParserUNTERMINATED_COMMENT; tt++ {
-		if !set[tt] || (set[gen.SaseParserID] && nameToken[tt]) {
+// statementMessage words an error at the start of a statement.
+func (b *builder) statementMessage(t antlr.Token) string {
+	v := vocab()
+	tt := t.GetTokenType()
+	switch {
+	case v.pattern[tt] && !v.name[tt]:
+		// SEQ(, !, ANY: a pattern without its keyword.
+		return "expected " + orList(tokenSet{gen.SaseParserPATTERN: true, gen.SaseParserEVENT: true}.words(b.parser)) + " at " + describe(t)
+	case tt == gen.SaseParserID || v.keywords[tt] != "":
+		if fix := b.keywordFix(t, t); fix != "" {
+			return "unknown statement " + t.GetText() + "; did you mean " + fix + "?"
+		}
+		return "unknown statement " + t.GetText() + "; statements are " + orList(v.statement.words(b.parser))
+	}
+	return "expected a statement (" + orList(v.statement.words(b.parser)) + ") at " + describe(t)
+}
+
+// keywordFix returns the keywords near the text of token at (as a typo)
+// that, written in its place, let the parse get past token err; "" if none.
+func (b *builder) keywordFix(at, err antlr.Token) string {
+	v := vocab()
+	if at.GetTokenType() != gen.SaseParserID && v.keywords[at.GetTokenType()] == "" {
+		return ""
+	}
+	sp := b.tokSpan(at)
+	var fixes []string
+	for _, w := range ast.Closest(at.GetText(), v.words) {
+		if strings.EqualFold(w, at.GetText()) {
 			continue
 		}
-		if w := tokenWord(p, tt); !seen[w] {
-			seen[w] = true
+		text := b.src.Text[:sp.Start] + w + b.src.Text[sp.End:]
+		if i := firstErrorIndex(text); i < 0 || i > err.GetTokenIndex() {
+			fixes = append(fixes, w)
+		}
+	}
+	return orList(fixes)
+}
+
+// firstErrorIndex parses text and returns the index of the token of its
+// first syntax error, or -1.
+func firstErrorIndex(text string) int {
+	p := newParser(text)
+	l := &firstError{index: -1}
+	p.AddErrorListener(l)
+	p.Script()
+	return l.index
+}
+
+// previous returns the token before t on the default channel, or nil.
+func (b *builder) previous(t antlr.Token) antlr.Token {
+	for i := t.GetTokenIndex() - 1; i >= 0; i-- {
+		if p := b.parser.GetTokenStream().Get(i); p.GetChannel() == antlr.TokenDefaultChannel {
+			return p
+		}
+	}
+	return nil
+}
+
+var closers = map[int]bool{gen.SaseParserRPAREN: true, gen.SaseParserRBRACK: true, gen.SaseParserRBRACE: true}
+
+// expectedWords names an expected set: whole classes by what they start
+// ("an expression", "a name"), then single tokens.
+func (b *builder) expectedWords(set tokenSet) []string {
+	v := vocab()
+	set = maps.Clone(set)
+	var words []string
+	for _, class := range []struct {
+		first tokenSet
+		word  string
+	}{
+		{v.expr, "an expression"},
+		{v.pattern, "a pattern"},
+		{v.component, "a pattern component"},
+		{v.word, "a name"},
+		{v.name, "a name"},
+	} {
+		if set.covers(class.first) {
+			for t := range class.first {
+				delete(set, t)
+			}
+			words = append(words, class.word)
+		}
+	}
+	for _, w := range set.words(b.parser) {
+		if !slices.Contains(words, w) {
 			words = append(words, w)
 		}
 	}
-	if len(words) == 0 || len(words) > 6 {
-		return "unexpected " + found
+	return words
+}
+
+// words names the tokens of a set, each word once, in token order.
+func (s tokenSet) words(p *gen.SaseParser) []string {
+	var out []string
+	for _, t := range s.sorted() {
+		if w := tokenWord(p, t); !slices.Contains(out, w) {
+			out = append(out, w)
+		}
 	}
-	return "expected " + orList(words) + " at " + found
+	return out
 }
 
-// patternStart holds the tokens that can begin a pattern: at the start of a
-// statement they suggest a query without its PATTERN keyword.
-var patternStart = map[int]bool{
-	gen.SaseParserSEQ: true, gen.SaseParserLPAREN: true, gen.SaseParserBANG: true,
-	gen.SaseParserANY: true, gen.SaseParserID: true, gen.SaseParserBQUOTED: true,
-	gen.SaseParserDQUOTED: true,
-}
-
-// nameToken holds the tokens that are names besides ID; where an ID is
-// expected, "a name" says it all.
-var nameToken = map[int]bool{
-	gen.SaseParserBQUOTED: true, gen.SaseParserDQUOTED: true, gen.SaseParserLEN: true,
-	gen.SaseParserEXPLAIN: true, gen.SaseParserANALYZE: true, gen.SaseParserLOAD: true,
-	gen.SaseParserFORMAT: true, gen.SaseParserFOLLOW: true, gen.SaseParserGENERATE: true,
-	gen.SaseParserSTOCKS: true, gen.SaseParserUSE: true, gen.SaseParserSHOW: true,
-	gen.SaseParserSTREAMS: true, gen.SaseParserTYPES: true, gen.SaseParserDESCRIBE: true,
-	gen.SaseParserSET: true,
-}
-
+// tokenWords names the tokens that are not a single literal.
 var tokenWords = map[int]string{
 	antlr.TokenEOF:         "end of input",
 	gen.SaseParserID:       "a name",
@@ -123,10 +201,10 @@ func tokenWord(p *gen.SaseParser, tt int) string {
 	if w, ok := tokenWords[tt]; ok {
 		return w
 	}
-	if lit := p.GetLiteralNames(); tt < len(lit) && lit[tt] != "" {
-		if s := strings.Trim(lit[tt], "'"); s != "" && s[0] >= 'a' && s[0] <= 'z' {
-			return strings.ToUpper(s) // a keyword
-		}
+	if w := vocab().keywords[tt]; w != "" {
+		return w
+	}
+	if lit := p.GetLiteralNames(); tt >= 0 && tt < len(lit) && lit[tt] != "" {
 		return lit[tt]
 	}
 	return p.GetSymbolicNames()[tt]
@@ -144,8 +222,8 @@ func describe(t antlr.Token) string {
 
 // orList joins words as "a, b or c".
 func orList(words []string) string {
-	if len(words) == 1 {
-		return words[0]
+	if len(words) <= 1 {
+		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

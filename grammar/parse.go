@@ -17,6 +17,7 @@ import (
 	"github.com/antlr4-go/antlr/v4"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar/gen"
 )
 
@@ -92,15 +93,6 @@ var unterminated = map[int]string{
 // strategyWord matches the all-underscore spelling of a selection strategy,
 // which lexes as an identifier (the spellings with '-' are STRATEGY tokens).
 var strategyWord = regexp.MustCompile(`(?i)^(skip_till_[a-z0-9]+_match|[a-z0-9]+_contiguity)$`)
-
-// timeUnits maps the accepted unit words (lower-case) to canonical units.
-var timeUnits = map[string]string{
-	"ms": "ms",
-	"s":  "s", "sec": "s", "second": "s", "seconds": "s",
-	"m": "m", "min": "m", "minute": "m", "minutes": "m",
-	"h": "h", "hour": "h", "hours": "h",
-	"d": "d", "day": "d", "days": "d",
-}
 
 type builder struct {
 	antlr.DefaultErrorListener
@@ -205,7 +197,8 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 	case *gen.DescribeStmtContext:
 		return &ast.Describe{Span: sp, Name: b.name(c.Name())}
 	case *gen.SetStmtContext:
-		return &ast.Set{Span: sp, Key: strings.ToLower(b.word(c.Word()).Name), Value: b.value(c.Value())}
+		key := b.word(c.Word())
+		return &ast.Set{Span: sp, Key: strings.ToLower(key.Name), KeySpan: key.Span, Value: b.value(c.Value())}
 	}
 	panic(fmt.Sprintf("unexpected statement %T", ctx))
 }
@@ -409,13 +402,26 @@ func (b *builder) duration(ctx gen.IDurationContext) *ast.Duration {
 		n.Value = lit.Float
 	}
 	if id := ctx.ID(); id != nil {
-		unit, ok := timeUnits[strings.ToLower(id.GetText())]
+		unit, ok := event.LookupTimeUnit(id.GetText())
 		if !ok {
-			b.errorf(b.off(id.GetSymbol()), "unknown time unit %s", quote(id.GetText()))
+			b.errorf(b.off(id.GetSymbol()), "unknown time unit %s; %s", quote(id.GetText()), unitHint(id.GetText()))
 		}
-		n.Unit = unit
+		n.Unit = unit.Name
 	}
 	return n
+}
+
+// unitHint suggests the unit a word may be a typo of, or lists the units.
+func unitHint(word string) string {
+	var names, spellings []string
+	for _, u := range event.TimeUnits() {
+		names = append(names, u.Name)
+		spellings = append(append(spellings, u.Name), u.Aliases...)
+	}
+	if near := ast.Closest(word, spellings); len(near) > 0 {
+		return "did you mean " + near[0] + "?"
+	}
+	return "units are " + orList(names)
 }
 
 func (b *builder) returns(ctx gen.IReturnListContext) *ast.Return {

@@ -50,7 +50,7 @@ var parserErrors = map[string]string{
 	"hand-err-other_invalid_queries-39": "<input>:1:13: ANY(...) needs a variable",
 	"hand-err-other_invalid_queries-40": "<input>:1:34: expected an expression at end of input",
 	"hand-err-other_invalid_queries-41": "<input>:1:29: expected a condition (comparison or equivalence test) at 'a.x'",
-	"hand-err-other_invalid_queries-42": "<input>:1:32: unknown time unit 'fortnights'",
+	"hand-err-other_invalid_queries-42": "<input>:1:32: unknown time unit 'fortnights'; units are ms, s, m, h or d",
 	"hand-err-other_invalid_queries-43": "<input>:1:1: expected PATTERN or EVENT at 'SEQ'",
 }
 
@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
     WHERE a.x
           ^`},
 		{"PATTERN SEQ(A a, B b) WITHIN 5 fortnights", `
-<input>:1:32: unknown time unit 'fortnights'
+<input>:1:32: unknown time unit 'fortnights'; units are ms, s, m, h or d
     PATTERN SEQ(A a, B b) WITHIN 5 fortnights
                                    ^`},
 		{"PATTERN SEQ(ANY(A, B), C c)", `
@@ -107,9 +107,9 @@ func TestParseErrors(t *testing.T) {
     PATTERN SEQ(A a, B b))
                          ^`},
 		{"PATTERN SEQ(A a B b)", `
-<input>:1:17: expected ')' or ',' at 'B'
+<input>:1:16: expected ')' or ',' after 'a'
     PATTERN SEQ(A a B b)
-                    ^`},
+                   ^`},
 		{"PATTERN SEQ(A a) WHERE a.x < 1 < 2", `
 <input>:1:32: comparisons cannot be chained; join them with AND
     PATTERN SEQ(A a) WHERE a.x < 1 < 2
@@ -123,7 +123,7 @@ func TestParseErrors(t *testing.T) {
     LOAD 'x.csv' FORMAT xml
                         ^`},
 		{"SHOW STREAMS;\n\tFOO", `
-<input>:2:2: expected PATTERN or EVENT at 'FOO'
+<input>:2:2: unknown statement FOO; statements are PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN or STOP
     	FOO
     	^`},
 		{"SHOW", `
@@ -159,18 +159,125 @@ func TestParseErrors(t *testing.T) {
                                ^`},
 	}
 	for _, tt := range tests {
-		_, err := Parse(&ast.Source{Name: "<input>", Text: tt.src})
-		if err == nil {
-			t.Errorf("%q: no error", tt.src)
-			continue
-		}
-		if got, want := err.Error(), strings.TrimPrefix(tt.want, "\n"); got != want {
-			t.Errorf("%q:\ngot:\n%s\nwant:\n%s", tt.src, got, want)
-		}
-		var list ast.ErrorList
-		if !errors.As(err, &list) {
-			t.Errorf("%q: error is %T, want ast.ErrorList", tt.src, err)
-		}
+		checkParseError(t, tt.src, tt.want)
+	}
+}
+
+// TestParseErrorsPointAtTheFix: an error names what the grammar accepts
+// where the caret is, and the caret is on the token to fix.
+func TestParseErrorsPointAtTheFix(t *testing.T) {
+	const statements = "PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN or STOP"
+	tests := []struct{ src, want string }{
+		{"USE ;", `
+<input>:1:5: expected a name at ';'
+    USE ;
+        ^`},
+		{"DESCRIBE ;", `
+<input>:1:10: expected a name at ';'
+    DESCRIBE ;
+             ^`},
+		{") ;", `
+<input>:1:1: expected a statement (` + statements + `) at ')'
+    ) ;
+    ^`},
+		{"PATTERN SEQ(A a) WITHN 5", `
+<input>:1:18: unexpected 'WITHN'; did you mean WITHIN?
+    PATTERN SEQ(A a) WITHN 5
+                     ^`},
+		{"pattern seq(A a, B b) retrun a", `
+<input>:1:23: unexpected 'retrun'; did you mean RETURN?
+    pattern seq(A a, B b) retrun a
+                          ^`},
+		{"PATTERN SEQ(A a, B b) WHERE a.x = 1 AN b.y = 2", `
+<input>:1:37: unexpected 'AN'; did you mean AND?
+    PATTERN SEQ(A a, B b) WHERE a.x = 1 AN b.y = 2
+                                        ^`},
+		// SQE is a type name until the '(' after it.
+		{"PATTERN SQE(A a, B b)", `
+<input>:1:9: unexpected 'SQE'; did you mean SEQ?
+    PATTERN SQE(A a, B b)
+            ^`},
+		{"SHOW TYPE", `
+<input>:1:6: unexpected 'TYPE'; did you mean TYPES?
+    SHOW TYPE
+         ^`},
+		// A keyword that does not fit is not suggested (WITH is as near).
+		{"PATTERN SEQ(A a) WITHIN 5 WITH 3", `
+<input>:1:27: unexpected 'WITH'
+    PATTERN SEQ(A a) WITHIN 5 WITH 3
+                              ^`},
+		{"PATTERN SEQ(A a) WITHIN 5 secs", `
+<input>:1:27: unknown time unit 'secs'; did you mean sec?
+    PATTERN SEQ(A a) WITHIN 5 secs
+                              ^`},
+		// A missing ')' is reported where it belongs, not at what follows.
+		{"PATTERN SEQ(stock1 a, stock2 b WITHIN 10", `
+<input>:1:31: expected ')' or ',' after 'b'
+    PATTERN SEQ(stock1 a, stock2 b WITHIN 10
+                                  ^`},
+		{"PATTERN SEQ(A a, B b)\nWHERE (a.x = 1 OR a.y = 2\nWITHIN 10", `
+<input>:2:26: expected ')' after '2'
+    WHERE (a.x = 1 OR a.y = 2
+                             ^`},
+		{"LOAD 'x.csv' WITH (type_column = 'sym'", `
+<input>:1:39: expected ')' or ',' after string 'sym'
+    LOAD 'x.csv' WITH (type_column = 'sym'
+                                          ^`},
+		{"PATTERN SEQ(A a]", `
+<input>:1:16: expected ')' or ',' at ']'
+    PATTERN SEQ(A a]
+                   ^`},
+		{"SELECT * FROM stocks;", `
+<input>:1:1: unknown statement SELECT; statements are ` + statements + `
+    SELECT * FROM stocks;
+    ^`},
+		{"quit;", `
+<input>:1:1: unknown statement quit; statements are ` + statements + `
+    quit;
+    ^`},
+		{"exit;", `
+<input>:1:1: unknown statement exit; statements are ` + statements + `
+    exit;
+    ^`},
+		{"SHOW STREAMS; EXPLAN PATTERN A", `
+<input>:1:15: unknown statement EXPLAN; did you mean EXPLAIN?
+    SHOW STREAMS; EXPLAN PATTERN A
+                  ^`},
+		{"SET = 1", `
+<input>:1:5: expected a name at '='
+    SET = 1
+        ^`},
+		{"SET limit 5", `
+<input>:1:11: expected '=' at '5'
+    SET limit 5
+              ^`},
+		{"EXPLAIN SHOW TYPES", `
+<input>:1:9: expected PATTERN, EVENT or ANALYZE at 'SHOW'
+    EXPLAIN SHOW TYPES
+            ^`},
+		{"STOP QUERY", `
+<input>:1:11: expected a number at end of input
+    STOP QUERY
+              ^`},
+	}
+	for _, tt := range tests {
+		checkParseError(t, tt.src, tt.want)
+	}
+}
+
+func checkParseError(t *testing.T, src, want string) {
+	t.Helper()
+	_, err := Parse(&ast.Source{Name: "<input>", Text: src})
+	if err == nil {
+		t.Errorf("%q: no error", src)
+		return
+	}
+	if got, want := err.Error(), strings.TrimPrefix(want, "\n"); got != want {
+		t.Errorf("%q:\ngot:\n%s\nwant:\n%s", src, got, want)
+	}
+	var list ast.ErrorList
+	if !errors.As(err, &list) {
+		t.Errorf("%q: error is %T, want ast.ErrorList", src, err)
 	}
 }
 
@@ -193,6 +300,7 @@ var canonical = []string{
 	"PATTERN SEQ(A a, B b)",
 	"EXPLAIN ANALYZE EVENT (A a; !(B b); C{2,} c[]; D^3 d[]; ANY(E, F) e) FROM s WHERE [sym, id = 3] AND a.x = -7 WITHIN 1.5e-3 h RETURN *",
 	"EXPLAIN PATTERN !A a",
+	"EVENT SEQ(A a, B b)",
 	"PATTERN A",
 	"PATTERN SEQ(A a, B{3,} b, C c)",
 	"PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x AND b[b.LEN].x = b[1].x AND b[b.LEN-1].x < 3 AND b.LEN >= 2 AND count(b[]) > 1 AND avg(b[..i-1].x) < b[i].x AND count(b[..i-1]) = 0 AND sum(b[].x) != 1.0",
@@ -325,6 +433,20 @@ func TestAST(t *testing.T) {
 	}
 	if v, ok := q.Return.Items[0].Expr.(*ast.VarRef); !ok || v.Var.Name != "b" {
 		t.Errorf("return: %#v", q.Return.Items[0].Expr)
+	}
+}
+
+// SET keeps where its key is written, so that an unknown setting is
+// reported there.
+func TestSetKeySpan(t *testing.T) {
+	const src = "SHOW STREAMS; SET `Limit` = 5"
+	stmts, err := Parse(&ast.Source{Text: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := stmts[1].(*ast.Set)
+	if got := src[set.KeySpan.Start:set.KeySpan.End]; got != "`Limit`" || set.Key != "limit" {
+		t.Errorf("key %q spans %q", set.Key, got)
 	}
 }
 
@@ -477,7 +599,7 @@ func ExampleParse() {
 	// Output:
 	// LOAD 'ticks.csv' AS t
 	// PATTERN SEQ(A a, B+ b[]) WHERE b[i].price > a.price WITHIN 10 s
-	// <input>:1:27: unknown time unit 'weeks'
+	// <input>:1:27: unknown time unit 'weeks'; units are ms, s, m, h or d
 	//     PATTERN SEQ(A a) WITHIN 3 weeks
 	//                               ^
 }

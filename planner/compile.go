@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -111,10 +110,6 @@ func (c *compiler) components(pat *ast.Pattern) {
 	}
 }
 
-var unitDurations = map[string]time.Duration{
-	"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
-}
-
 func (c *compiler) window(q *ast.Query) {
 	p := c.plan
 	comps := p.Components
@@ -137,7 +132,8 @@ func (c *compiler) window(q *ast.Query) {
 			c.errorf(d, "WITHIN %s names a time unit, but stream %s has unit-less timestamps (write WITHIN %s, or load the stream WITH (time_unit = 'ms'))", d, p.Stream.Name, d.Raw)
 			return
 		}
-		num, den = uint64(unitDurations[d.Unit]), uint64(p.Stream.Unit)
+		unit, _ := event.LookupTimeUnit(d.Unit) // the parser checked it
+		num, den = uint64(unit.Duration), uint64(p.Stream.Unit)
 	}
 	w, ok := windowTicks(d, num, den)
 	if !ok {

@@ -146,7 +146,7 @@ func (p *Plan) details(op Op) []string {
 }
 
 // interval describes where a closure's elements or a negated component's
-// events lie (spec §4.4, §4.5).
+// events lie (docs/LANGUAGE.md, What a match is).
 func (p *Plan) interval(c *Component) string {
 	ts := func(i int) string { return "ts(" + p.Components[i].Var + ")" }
 	first, last := ts(p.First()), ts(p.Last())

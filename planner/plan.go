@@ -100,7 +100,7 @@ type Plan struct {
 	Equivs     []*Equiv
 	Columns    []Column
 	// Strategy is the event selection strategy the query names; with one,
-	// Ops[0] is a RunScan instead of SSC (spec 4c).
+	// Ops[0] is a RunScan instead of SSC (docs/STRATEGIES.md).
 	Strategy Strategy
 	// Ops is the operator pipeline in execution order: Ops[0] is SSC and
 	// the last is Transformation; EXPLAIN prints it root first.

@@ -7,8 +7,8 @@ import (
 	"github.com/sase-cep/sase/ast"
 )
 
-// Strategy is an event selection strategy (spec 4c). NoStrategy is the
-// default mode: a query that names none keeps §4's semantics exactly.
+// Strategy is an event selection strategy (docs/STRATEGIES.md). NoStrategy is the
+// default mode: a query that names none keeps docs/LANGUAGE.md's semantics exactly.
 type Strategy int
 
 const (
@@ -25,7 +25,7 @@ func (s Strategy) String() string { return strategyNames[s] }
 
 // strategy records the strategy a WHERE conjunct names: case-insensitive,
 // with '-' or '_'; naming the same one twice is fine, two different ones
-// are an error (spec 4c.1).
+// are an error (docs/STRATEGIES.md, Naming a strategy).
 func (c *compiler) strategy(s *ast.Strategy) {
 	norm := strings.ToLower(strings.ReplaceAll(s.Name, "_", "-"))
 	var st Strategy
@@ -45,7 +45,7 @@ func (c *compiler) strategy(s *ast.Strategy) {
 	}
 }
 
-// RunScan evaluates a strategy query by runs (spec 4c.3): it replaces SSC,
+// RunScan evaluates a strategy query by runs (docs/STRATEGIES.md, Runs): it replaces SSC,
 // closure collection, selection and window, and feeds complete matches to
 // negation and transformation. Every engine runs strategy plans this way.
 type RunScan struct {
@@ -77,7 +77,7 @@ func (*RunScan) op()          {}
 func (*RunScan) Name() string { return "RunScan" }
 
 // buildRuns lays out a strategy plan: RunScan, negation, transformation.
-// Each selection conjunct goes to the latest state it mentions (4c.2).
+// Each selection conjunct goes to the latest state it mentions (docs/STRATEGIES.md, Where each condition is checked).
 func (c *compiler) buildRuns() {
 	p := c.plan
 	scan := &RunScan{Strategy: p.Strategy, Partition: p.Equivs, HasWindow: p.HasWindow, Window: p.Window}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestStrategyPlacement checks where each conjunct of a strategy query is
-// checked (spec 4c.2).
+// checked (docs/STRATEGIES.md, Where each condition is checked).
 func TestStrategyPlacement(t *testing.T) {
 	stream := testStream(t)
 	p, err := compile(t, stream, "PATTERN SEQ(A a, B+ b[], C c, !D d) WHERE Skip_Till_Next_Match AND [sym] AND 1 = 1 AND a.price > 1 "+

@@ -156,7 +156,7 @@ func (s *Session) setStmt(src *ast.Source, st *ast.Set) error {
 	if err := s.set.Set(key, literalText(st.Value)); err != nil {
 		at := st.Value.Span.Start // a bad value, or else an unknown key
 		if !isKey(key) {
-			at = st.Span.Start
+			at = st.KeySpan.Start
 		}
 		return errAt(src, at, "%v", err)
 	}
@@ -202,12 +202,9 @@ func (s *Session) showStreams() {
 // unitValue is a stream's time unit as LOAD's time_unit takes it, absent
 // for unit-less timestamps.
 func unitValue(d time.Duration) event.Value {
-	for _, u := range []struct {
-		d    time.Duration
-		name string
-	}{{time.Millisecond, "ms"}, {time.Second, "s"}, {time.Minute, "m"}, {time.Hour, "h"}, {24 * time.Hour, "d"}} {
-		if d == u.d {
-			return event.StringValue(u.name)
+	for _, u := range event.TimeUnits() {
+		if d == u.Duration {
+			return event.StringValue(u.Name)
 		}
 	}
 	if d == 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// LoadCSV reads a CSV stream with a header row (spec §1, §4b). Every header
+// LoadCSV reads a CSV stream with a header row (docs/LANGUAGE.md, Events and streams). Every header
 // column but the type and timestamp columns is an attribute of every type,
 // in header order; cells are typed by event.ParseCell and an empty cell is
 // an absent attribute. Columns named seq, ts or timestamp are ordinary

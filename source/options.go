@@ -1,7 +1,7 @@
 // Package source loads event streams from CSV and JSON Lines files,
 // reads live streams (standard input, a followed file, TCP producers) by
 // the same typing and ordering rules, and generates SASE's stock streams
-// (spec §1, §4b, §5, §8).
+// (docs/LANGUAGE.md: Events and streams, Statements, Live streams).
 package source
 
 import (
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sase-cep/sase/event"
 )
 
 // Options are a LOAD statement's WITH options.
@@ -73,7 +75,7 @@ func ParseOptions(kv map[string]string) (Options, error) {
 				return Options{}, fmt.Errorf("on_error must be 'skip' or 'stop', got %q", v)
 			}
 		case "time_unit":
-			u, err := ParseTimeUnit(v)
+			u, err := parseTimeUnit(v)
 			if err != nil {
 				return Options{}, err
 			}
@@ -88,22 +90,17 @@ func ParseOptions(kv map[string]string) (Options, error) {
 	return opts, nil
 }
 
-// ParseTimeUnit reads a time_unit value: ms, s, m, h, d and their long
-// forms (sec, second, seconds, min, minute, ...), case-insensitively.
-func ParseTimeUnit(s string) (time.Duration, error) {
-	switch strings.ToLower(s) {
-	case "ms", "millisecond", "milliseconds":
-		return time.Millisecond, nil
-	case "s", "sec", "second", "seconds":
-		return time.Second, nil
-	case "m", "min", "minute", "minutes":
-		return time.Minute, nil
-	case "h", "hour", "hours":
-		return time.Hour, nil
-	case "d", "day", "days":
-		return 24 * time.Hour, nil
+// parseTimeUnit reads a time_unit value: a unit as WITHIN takes it (ms, s,
+// m, h, d and their long forms), case-insensitively.
+func parseTimeUnit(s string) (time.Duration, error) {
+	if u, ok := event.LookupTimeUnit(s); ok {
+		return u.Duration, nil
 	}
-	return 0, fmt.Errorf("unknown time_unit %q (valid: ms, s, m, h, d)", s)
+	var names []string
+	for _, u := range event.TimeUnits() {
+		names = append(names, u.Name)
+	}
+	return 0, fmt.Errorf("unknown time_unit %q (valid: %s)", s, strings.Join(names, ", "))
 }
 
 // DefaultName is the stream name LOAD uses without AS: the file's base name

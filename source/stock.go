@@ -50,7 +50,7 @@ func (r *javaRandom) nextInt(bound int32) int32 {
 	}
 }
 
-// StockConfig are GENERATE STOCKS's settings (spec §8).
+// StockConfig are GENERATE STOCKS's settings (docs/LANGUAGE.md, Statements).
 type StockConfig struct {
 	Events              int
 	Symbols             int
@@ -206,7 +206,7 @@ func (g *stockGen) fill(e *event.Event) {
 	g.i++
 }
 
-// StockEvents yields the stream cfg describes (spec §8), each event valid
+// StockEvents yields the stream cfg describes (docs/LANGUAGE.md, Statements), each event valid
 // after the iteration moves on; type ids are StockSchema(cfg)'s. cfg must
 // be valid (see Validate). Each iteration starts again from the seed.
 func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {

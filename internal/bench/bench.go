@@ -40,7 +40,7 @@ func Stocks(events, increase int) func() *event.Stream {
 	return func() *event.Stream { return source.GenerateStocks("stocks", cfg) }
 }
 
-// kleene is SASE's tests/KleeneClosure/QueryType query (spec 4c.10) under a
+// kleene is SASE's tests/KleeneClosure/QueryType query (docs/STRATEGIES.md, How sase runs strategies) under a
 // strategy, with one of its per-element predicates.
 func kleene(strategy, pred string) string {
 	return "PATTERN SEQ(stock+ a[], stock b) WHERE " + strategy + " AND [symbol] AND a[1].price % 500 = 0 AND b.volume < 150" + pred + " WITHIN 500"
