@@ -246,7 +246,7 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"time_unit": "minutes"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Minute}},
 		{kv: map[string]string{"time_unit": "hour"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Hour}},
 		{kv: map[string]string{"time_unit": "days"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: 24 * time.Hour}},
-		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: on_error, time_unit, ts_column, type_column)`},
+		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: max_line, on_error, time_unit, ts_column, type_column)`},
 		{kv: map[string]string{"time_unit": "fortnight"}, wantErr: `unknown time_unit "fortnight"`},
 		{kv: map[string]string{"type_column": ""}, wantErr: "type_column must not be empty"},
 		{kv: map[string]string{"ts_column": "type"}, wantErr: `both name "type"`},
