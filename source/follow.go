@@ -180,6 +180,10 @@ func (g *generation) changed() (genEnd, *os.File) {
 	if len(g.fp) > 0 {
 		buf := make([]byte, len(g.fp))
 		if n, _ := g.f.ReadAt(buf, 0); !bytes.Equal(buf[:n], g.fp) {
+			// The writer may have truncated the file since the Stat.
+			if cur, err := g.f.Stat(); err == nil && cur.Size() < g.off {
+				return genTruncated, nil
+			}
 			return genRewritten, nil
 		}
 	}

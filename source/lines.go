@@ -142,7 +142,7 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 		}
 		s.order.Lock()
 		s.mu.Lock()
-		batch := make([]*event.Event, 0, 16)
+		batch := make([]*event.Event, 0, s.batchCap())
 		var stop error
 		for {
 			var e *event.Event
@@ -176,6 +176,15 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 			return s.ended(ctx, p, rerr)
 		}
 	}
+}
+
+// batchCap is a new batch's capacity: a file's batches are full, a live
+// one's mostly small.
+func (s *lineSource) batchCap() int {
+	if s.finite {
+		return maxBatch
+	}
+	return 16
 }
 
 // ended is the error a producer's input ended with: nil at its end (or

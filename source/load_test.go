@@ -118,6 +118,11 @@ func TestLoadCSV(t *testing.T) {
 		{name: "duplicate column", in: "type,ts,x,x\nA,1,2,3\n", wantErr: `data.csv:1: duplicate column "x"`},
 		{name: "unnamed column", in: "type,ts,\nA,1,2\n", wantErr: `data.csv:1: column 3 has no name`},
 		{name: "bare quote", in: "type,ts,x\nA,1,2\nA,2,a\"b\n", wantErr: `data.csv:3:6: bare "`},
+		{name: "unterminated quote, reported where it opens", in: "type,ts,x\nA,1,2\nA,2,\"abc\nA,3,4\nA,4,5\n",
+			wantErr: `data.csv:3: a quoted field of the record that starts on this line is not closed properly (extraneous or missing " in quoted-field at line 5, column 7)`},
+		{name: "one field", in: "type,ts,x\nA\n", wantErr: "data.csv:2: 1 field, header has 3"},
+		{name: "invalid UTF-8", in: "type,ts,x\nA,1,\xff\n", want: "0 A@1 x=\ufffd:string\n"},
+		{name: "max_line", in: "type,ts,x\nA,1,123456\n", opts: Options{MaxLine: 9}, wantErr: "data.csv:2: line longer than 9 bytes"},
 	})
 }
 
@@ -250,6 +255,12 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"time_unit": "fortnight"}, wantErr: `unknown time_unit "fortnight"`},
 		{kv: map[string]string{"type_column": ""}, wantErr: "type_column must not be empty"},
 		{kv: map[string]string{"ts_column": "type"}, wantErr: `both name "type"`},
+		{kv: map[string]string{"max_line": "65536"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 65536}},
+		{kv: map[string]string{"MAX_LINE": "64 kb"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 65536}},
+		{kv: map[string]string{"max_line": "1GB"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 1 << 30}},
+		{kv: map[string]string{"max_line": "2GB"}, wantErr: `max_line must be a size from 1 byte to 1 GB, such as 65536 or '1MB'; got "2GB"`},
+		{kv: map[string]string{"max_line": "0"}, wantErr: `max_line must be a size`},
+		{kv: map[string]string{"max_line": "lots"}, wantErr: `max_line must be a size`},
 	} {
 		got, err := ParseOptions(tc.kv)
 		if tc.wantErr != "" {
