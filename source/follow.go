@@ -22,9 +22,14 @@ const fingerprintSize = 1024
 
 // Follow is LOAD 'path' FOLLOW: a live stream that reads the file to its
 // end, then keeps reading what is appended, like tail -f, until Close.
-// format is as Load takes it ("" from the extension).
+// format is as Load takes it ("" from the extension); path may be a
+// file:// URL.
 func Follow(name, path, format string, opts Options, errs io.Writer) (*Live, error) {
-	src, err := openFollow(path, Config{Name: name, Format: format, Options: opts, Errors: errs})
+	file, err := localPath(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openFollow(file, Config{Name: name, Format: format, Options: opts, Errors: errs})
 	if err != nil {
 		return nil, err
 	}

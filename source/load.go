@@ -14,10 +14,14 @@ import (
 // ("ndjson" and "json" are synonyms of jsonl), case-insensitive; "" picks
 // it from the extension (.csv; .jsonl, .ndjson, .json). path "-" reads
 // standard input whole, as CSV unless format says otherwise (Open makes
-// it a live source). The stream's Source is path; its Name is left empty
-// for the caller (see DefaultName).
+// it a live source); a file:// URL is its path. The stream's Source is
+// path; its Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
-	src, err := openFinite(path, Config{Format: format, Options: opts, Stdin: os.Stdin})
+	file, err := localPath(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openFinite(file, Config{Format: format, Options: opts, Stdin: os.Stdin})
 	if err != nil {
 		return nil, err
 	}

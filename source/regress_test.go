@@ -13,23 +13,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/testkit"
 )
+
+// startFollow writes content to a new file and follows it.
+func startFollow(t *testing.T, content string) (path string, l *Live, ch <-chan *event.Event, errs *testkit.SyncBuffer) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "g.csv")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs = &testkit.SyncBuffer{}
+	l, err := Follow("g", path, "", Options{}, errs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, l, reader(t, l), errs
+}
 
 // TestFollowRotationReorderedHeader is issue 16's first defect: after a
 // rotation the new file's header is read as its header (not as a bad data
 // line) and its rows are mapped by it, not by the old file's order.
 func TestFollowRotationReorderedHeader(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "g.csv")
-	if err := os.WriteFile(path, []byte("type,ts,x\nA,1,1\nB,2,2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var errs testkit.SyncBuffer
-	l, err := Follow("g", path, "", Options{}, &errs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := reader(t, l)
+	path, l, ch, errs := startFollow(t, "type,ts,x\nA,1,1\nB,2,2\n")
 	for range 2 {
 		next(t, ch)
 	}
@@ -55,17 +62,8 @@ func TestFollowRotationReorderedHeader(t *testing.T) {
 // first bytes changed) and read again from its start, so no event of the
 // new content is lost.
 func TestFollowRewritePastOffset(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "g.csv")
 	old := "type,ts,x\nA,1,1\nB,2,2\n"
-	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var errs testkit.SyncBuffer
-	l, err := Follow("g", path, "", Options{}, &errs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := reader(t, l)
+	path, l, ch, errs := startFollow(t, old)
 	for range 2 {
 		next(t, ch)
 	}
@@ -159,16 +157,7 @@ func TestFollowCut(t *testing.T) {
 		}, []string{"A@1#0 x=1", "A@2#1 x=2", "B@3#2 x=3"}, 0, "rotated"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "g.csv")
-			if err := os.WriteFile(path, []byte("type,ts,x\nA,1,1\nA,2,2"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var errs testkit.SyncBuffer
-			l, err := Follow("g", path, "", Options{}, &errs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ch := reader(t, l)
+			path, l, ch, errs := startFollow(t, "type,ts,x\nA,1,1\nA,2,2")
 			e := next(t, ch) // A,2,2 is read with it, and waits for its newline
 			got := []string{text(l.Snapshot().Schema, e)}
 			if err := tt.change(path); err != nil {

@@ -210,15 +210,36 @@ func knownSchemes() string {
 
 // openFileURL opens file:///path, or file://localhost/path.
 func openFileURL(_ context.Context, u *url.URL, c Config) (Source, error) {
-	if u.Host != "" && u.Host != "localhost" || u.Path == "" {
-		return nil, fmt.Errorf("%s: a file URL names an absolute path on this machine (file:///path); for a relative path, write the path alone", u)
+	path, err := fileURLPath(u)
+	if err != nil {
+		return nil, err
 	}
-	return openPath(u.Path, c)
+	return openPath(path, c)
 }
 
-// Collect reads a source to its end and keeps its events, named by its
-// URL (the caller names the stream). On any error the stream is nil:
-// nothing is partially loaded. It closes the source.
+func fileURLPath(u *url.URL) (string, error) {
+	if u.Host != "" && u.Host != "localhost" || u.Path == "" {
+		return "", fmt.Errorf("%s: a file URL names an absolute path on this machine (file:///path); for a relative path, write the path alone", u)
+	}
+	return u.Path, nil
+}
+
+// localPath is the path a LOAD names: a path, or a file:// URL's.
+func localPath(p string) (string, error) {
+	scheme, _, ok := strings.Cut(p, "://")
+	if !ok || !strings.EqualFold(scheme, "file") {
+		return p, nil
+	}
+	u, err := url.Parse(p)
+	if err != nil {
+		return "", err
+	}
+	return fileURLPath(u)
+}
+
+// Collect reads a source to its end and keeps its events, as a loaded
+// stream whose Source is the URL (the caller names it). On any error the
+// stream is nil: nothing is partially loaded. It closes the source.
 func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	defer src.Close()
 	var events []*event.Event
@@ -229,7 +250,7 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit(), Live: src.Live()}
+	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit()} // loaded, even from a live source
 	src.Schema(func(sc *event.Schema) { s.Schema = sc }) // Read has returned: nothing changes it now
 	return s, nil
 }

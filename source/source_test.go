@@ -100,7 +100,7 @@ func TestRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := Collect(context.Background(), src)
-	if err != nil || dump(s) != "0 A@1\n1 B@2\n" || !s.Live {
+	if err != nil || dump(s) != "0 A@1\n1 B@2\n" || !src.Live() || s.Live {
 		t.Errorf("%v: %q", err, dump(s))
 	}
 	defer func() {
