@@ -251,7 +251,7 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 		return nil, err
 	}
 	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit()} // loaded, even from a live source
-	src.Schema(func(sc *event.Schema) { s.Schema = sc }) // Read has returned: nothing changes it now
+	src.Schema(func(sc *event.Schema) { s.Schema = sc })                    // Read has returned: nothing changes it now
 	return s, nil
 }
 
