@@ -250,8 +250,10 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit()} // loaded, even from a live source
-	src.Schema(func(sc *event.Schema) { s.Schema = sc })                    // Read has returned: nothing changes it now
+	// A loaded stream, even from a live source.
+	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit()}
+	// Read has returned: nothing changes the schema now.
+	src.Schema(func(sc *event.Schema) { s.Schema = sc })
 	return s, nil
 }
 
