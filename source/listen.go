@@ -32,6 +32,9 @@ func Listen(name, addr, format string, opts Options, errs io.Writer) (*Live, err
 
 // openTCP is the tcp scheme's Opener.
 func openTCP(_ context.Context, u *url.URL, c Config) (Source, error) {
+	if c.Name == "" {
+		c.Name = "listen"
+	}
 	return listen(u.String(), c)
 }
 

@@ -98,7 +98,7 @@ type Stats struct {
 
 // Config is what Open hands a scheme's Opener.
 type Config struct {
-	Name    string // the stream's name, for messages
+	Name    string // the stream's name, for messages; by default a path's DefaultName, or listen for tcp://
 	Format  string // csv or jsonl (or a synonym); "" for the scheme's default
 	Options Options
 	Follow  bool      // a file: read what is appended to it too (live)
@@ -163,11 +163,11 @@ func Open(ctx context.Context, rawURL string, opts ...OpenOption) (Source, error
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.Name == "" {
-		c.Name = DefaultName(rawURL)
-	}
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if rawURL == "-" || !ok || !isScheme(scheme) {
+		if c.Name == "" {
+			c.Name = DefaultName(rawURL)
+		}
 		return openPath(rawURL, c)
 	}
 	schemesMu.RLock()
@@ -213,6 +213,9 @@ func openFileURL(_ context.Context, u *url.URL, c Config) (Source, error) {
 	path, err := fileURLPath(u)
 	if err != nil {
 		return nil, err
+	}
+	if c.Name == "" {
+		c.Name = DefaultName(path)
 	}
 	return openPath(path, c)
 }
