@@ -7,7 +7,7 @@
 // event.Value's Append methods: no reflection, no fmt, no allocation per
 // row. JSON Lines and CSV hand each row to the io.Writer in one Write; the
 // table writes a page of rows at a time. The formats are the output
-// contract of README.md ("Output contract") and docs/LANGUAGE.md §6.
+// contract of README.md ("Output contract") and docs/LANGUAGE.md, Output.
 package output
 
 import (

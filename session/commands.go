@@ -12,7 +12,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 )
 
-// Backslash commands work in scripts as in the shell (LANGUAGE.md §7):
+// Backslash commands work in scripts as in the shell (docs/LANGUAGE.md, The shell):
 // `\i` runs a file, `\timing` flips a setting, `\q` ends the script.
 
 // command runs a backslash command line such as `\i file.sase`.

@@ -48,13 +48,12 @@ const (
 	tsRFC3339
 )
 
-// builder assembles a stream from rows in file order: it parses and
+// builder assembles a stream's events from rows in input order: it parses and
 // checks timestamps, resolves type names and numbers events.
 type builder struct {
 	file   string // for errors
 	opts   Options
 	schema *event.Schema
-	events []*event.Event
 	alloc  alloc
 
 	mode     tsMode
@@ -128,18 +127,11 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// number gives a finished event its seq and records it in the schema. A
-// live stream keeps no events: the engines hold what their windows need.
+// number gives a finished event its seq and records it in the schema.
 func (b *builder) number(e *event.Event) {
 	e.Seq = b.seq
 	b.seq++
 	b.schema.Observe(e)
-}
-
-// add numbers a finished event and appends it to the loaded stream.
-func (b *builder) add(e *event.Event) {
-	b.number(e)
-	b.events = append(b.events, e)
 }
 
 // unit is the duration of a tick: the time_unit option, or milliseconds
@@ -149,8 +141,4 @@ func (b *builder) unit() time.Duration {
 		return time.Millisecond
 	}
 	return b.opts.TimeUnit
-}
-
-func (b *builder) stream(source string) *event.Stream {
-	return &event.Stream{Source: source, Schema: b.schema, Events: b.events, Unit: b.unit()}
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -10,50 +11,104 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// LoadCSV reads a CSV stream with a header row (docs/LANGUAGE.md, Events and streams). Every header
-// column but the type and timestamp columns is an attribute of every type,
-// in header order; cells are typed by event.ParseCell and an empty cell is
-// an absent attribute. Columns named seq, ts or timestamp are ordinary
-// attributes: the planner resolves those names to the built-ins first.
+// LoadCSV reads a CSV stream with a header row (docs/LANGUAGE.md, Events and streams). Every
+// header column but the type and timestamp columns is an attribute of every
+// type, in header order; cells are typed by event.ParseCell and an empty
+// cell is an absent attribute. Columns named seq, ts or timestamp are
+// ordinary attributes: the planner resolves those names to the built-ins
+// first. A quoted field may span lines.
 //
 // name (the file's name) prefixes errors, which also give the line. On any
 // error the stream is nil: nothing is partially loaded.
 func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	cr := csv.NewReader(r)
+	return Collect(context.Background(), newCSVFile(r, name, opts, nil))
+}
+
+// csvFile is a finite CSV source. encoding/csv frames its records, so that
+// a quoted field may span lines (a live CSV source frames lines itself).
+type csvFile struct {
+	decoding
+	readOnce
+	name string
+	r    io.Reader
+}
+
+func newCSVFile(r io.Reader, name string, opts Options, release func()) *csvFile {
+	s := &csvFile{name: name, r: r}
+	s.b = newBuilder(name, opts)
+	s.release = release
+	return s
+}
+
+func (s *csvFile) URL() string { return s.name }
+func (s *csvFile) Live() bool  { return false }
+
+func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) error {
+	ctx, ok, err := s.begin(ctx)
+	if !ok {
+		return err
+	}
+	defer s.end()
+	cr := csv.NewReader(&lineLimit{r: s.r, name: s.name, max: s.b.opts.maxLine()})
 	cr.ReuseRecord = true // fields are substrings of a fresh per-record string, so keeping them is safe
 	header, err := cr.Read()
 	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file (want a header row such as type,ts,...)", name)
+		return fmt.Errorf("%s: empty file (want a header row such as type,ts,...)", s.name)
 	}
 	if err != nil {
-		return nil, csvError(name, err)
+		return csvError(s.name, err)
 	}
-	b := newBuilder(name, opts)
-	layout, err := newCSVLayout(b, header, 1)
+	s.mu.Lock()
+	layout, err := newCSVLayout(s.b, header, 1)
+	s.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cr.FieldsPerRecord = layout.width
 	for {
+		batch, err := s.batch(cr, layout)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		if !emit(batch) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// batch decodes up to maxBatch records; none at the end of the file.
+func (s *csvFile) batch(cr *csv.Reader, layout *csvLayout) ([]*event.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	batch := make([]*event.Event, 0, maxBatch)
+	for len(batch) < maxBatch {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil && !errors.Is(err, csv.ErrFieldCount) {
-			return nil, csvError(name, err)
+			return nil, csvError(s.name, err)
 		}
 		line, _ := cr.FieldPos(0)
+		s.read++
 		if err != nil {
 			// Read returns the record with ErrFieldCount, so we can count.
-			return nil, layout.fieldCount(b, rec, line)
+			return nil, layout.fieldCount(s.b, rec, line)
 		}
-		e, err := layout.event(b, rec, line)
+		e, err := layout.event(s.b, rec, line)
 		if err != nil {
 			return nil, err
 		}
-		b.add(e)
+		s.b.number(e)
+		batch = append(batch, e)
 	}
-	return b.stream(name), nil
+	return batch, nil
 }
 
 // csvLayout is what a CSV header says: the columns of the type and the
@@ -74,6 +129,7 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1}
 	seen := map[string]bool{}
 	for i, h := range header {
+		h = validUTF8(h)
 		switch {
 		case h == "":
 			return nil, b.errorf(line, "column %d has no name", i+1)
@@ -103,7 +159,7 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 // event builds the event of one record. Every column of the header is an
 // attribute of every type that appears under it.
 func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, error) {
-	typ, err := b.typeID(rec[l.typeCol], line)
+	typ, err := b.typeID(validUTF8(rec[l.typeCol]), line)
 	if err != nil {
 		return nil, err
 	}
@@ -123,20 +179,96 @@ func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, err
 	e := b.alloc.event(l.nslots)
 	e.Type, e.TS = typ, ts
 	for j, c := range l.attrCols {
-		e.Attrs[l.attrSlots[j]] = event.ParseCell(rec[c])
+		e.Attrs[l.attrSlots[j]] = event.ParseCell(validUTF8(rec[c]))
 	}
 	return e, nil
 }
 
 func (l *csvLayout) fieldCount(b *builder, rec []string, line int) error {
-	return b.errorf(line, "%d fields, header has %d", len(rec), l.width)
+	return b.errorf(line, "%s, header has %d", plural(int64(len(rec)), "field"), l.width)
 }
 
-// csvError turns encoding/csv's errors into "file:line: message".
+// csvError turns encoding/csv's errors into "file:line: message". A quote
+// that is not closed is reported where its record starts, not at the end
+// of the file, where encoding/csv finds it.
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", name, err)
+		return err // the limit on lines, or a failed read: named already
+	}
+	if errors.Is(pe.Err, csv.ErrQuote) && pe.StartLine != pe.Line {
+		return fmt.Errorf("%s:%d: a quoted field of the record that starts on this line is not closed properly (%w at line %d, column %d)", name, pe.StartLine, pe.Err, pe.Line, pe.Column)
 	}
 	return fmt.Errorf("%s:%d:%d: %w", name, pe.Line, pe.Column, pe.Err)
+}
+
+// headerError is a CSV header that cannot be read: a live producer's
+// lines cannot be read without it, so it ends that producer.
+type headerError struct{ err error }
+
+func (e headerError) Error() string { return e.err.Error() }
+
+// csvLines parses each line on its own with encoding/csv, fed one line at
+// a time: a bad line (an unterminated quote, say) cannot swallow the
+// lines after it, as it would in a file.
+type csvLines struct {
+	feed   lineFeed
+	cr     *csv.Reader
+	layout *csvLayout
+}
+
+func newCSVLines() *csvLines {
+	d := &csvLines{}
+	d.cr = csv.NewReader(&d.feed)
+	d.cr.ReuseRecord = true
+	return d
+}
+
+func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
+	d.feed.text = text
+	rec, err := d.cr.Read()
+	d.feed.text = nil
+	if errors.Is(err, io.EOF) {
+		return nil, nil // a blank line
+	}
+	if d.layout == nil {
+		if err != nil {
+			return nil, headerError{b.errorf(line, "bad CSV header: %v", csvMessage(err))}
+		}
+		if d.layout, err = newCSVLayout(b, rec, line); err != nil {
+			return nil, headerError{err}
+		}
+		d.cr.FieldsPerRecord = d.layout.width
+		return nil, nil
+	}
+	if errors.Is(err, csv.ErrFieldCount) {
+		return nil, d.layout.fieldCount(b, rec, line)
+	}
+	if err != nil {
+		return nil, b.errorf(line, "%v", csvMessage(err))
+	}
+	return d.layout.event(b, rec, line)
+}
+
+// csvMessage is encoding/csv's error without its own line numbers, which
+// count the lines of one record here.
+func csvMessage(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// lineFeed is the reader csvLines' csv.Reader reads: the current line,
+// then io.EOF.
+type lineFeed struct{ text []byte }
+
+func (f *lineFeed) Read(p []byte) (int, error) {
+	if len(f.text) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.text)
+	f.text = f.text[n:]
+	return n, nil
 }

@@ -1,17 +1,13 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
+	"context"
 	"io"
 	"unicode"
 
 	"github.com/sase-cep/sase/event"
 )
-
-// maxLine bounds one JSON Lines record; bufio.Scanner needs a limit.
-const maxLine = 256 << 20
 
 // LoadJSONL reads a JSON Lines stream: one JSON object per line, blank
 // lines skipped. The type key's value must be a string; the timestamp key's
@@ -24,25 +20,26 @@ const maxLine = 256 << 20
 // An empty input is an empty stream. Errors give name and line (and, for
 // malformed JSON, the column); on any error the stream is nil.
 func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	b := newBuilder(name, opts)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var rec jsonRecord
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Bytes() // untrimmed, so that error columns count from the line's start
-		if len(bytes.TrimSpace(text)) == 0 {
-			continue
-		}
-		e, err := rec.event(b, text, line)
-		if err != nil {
-			return nil, err
-		}
-		b.add(e)
+	return Collect(context.Background(), newJSONLFile(r, name, opts, nil))
+}
+
+// newJSONLFile is a finite JSON Lines source: the live sources' framing
+// and decoding, stopping at the first bad line.
+func newJSONLFile(r io.Reader, name string, opts Options, release func()) *lineSource {
+	s, _ := newLineSource(name, Config{Name: name, Format: "jsonl", Options: opts}, func(_ context.Context, feed func(Producer) error) error {
+		return feed(Producer{Name: name, R: r})
+	}, release)
+	s.finite = true
+	return s
+}
+
+type jsonLines struct{ rec jsonRecord }
+
+func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
+	if len(bytes.TrimSpace(text)) == 0 {
+		return nil, nil
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return b.stream(name), nil
+	return d.rec.event(b, text, line) // untrimmed, so error columns count from the line's start
 }
 
 // event builds the event of one line: a type's attributes are the keys

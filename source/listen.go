@@ -2,10 +2,10 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -15,42 +15,90 @@ import (
 // header first). Their lines are merged into one stream in arrival order,
 // so a producer whose timestamps lag behind the stream's has those lines
 // rejected. A producer closing its connection does not end the stream;
-// only Close does. Without a host the listener binds loopback (127.0.0.1);
-// port 0 picks a free port, which Source then names.
+// only Close does, or with on_error = 'stop' a producer's bad line. A
+// last line that a connection's end cuts off (no newline) is rejected.
+//
+// Without a host the listener binds loopback (127.0.0.1); 0.0.0.0 binds
+// every IPv4 interface, and [::] every interface, IPv6 and IPv4; an
+// address beyond loopback is said so on errs. Port 0 picks a free port,
+// which Source then names.
 func Listen(name, addr, format string, opts Options, errs io.Writer) (*Live, error) {
-	format, err := formatOf("-", format) // csv by default
+	src, err := listen(addr, Config{Name: name, Format: format, Options: opts, Errors: errs})
 	if err != nil {
 		return nil, err
 	}
-	hostPort, err := listenAddr(addr)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", hostPort)
-	if err != nil {
-		return nil, err
-	}
-	l := newLive(name, "tcp://"+ln.Addr().String(), format, opts, errs)
-	l.run = func(ctx context.Context) error { return l.serve(ctx, ln) }
-	return l, nil
+	return NewLive(name, src), nil
 }
 
-// listenAddr turns tcp://host:port (or host:port, or :port) into host:port.
-func listenAddr(addr string) (string, error) {
+// openTCP is the tcp scheme's Opener.
+func openTCP(_ context.Context, u *url.URL, c Config) (Source, error) {
+	if c.Name == "" {
+		c.Name = "listen"
+	}
+	return listen(u.String(), c)
+}
+
+func listen(addr string, c Config) (Source, error) {
+	if c.Errors == nil {
+		c.Errors = io.Discard
+	}
+	if _, err := formatOf("-", c.Format); err != nil { // before the port is taken
+		return nil, err
+	}
+	network, hostPort, err := listenAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen(network, hostPort)
+	if err != nil {
+		return nil, err
+	}
+	url := "tcp://" + ln.Addr().String()
+	if where := exposure(network, ln.Addr()); where != "" {
+		fmt.Fprintf(c.Errors, "%s: %s binds beyond loopback: it accepts connections on %s\n", c.Name, url, where)
+	}
+	return newLineSource(url, c, func(ctx context.Context, feed func(Producer) error) error {
+		return serve(ctx, ln, c, feed)
+	}, func() { ln.Close() })
+}
+
+// listenAddr turns tcp://host:port (or host:port, or :port) into the
+// network and address to listen on. 0.0.0.0 is IPv4's wildcard, so it
+// binds IPv4 only (Go's "tcp" would bind IPv6 too).
+func listenAddr(addr string) (network, hostPort string, err error) {
 	hp := strings.TrimPrefix(addr, "tcp://")
 	host, port, err := net.SplitHostPort(hp)
 	if err != nil || strings.Contains(hp, "/") {
-		return "", fmt.Errorf("LISTEN wants an address like 'tcp://127.0.0.1:7000', got %q", addr)
+		return "", "", fmt.Errorf("LISTEN wants an address like 'tcp://127.0.0.1:7000', got %q", addr)
 	}
-	if host == "" {
+	network = "tcp"
+	switch host {
+	case "":
 		host = "127.0.0.1"
+	case "0.0.0.0":
+		network = "tcp4"
 	}
-	return net.JoinHostPort(host, port), nil
+	return network, net.JoinHostPort(host, port), nil
+}
+
+// exposure says where a listener beyond loopback accepts connections, or
+// "" for loopback.
+func exposure(network string, a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	switch {
+	case !ok || ta.IP.IsLoopback():
+		return ""
+	case ta.IP.IsUnspecified() && network == "tcp4":
+		return "every IPv4 interface (not IPv6: tcp://[::]:port takes both)"
+	case ta.IP.IsUnspecified():
+		return "every interface, IPv6 and IPv4"
+	}
+	return ta.IP.String() + ", which is not loopback: other machines can connect"
 }
 
 // serve accepts producers until ctx is done, then closes the listener and
 // the connections and waits for their readers.
-func (l *Live) serve(ctx context.Context, ln net.Listener) error {
+func serve(ctx context.Context, ln net.Listener, c Config, feed func(Producer) error) error {
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
 	var wg sync.WaitGroup
@@ -65,8 +113,8 @@ func (l *Live) serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	var err error
 	for {
-		var c net.Conn
-		c, err = ln.Accept()
+		var conn net.Conn
+		conn, err = ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				err = nil // ended by Close
@@ -74,28 +122,19 @@ func (l *Live) serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		mu.Lock()
-		conns[c] = true
+		conns[conn] = true
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			who := l.name + "/" + c.RemoteAddr().String()
-			fmt.Fprintf(l.errs, "%s: connected\n", who)
-			ferr := l.feed(who, c)
+			who := c.Name + "/" + conn.RemoteAddr().String()
+			fmt.Fprintf(c.Errors, "%s: connected\n", who)
+			feed(Producer{Name: who, R: conn, Cut: func() string { return "the connection closed" }}) // reported; the others go on
 			mu.Lock()
-			delete(conns, c)
+			delete(conns, conn)
 			mu.Unlock()
-			c.Close()
-			var stop stopError
-			switch {
-			case errors.As(ferr, &stop):
-				if l.b.opts.StopOnError {
-					l.Close() // on_error = 'stop' stops the stream, not just this producer
-				}
-			case ferr != nil && ctx.Err() == nil:
-				fmt.Fprintf(l.errs, "%s: %v\n", who, ferr)
-			}
-			fmt.Fprintf(l.errs, "%s: disconnected\n", who)
+			conn.Close()
+			fmt.Fprintf(c.Errors, "%s: disconnected\n", who)
 		}()
 	}
 	ln.Close()

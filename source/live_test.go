@@ -231,8 +231,8 @@ func TestFollow(t *testing.T) {
 	if e := next(t, ch); e.TS != 2 || e.Seq != 1 {
 		t.Fatalf("appended event at %d #%d", e.TS, e.Seq)
 	}
-	// Truncated: read again from the start.
-	write(path, "A,3,3\n", os.O_TRUNC)
+	// Truncated: read again from the start, its header first.
+	write(path, "type,ts,x\nA,3,3\n", os.O_TRUNC)
 	if e := next(t, ch); e.TS != 3 {
 		t.Fatalf("after truncation: event at %d", e.TS)
 	}
@@ -240,7 +240,7 @@ func TestFollow(t *testing.T) {
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	write(path, "A,4,4\nA,5,5\n", os.O_TRUNC)
+	write(path, "type,ts,x\nA,4,4\nA,5,5\n", os.O_TRUNC)
 	if e := next(t, ch); e.TS != 4 {
 		t.Fatalf("after rotation: event at %d", e.TS)
 	}
@@ -310,18 +310,20 @@ func TestListen(t *testing.T) {
 
 func TestListenAddr(t *testing.T) {
 	for in, want := range map[string]string{
-		"tcp://127.0.0.1:7000": "127.0.0.1:7000",
-		"tcp://:7000":          "127.0.0.1:7000",
-		":0":                   "127.0.0.1:0",
-		"tcp://0.0.0.0:7000":   "0.0.0.0:7000",
-		"tcp://[::1]:7000":     "[::1]:7000",
+		"tcp://127.0.0.1:7000": "tcp 127.0.0.1:7000",
+		"tcp://:7000":          "tcp 127.0.0.1:7000",
+		":0":                   "tcp 127.0.0.1:0",
+		"tcp://0.0.0.0:7000":   "tcp4 0.0.0.0:7000", // IPv4's wildcard binds IPv4 only
+		"tcp://[::]:7000":      "tcp [::]:7000",
+		"tcp://[::1]:7000":     "tcp [::1]:7000",
 	} {
-		if got, err := listenAddr(in); got != want || err != nil {
+		network, hp, err := listenAddr(in)
+		if got := network + " " + hp; got != want || err != nil {
 			t.Errorf("%s: %s %v, want %s", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"7000", "tcp://host", "tcp://h:1/x"} {
-		if _, err := listenAddr(bad); err == nil {
+		if _, _, err := listenAddr(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}

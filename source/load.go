@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,37 +10,61 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Load reads the stream at path. format is "csv" or "jsonl" ("ndjson" and
-// "json" are synonyms of jsonl), case-insensitive; "" picks it from the
-// extension (.csv; .jsonl, .ndjson, .json). path "-" reads standard input,
-// as CSV unless format says otherwise. The stream's Source is path; its
-// Name is left empty for the caller (see DefaultName).
+// Load reads the stream at path to its end. format is "csv" or "jsonl"
+// ("ndjson" and "json" are synonyms of jsonl), case-insensitive; "" picks
+// it from the extension (.csv; .jsonl, .ndjson, .json). path "-" reads
+// standard input whole, as CSV unless format says otherwise (Open makes
+// it a live source); a file:// URL is its path. The stream's Source is
+// path; its Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
-	format, err := formatOf(path, format)
+	file, err := localPath(path)
 	if err != nil {
 		return nil, err
 	}
-	load := LoadCSV
-	if format == "jsonl" {
-		load = LoadJSONL
+	src, err := openFinite(file, Config{Format: format, Options: opts, Stdin: os.Stdin})
+	if err != nil {
+		return nil, err
 	}
-
-	var s *event.Stream
-	if path == "-" {
-		s, err = load(os.Stdin, "stdin", opts)
-	} else {
-		f, oerr := os.Open(path)
-		if oerr != nil {
-			return nil, oerr // already names the path
-		}
-		s, err = load(f, path, opts)
-		f.Close() // read-only: a close error cannot lose data
-	}
+	s, err := Collect(context.Background(), src)
 	if err != nil {
 		return nil, err
 	}
 	s.Source = path
 	return s, nil
+}
+
+// openPath opens a path: "-" is standard input, live; a file is finite
+// unless followed.
+func openPath(path string, c Config) (Source, error) {
+	switch {
+	case path == "-" && c.Follow:
+		return nil, fmt.Errorf("FOLLOW reads a file; standard input ('-') is live already")
+	case path == "-":
+		return openStdin(c)
+	case c.Follow:
+		return openFollow(path, c)
+	}
+	return openFinite(path, c)
+}
+
+// openFinite opens a file (or standard input, for "-") to be read whole.
+func openFinite(path string, c Config) (Source, error) {
+	format, err := formatOf(path, c.Format)
+	if err != nil {
+		return nil, err
+	}
+	name, r, release := "stdin", c.Stdin, func() {}
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err // already names the path
+		}
+		name, r, release = path, f, func() { f.Close() } // read-only: a close error cannot lose data
+	}
+	if format == "jsonl" {
+		return newJSONLFile(r, name, c.Options, release), nil
+	}
+	return newCSVFile(r, name, c.Options, release), nil
 }
 
 // formatOf resolves a LOAD's format to "csv" or "jsonl" (see Load).

@@ -70,55 +70,63 @@ func runLoadCases(t *testing.T, file string, load func(r *strings.Reader, opts O
 	}
 }
 
+// csvCases are LoadCSV's rules; they also seed the fuzz targets.
+var csvCases = []loadCase{
+	{name: "basic", in: "type,ts,price,sym\nA,1,10,x\nB,2,2.5,\n",
+		want: "0 A@1 price=10:int sym=x:string\n1 B@2 price=2.5:float\n"},
+	{name: "equal timestamps", in: "type,ts\nA,5\nB,5\nA,5\n", want: "0 A@5\n1 B@5\n2 A@5\n"},
+	{name: "columns in any order", in: "x,ts,type\n1,3,A\n", want: "0 A@3 x=1:int\n"},
+	{name: "typing", in: "type,ts,a,b,c,d,e,f,g,h,i,j\nA,1,nan,inf,+5,1e3,True,true,-0.5, x ,.5,99999999999999999999\n",
+		want: "0 A@1 a=nan:string b=inf:string c=5:int d=1000:float e=True:string f=true:bool g=-0.5:float h= x :string i=0.5:float j=1e+20:float\n"},
+	{name: "quoted fields and line numbers", in: "type,ts,s\nA,1,\"a,\nb\"\nA,0,x\n",
+		wantErr: `data.csv:4: timestamp 0 is before the previous event's 1`},
+	{name: "CRLF and BOM", in: "\ufefftype,ts,x\r\nA,1,2\r\n", want: "0 A@1 x=2:int\n"},
+	{name: "blank lines skipped", in: "type,ts\n\nA,1\n\nB,2\n", want: "0 A@1\n1 B@2\n"},
+	{name: "header only", in: "type,ts,x\n", want: ""},
+	{name: "seq ts timestamp columns are attributes", in: "type,time,seq,ts,timestamp\nA,1,7,8,9\n",
+		opts: Options{TSColumn: "time"}, want: "0 A@1 seq=7:int ts=8:int timestamp=9:int\n"},
+	{name: "type from symbol column", in: "ts,symbol,price\n1,IBM,5\n2,Sun,6\n",
+		opts: Options{TypeColumn: "symbol"}, want: "0 IBM@1 price=5:int\n1 Sun@2 price=6:int\n"},
+	{name: "time unit", in: "type,ts\nA,1\nB,3\n", opts: Options{TimeUnit: time.Second},
+		want: "0 A@1\n1 B@3\n", unit: time.Second},
+	{name: "rfc3339", in: "type,ts\nA,2026-01-01T00:00:00Z\nB,2026-01-01T00:00:02.5+00:00\nC,2026-01-01T01:00:03+01:00\n",
+		want: "0 A@1767225600000\n1 B@1767225602500\n2 C@1767225603000\n", unit: time.Millisecond},
+	{name: "rfc3339 with time unit", in: "type,ts\nA,2026-01-01T00:00:00Z\nB,2026-01-01T00:00:02.5Z\n",
+		opts: Options{TimeUnit: time.Second}, want: "0 A@1767225600\n1 B@1767225602\n", unit: time.Second},
+	{name: "rfc3339 before 1970 rounds down", in: "type,ts\nA,1969-12-31T23:59:59.5Z\n",
+		opts: Options{TimeUnit: time.Second}, want: "0 A@-1\n", unit: time.Second},
+
+	{name: "empty file", in: "", wantErr: "data.csv: empty file"},
+	{name: "out of order", in: "type,ts\nA,5\nB,5\nC,3\n",
+		wantErr: "data.csv:4: timestamp 3 is before the previous event's 5 (timestamps must not decrease)"},
+	{name: "out of order rfc3339", in: "type,ts\nA,2026-01-01T00:00:02Z\nB,2026-01-01T00:00:01Z\n",
+		wantErr: "data.csv:3: timestamp 2026-01-01T00:00:01Z is before the previous event's 2026-01-01T00:00:02Z"},
+	{name: "too few fields", in: "type,ts,a,b\nA,1,2,3\nA,2,3\n", wantErr: "data.csv:3: 3 fields, header has 4"},
+	{name: "too many fields", in: "type,ts\nA,1\nA,2\nA,3,4\n", wantErr: "data.csv:4: 3 fields, header has 2"},
+	{name: "bad timestamp", in: "type,ts\nA,x\n", wantErr: `data.csv:2: bad timestamp "x"`},
+	{name: "float timestamp", in: "type,ts\nA,1.5\n", wantErr: `data.csv:2: bad timestamp "1.5"`},
+	{name: "empty timestamp", in: "type,ts\nA,1\nA,\n", wantErr: `data.csv:3: bad timestamp ""`},
+	{name: "mixed timestamps", in: "type,ts\nA,1\nB,2026-01-01T00:00:00Z\n",
+		wantErr: `data.csv:3: timestamp "2026-01-01T00:00:00Z" mixes integer and RFC 3339`},
+	{name: "empty type", in: "type,ts\nA,1\n,2\n", wantErr: `data.csv:3: empty type`},
+	{name: "no type column", in: "kind,ts\nA,1\n", wantErr: `data.csv:1: no type column "type"`},
+	{name: "no ts column", in: "type,time\nA,1\n", wantErr: `data.csv:1: no timestamp column "ts"`},
+	{name: "symbol is the type column, not type", in: "type,ts\nA,1\n", opts: Options{TypeColumn: "symbol"},
+		wantErr: `no type column "symbol"`},
+	{name: "duplicate column", in: "type,ts,x,x\nA,1,2,3\n", wantErr: `data.csv:1: duplicate column "x"`},
+	{name: "unnamed column", in: "type,ts,\nA,1,2\n", wantErr: `data.csv:1: column 3 has no name`},
+	{name: "bare quote", in: "type,ts,x\nA,1,2\nA,2,a\"b\n", wantErr: `data.csv:3:6: bare "`},
+	{name: "unterminated quote, reported where it opens", in: "type,ts,x\nA,1,2\nA,2,\"abc\nA,3,4\nA,4,5\n",
+		wantErr: `data.csv:3: a quoted field of the record that starts on this line is not closed properly (extraneous or missing " in quoted-field at line 5, column 7)`},
+	{name: "one field", in: "type,ts,x\nA\n", wantErr: "data.csv:2: 1 field, header has 3"},
+	{name: "invalid UTF-8", in: "type,ts,x\nA,1,\xff\n", want: "0 A@1 x=\ufffd:string\n"},
+	{name: "max_line", in: "type,ts,x\nA,1,123456\n", opts: Options{MaxLine: 9}, wantErr: "data.csv:2: line longer than 9 bytes"},
+}
+
 func TestLoadCSV(t *testing.T) {
 	runLoadCases(t, "data.csv", func(r *strings.Reader, opts Options) (*event.Stream, error) {
 		return LoadCSV(r, "data.csv", opts)
-	}, []loadCase{
-		{name: "basic", in: "type,ts,price,sym\nA,1,10,x\nB,2,2.5,\n",
-			want: "0 A@1 price=10:int sym=x:string\n1 B@2 price=2.5:float\n"},
-		{name: "equal timestamps", in: "type,ts\nA,5\nB,5\nA,5\n", want: "0 A@5\n1 B@5\n2 A@5\n"},
-		{name: "columns in any order", in: "x,ts,type\n1,3,A\n", want: "0 A@3 x=1:int\n"},
-		{name: "typing", in: "type,ts,a,b,c,d,e,f,g,h,i,j\nA,1,nan,inf,+5,1e3,True,true,-0.5, x ,.5,99999999999999999999\n",
-			want: "0 A@1 a=nan:string b=inf:string c=5:int d=1000:float e=True:string f=true:bool g=-0.5:float h= x :string i=0.5:float j=1e+20:float\n"},
-		{name: "quoted fields and line numbers", in: "type,ts,s\nA,1,\"a,\nb\"\nA,0,x\n",
-			wantErr: `data.csv:4: timestamp 0 is before the previous event's 1`},
-		{name: "CRLF and BOM", in: "\ufefftype,ts,x\r\nA,1,2\r\n", want: "0 A@1 x=2:int\n"},
-		{name: "blank lines skipped", in: "type,ts\n\nA,1\n\nB,2\n", want: "0 A@1\n1 B@2\n"},
-		{name: "header only", in: "type,ts,x\n", want: ""},
-		{name: "seq ts timestamp columns are attributes", in: "type,time,seq,ts,timestamp\nA,1,7,8,9\n",
-			opts: Options{TSColumn: "time"}, want: "0 A@1 seq=7:int ts=8:int timestamp=9:int\n"},
-		{name: "type from symbol column", in: "ts,symbol,price\n1,IBM,5\n2,Sun,6\n",
-			opts: Options{TypeColumn: "symbol"}, want: "0 IBM@1 price=5:int\n1 Sun@2 price=6:int\n"},
-		{name: "time unit", in: "type,ts\nA,1\nB,3\n", opts: Options{TimeUnit: time.Second},
-			want: "0 A@1\n1 B@3\n", unit: time.Second},
-		{name: "rfc3339", in: "type,ts\nA,2026-01-01T00:00:00Z\nB,2026-01-01T00:00:02.5+00:00\nC,2026-01-01T01:00:03+01:00\n",
-			want: "0 A@1767225600000\n1 B@1767225602500\n2 C@1767225603000\n", unit: time.Millisecond},
-		{name: "rfc3339 with time unit", in: "type,ts\nA,2026-01-01T00:00:00Z\nB,2026-01-01T00:00:02.5Z\n",
-			opts: Options{TimeUnit: time.Second}, want: "0 A@1767225600\n1 B@1767225602\n", unit: time.Second},
-		{name: "rfc3339 before 1970 rounds down", in: "type,ts\nA,1969-12-31T23:59:59.5Z\n",
-			opts: Options{TimeUnit: time.Second}, want: "0 A@-1\n", unit: time.Second},
-
-		{name: "empty file", in: "", wantErr: "data.csv: empty file"},
-		{name: "out of order", in: "type,ts\nA,5\nB,5\nC,3\n",
-			wantErr: "data.csv:4: timestamp 3 is before the previous event's 5 (timestamps must not decrease)"},
-		{name: "out of order rfc3339", in: "type,ts\nA,2026-01-01T00:00:02Z\nB,2026-01-01T00:00:01Z\n",
-			wantErr: "data.csv:3: timestamp 2026-01-01T00:00:01Z is before the previous event's 2026-01-01T00:00:02Z"},
-		{name: "too few fields", in: "type,ts,a,b\nA,1,2,3\nA,2,3\n", wantErr: "data.csv:3: 3 fields, header has 4"},
-		{name: "too many fields", in: "type,ts\nA,1\nA,2\nA,3,4\n", wantErr: "data.csv:4: 3 fields, header has 2"},
-		{name: "bad timestamp", in: "type,ts\nA,x\n", wantErr: `data.csv:2: bad timestamp "x"`},
-		{name: "float timestamp", in: "type,ts\nA,1.5\n", wantErr: `data.csv:2: bad timestamp "1.5"`},
-		{name: "empty timestamp", in: "type,ts\nA,1\nA,\n", wantErr: `data.csv:3: bad timestamp ""`},
-		{name: "mixed timestamps", in: "type,ts\nA,1\nB,2026-01-01T00:00:00Z\n",
-			wantErr: `data.csv:3: timestamp "2026-01-01T00:00:00Z" mixes integer and RFC 3339`},
-		{name: "empty type", in: "type,ts\nA,1\n,2\n", wantErr: `data.csv:3: empty type`},
-		{name: "no type column", in: "kind,ts\nA,1\n", wantErr: `data.csv:1: no type column "type"`},
-		{name: "no ts column", in: "type,time\nA,1\n", wantErr: `data.csv:1: no timestamp column "ts"`},
-		{name: "symbol is the type column, not type", in: "type,ts\nA,1\n", opts: Options{TypeColumn: "symbol"},
-			wantErr: `no type column "symbol"`},
-		{name: "duplicate column", in: "type,ts,x,x\nA,1,2,3\n", wantErr: `data.csv:1: duplicate column "x"`},
-		{name: "unnamed column", in: "type,ts,\nA,1,2\n", wantErr: `data.csv:1: column 3 has no name`},
-		{name: "bare quote", in: "type,ts,x\nA,1,2\nA,2,a\"b\n", wantErr: `data.csv:3:6: bare "`},
-	})
+	}, csvCases)
 }
 
 func TestLoadCSVSchema(t *testing.T) {
@@ -211,6 +219,11 @@ func TestLoad(t *testing.T) {
 		t.Errorf("source %q name %q", csvS.Source, csvS.Name)
 	}
 
+	abs, _ := filepath.Abs(filepath.Join(dir, "trades.jsonl"))
+	if s, err := Load("file://"+abs, "", Options{}); err != nil || dump(s) != dump(jsonS) || s.Source != "file://"+abs {
+		t.Errorf("file:// URL: %v", err)
+	}
+
 	// An explicit format wins over the extension.
 	tmp := filepath.Join(t.TempDir(), "trades.txt")
 	data, _ := os.ReadFile(filepath.Join(dir, "trades.jsonl"))
@@ -246,10 +259,16 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"time_unit": "minutes"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Minute}},
 		{kv: map[string]string{"time_unit": "hour"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Hour}},
 		{kv: map[string]string{"time_unit": "days"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: 24 * time.Hour}},
-		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: on_error, time_unit, ts_column, type_column)`},
+		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: max_line, on_error, time_unit, ts_column, type_column)`},
 		{kv: map[string]string{"time_unit": "fortnight"}, wantErr: `unknown time_unit "fortnight"`},
 		{kv: map[string]string{"type_column": ""}, wantErr: "type_column must not be empty"},
 		{kv: map[string]string{"ts_column": "type"}, wantErr: `both name "type"`},
+		{kv: map[string]string{"max_line": "65536"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 65536}},
+		{kv: map[string]string{"MAX_LINE": "64 kb"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 65536}},
+		{kv: map[string]string{"max_line": "1GB"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxLine: 1 << 30}},
+		{kv: map[string]string{"max_line": "2GB"}, wantErr: `max_line must be a size from 1 byte to 1 GB, such as 65536 or '1MB'; got "2GB"`},
+		{kv: map[string]string{"max_line": "0"}, wantErr: `max_line must be a size`},
+		{kv: map[string]string{"max_line": "lots"}, wantErr: `max_line must be a size`},
 	} {
 		got, err := ParseOptions(tc.kv)
 		if tc.wantErr != "" {

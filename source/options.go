@@ -1,13 +1,10 @@
-// Package source loads event streams from CSV and JSON Lines files,
-// reads live streams (standard input, a followed file, TCP producers) by
-// the same typing and ordering rules, and generates SASE's stock streams
-// (docs/LANGUAGE.md: Events and streams, Statements, Live streams).
 package source
 
 import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +22,26 @@ type Options struct {
 	// 'stop'); by default a bad line is reported, counted and skipped. A
 	// loaded stream always stops: nothing is partially loaded.
 	StopOnError bool
+	// MaxLine is the longest line (record) any loader or live source
+	// reads, in bytes without the newline (max_line); 0 means
+	// DefaultMaxLine.
+	MaxLine int
+}
+
+// DefaultMaxLine is the longest line read without a max_line option: a
+// line that does not fit is most likely not text, and buffering it
+// whole must not exhaust memory.
+const DefaultMaxLine = 256 << 20
+
+// maxMaxLine bounds max_line: a larger line is not an event, and the
+// buffer for one must fit in memory.
+const maxMaxLine = 1 << 30
+
+func (o Options) maxLine() int {
+	if o.MaxLine == 0 {
+		return DefaultMaxLine
+	}
+	return o.MaxLine
 }
 
 func (o Options) typeColumn() string {
@@ -41,11 +58,11 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"on_error", "time_unit", "ts_column", "type_column"}
+var optionKeys = []string{"max_line", "on_error", "time_unit", "ts_column", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
-// time_unit = 'ms', on_error = 'stop'). Keys and units are case-insensitive, column names are
-// not.
+// time_unit = 'ms', on_error = 'stop', max_line = '1MB'). Keys and units
+// are case-insensitive, column names are not.
 func ParseOptions(kv map[string]string) (Options, error) {
 	opts := Options{TypeColumn: "type", TSColumn: "ts"}
 	keys := make([]string, 0, len(kv))
@@ -74,6 +91,12 @@ func ParseOptions(kv map[string]string) (Options, error) {
 			default:
 				return Options{}, fmt.Errorf("on_error must be 'skip' or 'stop', got %q", v)
 			}
+		case "max_line":
+			n, err := parseSize(v)
+			if err != nil {
+				return Options{}, err
+			}
+			opts.MaxLine = n
 		case "time_unit":
 			u, err := parseTimeUnit(v)
 			if err != nil {
@@ -88,6 +111,27 @@ func ParseOptions(kv map[string]string) (Options, error) {
 		return Options{}, fmt.Errorf("LOAD options type_column and ts_column both name %q", opts.TypeColumn)
 	}
 	return opts, nil
+}
+
+// parseSize reads max_line: a number of bytes, or one with a unit (KB, MB,
+// GB: binary, case-insensitive, a space allowed): 65536, '64KB', '1 MB'.
+func parseSize(s string) (int, error) {
+	text := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(text, u.suffix) {
+			text, mult = strings.TrimSpace(strings.TrimSuffix(text, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n <= 0 || n > maxMaxLine/mult {
+		return 0, fmt.Errorf("max_line must be a size from 1 byte to %s, such as 65536 or '1MB'; got %q", formatBytes(maxMaxLine), s)
+	}
+	return int(n * mult), nil
 }
 
 // parseTimeUnit reads a time_unit value: a unit as WITHIN takes it (ms, s,

@@ -6,9 +6,13 @@ import (
 	"io"
 	"iter"
 	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -68,7 +72,8 @@ func DefaultStockConfig() StockConfig {
 var stockKeys = []string{"events", "increase_probability", "max_price", "max_volume", "seed", "symbols"}
 
 // StockConfigFromOptions applies GENERATE STOCKS's WITH options to the
-// defaults. Keys are case-insensitive.
+// defaults. Keys are case-insensitive. Since GENERATE keeps the events, it
+// also checks that they fit in memory (see checkMemory).
 func StockConfigFromOptions(kv map[string]int64) (StockConfig, error) {
 	cfg := DefaultStockConfig()
 	keys := make([]string, 0, len(kv))
@@ -101,7 +106,74 @@ func StockConfigFromOptions(kv map[string]int64) (StockConfig, error) {
 		}
 		*dst = int(v)
 	}
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return StockConfig{}, err
+	}
+	return cfg, cfg.checkMemory()
+}
+
+// stockEventBytes is what one generated event takes in memory: the event,
+// its four values and its pointer in the stream.
+const stockEventBytes = int64(unsafe.Sizeof(event.Event{}) + stockAttrs*unsafe.Sizeof(event.Value{}) + unsafe.Sizeof(&event.Event{}))
+
+// checkMemory refuses a stream whose events would take more than half of
+// the memory available, which leaves the other half to the queries on it:
+// allocating them would otherwise end the process with a fatal
+// out-of-memory error, which nothing can catch. Where the available memory
+// cannot be told, nothing is refused.
+func (c StockConfig) checkMemory() error {
+	avail, from, ok := memoryAvailable()
+	need := int64(c.Events) * stockEventBytes
+	if !ok || need <= avail/2 {
+		return nil
+	}
+	return fmt.Errorf("GENERATE STOCKS events = %d would take about %s of memory, more than half of the %s available (%s): generate fewer (sase gen stocks writes any number as CSV)",
+		c.Events, formatBytes(need), formatBytes(max(avail, 0)), from)
+}
+
+// memoryAvailable is how much memory the process may still take, and
+// what says so: the least of the kernel's MemAvailable, a cgroup's limit
+// less its use, and the Go memory limit less what the runtime holds. ok is
+// false when none is known (no /proc, no limit). A variable, for tests.
+var memoryAvailable = func() (n int64, from string, ok bool) {
+	consider := func(v int64, what string) {
+		if !ok || v < n {
+			n, from, ok = v, what, true
+		}
+	}
+	if text, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(text)) {
+			if kb, found := strings.CutPrefix(line, "MemAvailable:"); found {
+				if v, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64); err == nil {
+					consider(v<<10, "MemAvailable in /proc/meminfo")
+				}
+			}
+		}
+	}
+	for _, cg := range []struct{ limit, usage, what string }{
+		{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "the cgroup's memory.max"},
+		{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes", "the cgroup's memory limit"},
+	} {
+		limit, lerr := readInt(cg.limit) // "max" (no limit) does not parse
+		usage, uerr := readInt(cg.usage)
+		if lerr == nil && uerr == nil {
+			consider(limit-usage, cg.what)
+		}
+	}
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		consider(limit-int64(ms.Sys-ms.HeapReleased), "the Go memory limit, GOMEMLIMIT")
+	}
+	return n, from, ok
+}
+
+func readInt(path string) (int64, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64)
 }
 
 // Validate reports a setting the generator cannot use.
@@ -224,7 +296,8 @@ func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 }
 
 // GenerateStocks materializes the stream cfg describes, named name, with
-// unit-less timestamps (ts = seq) and Source "generated". cfg must be valid.
+// unit-less timestamps (ts = seq) and Source "generated". cfg must be
+// valid, and fit in memory (StockConfigFromOptions checks both).
 func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 	schema := StockSchema(cfg)
 	events := make([]*event.Event, cfg.Events)

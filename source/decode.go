@@ -1,0 +1,212 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sase-cep/sase/event"
+)
+
+// decoding is what every decoding source shares: the builder (so the
+// schema) under the lock Schema takes, and the counts.
+type decoding struct {
+	mu       sync.Mutex
+	b        *builder
+	read     int64
+	rejected int64
+}
+
+func (d *decoding) Schema(f func(*event.Schema)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f(d.b.schema)
+}
+
+func (d *decoding) Unit() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.b.unit()
+}
+
+func (d *decoding) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Stats{Read: d.read, Used: d.b.seq, Rejected: d.rejected}
+}
+
+// lineReader frames an input into lines of at most max bytes (the '\n'
+// not counted), numbering them from 1.
+type lineReader struct {
+	br   *bufio.Reader
+	name string // prefixes the error of a line over the limit
+	max  int
+	long []byte // a line longer than br's buffer, gathered
+	line int    // the number of the line last returned
+}
+
+func newLineReader(r io.Reader, name string, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name, max: max}
+}
+
+// next returns the next line with its '\n' (a last one may lack it), valid
+// until the next call, and the input's error at its end (io.EOF, or a
+// failed read) with the last line. A line over the limit is an error.
+func (r *lineReader) next() ([]byte, error) {
+	if cap(r.long) > 1<<20 {
+		r.long = nil // one long line does not pin its buffer for good
+	}
+	text, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.long = append(r.long[:0], text...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(r.long) <= r.max {
+			text, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, text...)
+		}
+		text = r.long
+	}
+	if len(text) > 0 {
+		r.line++
+	}
+	if len(bytes.TrimSuffix(text, []byte{'\n'})) > r.max {
+		return nil, lineTooLong(r.name, r.line, r.max)
+	}
+	return text, err
+}
+
+// ready reports whether a whole line is buffered, so reading it does not
+// wait for the producer.
+func (r *lineReader) ready() bool {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
+}
+
+// lineTooLongError is a line over Options.MaxLine.
+type lineTooLongError struct {
+	name      string
+	line, max int
+}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("%s:%d: line longer than %s (the max_line limit; WITH (max_line = ...) raises it)", e.name, e.line, formatBytes(int64(e.max)))
+}
+
+func lineTooLong(name string, line, max int) error {
+	return &lineTooLongError{name: name, line: line, max: max}
+}
+
+// lineLimit passes a reader through, failing at a line over max bytes:
+// encoding/csv, which frames a CSV file's records, has no limit of its own.
+type lineLimit struct {
+	r    io.Reader
+	name string
+	max  int
+	run  int // bytes since the last '\n'
+	line int // '\n's seen
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for rest := p[:n]; ; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 || l.run+i > l.max {
+			l.run += len(rest)
+			break
+		}
+		l.run, l.line, rest = 0, l.line+1, rest[i+1:]
+	}
+	if l.run > l.max {
+		return 0, lineTooLong(l.name, l.line+1, l.max)
+	}
+	return n, err
+}
+
+// formatBytes renders a size for messages: 512 bytes, 64 KB, 1.5 GB
+// (binary units).
+func formatBytes(n int64) string {
+	if n < 1<<10 {
+		return plural(n, "byte")
+	}
+	units := []string{"KB", "MB", "GB", "TB"}
+	f, u := float64(n)/(1<<10), 0
+	for f >= 1<<10 && u < len(units)-1 {
+		f /= 1 << 10
+		u++
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0") + " " + units[u]
+}
+
+// plural is "1 line", "2 lines".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
+
+// validUTF8 replaces each byte of s that is not part of valid UTF-8 with
+// U+FFFD, as encoding/json (and so the JSON Lines loader) does in strings.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
+}
+
+// reportFirst is how many rejected lines a live stream reports in full
+// before it reports at most one a second.
+const reportFirst = 10
+
+// reporter writes a live stream's rejected lines, rate-limited so that a
+// flood of bad input does not flood the terminal: the first reportFirst,
+// then at most one a second with the count so far, and at the end how
+// many were not shown.
+type reporter struct {
+	w      io.Writer
+	now    func() time.Time
+	shown  int64
+	hidden int64
+	next   time.Time // when the next line past the first ones may be shown
+}
+
+// skipped reports a rejected line that the stream skips; rejected counts
+// it.
+func (r *reporter) skipped(err error, rejected int64) {
+	if r.shown < reportFirst {
+		r.shown++
+		fmt.Fprintf(r.w, "%v (line skipped)\n", err)
+		return
+	}
+	now := r.now()
+	if now.Before(r.next) {
+		r.hidden++
+		return
+	}
+	r.next = now.Add(time.Second)
+	r.shown++
+	fmt.Fprintf(r.w, "%v (line skipped; %s rejected so far, reported at most once a second)\n", err, plural(rejected, "line"))
+}
+
+// finish says how many rejected lines were not shown, if any.
+func (r *reporter) finish(name string, rejected int64) {
+	if r.hidden > 0 {
+		fmt.Fprintf(r.w, "%s: %s rejected in all, %d of them not shown\n", name, plural(rejected, "line"), r.hidden)
+	}
+}

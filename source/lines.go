@@ -1,0 +1,278 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sase-cep/sase/event"
+)
+
+// maxBatch bounds the events handed over at once. A live batch ends
+// earlier when no complete line is buffered: a quiet producer's event is
+// delivered at once, a fast one's in batches that keep channel costs low.
+const maxBatch = 512
+
+// Producer is one input of a line-based source: standard input, a file, a
+// connection, a subscription.
+type Producer struct {
+	Name string    // prefixes its messages: "stdin:12: ...", "feed/127.0.0.1:53412:3: ..."
+	R    io.Reader // newline-delimited events; a CSV producer sends its header first
+	// Cut says, once R has ended, why a last line without its newline is
+	// incomplete ("the connection closed"), or "" when the end of R ends
+	// the line (the end of a file). nil is always "".
+	Cut func() string
+}
+
+// A Transport runs a line-based source's input: it calls feed for each
+// producer, from as many goroutines as it likes (a call returns when that
+// producer's input has ended), and returns when the input has ended or
+// ctx is done. An error from feed has been reported; a transport with one
+// producer returns it, one with many may go on with the others.
+type Transport func(ctx context.Context, feed func(Producer) error) error
+
+// lineSource is a source of newline-delimited events that a transport
+// delivers: standard input, a followed file, TCP producers, or a JSON
+// Lines file (finite).
+type lineSource struct {
+	decoding
+	readOnce
+	url, name, format string
+	errs              io.Writer
+	finite            bool // a bad line fails Read with its error, unreported
+	report            reporter
+	run               Transport
+
+	order sync.Mutex // held from decoding a batch to emitting it, so batches keep seq order
+	emit  func([]*event.Event) bool
+	stop  func(error) // ends Read with an error (on_error = 'stop' on one of many producers)
+}
+
+// NewLineSource is a live source of newline-delimited events in c.Format
+// (CSV unless jsonl) that run delivers; url is its URL, and release, if not
+// nil, frees what the transport holds (it is called once, when Read ends
+// or at Close). standard input, FOLLOW and tcp:// are built on it; a
+// message-bus scheme can hand each message over as a producer's line.
+func NewLineSource(url string, c Config, run Transport, release func()) (Source, error) {
+	return newLineSource(url, c, run, release)
+}
+
+func newLineSource(url string, c Config, run Transport, release func()) (*lineSource, error) {
+	format, err := formatOf("-", c.Format)
+	if err != nil {
+		return nil, err
+	}
+	if c.Errors == nil {
+		c.Errors = io.Discard
+	}
+	s := &lineSource{url: url, name: c.Name, format: format, errs: c.Errors, run: run}
+	s.b = newBuilder(c.Name, c.Options)
+	s.release = release
+	s.report = reporter{w: c.Errors, now: time.Now}
+	return s, nil
+}
+
+func (s *lineSource) URL() string { return s.url }
+func (s *lineSource) Live() bool  { return !s.finite }
+
+// endError ends a producer (or, from Read, the stream) at an error that
+// has been reported. badLine: a bad line, not a failed read.
+type endError struct {
+	err     error
+	badLine bool
+}
+
+func (e *endError) Error() string { return e.err.Error() }
+func (e *endError) Unwrap() error { return e.err }
+
+func (s *lineSource) Read(ctx context.Context, emit func([]*event.Event) bool) error {
+	ctx, ok, err := s.begin(ctx)
+	if !ok {
+		return err
+	}
+	defer s.end()
+	var stopMu sync.Mutex
+	var stopErr error
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.emit = func(b []*event.Event) bool {
+		if !emit(b) {
+			cancel()
+			return false
+		}
+		return true
+	}
+	s.stop = func(err error) {
+		stopMu.Lock()
+		if stopErr == nil {
+			stopErr = err
+		}
+		stopMu.Unlock()
+		cancel()
+	}
+	err = s.run(ctx, func(p Producer) error { return s.feed(ctx, p) })
+	switch {
+	case stopErr != nil:
+		err = stopErr
+	case err == nil && s.finite:
+		err = parent.Err() // a load that was cancelled is not a stream
+	}
+	if !s.finite {
+		s.mu.Lock()
+		s.report.finish(s.name, s.rejected)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// feed reads one producer's lines until its input ends, decoding them and
+// emitting the events in batches.
+func (s *lineSource) feed(ctx context.Context, p Producer) error {
+	lr := newLineReader(p.R, p.Name, s.b.opts.maxLine())
+	dec := s.decoder()
+	for {
+		text, rerr := lr.next()
+		if len(text) == 0 && rerr != nil {
+			return s.ended(ctx, p, rerr)
+		}
+		s.order.Lock()
+		s.mu.Lock()
+		batch := make([]*event.Event, 0, s.batchCap())
+		var stop error
+		for {
+			var e *event.Event
+			if e, stop = s.decode(dec, p, text, lr.line, rerr); e != nil {
+				batch = append(batch, e)
+			}
+			// Go on while the next line is here already.
+			if stop != nil || rerr != nil || len(batch) == maxBatch || !s.finite && !lr.ready() {
+				break
+			}
+			if text, rerr = lr.next(); len(text) == 0 {
+				break
+			}
+		}
+		s.mu.Unlock()
+		more := true
+		if len(batch) > 0 {
+			more = s.emit(batch)
+		}
+		s.order.Unlock()
+		switch {
+		case stop != nil:
+			var end *endError
+			if errors.As(stop, &end) && end.badLine && s.b.opts.StopOnError {
+				s.stop(stop) // on_error = 'stop' stops the stream, not just this producer
+			}
+			return stop
+		case !more || ctx.Err() != nil:
+			return nil
+		case rerr != nil:
+			return s.ended(ctx, p, rerr)
+		}
+	}
+}
+
+// batchCap is a new batch's capacity: a file's batches are full, a live
+// one's mostly small.
+func (s *lineSource) batchCap() int {
+	if s.finite {
+		return maxBatch
+	}
+	return 16
+}
+
+// ended is the error a producer's input ended with: nil at its end (or
+// when Read was stopped), else the error, reported.
+func (s *lineSource) ended(ctx context.Context, p Producer, err error) error {
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	if s.finite {
+		return err
+	}
+	var long *lineTooLongError
+	tooLong := errors.As(err, &long)
+	if !tooLong {
+		err = fmt.Errorf("%s: %w", p.Name, err)
+	}
+	s.mu.Lock()
+	if tooLong { // a line, rejected
+		s.read++
+		s.rejected++
+	}
+	fmt.Fprintf(s.errs, "%v (stopped reading %s)\n", err, p.Name)
+	s.mu.Unlock()
+	return &endError{err: err, badLine: tooLong}
+}
+
+// decode turns one line into an event (nil for a blank line or a
+// header), counting a bad line, and reporting it on a live stream; the
+// error is set when the producer must stop. rerr is the input's error
+// after this line: a line without its newline at the end of an input that
+// cuts it off is incomplete. Called with s.mu held.
+func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, rerr error) (*event.Event, error) {
+	s.b.file = p.Name
+	var e *event.Event
+	var err error
+	if cut := cutReason(p, text, rerr); cut != "" {
+		if len(bytes.TrimSpace(text)) == 0 {
+			return nil, nil
+		}
+		err = s.b.errorf(line, "incomplete line: %s before its newline", cut)
+	} else {
+		e, err = dec.decode(s.b, text, line)
+	}
+	if e != nil {
+		s.read++
+		s.b.number(e)
+		return e, nil
+	}
+	if err == nil {
+		return nil, nil
+	}
+	s.read++
+	s.rejected++
+	if s.finite {
+		return nil, err
+	}
+	var hdr headerError
+	if errors.As(err, &hdr) || s.b.opts.StopOnError {
+		fmt.Fprintf(s.errs, "%v (stopped reading %s)\n", err, p.Name)
+		return nil, &endError{err: err, badLine: true}
+	}
+	s.report.skipped(err, s.rejected)
+	return nil, nil
+}
+
+// cutReason is why text, a producer's last line, is incomplete, or "".
+func cutReason(p Producer, text []byte, rerr error) string {
+	if rerr == nil || len(text) > 0 && text[len(text)-1] == '\n' {
+		return ""
+	}
+	if !errors.Is(rerr, io.EOF) {
+		return "the input failed (" + rerr.Error() + ")"
+	}
+	if p.Cut == nil {
+		return ""
+	}
+	return p.Cut()
+}
+
+// lineDecoder decodes one producer's lines; each producer has its own (a
+// CSV producer sends its own header first).
+type lineDecoder interface {
+	decode(b *builder, text []byte, line int) (*event.Event, error)
+}
+
+func (s *lineSource) decoder() lineDecoder {
+	if s.format == "jsonl" {
+		return &jsonLines{}
+	}
+	return newCSVLines()
+}
