@@ -2,15 +2,17 @@ package exec
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
-// stage is an operator after SSC. push receives a sequence (the binding
-// is the caller's and may change after push returns); advance says the
-// stream has reached ts; finish says it has ended.
+// stage is the engine of an operator after the source: a stage or the
+// output. push receives a sequence (the binding is the caller's and may
+// change after push returns); advance says the stream has reached ts;
+// finish says it has ended.
 type stage interface {
 	push(b *planner.Binding)
 	advance(ts int64)
@@ -19,7 +21,9 @@ type stage interface {
 
 func (r *runner) bind() *planner.Binding { return r.plan.NewBinding() }
 
-func (r *runner) newStage(i int, op planner.Op, next stage) stage {
+// newStage builds the engine of the stage or output op, operator i of the
+// plan (see newSource).
+func (r *runner) newStage(i int, op planner.Operator, next stage) stage {
 	base := opBase{r: r, id: i, next: next}
 	switch op := op.(type) {
 	case *planner.ClosureOp:
@@ -30,14 +34,10 @@ func (r *runner) newStage(i int, op planner.Op, next stage) stage {
 		return &windowStage{opBase: base, op: op}
 	case *planner.Negation:
 		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
-	case *planner.QueryFilter:
-		return r.newQueryFilter(base, op)
-	case *planner.AttributeVerify:
-		return r.newVerify(base, op)
 	case *planner.Transformation:
 		return &transformStage{opBase: base, op: op}
 	}
-	panic("exec: unknown operator " + op.Name())
+	panic(fmt.Sprintf("exec: no engine for operator %T", op))
 }
 
 // opBase carries what every stage shares: counters and the next stage.
@@ -50,7 +50,7 @@ type opBase struct {
 // in counts a sequence in; with timing on it also starts the operator's
 // clock (the check is inline so that timing off costs nothing).
 func (o *opBase) in() int {
-	o.r.stats.Ops[o.id].In++
+	o.r.stats.Operators[o.id].In++
 	if !o.r.clock.on {
 		return 0
 	}
@@ -58,7 +58,7 @@ func (o *opBase) in() int {
 }
 
 func (o *opBase) out(b *planner.Binding) {
-	o.r.stats.Ops[o.id].Out++
+	o.r.stats.Operators[o.id].Out++
 	if o.next != nil {
 		o.next.push(b)
 	}
@@ -417,7 +417,7 @@ func (s *transformStage) push(b *planner.Binding) {
 			row[i].Value = col.Eval(b)
 		}
 	}
-	s.r.stats.Ops[s.id].Out++
+	s.r.stats.Operators[s.id].Out++
 	s.r.stats.Matches++
 	if !s.r.emit(row) {
 		panic(errStopped)
