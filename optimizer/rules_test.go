@@ -176,3 +176,49 @@ func TestRulesDoNotFire(t *testing.T) {
 		}
 	}
 }
+
+// limit stands for a stage no rule knows (it keeps Window's invariant:
+// its bound is the query's window).
+type limit struct{ *planner.Window }
+
+func (limit) Name() string { return "Limit" }
+
+// TestRulesKeepUnknownStages runs every engine on plans that end with a
+// stage no rule knows: each rule rewrites around it and keeps it, and the
+// recep rewrite, which would replace the stages, leaves the plan alone.
+func TestRulesKeepUnknownStages(t *testing.T) {
+	for _, query := range []string{
+		"PATTERN SEQ(A a, !C c, B b) WHERE [sym] AND [id] AND a.price > 5 AND a.price < b.price WITHIN 5",
+		"PATTERN SEQ(A a, B+ c[], D b) WHERE avg(c[].price) < b.price WITHIN 5",
+	} {
+		for _, e := range Engines {
+			p := rulesPlan(t, query)
+			extra := limit{&planner.Window{W: p.Window}}
+			p.Stages = append(p.Stages, extra)
+			p, err := Optimize(p, e)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", e.Name, query, err)
+			}
+			if n := len(p.Stages); n == 0 || p.Stages[n-1] != planner.Stage(extra) {
+				t.Errorf("%s: %s: the unknown stage is gone:\n%s", e.Name, query, p.Explain(nil))
+			}
+			if _, isReCEP := p.Source.(*planner.ReCEP); isReCEP {
+				t.Errorf("%s: %s: rewritten into ReCEP around a stage it does not know", e.Name, query)
+			}
+		}
+	}
+}
+
+// TestStrategyPlansStay checks that no rule of any engine rewrites a
+// strategy plan: its RunScan is no operator a rule knows.
+func TestStrategyPlansStay(t *testing.T) {
+	for _, e := range Engines {
+		p, err := Optimize(rulesPlan(t, "PATTERN SEQ(A a, !C c, B b) WHERE skip-till-any-match AND [sym] AND a.price < b.price WITHIN 5"), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.Source.(*planner.RunScan); !ok || len(p.Rules) != 0 || len(p.Stages) != 1 {
+			t.Errorf("%s rewrote a strategy plan:\n%s", e.Name, p.Explain(nil))
+		}
+	}
+}
