@@ -31,7 +31,10 @@ func TestValidate(t *testing.T) {
 			"column a reads component 0, which is not of its kind"},
 		{"window lost", q3, optimizer.Basic, func(p *planner.Plan) { w, _ := planner.StageOf[*planner.Window](p); p.RemoveStage(w) },
 			"the query's window 6 is neither in SSC (runtime stack) nor in a Window stage"},
-		{"window twice", q3, optimizer.Basic, func(p *planner.Plan) { p.Source.(*planner.StackScan).WindowPushed = true; p.Source.(*planner.StackScan).Window = 6 },
+		{"window twice", q3, optimizer.Basic, func(p *planner.Plan) {
+			p.Source.(*planner.StackScan).WindowPushed = true
+			p.Source.(*planner.StackScan).Window = 6
+		},
 			"has the window pushed and a Window stage too"},
 		{"window bound", q3, optimizer.NFA, func(p *planner.Plan) { p.Source.(*planner.StackScan).Window = 7 },
 			"has window 7 pushed, the query has WITHIN 6"},
@@ -60,7 +63,10 @@ func TestValidate(t *testing.T) {
 			"a RunScan does Window itself"},
 		{"recep stage", q3, optimizer.ReCEP, func(p *planner.Plan) { p.Stages = append(p.Stages, &planner.Window{W: 6}) },
 			"ReCEP does Window itself"},
-		{"recep negation", q3, optimizer.ReCEP, func(p *planner.Plan) { r := p.Source.(*planner.ReCEP); r.Verify.Negations = append(r.Verify.Negations, 2) },
+		{"recep negation", q3, optimizer.ReCEP, func(p *planner.Plan) {
+			r := p.Source.(*planner.ReCEP)
+			r.Verify.Negations = append(r.Verify.Negations, 2)
+		},
 			"the negations [2] are not each narrowed or verified once"},
 		{"recep buffers", q3, optimizer.ReCEP, func(p *planner.Plan) { r := p.Source.(*planner.ReCEP); r.Cache.Buffers = r.Cache.Buffers[:2] },
 			"the EventCache has 2 buffers for 4 components"},
