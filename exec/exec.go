@@ -168,11 +168,11 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 	return r
 }
 
-// newSource builds the engine of a source operator, and newStage (ops.go)
-// that of a stage: the two places that map the planner's operator types
-// to engines. A switch, not a registry: the operator types are the
-// planner's, exec is the only package that runs them, and a type without
-// an engine fails here, when the plan is built, with its name.
+// newSource builds the engine of a source operator, and newStage that of a
+// stage: the one place that maps the planner's operator types to engines.
+// A switch, not a registry: the operator types are the planner's, exec is
+// the only package that runs them, so nothing registers from elsewhere;
+// a type without an engine fails here, when the run starts, with its name.
 func (r *runner) newSource(op planner.Source, next stage) source {
 	switch op := op.(type) {
 	case *planner.StackScan:
@@ -186,6 +186,25 @@ func (r *runner) newSource(op planner.Source, next stage) source {
 		return newReCEP(r, op, next)
 	}
 	panic(fmt.Sprintf("exec: no engine for source %T", op))
+}
+
+// newStage builds the engine of the stage or output op, operator i of the
+// plan.
+func (r *runner) newStage(i int, op planner.Operator, next stage) stage {
+	base := opBase{r: r, id: i, next: next}
+	switch op := op.(type) {
+	case *planner.ClosureOp:
+		return &closureStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Selection:
+		return &selectionStage{opBase: base, op: op}
+	case *planner.Window:
+		return &windowStage{opBase: base, op: op}
+	case *planner.Negation:
+		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Transformation:
+		return &transformStage{opBase: base, op: op}
+	}
+	panic(fmt.Sprintf("exec: no engine for operator %T", op))
 }
 
 // keepWindow is how far back, in ticks, negation and closure collection

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"container/heap"
-	"fmt"
 	"math"
 
 	"github.com/sase-cep/sase/event"
@@ -20,25 +19,6 @@ type stage interface {
 }
 
 func (r *runner) bind() *planner.Binding { return r.plan.NewBinding() }
-
-// newStage builds the engine of the stage or output op, operator i of the
-// plan (see newSource).
-func (r *runner) newStage(i int, op planner.Operator, next stage) stage {
-	base := opBase{r: r, id: i, next: next}
-	switch op := op.(type) {
-	case *planner.ClosureOp:
-		return &closureStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
-	case *planner.Selection:
-		return &selectionStage{opBase: base, op: op}
-	case *planner.Window:
-		return &windowStage{opBase: base, op: op}
-	case *planner.Negation:
-		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
-	case *planner.Transformation:
-		return &transformStage{opBase: base, op: op}
-	}
-	panic(fmt.Sprintf("exec: no engine for operator %T", op))
-}
 
 // opBase carries what every stage shares: counters and the next stage.
 type opBase struct {

@@ -43,9 +43,6 @@ type Field struct {
 	Builtin Builtin
 }
 
-// Read returns the attribute of e (absent when e lacks it).
-func (f Field) Read(e *event.Event) event.Value { return readAttr(e, f.Slot, f.Builtin) }
-
 // Attr reads an attribute of an event of component Comp: its event for a
 // single or negated component (Index 0), a closure's element otherwise.
 type Attr struct {
