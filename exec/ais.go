@@ -15,8 +15,9 @@ import (
 // partition attribute, and an event enters state j only when state j-1 of
 // its partition has an instance (attribute-based transition filtering).
 type aisSSC struct {
+	timeless
 	r          *runner
-	op         *planner.SSC
+	op         *planner.AISScan
 	next       stage
 	n          int
 	comps      []int
@@ -61,7 +62,7 @@ type partition struct {
 // partitions no event touches any more do not keep their instances.
 const sweepEvery = 4096
 
-func newAISSSC(r *runner, op *planner.SSC, next stage) *aisSSC {
+func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind()}
 	for j, ci := range op.Comps {
 		for _, t := range r.plan.Components[ci].Types {
@@ -104,7 +105,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	} else {
 		s.minTS = math.MinInt64
 	}
-	if m = filterStates(s.op, s.bind, ev, m); m == 0 {
+	if m = filterStates(&s.op.SeqScan, s.bind, ev, m); m == 0 {
 		return
 	}
 	if s.parts == nil {
@@ -346,8 +347,10 @@ func (s *aisSSC) emit() {
 	if s.parts != nil && s.keyed == 0 && s.cur != s.wild {
 		return // made of wildcard events only: the wildcard partition finds it
 	}
-	s.r.stats.Ops[0].Out++
+	s.r.stats.Operators[0].Out++
 	if s.next != nil {
 		s.next.push(s.bind)
 	}
 }
+
+func (s *aisSSC) report(st *Stats) { instances(st) }

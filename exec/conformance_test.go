@@ -106,8 +106,8 @@ func TestPaperQ3Counts(t *testing.T) {
 	}
 	query, stats := runEngine(t, stream, q3.Query, "basic")
 	var got []string
-	for i, op := range query.Plan().Ops {
-		got = append(got, fmt.Sprintf("%s %d", op.Name(), stats.Ops[i].Out))
+	for i, op := range query.Plan().Operators() {
+		got = append(got, fmt.Sprintf("%s %d", op.Name(), stats.Operators[i].Out))
 	}
 	want := []string{"SSC 7", "Selection 3", "Window 2", "Negation 1", "Transformation 1"}
 	if !slices.Equal(got, want) {
@@ -115,8 +115,8 @@ func TestPaperQ3Counts(t *testing.T) {
 	}
 
 	_, stats = runEngine(t, stream, q3.Query, "auto")
-	if sequences := stats.Ops[0].Out; sequences >= 7 || stats.Matches != 1 {
+	if sequences := stats.Operators[0].Out; sequences >= 7 || stats.Matches != 1 {
 		t.Errorf("auto plan: SSC built %d sequences (want fewer than 7), %d matches (want 1)", sequences, stats.Matches)
 	}
-	t.Logf("auto plan: SSC built %d sequences from %d stack instances", stats.Ops[0].Out, stats.Instances)
+	t.Logf("auto plan: SSC built %d sequences from %d stack instances", stats.Operators[0].Out, stats.Instances)
 }

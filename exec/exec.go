@@ -26,37 +26,42 @@ type Cell struct {
 // Returning false stops the run.
 type Emit func(row []Cell) bool
 
-// OpStats counts one operator's input and output sequences and its time.
+// OpStats counts one operator's input and output sequences and its time,
+// and what its engine reports of its own work (Counters).
 type OpStats struct {
-	In, Out int64
-	Time    time.Duration
+	In, Out  int64
+	Time     time.Duration
+	Counters []Counter
+}
+
+// Counter is one measure an engine reports for its operator, such as the
+// stack instances it created or its longest buffer.
+type Counter struct {
+	Name string
+	N    int64
 }
 
 // Stats describes a run.
 type Stats struct {
-	Ops       []OpStats // by plan operator index
+	Operators []OpStats // by plan operator, in the order of planner.Plan.Operators
 	Events    int64     // events read
 	Matches   int64     // matches emitted
-	Instances int64     // NFA state instances created on the stack
+	Instances int64     // state instances (SSC) or runs (RunScan) created
 	// MaxBuffer is ReCEP's longest element buffer (events held at once).
 	MaxBuffer int64
 	Elapsed   time.Duration
 	timed     bool
-	buffers   bool // ReCEP: report MaxBuffer instead of Instances
 }
 
 // Annotate formats an operator's counters for EXPLAIN ANALYZE.
 func (s *Stats) Annotate(op int) string {
-	o := s.Ops[op]
+	o := s.Operators[op]
 	text := fmt.Sprintf("(in=%d out=%d", o.In, o.Out)
 	if s.timed {
 		text += fmt.Sprintf(" time=%s", o.Time.Round(time.Microsecond))
 	}
-	switch {
-	case op == 0 && s.buffers:
-		text += fmt.Sprintf(" max buffer=%d", s.MaxBuffer)
-	case op == 0:
-		text += fmt.Sprintf(" instances=%d", s.Instances)
+	for _, c := range o.Counters {
+		text += fmt.Sprintf(" %s=%d", c.Name, c.N)
 	}
 	return text + ")"
 }
@@ -94,6 +99,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	defer func() {
 		r.stats.Elapsed = time.Since(start)
 		r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
+		r.src.report(&r.stats)
 		if rec := recover(); rec != nil {
 			switch e := rec.(type) {
 			case *planner.RuntimeError:
@@ -127,23 +133,22 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			lastTS = ev.TS
 		}
 		r.store.add(ev)
-		r.stats.Ops[0].In++
-		r.ssc.process(ev)
+		r.stats.Operators[0].In++
+		r.src.process(ev)
 	}
 	r.finish()
 	return &r.stats, nil
 }
 
 // runner holds the state of one run: the event store that negation and
-// closure read, the sequence scan, and the pipeline of operators after it.
+// closure read, the engine of the plan's source, and the stages after it.
 type runner struct {
 	plan   *planner.Plan
 	stats  Stats
 	clock  clock
 	store  *store
-	ssc    sequencer
-	runs   *runScan // a strategy plan's run scan, which also follows time
-	stages []stage  // after SSC, in plan order
+	src    source
+	stages []stage // after the source, in plan order; the last is the output
 	emit   Emit
 	row    []Cell
 	ctx    context.Context
@@ -169,78 +174,109 @@ func (r *runner) checkCancel() {
 	}
 }
 
+// source is the engine of a plan's Source: it reads each event and pushes
+// what it completes to the next stage; advance says the stream has reached
+// ts, finish that it has ended.
+type source interface {
+	process(ev *event.Event)
+	advance(ts int64)
+	finish()
+	// report puts the engine's own counters into its operators' stats.
+	report(s *Stats)
+}
+
 func newRunner(plan *planner.Plan, emit Emit) *runner {
 	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns))}
-	r.stats.Ops = make([]OpStats, len(plan.Ops))
+	nsrc := len(plan.Source.Operators())
+	r.stats.Operators = make([]OpStats, nsrc+len(plan.Stages)+1)
 	r.clock.stats = &r.stats
 	r.store = newStore(plan)
-	var next stage
-	for i := len(plan.Ops) - 1; i >= 1; i-- {
-		next = r.newStage(i, plan.Ops[i], next)
+	next := r.newStage(nsrc+len(plan.Stages), plan.Output, nil)
+	r.stages = []stage{next}
+	for i := len(plan.Stages) - 1; i >= 0; i-- {
+		next = r.newStage(nsrc+i, plan.Stages[i], next)
 		r.stages = append([]stage{next}, r.stages...)
 	}
-	if c, ok := plan.Ops[0].(*planner.EventCache); ok {
-		r.store = &store{} // ReCEP reads its own buffers, pruned by the window
-		r.ssc = newEventCache(r, c, next)
-		return r
-	}
-	if scan, ok := plan.Ops[0].(*planner.RunScan); ok {
-		r.runs = newRunScan(r, scan, next) // a strategy plan, whatever the engine (docs/STRATEGIES.md)
-		r.ssc = r.runs
-		return r
-	}
-	r.ssc = newSequencer(r, plan.Ops[0].(*planner.SSC), next)
+	r.src = r.newSource(plan.Source, next)
 	return r
 }
 
-// sequencer is an implementation of SSC: it reads each event and pushes
-// every sequence it completes to the next stage.
-type sequencer interface {
-	process(ev *event.Event)
+// newSource builds the engine of a source operator, and newStage that of a
+// stage: the one place that maps the planner's operator types to engines.
+// A switch, not a registry: the operator types are the planner's, exec is
+// the only package that runs them, so nothing registers from elsewhere;
+// a type without an engine fails here, when the run starts, with its name.
+func (r *runner) newSource(op planner.Source, next stage) source {
+	switch op := op.(type) {
+	case *planner.StackScan:
+		return newStackSSC(r, op, next)
+	case *planner.AISScan:
+		return newAISSSC(r, op, next)
+	case *planner.RunScan:
+		return newRunScan(r, op, next) // a strategy plan, whatever the engine
+	case *planner.ReCEP:
+		r.store = &store{} // ReCEP reads its own buffers, pruned by the window
+		return newReCEP(r, op, next)
+	}
+	panic(fmt.Sprintf("exec: no engine for source %T", op))
 }
 
-// newSequencer picks the SSC implementation for the plan's shape.
-func newSequencer(r *runner, op *planner.SSC, next stage) sequencer {
-	if op.AIS {
-		return newAISSSC(r, op, next)
+// newStage builds the engine of the stage or output op, operator i of the
+// plan.
+func (r *runner) newStage(i int, op planner.Operator, next stage) stage {
+	base := opBase{r: r, id: i, next: next}
+	switch op := op.(type) {
+	case *planner.ClosureOp:
+		return &closureStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Selection:
+		return &selectionStage{opBase: base, op: op}
+	case *planner.Window:
+		return &windowStage{opBase: base, op: op}
+	case *planner.Negation:
+		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
+	case *planner.Transformation:
+		return &transformStage{opBase: base, op: op}
 	}
-	return newStackSSC(r, op, next)
+	panic(fmt.Sprintf("exec: no engine for operator %T", op))
 }
 
 // keepWindow is how far back, in ticks, negation and closure collection
-// may still look: a sequence completing at ts has its first event at or
-// after ts-W, and a postponed one reads back to ts(P1)-W with ts(P1) not
-// before ts-W. 0 when the plan does not bound its state by the window.
+// (and any-match's closure candidates) may still look: a sequence
+// completing at ts has its first event at or after ts-W, and a postponed
+// one reads back to ts(P1)-W with ts(P1) not before ts-W. 0 when the
+// source does not bound its state by the window.
 func (r *runner) keepWindow() int64 {
-	if ssc, ok := r.plan.Ops[0].(*planner.SSC); ok && ssc.WindowPushed {
-		return satAdd(satAdd(ssc.Window, ssc.Window), 1)
-	}
-	// A live run started at or after ts-W; any-match reads its closure's
-	// candidates from there on, negation back to W before its first event.
-	if scan, ok := r.plan.Ops[0].(*planner.RunScan); ok && scan.HasWindow {
-		return satAdd(satAdd(scan.Window, scan.Window), 1)
+	if w, ok := r.plan.Source.Bounded(); ok {
+		return satAdd(satAdd(w, w), 1)
 	}
 	return 0
 }
 
 // advance tells every operator that the stream has reached ts.
 func (r *runner) advance(ts int64) {
-	if r.runs != nil {
-		r.runs.advance(ts)
-	}
+	r.src.advance(ts)
 	for _, s := range r.stages {
 		s.advance(ts)
 	}
 }
 
 func (r *runner) finish() {
-	if r.runs != nil {
-		r.runs.finish()
-	}
+	r.src.finish()
 	for _, s := range r.stages {
 		s.finish()
 	}
 }
+
+// instances reports Stats.Instances as the counter of a scan's operator.
+func instances(s *Stats) {
+	s.Operators[0].Counters = []Counter{{"instances", s.Instances}}
+}
+
+// timeless is embedded by the sources that do not follow time.
+type timeless struct{}
+
+func (timeless) advance(int64) {}
+func (timeless) finish()       {}
 
 // clock attributes time to operators: each hand-over of a sequence from
 // one operator to the next charges the time since the previous hand-over.
@@ -256,7 +292,7 @@ func (k *clock) switchTo(op int) int {
 		return 0
 	}
 	now := time.Now()
-	k.stats.Ops[k.cur].Time += now.Sub(k.last)
+	k.stats.Operators[k.cur].Time += now.Sub(k.last)
 	k.last = now
 	prev := k.cur
 	k.cur = op

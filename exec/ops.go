@@ -8,9 +8,10 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// stage is an operator after SSC. push receives a sequence (the binding
-// is the caller's and may change after push returns); advance says the
-// stream has reached ts; finish says it has ended.
+// stage is the engine of an operator after the source: a stage or the
+// output. push receives a sequence (the binding is the caller's and may
+// change after push returns); advance says the stream has reached ts;
+// finish says it has ended.
 type stage interface {
 	push(b *planner.Binding)
 	advance(ts int64)
@@ -18,27 +19,6 @@ type stage interface {
 }
 
 func (r *runner) bind() *planner.Binding { return r.plan.NewBinding() }
-
-func (r *runner) newStage(i int, op planner.Op, next stage) stage {
-	base := opBase{r: r, id: i, next: next}
-	switch op := op.(type) {
-	case *planner.ClosureOp:
-		return &closureStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
-	case *planner.Selection:
-		return &selectionStage{opBase: base, op: op}
-	case *planner.Window:
-		return &windowStage{opBase: base, op: op}
-	case *planner.Negation:
-		return &negationStage{opBase: base, op: op, pending: r.newPending(op.Comps)}
-	case *planner.QueryFilter:
-		return r.newQueryFilter(base, op)
-	case *planner.AttributeVerify:
-		return r.newVerify(base, op)
-	case *planner.Transformation:
-		return &transformStage{opBase: base, op: op}
-	}
-	panic("exec: unknown operator " + op.Name())
-}
 
 // opBase carries what every stage shares: counters and the next stage.
 type opBase struct {
@@ -50,7 +30,7 @@ type opBase struct {
 // in counts a sequence in; with timing on it also starts the operator's
 // clock (the check is inline so that timing off costs nothing).
 func (o *opBase) in() int {
-	o.r.stats.Ops[o.id].In++
+	o.r.stats.Operators[o.id].In++
 	if !o.r.clock.on {
 		return 0
 	}
@@ -58,7 +38,7 @@ func (o *opBase) in() int {
 }
 
 func (o *opBase) out(b *planner.Binding) {
-	o.r.stats.Ops[o.id].Out++
+	o.r.stats.Operators[o.id].Out++
 	if o.next != nil {
 		o.next.push(b)
 	}
@@ -428,7 +408,7 @@ func (s *transformStage) push(b *planner.Binding) {
 			row[i].Value = col.Eval(b)
 		}
 	}
-	s.r.stats.Ops[s.id].Out++
+	s.r.stats.Operators[s.id].Out++
 	s.r.stats.Matches++
 	if !s.r.emit(row) {
 		panic(errStopped)

@@ -69,9 +69,9 @@ func (s *rset) empty() bool {
 // by index rather than through the map.
 const smallPartitions = 1024
 
-// eventCache is the EventCache operator and ReCEP's event loop: the
-// sequencer that Run feeds. It pushes each event that enters the last
-// positive's buffer to QueryFilter.
+// eventCache is the EventCache operator and ReCEP's event loop. It hands
+// each event that enters the last positive's buffer to QueryFilter, with
+// the buffer set to search.
 type eventCache struct {
 	r       *runner
 	op      *planner.EventCache
@@ -98,12 +98,10 @@ type eventCache struct {
 	curEnforced bool
 }
 
-func newEventCache(r *runner, op *planner.EventCache, next stage) *eventCache {
+func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *pending) *eventCache {
 	p := r.plan
-	c := &eventCache{r: r, op: op, qf: next.(*queryFilter), filter: p.NewBinding(), last: p.Last(),
+	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64, sweepAt: math.MinInt64}
-	v := r.stages[1].(*verifyStage)
-	c.qf.cache, v.cache, c.pending = c, c, v.pending
 	for _, b := range op.Buffers {
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
@@ -124,7 +122,6 @@ func newEventCache(r *runner, op *planner.EventCache, next stage) *eventCache {
 		c.absent = c.newSet()
 		c.parts = map[event.Value]*rset{}
 	}
-	r.stats.buffers = true
 	return c
 }
 
@@ -151,7 +148,7 @@ func (c *eventCache) process(ev *event.Event) {
 	if len(c.hits) == 0 {
 		return
 	}
-	c.r.stats.Ops[0].Out++
+	c.r.stats.Operators[0].Out++
 	c.add(c.global, ev)
 	c.cur, c.curEnforced = c.global, c.enforcing && c.op.Partition == nil
 	if c.op.Partition != nil {
@@ -177,7 +174,7 @@ func (c *eventCache) process(ev *event.Event) {
 	if trigger {
 		b := c.qf.b
 		b.Events[c.last] = ev
-		c.qf.push(b)
+		c.qf.search(b, c.cur, c.curEnforced)
 		b.Events[c.last] = nil
 	}
 }

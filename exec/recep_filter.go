@@ -33,11 +33,16 @@ type queryFilter struct {
 	hi     []int64
 	trig   int64 // the trigger's timestamp
 	narrow bool  // negations may narrow for this trigger (eventCache.narrows)
-	set    *rset
+	// set is the trigger's buffer set, enforced whether the equivalence
+	// tests hold by construction there.
+	set      *rset
+	enforced bool
 	// src[j] is what positive j is chosen from for the current trigger:
 	// its live buffer, or (with Pre[j]) the part of its window passing
 	// them, kept in lists[j].
 	src, lists [][]*event.Event
+	// verify checks each candidate found.
+	verify *verifyStage
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
@@ -59,12 +64,12 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 	return q
 }
 
-// push searches the candidates of the trigger bound in b (the cache has
-// chosen the buffer set).
-func (q *queryFilter) push(b *planner.Binding) {
+// search finds the candidates of the trigger bound in b in the buffer set
+// the cache has chosen.
+func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	prev := q.in()
 	defer q.done(prev)
-	q.set = q.cache.cur
+	q.set, q.enforced = set, enforced
 	n := len(q.pos)
 	t := b.Events[q.pos[n-1]]
 	q.trig, q.narrow = t.TS, q.cache.narrows(t)
@@ -118,7 +123,7 @@ next:
 func (q *queryFilter) choose(j int, lo, hi int64) {
 	if j == len(q.pos)-1 {
 		if lo <= q.trig && q.trig <= hi {
-			q.out(q.b)
+			q.emit()
 		}
 		return
 	}
@@ -167,7 +172,7 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		t := q.b.Events[q.pos[len(q.pos)-1]]
 		for ; i < len(evs) && evs[i].TS < hi; i++ {
 			q.r.tick()
-			if !q.cache.curEnforced && !q.cache.agrees(evs[i], t) {
+			if !q.enforced && !q.cache.agrees(evs[i], t) {
 				continue
 			}
 			if len(res) == 0 || q.r.blocks(c, evs[i], q.b, res, false) {
@@ -177,4 +182,10 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		}
 	}
 	return lo, hi, lo <= hi
+}
+
+// emit hands the candidate in q.b to AttributeVerify.
+func (q *queryFilter) emit() {
+	q.r.stats.Operators[q.id].Out++
+	q.verify.push(q.b, q.set, q.enforced)
 }

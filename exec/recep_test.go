@@ -63,7 +63,7 @@ func TestReCEPWorkedExample(t *testing.T) {
 		if tc.paper {
 			paperPlan(q.Plan())
 		}
-		for i, op := range q.Plan().Ops {
+		for i, op := range q.Plan().Operators() {
 			if op.Name() != names[i] {
 				t.Fatalf("op %d is %s, want %s", i, op.Name(), names[i])
 			}
@@ -73,7 +73,7 @@ func TestReCEPWorkedExample(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, want := range tc.counts {
-			if got := [2]int64{stats.Ops[i].In, stats.Ops[i].Out}; got != want {
+			if got := [2]int64{stats.Operators[i].In, stats.Operators[i].Out}; got != want {
 				t.Errorf("paper plan %v: %s: in/out %v, want %v", tc.paper, names[i], got, want)
 			}
 		}
@@ -89,7 +89,8 @@ func TestReCEPWorkedExample(t *testing.T) {
 // paperPlan moves the predicates that the recep engine checks in the
 // recursion back to AttributeVerify, as the paper has it.
 func paperPlan(plan *planner.Plan) {
-	qf, av := plan.Ops[1].(*planner.QueryFilter), plan.Ops[2].(*planner.AttributeVerify)
+	r := plan.Source.(*planner.ReCEP)
+	qf, av := &r.Filter, &r.Verify
 	for j := range qf.Checks {
 		av.Preds = append(append(av.Preds, qf.Pre[j]...), qf.Checks[j]...)
 	}
@@ -137,13 +138,13 @@ func TestReCEPPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cand, verified := stats.Ops[1].Out, stats.Ops[2].Out
+	cand, verified := stats.Operators[1].Out, stats.Operators[2].Out
 	_, auto := runEngine(t, stream, "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND b.price > a.price WITHIN 30", "auto")
 	if verified != auto.Matches || stats.Matches != auto.Matches {
 		t.Fatalf("recep %d matches, auto %d", stats.Matches, auto.Matches)
 	}
-	if stats.Ops[2].In != cand {
-		t.Fatalf("verify saw %d of %d candidates", stats.Ops[2].In, cand)
+	if stats.Operators[2].In != cand {
+		t.Fatalf("verify saw %d of %d candidates", stats.Operators[2].In, cand)
 	}
 	// Candidates fail only b.price > a.price, never [symbol]: half-ish pass.
 	t.Logf("%d candidates, %d matches", cand, verified)

@@ -41,11 +41,13 @@ func (r *runner) newVerify(base opBase, op *planner.AttributeVerify) *verifyStag
 }
 
 // push checks what reads the positives only, then verifies the rest now
-// or, for a postponed plan, once the stream passes ts(P1) + W.
-func (s *verifyStage) push(b *planner.Binding) {
+// or, for a postponed plan, once the stream passes ts(P1) + W. set is the
+// buffer set the candidate was found in, enforced whether the equivalence
+// tests hold by construction there.
+func (s *verifyStage) push(b *planner.Binding, set *rset, enforced bool) {
 	prev := s.in()
 	defer s.done(prev)
-	if !s.cache.curEnforced && !s.r.positivesAgree(s.op.Equivs, b) {
+	if !enforced && !s.r.positivesAgree(s.op.Equivs, b) {
 		return
 	}
 	for _, pr := range s.early {
@@ -53,7 +55,11 @@ func (s *verifyStage) push(b *planner.Binding) {
 			return
 		}
 	}
-	s.holdOr(s.pending, b, func(b *planner.Binding) { s.verify(b, s.cache.cur, s.cache.curEnforced) })
+	if s.pending.on {
+		s.pending.hold(b)
+	} else {
+		s.verify(b, set, enforced)
+	}
 }
 
 func (s *verifyStage) release(b *planner.Binding) {

@@ -403,7 +403,7 @@ func (s *runScan) proceeds(r *run, j int, e *event.Event) bool {
 
 // complete hands r's match on.
 func (s *runScan) complete(r *run) {
-	s.r.stats.Ops[0].Out++
+	s.r.stats.Operators[0].Out++
 	s.next.push(s.use(r))
 }
 
@@ -430,3 +430,5 @@ func (s *runScan) advance(ts int64) { s.parts.expire(ts, s.end) }
 
 // finish finishes every run: the stream has ended.
 func (s *runScan) finish() { s.parts.drain(s.end) }
+
+func (s *runScan) report(st *Stats) { instances(st) }

@@ -18,8 +18,9 @@ import (
 // are concurrent, never in sequence). Sequence construction is a
 // depth-first search of that DAG from each accepting instance.
 type stackSSC struct {
+	timeless
 	r       *runner
-	op      *planner.SSC
+	op      *planner.StackScan
 	next    stage
 	n       int      // number of states (positive singles)
 	typeSet []uint64 // by type id: the states (bit j-1 for state j) it may enter
@@ -38,7 +39,7 @@ type column struct {
 	active uint64 // states active after ev (transition or self-loop)
 }
 
-func newStackSSC(r *runner, op *planner.SSC, next stage) *stackSSC {
+func newStackSSC(r *runner, op *planner.StackScan, next stage) *stackSSC {
 	s := &stackSSC{r: r, op: op, next: next, n: len(op.Comps), prevIdx: -1, comps: op.Comps, bind: r.bind()}
 	for j, ci := range op.Comps {
 		for _, t := range r.plan.Components[ci].Types {
@@ -58,7 +59,7 @@ func (s *stackSSC) process(ev *event.Event) {
 	if ev.Type >= len(s.typeSet) || s.typeSet[ev.Type] == 0 {
 		return
 	}
-	m := filterStates(s.op, s.bind, ev, s.typeSet[ev.Type])
+	m := filterStates(&s.op.SeqScan, s.bind, ev, s.typeSet[ev.Type])
 	if m == 0 {
 		return
 	}
@@ -144,7 +145,7 @@ func (s *stackSSC) search(j, c int, minTS int64) {
 }
 
 func (s *stackSSC) emit() {
-	s.r.stats.Ops[0].Out++
+	s.r.stats.Operators[0].Out++
 	if s.next != nil {
 		s.next.push(s.bind)
 	}
@@ -152,7 +153,7 @@ func (s *stackSSC) emit() {
 
 // filterStates clears from m (bit j for state j, 0-based) the states whose
 // transition filters, the simple predicates pushed into SS, reject ev.
-func filterStates(op *planner.SSC, b *planner.Binding, ev *event.Event, m uint64) uint64 {
+func filterStates(op *planner.SeqScan, b *planner.Binding, ev *event.Event, m uint64) uint64 {
 	if len(op.Filters) == 0 {
 		return m
 	}
@@ -172,3 +173,5 @@ func filterStates(op *planner.SSC, b *planner.Binding, ev *event.Event, m uint64
 	}
 	return m
 }
+
+func (s *stackSSC) report(st *Stats) { instances(st) }

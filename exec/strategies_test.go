@@ -310,8 +310,8 @@ func TestRunScanTiming(t *testing.T) {
 				t.Errorf("%s: a match came out after %d events, want 6 (%v)", strategy, n, at)
 			}
 		}
-		if len(at) == 0 || stats.Ops[0].In != int64(len(stream.Events)) || stats.Ops[0].Out != int64(len(at)) {
-			t.Errorf("%s: %d matches, run scan in=%d out=%d", strategy, len(at), stats.Ops[0].In, stats.Ops[0].Out)
+		if len(at) == 0 || stats.Operators[0].In != int64(len(stream.Events)) || stats.Operators[0].Out != int64(len(at)) {
+			t.Errorf("%s: %d matches, run scan in=%d out=%d", strategy, len(at), stats.Operators[0].In, stats.Operators[0].Out)
 		}
 	}
 }

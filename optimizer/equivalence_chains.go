@@ -19,8 +19,8 @@ type equivalenceChains struct{}
 func (equivalenceChains) Name() string { return "recognise-equivalence-chains" }
 
 func (equivalenceChains) Apply(p *planner.Plan) bool {
-	sel := selection(p)
-	if sel == nil || len(p.Closures()) > 0 || p.Stream.Live {
+	sel, ok := planner.StageOf[*planner.Selection](p)
+	if !ok || len(p.Closures()) > 0 || p.Stream.Live {
 		return false
 	}
 	// Candidate links: x.attr = y.attr between two different variables,
@@ -30,18 +30,18 @@ func (equivalenceChains) Apply(p *planner.Plan) bool {
 		a, b int
 		neg  int // the negated component that holds it, or -1
 	}
-	byAttr := map[string][]link{}
-	var attrs []string
+	bySlot := map[int][]link{}
+	var attrs []planner.Field
 	collect := func(preds []*planner.Pred, neg int) {
 		for _, pr := range preds {
-			x, y, attr, ok := sameAttrEquality(pr.Node)
+			x, y, ok := sameAttrEquality(pr)
 			if !ok || len(pr.Vars) != 2 {
 				continue
 			}
-			if _, seen := byAttr[attr]; !seen {
-				attrs = append(attrs, attr)
+			if _, seen := bySlot[x.Slot]; !seen {
+				attrs = append(attrs, x.Field)
 			}
-			byAttr[attr] = append(byAttr[attr], link{pr, varIndex(p, x), varIndex(p, y), neg})
+			bySlot[x.Slot] = append(bySlot[x.Slot], link{pr, x.Comp, y.Comp, neg})
 		}
 	}
 	collect(sel.Preds, -1)
@@ -49,9 +49,8 @@ func (equivalenceChains) Apply(p *planner.Plan) bool {
 		collect(p.Components[n].NegPreds, n)
 	}
 	for _, attr := range attrs {
-		links := byAttr[attr]
-		slot, ok := p.Stream.Schema.AttrSlot(attr)
-		if !ok || !alwaysPresentOn(p, slot) {
+		links := bySlot[attr.Slot]
+		if !alwaysPresentOn(p, attr.Slot) {
 			continue
 		}
 		parent := make([]int, len(p.Components))
@@ -77,7 +76,7 @@ func (equivalenceChains) Apply(p *planner.Plan) bool {
 		if !covered {
 			continue
 		}
-		q := &planner.Equiv{Attr: attr, Slot: slot, Text: "[" + ast.QuoteName(attr) + "]"}
+		q := planner.EquivOn(attr)
 		p.Equivs = append(p.Equivs, q)
 		sel.Equivs = append(sel.Equivs, q)
 		for _, l := range links {
@@ -93,31 +92,20 @@ func (equivalenceChains) Apply(p *planner.Plan) bool {
 	return false
 }
 
-// sameAttrEquality matches x.attr = y.attr on single events.
-func sameAttrEquality(e ast.Expr) (x, y, attr string, ok bool) {
-	b, isBin := e.(*ast.BinaryExpr)
+// sameAttrEquality matches x.attr = y.attr on two different components'
+// events, for an attribute in the schema's slots (not ts or seq).
+func sameAttrEquality(pr *planner.Pred) (x, y *planner.Attr, ok bool) {
+	b, isBin := pr.Expr.(*planner.Binary)
 	if !isBin || b.Op != ast.OpEq {
-		return "", "", "", false
+		return nil, nil, false
 	}
-	l, lok := b.X.(*ast.AttrRef)
-	r, rok := b.Y.(*ast.AttrRef)
-	if !lok || !rok || l.Index != nil || r.Index != nil || l.Attr.Name != r.Attr.Name || l.Var.Name == r.Var.Name {
-		return "", "", "", false
+	x, xok := b.X.(*planner.Attr)
+	y, yok := b.Y.(*planner.Attr)
+	if !xok || !yok || x.Index != 0 || y.Index != 0 || x.Builtin != planner.NotBuiltin || y.Builtin != planner.NotBuiltin ||
+		x.Slot != y.Slot || x.Comp == y.Comp {
+		return nil, nil, false
 	}
-	switch l.Attr.Name {
-	case "ts", "timestamp", "seq":
-		return "", "", "", false
-	}
-	return l.Var.Name, r.Var.Name, l.Attr.Name, true
-}
-
-func varIndex(p *planner.Plan, name string) int {
-	for _, c := range p.Components {
-		if c.Var == name {
-			return c.Index
-		}
-	}
-	return -1
+	return x, y, true
 }
 
 // alwaysPresentOn reports whether every event of every component's types

@@ -33,9 +33,9 @@ func (r pushMoreEquivalences) Name() string {
 }
 
 func (r pushMoreEquivalences) Apply(p *planner.Plan) bool {
-	ssc := p.Ops[0].(*planner.SSC)
-	sel := selection(p)
-	if ssc.Partition == nil || sel == nil {
+	ssc, isAIS := p.Source.(*planner.AISScan)
+	sel, ok := planner.StageOf[*planner.Selection](p)
+	if !isAIS || !ok || ssc.Partition == nil {
 		return false
 	}
 	var moved []*planner.Equiv

@@ -86,14 +86,15 @@ func LookupEngine(name string) (*Engine, error) {
 const maxPasses = 16
 
 // Optimize rewrites p for the engine: basic keeps SASE's basic plan, the
-// others apply their rules until none fires. p.Rules records the rules
-// that fired.
+// others apply their rules until none fires. Each rule rewrites the
+// operators it knows and leaves the others alone, so a strategy plan (a
+// RunScan) stays as it is on every engine (docs/STRATEGIES.md). The plan
+// must be valid before and after every rule that fires (Plan.Validate).
+// p.Rules records the rules that fired.
 func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	p.Engine = e.Name
-	if p.Strategy != planner.NoStrategy {
-		// The rules rewrite SSC; a strategy plan has a RunScan instead,
-		// which every engine runs as it is (docs/STRATEGIES.md).
-		return p, nil
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("optimizer: the basic plan is invalid: %w", err)
 	}
 	rules := e.Rules
 	for pass := 0; len(rules) > 0; pass++ {
@@ -102,30 +103,34 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 		}
 		changed := false
 		for _, r := range rules {
-			if r.Apply(p) {
-				p.Rules = append(p.Rules, r.Name())
-				changed = true
+			if !r.Apply(p) {
+				continue
+			}
+			p.Rules = append(p.Rules, r.Name())
+			changed = true
+			if err := p.Validate(); err != nil {
+				return nil, fmt.Errorf("optimizer: rule %s: %w", r.Name(), err)
 			}
 		}
 		if !changed {
 			break
 		}
 	}
-	p.Notes = append(p.Notes, shapeNotes(p, e.Name)...)
+	p.Notes = append(p.Notes, shapeNotes(p, e)...)
 	return p, nil
 }
 
 // shapeNotes says when a forced engine's technique does not apply.
-func shapeNotes(p *planner.Plan, engine string) []string {
-	ssc, ok := p.Ops[0].(*planner.SSC)
+func shapeNotes(p *planner.Plan, e *Engine) []string {
+	ais, ok := p.Source.(*planner.AISScan)
 	if !ok {
-		return nil // recep: no SSC to describe
+		return nil // a run scan or ReCEP: no stacks to describe
 	}
 	switch {
-	case (engine == "pais" || engine == "multipais" || engine == "dynamic") && ssc.Partition == nil:
-		return []string{fmt.Sprintf("engine %s: the query has no equivalence test that SS can partition on (one whose attribute every event of the positive types has); running AIS without partitions", engine)}
-	case engine == "multipais" && len(ssc.Multi) == 0, engine == "dynamic" && len(ssc.Dynamic) == 0:
-		return []string{fmt.Sprintf("engine %s: the query has only one equivalence test; running PAIS", engine)}
+	case (e == PAIS || e == MultiPAIS || e == Dynamic) && ais.Partition == nil:
+		return []string{fmt.Sprintf("engine %s: the query has no equivalence test that SS can partition on (one whose attribute every event of the positive types has); running AIS without partitions", e.Name)}
+	case e == MultiPAIS && len(ais.Multi) == 0, e == Dynamic && len(ais.Dynamic) == 0:
+		return []string{fmt.Sprintf("engine %s: the query has only one equivalence test; running PAIS", e.Name)}
 	}
 	return nil
 }

@@ -22,12 +22,9 @@ type pushPartition struct{}
 func (pushPartition) Name() string { return "push-equivalence-into-ss-as-pais" }
 
 func (pushPartition) Apply(p *planner.Plan) bool {
-	ssc := p.Ops[0].(*planner.SSC)
-	sel := selection(p)
-	if ssc.Partition != nil || !ssc.AIS || sel == nil {
-		return false
-	}
-	if len(sel.Equivs) == 0 {
+	ssc, isAIS := p.Source.(*planner.AISScan)
+	sel, ok := planner.StageOf[*planner.Selection](p)
+	if !isAIS || !ok || ssc.Partition != nil || len(sel.Equivs) == 0 {
 		return false
 	}
 	cands := sel.Equivs

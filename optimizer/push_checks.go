@@ -16,9 +16,9 @@ type pushChecks struct{}
 func (pushChecks) Name() string { return "push-predicates-into-sc" }
 
 func (pushChecks) Apply(p *planner.Plan) bool {
-	sel := selection(p)
-	ssc := p.Ops[0].(*planner.SSC)
-	if sel == nil || !ssc.AIS {
+	sel, ok := planner.StageOf[*planner.Selection](p)
+	ssc, isAIS := p.Source.(*planner.AISScan)
+	if !ok || !isAIS {
 		return false
 	}
 	moved := false

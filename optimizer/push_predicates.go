@@ -11,13 +11,13 @@ type pushPredicates struct{}
 func (pushPredicates) Name() string { return "push-simple-predicates-into-ss" }
 
 func (pushPredicates) Apply(p *planner.Plan) bool {
-	sel := selection(p)
-	if sel == nil {
+	sel, ok := planner.StageOf[*planner.Selection](p)
+	scan := seqScan(p)
+	if !ok || scan == nil {
 		return false
 	}
-	ssc := p.Ops[0].(*planner.SSC)
 	state := map[int]int{}
-	for j, c := range ssc.Comps {
+	for j, c := range scan.Comps {
 		state[c] = j
 	}
 	kept := sel.Preds[:0]
@@ -28,10 +28,10 @@ func (pushPredicates) Apply(p *planner.Plan) bool {
 			kept = append(kept, pr)
 			continue
 		}
-		if ssc.Filters == nil {
-			ssc.Filters = make([][]*planner.Pred, len(ssc.Comps))
+		if scan.Filters == nil {
+			scan.Filters = make([][]*planner.Pred, len(scan.Comps))
 		}
-		ssc.Filters[j] = append(ssc.Filters[j], pr)
+		scan.Filters[j] = append(scan.Filters[j], pr)
 		moved = true
 	}
 	sel.Preds = kept
@@ -47,22 +47,9 @@ func singleVar(pr *planner.Pred) int {
 	return pr.Vars[0]
 }
 
-// selection returns the plan's Selection operator, if any.
-func selection(p *planner.Plan) *planner.Selection {
-	for _, op := range p.Ops {
-		if s, ok := op.(*planner.Selection); ok {
-			return s
-		}
-	}
-	return nil
-}
-
 // dropEmptySelection removes a Selection that has nothing left to check.
 func dropEmptySelection(p *planner.Plan) {
-	for i, op := range p.Ops {
-		if s, ok := op.(*planner.Selection); ok && len(s.Preds) == 0 && len(s.Equivs) == 0 {
-			p.Ops = append(p.Ops[:i:i], p.Ops[i+1:]...)
-			return
-		}
+	if s, ok := planner.StageOf[*planner.Selection](p); ok && len(s.Preds) == 0 && len(s.Equivs) == 0 {
+		p.RemoveStage(s)
 	}
 }

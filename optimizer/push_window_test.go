@@ -28,6 +28,9 @@ func basicPlan(t *testing.T, query string) *planner.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the basic plan of %s: %v", query, err)
+	}
 	return p
 }
 
@@ -38,14 +41,15 @@ func TestPushWindow(t *testing.T) {
 	if !(pushWindow{}).Apply(p) {
 		t.Fatal("the rule did not fire on a plan with a Window operator")
 	}
-	ssc := p.Ops[0].(*planner.SSC)
+	ssc := p.Source.(*planner.StackScan)
 	if !ssc.WindowPushed || ssc.Window != 6 {
 		t.Errorf("SSC window = %v/%d, want pushed/6", ssc.WindowPushed, ssc.Window)
 	}
-	for _, op := range p.Ops {
-		if _, ok := op.(*planner.Window); ok {
-			t.Error("the Window operator is still in the plan")
-		}
+	if _, ok := planner.StageOf[*planner.Window](p); ok {
+		t.Error("the Window stage is still in the plan")
+	}
+	if err := p.Validate(); err != nil {
+		t.Error(err)
 	}
 	if (pushWindow{}).Apply(p) {
 		t.Error("the rule fired twice")

@@ -1,6 +1,10 @@
 package optimizer
 
-import "github.com/sase-cep/sase/planner"
+import (
+	"slices"
+
+	"github.com/sase-cep/sase/planner"
+)
 
 // recepRule rewrites the basic plan into ReCEP's three operators (Qiu et
 // al.): EventCache, one ordered buffer per pattern element with the
@@ -8,17 +12,34 @@ import "github.com/sase-cep/sase/planner"
 // as filters, partitioned by the first other equivalence test;
 // QueryFilter, the recursive search over timestamp ranges, which narrows
 // by the negations whose predicates read only what is bound by then;
-// AttributeVerify, everything else. Transformation stays.
+// AttributeVerify, everything else. It replaces the stack scan and the
+// stages it knows (closure collection, selection, window, negation); a plan
+// with a stage it does not know keeps its shape.
 type recepRule struct{}
 
 func (recepRule) Name() string { return "rewrite-into-recep" }
 
 func (recepRule) Apply(p *planner.Plan) bool {
-	if _, done := p.Ops[0].(*planner.EventCache); done {
+	stack, ok := p.Source.(*planner.StackScan)
+	if !ok {
 		return false
 	}
-	cache := &planner.EventCache{Buffers: make([]planner.Buffer, len(p.Components)), HasWindow: p.HasWindow, Window: p.Window}
-	verify := &planner.AttributeVerify{Closures: p.Closures()}
+	preds := slices.Concat(stack.Filters...) // none in the recep engine, whose first rule this is
+	for _, s := range p.Stages {
+		switch s := s.(type) {
+		case *planner.Selection:
+			preds = append(preds, s.Preds...)
+		case *planner.ClosureOp, *planner.Window, *planner.Negation:
+		default:
+			return false
+		}
+	}
+	r := &planner.ReCEP{
+		Cache:  planner.EventCache{Buffers: make([]planner.Buffer, len(p.Components)), HasWindow: p.HasWindow, Window: p.Window},
+		Filter: planner.QueryFilter{Positives: p.Positives, HasWindow: p.HasWindow, Window: p.Window},
+		Verify: planner.AttributeVerify{Closures: p.Closures()},
+	}
+	cache, filter, verify := &r.Cache, &r.Filter, &r.Verify
 	for _, q := range p.Equivs {
 		if q.Const != nil {
 			continue
@@ -44,16 +65,13 @@ func (recepRule) Apply(p *planner.Plan) bool {
 			}
 		}
 	}
-	if sel := selection(p); sel != nil {
-		for _, pr := range sel.Preds {
-			if ci, ok := p.ConstantPred(pr); ok && p.Components[ci].Kind == planner.Single {
-				cache.Buffers[ci].Filters = append(cache.Buffers[ci].Filters, pr)
-			} else {
-				verify.Preds = append(verify.Preds, pr)
-			}
+	for _, pr := range preds {
+		if ci, ok := p.ConstantPred(pr); ok && p.Components[ci].Kind == planner.Single {
+			cache.Buffers[ci].Filters = append(cache.Buffers[ci].Filters, pr)
+		} else {
+			verify.Preds = append(verify.Preds, pr)
 		}
 	}
-	filter := &planner.QueryFilter{Positives: p.Positives, HasWindow: p.HasWindow, Window: p.Window}
 	for _, ci := range p.Negations() {
 		if narrowable(p, p.Components[ci], cache.Buffers[ci].Residual) {
 			filter.Narrowed = append(filter.Narrowed, ci)
@@ -61,7 +79,7 @@ func (recepRule) Apply(p *planner.Plan) bool {
 			verify.Negations = append(verify.Negations, ci)
 		}
 	}
-	p.Ops = []planner.Op{cache, filter, verify, p.Ops[len(p.Ops)-1]}
+	p.Source, p.Stages = r, nil
 	return true
 }
 

@@ -19,11 +19,11 @@ type recepChecks struct{}
 func (recepChecks) Name() string { return "check-predicates-in-recursion" }
 
 func (recepChecks) Apply(p *planner.Plan) bool {
-	filter, ok := p.Ops[1].(*planner.QueryFilter)
-	if !ok || filter.Checks != nil {
+	r, ok := p.Source.(*planner.ReCEP)
+	if !ok || r.Filter.Checks != nil {
 		return false
 	}
-	verify := p.Ops[2].(*planner.AttributeVerify)
+	filter, verify := &r.Filter, &r.Verify
 	checks := make([][]*planner.Pred, len(filter.Positives))
 	pre := make([][]*planner.Pred, len(filter.Positives))
 	moved := false

@@ -22,7 +22,10 @@ func TestReCEPChecks(t *testing.T) {
 	}
 	// d triggers the search and is bound first, then a, then b.
 	// Those reading one positive and d filter that positive's buffer.
-	qf := p.Ops[1].(*planner.QueryFilter)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	qf := &p.Source.(*planner.ReCEP).Filter
 	if len(qf.Checks) != 3 || qf.Checks[0] != nil || !slices.Equal(texts(qf.Checks[1]), []string{"a.attr4 < b.attr4"}) || qf.Checks[2] != nil {
 		t.Errorf("checks %v", qf.Checks)
 	}
@@ -30,7 +33,7 @@ func TestReCEPChecks(t *testing.T) {
 		!slices.Equal(texts(qf.Pre[1]), []string{"b.attr4 < d.attr4"}) || qf.Pre[2] != nil {
 		t.Errorf("pre %v", qf.Pre)
 	}
-	if got := texts(p.Ops[2].(*planner.AttributeVerify).Preds); !slices.Equal(got, []string{"avg(c[].attr4) > a.attr4", "1 = 1"}) {
+	if got := texts(p.Source.(*planner.ReCEP).Verify.Preds); !slices.Equal(got, []string{"avg(c[].attr4) > a.attr4", "1 = 1"}) {
 		t.Errorf("left to AttributeVerify: %v", got)
 	}
 	p = basicPlan(t, "PATTERN SEQ(A a, B+ b[], D d) WHERE count(b[]) > 1 WITHIN 6")

@@ -28,12 +28,14 @@ func TestReCEPRule(t *testing.T) {
 	if (recepRule{}).Apply(p) {
 		t.Fatal("the rule fired twice")
 	}
-	cache := p.Ops[0].(*planner.EventCache)
-	filter := p.Ops[1].(*planner.QueryFilter)
-	verify := p.Ops[2].(*planner.AttributeVerify)
-	if _, ok := p.Ops[3].(*planner.Transformation); !ok || len(p.Ops) != 4 {
-		t.Fatalf("ops %v", p.Ops)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
 	}
+	r, ok := p.Source.(*planner.ReCEP)
+	if !ok || len(p.Stages) != 0 {
+		t.Fatalf("source %T, stages %v", p.Source, p.Stages)
+	}
+	cache, filter, verify := &r.Cache, &r.Filter, &r.Verify
 	if cache.Partition == nil || cache.Partition.Attr != "attr1" || !cache.HasWindow || cache.Window != 6 {
 		t.Errorf("cache partition %v window %v/%d", cache.Partition, cache.HasWindow, cache.Window)
 	}
@@ -64,7 +66,7 @@ func TestReCEPRule(t *testing.T) {
 	}
 	p = basicPlan(t, "PATTERN SEQ(A a, !C n, B b, D d) WHERE n.attr4 > b.attr4 WITHIN 6")
 	(recepRule{}).Apply(p)
-	if nf := p.Ops[1].(*planner.QueryFilter).Narrowed; len(nf) != 0 {
+	if nf := p.Source.(*planner.ReCEP).Filter.Narrowed; len(nf) != 0 {
 		t.Errorf("a negation reading the positive after it was narrowed: %v", nf)
 	}
 }

@@ -33,13 +33,36 @@ func rulesPlan(t *testing.T, query string) *planner.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the basic plan of %s: %v", query, err)
+	}
 	return p
 }
 
 // TestRules applies each rule after the rules it builds on, checks what it
 // did, and compares the plan with a golden tree in testdata/explain.
 func TestRules(t *testing.T) {
-	ssc := func(p *planner.Plan) *planner.SSC { return p.Ops[0].(*planner.SSC) }
+	scan := func(p *planner.Plan) *planner.SeqScan {
+		switch s := p.Source.(type) {
+		case *planner.StackScan:
+			return &s.SeqScan
+		case *planner.AISScan:
+			return &s.SeqScan
+		}
+		t.Fatalf("the source is a %T", p.Source)
+		return nil
+	}
+	ais := func(p *planner.Plan) *planner.AISScan {
+		s, ok := p.Source.(*planner.AISScan)
+		if !ok {
+			t.Fatalf("the source is a %T, not AIS", p.Source)
+		}
+		return s
+	}
+	selection := func(p *planner.Plan) *planner.Selection {
+		s, _ := planner.StageOf[*planner.Selection](p)
+		return s
+	}
 	for _, tc := range []struct {
 		name   string
 		before []Rule
@@ -50,7 +73,7 @@ func TestRules(t *testing.T) {
 		{"push-predicates", nil, pushPredicates{},
 			"PATTERN SEQ(A a, B b) WHERE a.price > 5 AND b.sym = 'x' AND a.price < b.price",
 			func(p *planner.Plan) string {
-				f := ssc(p).Filters
+				f := scan(p).Filters
 				if len(f[0]) != 1 || len(f[1]) != 1 || len(selection(p).Preds) != 1 {
 					return "want one filter per state and the correlation left in Selection"
 				}
@@ -58,7 +81,7 @@ func TestRules(t *testing.T) {
 			}},
 		{"use-ais", nil, useAIS{}, "PATTERN SEQ(A a, B b)",
 			func(p *planner.Plan) string {
-				if !ssc(p).AIS {
+				if _, ok := p.Source.(*planner.AISScan); !ok {
 					return "SSC does not use AIS"
 				}
 				return ""
@@ -66,7 +89,7 @@ func TestRules(t *testing.T) {
 		{"push-checks", []Rule{useAIS{}}, pushChecks{},
 			"PATTERN SEQ(A a, B b, D d) WHERE a.price < b.price AND b.price < d.price",
 			func(p *planner.Plan) string {
-				c := ssc(p).Checks
+				c := ais(p).Checks
 				if len(c[0]) != 1 || len(c[1]) != 1 || selection(p) != nil {
 					return "want a < b checked at a, b < d at b, and no Selection"
 				}
@@ -83,7 +106,7 @@ func TestRules(t *testing.T) {
 		{"partition", []Rule{useAIS{}}, pushPartition{},
 			"PATTERN SEQ(A a, B b) WHERE [sym] AND [id] AND [note]",
 			func(p *planner.Plan) string {
-				s := ssc(p)
+				s := ais(p)
 				if s.Partition == nil || len(selection(p).Equivs) != 2 {
 					return "want one partition attribute and two tests left in Selection"
 				}
@@ -92,7 +115,7 @@ func TestRules(t *testing.T) {
 		{"multi-pais", []Rule{useAIS{}, pushPartition{}}, pushMoreEquivalences{multiPAIS},
 			"PATTERN SEQ(A a, B b) WHERE [sym] AND [id] AND [note]",
 			func(p *planner.Plan) string {
-				if len(ssc(p).Multi) != 1 {
+				if len(ais(p).Multi) != 1 {
 					return "want one Multi-PAIS attribute (note is missing on an A event)"
 				}
 				return ""
@@ -100,7 +123,7 @@ func TestRules(t *testing.T) {
 		{"dynamic", []Rule{useAIS{}, pushPartition{}}, pushMoreEquivalences{multiDynamic},
 			"PATTERN SEQ(A a, B b) WHERE [sym] AND [id] AND [note]",
 			func(p *planner.Plan) string {
-				if len(ssc(p).Dynamic) != 1 || len(selection(p).Equivs) != 1 {
+				if len(ais(p).Dynamic) != 1 || len(selection(p).Equivs) != 1 {
 					return "want one dynamic filter and [note] left in Selection"
 				}
 				return ""
@@ -113,6 +136,9 @@ func TestRules(t *testing.T) {
 			}
 			if !tc.rule.Apply(p) {
 				t.Fatalf("%s did not fire", tc.rule.Name())
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("%s broke the plan: %v", tc.rule.Name(), err)
 			}
 			if msg := tc.check(p); msg != "" {
 				t.Error(msg)
@@ -147,6 +173,52 @@ func TestRulesDoNotFire(t *testing.T) {
 		}
 		if tc.rule.Apply(p) {
 			t.Errorf("%s fired on %s", tc.rule.Name(), tc.query)
+		}
+	}
+}
+
+// limit stands for a stage no rule knows (it keeps Window's invariant:
+// its bound is the query's window).
+type limit struct{ *planner.Window }
+
+func (limit) Name() string { return "Limit" }
+
+// TestRulesKeepUnknownStages runs every engine on plans that end with a
+// stage no rule knows: each rule rewrites around it and keeps it, and the
+// recep rewrite, which would replace the stages, leaves the plan alone.
+func TestRulesKeepUnknownStages(t *testing.T) {
+	for _, query := range []string{
+		"PATTERN SEQ(A a, !C c, B b) WHERE [sym] AND [id] AND a.price > 5 AND a.price < b.price WITHIN 5",
+		"PATTERN SEQ(A a, B+ c[], D b) WHERE avg(c[].price) < b.price WITHIN 5",
+	} {
+		for _, e := range Engines {
+			p := rulesPlan(t, query)
+			extra := limit{&planner.Window{W: p.Window}}
+			p.Stages = append(p.Stages, extra)
+			p, err := Optimize(p, e)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", e.Name, query, err)
+			}
+			if n := len(p.Stages); n == 0 || p.Stages[n-1] != planner.Stage(extra) {
+				t.Errorf("%s: %s: the unknown stage is gone:\n%s", e.Name, query, p.Explain(nil))
+			}
+			if _, isReCEP := p.Source.(*planner.ReCEP); isReCEP {
+				t.Errorf("%s: %s: rewritten into ReCEP around a stage it does not know", e.Name, query)
+			}
+		}
+	}
+}
+
+// TestStrategyPlansStay checks that no rule of any engine rewrites a
+// strategy plan: its RunScan is no operator a rule knows.
+func TestStrategyPlansStay(t *testing.T) {
+	for _, e := range Engines {
+		p, err := Optimize(rulesPlan(t, "PATTERN SEQ(A a, !C c, B b) WHERE skip-till-any-match AND [sym] AND a.price < b.price WITHIN 5"), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.Source.(*planner.RunScan); !ok || len(p.Rules) != 0 || len(p.Stages) != 1 {
+			t.Errorf("%s rewrote a strategy plan:\n%s", e.Name, p.Explain(nil))
 		}
 	}
 }

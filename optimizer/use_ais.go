@@ -6,15 +6,16 @@ import "github.com/sase-cep/sase/planner"
 // §4.1): one stack per NFA state, each instance pointing to the most
 // recent instance of the previous stack (its RIP), so that sequence
 // construction walks RIP ranges instead of per-event predecessor pointers.
+// What was pushed into the stack scan (window, filters) stays pushed.
 type useAIS struct{}
 
 func (useAIS) Name() string { return "use-active-instance-stacks" }
 
 func (useAIS) Apply(p *planner.Plan) bool {
-	ssc := p.Ops[0].(*planner.SSC)
-	if ssc.AIS {
+	stack, ok := p.Source.(*planner.StackScan)
+	if !ok {
 		return false
 	}
-	ssc.AIS = true
+	p.Source = &planner.AISScan{SeqScan: stack.SeqScan}
 	return true
 }

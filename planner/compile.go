@@ -24,16 +24,37 @@ func Compile(q *ast.Query, src *ast.Source, stream *event.Stream) (*Plan, error)
 	c.window(q)
 	c.where(q.Where)
 	c.output(q.Return)
+	var runs *RunScan
 	if p.Strategy != NoStrategy {
-		c.buildRuns() // it has checks of its own
+		runs = c.runScan() // it has checks of its own
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	if p.Strategy == NoStrategy {
-		p.buildOps()
+	c.lower()
+	if runs != nil {
+		p.Source = runs
+	} else {
+		c.basicPlan()
 	}
+	if ng := p.Negations(); len(ng) > 0 {
+		p.Stages = append(p.Stages, &Negation{Comps: ng})
+	}
+	p.Output = &Transformation{Columns: p.Columns}
 	return p, nil
+}
+
+// lower compiles every checked expression to its closure.
+func (c *compiler) lower() {
+	p := c.plan
+	for _, pr := range c.preds {
+		pr.Eval = p.lowerCond(pr.Expr)
+	}
+	for i := range p.Columns {
+		if col := &p.Columns[i]; col.Kind == ColValue {
+			col.Eval = p.lowerExpr(col.Expr)
+		}
+	}
 }
 
 func (c *compiler) components(pat *ast.Pattern) {
@@ -203,7 +224,6 @@ func (c *compiler) mentions(e ast.Expr) (vars, elems []int) {
 
 func (c *compiler) where(where ast.Expr) {
 	p := c.plan
-	var sel []*Pred
 	for _, conj := range ast.Conjuncts(where) {
 		switch x := conj.(type) {
 		case *ast.Strategy:
@@ -220,7 +240,7 @@ func (c *compiler) where(where ast.Expr) {
 				negs = append(negs, v)
 			}
 		}
-		pred := &Pred{Text: c.text(conj), Vars: vars, Node: conj}
+		pred := &Pred{Text: c.text(conj), Vars: vars, pos: conj.NodeSpan().Start}
 		switch {
 		case len(negs) > 1:
 			names := make([]string, len(negs))
@@ -231,21 +251,23 @@ func (c *compiler) where(where ast.Expr) {
 		case len(negs) == 1 && len(elems) > 0:
 			c.errorf(conj, "a conjunct may not mention both negated %s and the element i of closure %s", p.Components[negs[0]].Var, p.Components[elems[0]].Var)
 		case len(negs) == 1:
-			pred.Eval = c.cond(conj)
+			pred.Expr = c.cond(conj)
 			p.Components[negs[0]].NegPreds = append(p.Components[negs[0]].NegPreds, pred)
 		case len(elems) > 1:
 			c.errorf(conj, "a per-element predicate may read element i of one closure only")
 		case len(elems) == 1:
 			c.elem = elems[0]
-			pred.Eval = c.cond(conj)
+			pred.Expr = c.cond(conj)
 			c.elem = -1
 			p.Components[elems[0]].ElemPreds = append(p.Components[elems[0]].ElemPreds, pred)
 		default:
-			pred.Eval = c.cond(conj)
-			sel = append(sel, pred)
+			pred.Expr = c.cond(conj)
+			c.sel = append(c.sel, pred)
+		}
+		if pred.Expr != nil {
+			c.preds = append(c.preds, pred)
 		}
 	}
-	p.Ops = append(p.Ops, &Selection{Preds: sel})
 }
 
 func (c *compiler) output(ret *ast.Return) {
@@ -287,7 +309,7 @@ func (c *compiler) output(ret *ast.Return) {
 					c.errorf(it.Expr, "negated variable %s is never bound, so it cannot be returned", p.Components[v].Var)
 				}
 			}
-			col.Eval, _ = c.expr(it.Expr)
+			col.Expr, _ = c.expr(it.Expr)
 		}
 		if seen[col.Name] {
 			c.errorf(it, "two columns are named %s; name one with AS", col.Name)
@@ -297,23 +319,19 @@ func (c *compiler) output(ret *ast.Return) {
 	}
 }
 
-// buildOps lays out the basic plan: SSC, closure collection, selection,
-// window, negation, transformation. where() has placed the Selection.
-func (p *Plan) buildOps() {
-	sel := p.Ops[0].(*Selection)
-	sel.Equivs = slices.Clone(p.Equivs) // the optimizer moves some out of Selection
-	ops := []Op{&SSC{Comps: p.Positives}}
+// basicPlan lays out SASE's basic plan: SSC with a runtime stack,
+// closure collection, selection, window (negation and the output follow).
+func (c *compiler) basicPlan() {
+	p := c.plan
+	p.Source = &StackScan{SeqScan{Comps: p.Positives}}
 	if cl := p.Closures(); len(cl) > 0 {
-		ops = append(ops, &ClosureOp{Comps: cl})
+		p.Stages = append(p.Stages, &ClosureOp{Comps: cl})
 	}
-	if len(sel.Preds) > 0 || len(sel.Equivs) > 0 {
-		ops = append(ops, sel)
+	// The optimizer moves some tests out of Selection, not out of the plan.
+	if sel := (&Selection{Preds: c.sel, Equivs: slices.Clone(p.Equivs)}); len(sel.Preds) > 0 || len(sel.Equivs) > 0 {
+		p.Stages = append(p.Stages, sel)
 	}
 	if p.HasWindow {
-		ops = append(ops, &Window{W: p.Window})
+		p.Stages = append(p.Stages, &Window{W: p.Window})
 	}
-	if ng := p.Negations(); len(ng) > 0 {
-		ops = append(ops, &Negation{Comps: ng})
-	}
-	p.Ops = append(ops, &Transformation{Columns: p.Columns})
 }

@@ -1,11 +1,15 @@
-// Package planner turns a query's syntax tree into SASE's basic plan: it
-// binds variables and attributes to schema slots, runs the checks that need
-// the stream's schema, compiles expressions to small evaluators, and builds
-// the six operators (sequence scan and construction, selection, window,
-// negation, transformation) plus closure collection.
+// Package planner turns a query's syntax tree into SASE's basic plan: a
+// checking pass binds variables and attributes to schema slots and reports
+// what the stream's schema rules out, producing a resolved form of every
+// expression (resolved.go); the plan is a typed tree, a Source (the
+// sequence scan and construction) followed by Stages (closure collection,
+// selection, window, negation) and the Output (transformation); the
+// expressions are compiled to small evaluators last.
 package planner
 
 import (
+	"slices"
+
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 )
@@ -37,22 +41,15 @@ type Component struct {
 	Node      *ast.Component
 }
 
-// HasType reports whether the event type id is one of the component's.
-func (c *Component) HasType(t int) bool {
-	for _, x := range c.Types {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-// Pred is one compiled WHERE conjunct.
+// Pred is one WHERE conjunct: its resolved form, which rules match on, and
+// the evaluator compiled from it. Rules move predicates between operators,
+// never rewrite them.
 type Pred struct {
 	Text string // as printed by EXPLAIN
 	Vars []int  // components it mentions, ascending
+	Expr Expr
 	Eval Cond
-	Node ast.Expr
+	pos  int // the conjunct's offset, for errors found while placing it
 }
 
 // Equiv is one attribute of a top-level equivalence test: every component
@@ -64,6 +61,12 @@ type Equiv struct {
 	Const    *event.Value
 	Text     string
 	Distinct int // distinct values seen in the stream (for the optimizer)
+}
+
+// EquivOn is the equivalence test [attr] on a resolved attribute (a rule
+// that recognises one written by hand makes it so).
+func EquivOn(f Field) *Equiv {
+	return &Equiv{Attr: f.Name, Slot: f.Slot, Builtin: f.Builtin, Text: "[" + ast.QuoteName(f.Name) + "]"}
 }
 
 // Value reads the equivalence attribute of an event.
@@ -85,7 +88,8 @@ type Column struct {
 	Name string
 	Kind ColumnKind
 	Comp int  // ColEvent, ColList: the component
-	Eval Eval // ColValue
+	Expr Expr // ColValue, resolved
+	Eval Eval // ColValue, compiled from Expr
 }
 
 // Plan is a compiled query: components, window, operators and output.
@@ -100,16 +104,83 @@ type Plan struct {
 	Equivs     []*Equiv
 	Columns    []Column
 	// Strategy is the event selection strategy the query names; with one,
-	// Ops[0] is a RunScan instead of SSC (docs/STRATEGIES.md).
+	// the Source is a RunScan (docs/STRATEGIES.md).
 	Strategy Strategy
-	// Ops is the operator pipeline in execution order: Ops[0] is SSC and
-	// the last is Transformation; EXPLAIN prints it root first.
-	Ops []Op
+	// Source reads every event; Stages process what it hands on, in
+	// order; Output turns each match into a row. EXPLAIN prints them root
+	// (Output) first.
+	Source Source
+	Stages []Stage
+	Output *Transformation
 	// Rules lists the optimizer rules that rewrote the plan, in order;
 	// Notes say what a forced engine could not do.
 	Rules  []string
 	Notes  []string
 	Engine string
+}
+
+// Operator is a node of the plan tree: a stage, the output, a source or
+// one of a source's parts. Details are its EXPLAIN lines below its name.
+type Operator interface {
+	Name() string
+	Details(p *Plan) []string
+}
+
+// Source is the plan's first operator: it reads every event and hands what
+// it completes to the stages (sequences of the positive singles, or the
+// complete matches of a run scan or of ReCEP). exec has one engine per
+// source type.
+type Source interface {
+	// Operators are the source's nodes of the plan tree, in execution
+	// order: the source itself, or ReCEP's three parts.
+	Operators() []Operator
+	// Bounded returns the window that bounds the source's state; ok is
+	// false when its state grows with the stream.
+	Bounded() (window int64, ok bool)
+	// validate checks the source against the plan, including what it
+	// leaves to the stages (Validate).
+	validate(p *Plan) error
+}
+
+// Stage is an operator between the source and the output; exec has one
+// engine per stage type.
+type Stage interface {
+	Operator
+	validate(p *Plan) error
+}
+
+// Operators lists the plan's nodes in execution order: the source's, the
+// stages, the output. EXPLAIN ANALYZE's counters are indexed by position
+// here.
+func (p *Plan) Operators() []Operator {
+	ops := slices.Clone(p.Source.Operators())
+	for _, s := range p.Stages {
+		ops = append(ops, s)
+	}
+	return append(ops, p.Output)
+}
+
+// StageOf returns the plan's stage of type T, if it has one.
+func StageOf[T Stage](p *Plan) (T, bool) {
+	for _, s := range p.Stages {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// RemoveStage takes s out of the plan's stages.
+func (p *Plan) RemoveStage(s Stage) {
+	p.Stages = slices.DeleteFunc(p.Stages, func(x Stage) bool { return x == s })
+}
+
+// Bounded reports whether the plan keeps its state bounded by the window,
+// which a live stream needs.
+func (p *Plan) Bounded() bool {
+	_, ok := p.Source.Bounded()
+	return ok
 }
 
 // First and Last return the first and last positive single components.
@@ -128,88 +199,4 @@ func (p *Plan) ofKind(k CompKind) []int {
 		}
 	}
 	return out
-}
-
-// Postponed reports whether a match may complete only after time passes:
-// the pattern ends with a negated component or a closure.
-func (p *Plan) Postponed() bool {
-	return p.Components[len(p.Components)-1].Kind != Single
-}
-
-// Op is a plan operator.
-type Op interface {
-	Name() string
-	op()
-}
-
-// SSC is sequence scan and construction over the positive singles: an NFA
-// whose runtime stack records active state instances, and construction of
-// the sequences by depth-first search from each accepting instance.
-type SSC struct {
-	Comps []int // the positive singles, the NFA's states 1..n
-	// Window bounds the stack and the search when pushed down (WindowPushed).
-	WindowPushed bool
-	Window       int64
-	// AIS replaces the runtime stack by Active Instance Stacks: a stack per
-	// state whose instances point to the most recent instance of the
-	// previous stack (RIP), so construction walks RIP ranges.
-	AIS bool
-	// Filters[j] are the simple predicates of state j+1 (one variable and
-	// constants), checked before an event enters the state.
-	Filters [][]*Pred
-	// Partition is the equivalence test pushed into SS (PAIS): one set of
-	// stacks per value of the attribute. PartitionWhy says why it was chosen.
-	Partition    *Equiv
-	PartitionWhy string
-	// Multi are further equivalence tests checked in SS by cross-attribute
-	// transition filtering (Multi-PAIS); Dynamic are those checked during
-	// SC's search (dynamic filtering).
-	Multi   []*Equiv
-	Dynamic []*Equiv
-	// Checks[j] are predicates over several positive singles, checked
-	// during construction as soon as state j+1, the earliest state they
-	// read, is bound (construction binds the states from last to first).
-	Checks [][]*Pred
-}
-
-// ClosureOp collects each closure's list between its neighbours.
-type ClosureOp struct{ Comps []int }
-
-// Selection keeps the sequences that satisfy every predicate.
-type Selection struct {
-	Preds  []*Pred
-	Equivs []*Equiv // over the positive singles
-}
-
-// Window keeps the sequences whose first and last events are within W.
-type Window struct{ W int64 }
-
-// Negation rejects the sequences with a qualifying negated event in its
-// interval.
-type Negation struct{ Comps []int }
-
-// Transformation turns each sequence into an output row.
-type Transformation struct{ Columns []Column }
-
-func (*SSC) op()            {}
-func (*ClosureOp) op()      {}
-func (*Selection) op()      {}
-func (*Window) op()         {}
-func (*Negation) op()       {}
-func (*Transformation) op() {}
-
-func (*SSC) Name() string            { return "SSC" }
-func (*ClosureOp) Name() string      { return "Closure" }
-func (*Selection) Name() string      { return "Selection" }
-func (*Window) Name() string         { return "Window" }
-func (*Negation) Name() string       { return "Negation" }
-func (*Transformation) Name() string { return "Transformation" }
-
-// Bounded reports whether the plan keeps its state bounded by the window,
-// which a live stream needs: SSC only once the window is pushed into it.
-func (p *Plan) Bounded() bool {
-	if ssc, ok := p.Ops[0].(*SSC); ok {
-		return ssc.WindowPushed
-	}
-	return true
 }

@@ -35,7 +35,13 @@ func compile(t testing.TB, stream *event.Stream, text string) (*planner.Plan, er
 	if err != nil {
 		t.Fatalf("parse %q: %v", text, err)
 	}
-	return planner.Compile(q, src, stream)
+	p, err := planner.Compile(q, src, stream)
+	if err == nil {
+		if verr := p.Validate(); verr != nil {
+			t.Fatalf("%s: the basic plan is invalid: %v", text, verr)
+		}
+	}
+	return p, err
 }
 
 // TestChecks asserts the exact message, position and caret of each check

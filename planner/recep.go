@@ -8,11 +8,19 @@ import (
 	"github.com/sase-cep/sase/ast"
 )
 
-// The ReCEP plan (Qiu et al., "event caching, query filtering, attribute
-// verification"): EventCache keeps one ordered buffer per pattern element,
-// QueryFilter searches candidate sequences recursively over timestamp
-// ranges of those buffers, AttributeVerify checks what the buffers and the
-// ranges could not. The optimizer's recep rule builds it from the basic plan.
+// ReCEP is the source of the ReCEP plan (Qiu et al., "event caching, query
+// filtering, attribute verification"): Cache keeps one ordered buffer per
+// pattern element, Filter searches candidate sequences recursively over
+// timestamp ranges of those buffers, Verify checks what the buffers and the
+// ranges could not. It does closure collection, selection, the window and
+// negation itself, and hands complete matches to the output; EXPLAIN shows
+// its three parts as three operators. The optimizer's recep rule builds it
+// from the basic plan.
+type ReCEP struct {
+	Cache  EventCache
+	Filter QueryFilter
+	Verify AttributeVerify
+}
 
 // Buffer is the ordered buffer of one pattern element (positive, closure or
 // negated component).
@@ -75,33 +83,42 @@ type AttributeVerify struct {
 	Negations []int
 }
 
-func (*EventCache) op()      {}
-func (*QueryFilter) op()     {}
-func (*AttributeVerify) op() {}
+// ReCEP's parts as nodes of the plan tree.
+type (
+	cacheNode  struct{ r *ReCEP }
+	filterNode struct{ r *ReCEP }
+	verifyNode struct{ r *ReCEP }
+)
 
-func (*EventCache) Name() string      { return "EventCache" }
-func (*QueryFilter) Name() string     { return "QueryFilter" }
-func (*AttributeVerify) Name() string { return "AttributeVerify" }
+func (r *ReCEP) Operators() []Operator {
+	return []Operator{cacheNode{r}, filterNode{r}, verifyNode{r}}
+}
+
+func (r *ReCEP) Bounded() (int64, bool) { return r.Cache.Window, r.Cache.HasWindow }
+
+func (cacheNode) Name() string  { return "EventCache" }
+func (filterNode) Name() string { return "QueryFilter" }
+func (verifyNode) Name() string { return "AttributeVerify" }
 
 // ConstantPred reports whether pr reads only the current event of one
 // component and constants, and which component: for a positive or negated
 // v, attributes v.x; for a closure c, attributes c[i].x. Such a predicate
 // can filter events before any sequence exists.
 func (p *Plan) ConstantPred(pr *Pred) (int, bool) {
-	if len(pr.Vars) != 1 || pr.Node == nil {
+	if len(pr.Vars) != 1 {
 		return -1, false
 	}
 	comp := p.Components[pr.Vars[0]]
 	ok := true
-	ast.Inspect(pr.Node, func(e ast.Expr) bool {
+	Inspect(pr.Expr, func(e Expr) bool {
 		switch e := e.(type) {
-		case *ast.AttrRef:
+		case *Attr:
 			if comp.Kind == Closure {
-				ok = ok && e.Index != nil && e.Index.Kind == ast.IndexI && e.Index.Offset == 0
+				ok = ok && e.Index == ast.IndexI && e.Offset == 0
 			} else {
-				ok = ok && e.Index == nil
+				ok = ok && e.Index == 0
 			}
-		case *ast.LenRef, *ast.ListRef, *ast.VarRef, *ast.Equivalence, *ast.Strategy:
+		case *Len, *Aggregate, *EquivTest:
 			ok = false
 		}
 		return ok
@@ -109,82 +126,89 @@ func (p *Plan) ConstantPred(pr *Pred) (int, bool) {
 	return comp.Index, ok
 }
 
-// recepDetails prints the ReCEP operators for EXPLAIN.
-func (p *Plan) recepDetails(op Op) []string {
+func (n cacheNode) Details(p *Plan) []string {
 	var d []string
-	switch op := op.(type) {
-	case *EventCache:
-		for _, b := range op.Buffers {
-			c := p.Components[b.Comp]
-			d = append(d, "buffer "+p.compText(b.Comp)+": "+typeList(c))
-			for _, q := range b.Consts {
-				d = append(d, "  filter: "+q.Text)
-			}
-			for _, pr := range b.Filters {
-				d = append(d, "  filter: "+pr.Text)
-			}
+	op := &n.r.Cache
+	for _, b := range op.Buffers {
+		c := p.Components[b.Comp]
+		d = append(d, "buffer "+p.compText(b.Comp)+": "+typeList(c))
+		for _, q := range b.Consts {
+			d = append(d, "  filter: "+q.Text)
 		}
-		if op.Partition != nil {
-			d = append(d, "partitioned by "+op.Partition.Text+" (one set of buffers per value)")
+		for _, pr := range b.Filters {
+			d = append(d, "  filter: "+pr.Text)
 		}
-		if op.HasWindow {
-			d = append(d, fmt.Sprintf("pruned to the last %d ticks", op.Window))
-		}
-	case *QueryFilter:
-		last := p.Components[p.Last()].Var
-		d = append(d, "trigger: each event entering the buffer of "+last)
-		if part := p.Ops[0].(*EventCache).Partition; part != nil {
-			d = append(d, fmt.Sprintf("in the trigger's partition (one lacking %s: in all buffers)", part.Attr))
-		}
-		for _, c := range p.Components {
-			switch {
-			case c.Kind == Single && c.Index == p.First() && c.Index != p.Last() && op.HasWindow:
-				d = append(d, fmt.Sprintf("%s in [ts(%s) - %d, ts(%s))", p.compText(c.Index), last, op.Window, last))
-			case c.Kind == Single && c.Index == p.First() && c.Index != p.Last():
-				d = append(d, fmt.Sprintf("%s in (-inf, ts(%s))", p.compText(c.Index), last))
-			case c.Kind == Single && c.Index != p.Last():
-				d = append(d, fmt.Sprintf("%s in (ts(%s), ts(%s))", p.compText(c.Index), p.Components[c.Prev].Var, last))
-			case c.Kind == Closure && c.Next >= 0:
-				d = append(d, fmt.Sprintf("%s: at least %d buffered in %s", p.compText(c.Index), c.K, p.interval(c)))
-			case c.Kind == Negated && slices.Contains(op.Narrowed, c.Index):
-				d = append(d, fmt.Sprintf("%s in %s: its first event ends the range of %s", p.compText(c.Index), p.interval(c), p.Components[c.Next].Var))
-				for _, pr := range p.recepBuffer(c.Index).Residual {
-					d = append(d, "  with "+pr.Text)
-				}
-			}
-			if j := slices.Index(op.Positives, c.Index); j >= 0 && j < len(op.Checks) {
-				for _, pr := range op.Pre[j] {
-					d = append(d, "  filters the buffer per trigger: "+pr.Text)
-				}
-				for _, pr := range op.Checks[j] {
-					d = append(d, "  checked once "+c.Var+" is bound: "+pr.Text)
-				}
-			}
-		}
-	case *AttributeVerify:
-		for _, i := range op.Closures {
-			c := p.Components[i]
-			d = append(d, fmt.Sprintf("%s: at least %d in %s", p.compText(i), c.K, p.interval(c)))
-			for _, pr := range p.recepBuffer(i).Residual {
-				d = append(d, "  per element: "+pr.Text)
-			}
-		}
-		for _, q := range op.Equivs {
-			d = append(d, q.Text)
-		}
-		for _, pr := range op.Preds {
-			d = append(d, pr.Text)
-		}
-		for _, i := range op.Negations {
-			c := p.Components[i]
-			s := fmt.Sprintf("%s in %s", p.compText(i), p.interval(c))
-			if c.Next < 0 {
-				s += ", once the stream passes it"
-			}
-			d = append(d, s)
-			for _, pr := range p.recepBuffer(i).Residual {
+	}
+	if op.Partition != nil {
+		d = append(d, "partitioned by "+op.Partition.Text+" (one set of buffers per value)")
+	}
+	if op.HasWindow {
+		d = append(d, fmt.Sprintf("pruned to the last %d ticks", op.Window))
+	}
+	return d
+}
+
+func (n filterNode) Details(p *Plan) []string {
+	var d []string
+	op := &n.r.Filter
+	last := p.Components[p.Last()].Var
+	d = append(d, "trigger: each event entering the buffer of "+last)
+	if part := n.r.Cache.Partition; part != nil {
+		d = append(d, fmt.Sprintf("in the trigger's partition (one lacking %s: in all buffers)", part.Attr))
+	}
+	for _, c := range p.Components {
+		switch {
+		case c.Kind == Single && c.Index == p.First() && c.Index != p.Last() && op.HasWindow:
+			d = append(d, fmt.Sprintf("%s in [ts(%s) - %d, ts(%s))", p.compText(c.Index), last, op.Window, last))
+		case c.Kind == Single && c.Index == p.First() && c.Index != p.Last():
+			d = append(d, fmt.Sprintf("%s in (-inf, ts(%s))", p.compText(c.Index), last))
+		case c.Kind == Single && c.Index != p.Last():
+			d = append(d, fmt.Sprintf("%s in (ts(%s), ts(%s))", p.compText(c.Index), p.Components[c.Prev].Var, last))
+		case c.Kind == Closure && c.Next >= 0:
+			d = append(d, fmt.Sprintf("%s: at least %d buffered in %s", p.compText(c.Index), c.K, p.interval(c)))
+		case c.Kind == Negated && slices.Contains(op.Narrowed, c.Index):
+			d = append(d, fmt.Sprintf("%s in %s: its first event ends the range of %s", p.compText(c.Index), p.interval(c), p.Components[c.Next].Var))
+			for _, pr := range n.r.Cache.Buffers[c.Index].Residual {
 				d = append(d, "  with "+pr.Text)
 			}
+		}
+		if j := slices.Index(op.Positives, c.Index); j >= 0 && j < len(op.Checks) {
+			for _, pr := range op.Pre[j] {
+				d = append(d, "  filters the buffer per trigger: "+pr.Text)
+			}
+			for _, pr := range op.Checks[j] {
+				d = append(d, "  checked once "+c.Var+" is bound: "+pr.Text)
+			}
+		}
+	}
+	return d
+}
+
+func (n verifyNode) Details(p *Plan) []string {
+	var d []string
+	op := &n.r.Verify
+	for _, i := range op.Closures {
+		c := p.Components[i]
+		d = append(d, fmt.Sprintf("%s: at least %d in %s", p.compText(i), c.K, p.interval(c)))
+		for _, pr := range n.r.Cache.Buffers[i].Residual {
+			d = append(d, "  per element: "+pr.Text)
+		}
+	}
+	for _, q := range op.Equivs {
+		d = append(d, q.Text)
+	}
+	for _, pr := range op.Preds {
+		d = append(d, pr.Text)
+	}
+	for _, i := range op.Negations {
+		c := p.Components[i]
+		s := fmt.Sprintf("%s in %s", p.compText(i), p.interval(c))
+		if c.Next < 0 {
+			s += ", once the stream passes it"
+		}
+		d = append(d, s)
+		for _, pr := range n.r.Cache.Buffers[i].Residual {
+			d = append(d, "  with "+pr.Text)
 		}
 	}
 	return d
@@ -194,7 +218,48 @@ func typeList(c *Component) string {
 	return strings.Join(c.TypeNames, " | ")
 }
 
-// recepBuffer returns a component's buffer in the plan's EventCache.
-func (p *Plan) recepBuffer(comp int) *Buffer {
-	return &p.Ops[0].(*EventCache).Buffers[comp]
+// validate: ReCEP does closure collection, selection, the window and
+// negation itself, each negation and closure in exactly one part.
+func (r *ReCEP) validate(p *Plan) error {
+	c, f, v := &r.Cache, &r.Filter, &r.Verify
+	if len(c.Buffers) != len(p.Components) {
+		return fmt.Errorf("the EventCache has %d buffers for %d components", len(c.Buffers), len(p.Components))
+	}
+	for i, b := range c.Buffers {
+		if b.Comp != i {
+			return fmt.Errorf("the EventCache's buffer %d is component %d's", i, b.Comp)
+		}
+		if err := predsCompiled("the EventCache", b.Filters, b.Residual); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.HasWindow != p.HasWindow || c.Window != p.Window || f.HasWindow != p.HasWindow || f.Window != p.Window:
+		return fmt.Errorf("the EventCache's or QueryFilter's window is not the query's (it %s)", windowText(p))
+	case c.Partition != nil && !slices.Contains(p.Equivs, c.Partition):
+		return fmt.Errorf("the EventCache is partitioned by %s, not an equivalence test of the query", c.Partition.Text)
+	case !slices.Equal(f.Positives, p.Positives):
+		return fmt.Errorf("the QueryFilter's positives %v are not %v", f.Positives, p.Positives)
+	case (f.Checks != nil && len(f.Checks) != len(f.Positives)) || (f.Pre != nil && len(f.Pre) != len(f.Positives)):
+		return fmt.Errorf("the QueryFilter's checks are not by positive")
+	case !slices.Equal(v.Closures, p.Closures()):
+		return fmt.Errorf("the AttributeVerify's closures %v are not %v", v.Closures, p.Closures())
+	}
+	negs := slices.Sorted(slices.Values(append(slices.Clone(f.Narrowed), v.Negations...)))
+	if !slices.Equal(negs, p.Negations()) {
+		return fmt.Errorf("the negations %v are not each narrowed or verified once (narrowed %v, verified %v)", p.Negations(), f.Narrowed, v.Negations)
+	}
+	if err := predsCompiled("the QueryFilter", append(f.Checks, f.Pre...)...); err != nil {
+		return err
+	}
+	if err := predsCompiled("the AttributeVerify", v.Preds); err != nil {
+		return err
+	}
+	for _, s := range p.Stages {
+		switch s.(type) {
+		case *ClosureOp, *Selection, *Window, *Negation:
+			return fmt.Errorf("ReCEP does %s itself, yet the plan has a %s stage", s.Name(), s.Name())
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
@@ -73,12 +74,15 @@ type RunState struct {
 	End []*Pred
 }
 
-func (*RunScan) op()          {}
-func (*RunScan) Name() string { return "RunScan" }
+func (*RunScan) Name() string             { return "RunScan" }
+func (s *RunScan) Operators() []Operator  { return []Operator{s} }
+func (s *RunScan) Bounded() (int64, bool) { return s.Window, s.HasWindow }
 
-// buildRuns lays out a strategy plan: RunScan, negation, transformation.
-// Each selection conjunct goes to the latest state it mentions (docs/STRATEGIES.md, Where each condition is checked).
-func (c *compiler) buildRuns() {
+// runScan places each selection conjunct of a strategy query at the
+// latest state it mentions (docs/STRATEGIES.md,
+// Where each condition is checked) and checks what a
+// strategy rules out.
+func (c *compiler) runScan() *RunScan {
 	p := c.plan
 	scan := &RunScan{Strategy: p.Strategy, Partition: p.Equivs, HasWindow: p.HasWindow, Window: p.Window}
 	stateOf := make([]*RunState, len(p.Components))
@@ -96,47 +100,40 @@ func (c *compiler) buildRuns() {
 		for _, pr := range comp.ElemPreds {
 			// An element is taken before any later component is bound.
 			if v := pr.Vars[len(pr.Vars)-1]; v > comp.Index {
-				c.errorf(pr.Node, "per-element predicate of %s reads %s, a component after the closure; under a selection strategy it is checked when each element is taken, before %s is bound", comp.Var, p.Components[v].Var, p.Components[v].Var)
+				c.errorAt(pr.pos, "per-element predicate of %s reads %s, a component after the closure; under a selection strategy it is checked when each element is taken, before %s is bound", comp.Var, p.Components[v].Var, p.Components[v].Var)
 			}
 		}
 	}
-	for _, pr := range p.Ops[0].(*Selection).Preds {
+	for _, pr := range c.sel {
 		st := scan.States[0] // a conjunct with no variable is checked on S1
 		if len(pr.Vars) > 0 {
 			st = stateOf[pr.Vars[len(pr.Vars)-1]]
 		}
 		switch {
-		case p.Components[st.Comp].Kind == Single, c.readsFirstOnly(pr.Node, st.Comp):
+		case p.Components[st.Comp].Kind == Single, readsFirstOnly(pr.Expr, st.Comp):
 			st.Begin = append(st.Begin, pr)
 		default:
 			st.End = append(st.End, pr)
 		}
 	}
-	ops := []Op{scan}
-	if ng := p.Negations(); len(ng) > 0 {
-		ops = append(ops, &Negation{Comps: ng})
-	}
-	p.Ops = append(ops, &Transformation{Columns: p.Columns})
+	return scan
 }
 
 // readsFirstOnly reports whether e reads closure comp only as comp[1].x,
 // so that it can be checked when the first element is taken.
-func (c *compiler) readsFirstOnly(e ast.Expr, comp int) bool {
+func readsFirstOnly(e Expr, comp int) bool {
 	ok := true
-	is := func(id *ast.Ident) bool { i, found := c.vars[id.Name]; return found && i == comp }
-	ast.Inspect(e, func(x ast.Expr) bool {
+	Inspect(e, func(x Expr) bool {
 		switch x := x.(type) {
-		case *ast.AttrRef:
-			if is(x.Var) && (x.Index == nil || x.Index.Kind != ast.IndexConst || x.Index.Offset != 1) {
+		case *Attr:
+			if x.Comp == comp && (x.Index != ast.IndexConst || x.Offset != 1) {
 				ok = false
 			}
-		case *ast.LenRef:
-			ok = ok && !is(x.Var)
-		case *ast.ListRef:
-			ok = ok && !is(x.Var)
-		case *ast.VarRef:
-			ok = ok && !is(x.Var)
-		case *ast.Equivalence:
+		case *Len:
+			ok = ok && x.Comp != comp
+		case *Aggregate:
+			ok = ok && x.Comp != comp
+		case *EquivTest:
 			ok = false // nested: over the whole match, checked when it is complete
 		}
 		return ok
@@ -144,9 +141,40 @@ func (c *compiler) readsFirstOnly(e ast.Expr, comp int) bool {
 	return ok
 }
 
-// runDetails is EXPLAIN's text for a RunScan: the strategy, and where each
-// conjunct is checked.
-func (p *Plan) runDetails(op *RunScan) []string {
+// validate: a run scan does closure collection, selection and the window
+// itself; only negation may follow it.
+func (s *RunScan) validate(p *Plan) error {
+	var comps []int
+	for _, st := range s.States {
+		comps = append(comps, st.Comp)
+	}
+	var want []int
+	for _, c := range p.Components {
+		if c.Kind != Negated {
+			want = append(want, c.Index)
+		}
+	}
+	switch {
+	case !slices.Equal(comps, want):
+		return fmt.Errorf("the RunScan's states %v are not the positive components %v", comps, want)
+	case s.HasWindow != p.HasWindow || s.Window != p.Window:
+		return fmt.Errorf("the RunScan has window %v/%d, the query %s", s.HasWindow, s.Window, windowText(p))
+	}
+	for _, st := range s.States {
+		if err := predsCompiled("the RunScan", st.Begin, st.Take, st.End); err != nil {
+			return err
+		}
+	}
+	for _, stage := range p.Stages {
+		if _, ok := stage.(*Negation); !ok {
+			return fmt.Errorf("a RunScan does %s itself", stage.Name())
+		}
+	}
+	return negationsStaged(p)
+}
+
+// Details are the strategy, and where each conjunct is checked.
+func (op *RunScan) Details(p *Plan) []string {
 	d := []string{"strategy: " + op.Strategy.String() + " (runs, spec 4c; every engine runs strategy plans this way)"}
 	switch op.Strategy {
 	case AnyMatch:

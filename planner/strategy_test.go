@@ -22,9 +22,9 @@ func TestStrategyPlacement(t *testing.T) {
 	if p.Strategy != planner.NextMatch {
 		t.Fatalf("strategy %v", p.Strategy)
 	}
-	scan, ok := p.Ops[0].(*planner.RunScan)
+	scan, ok := p.Source.(*planner.RunScan)
 	if !ok || len(scan.States) != 3 || len(scan.Partition) != 1 {
-		t.Fatalf("ops %v", p.Ops)
+		t.Fatalf("source %v", p.Source)
 	}
 	texts := func(preds []*planner.Pred) []string {
 		var out []string
@@ -50,7 +50,7 @@ func TestStrategyPlacement(t *testing.T) {
 		}
 	}
 	names := []string{}
-	for _, op := range p.Ops {
+	for _, op := range p.Operators() {
 		names = append(names, op.Name())
 	}
 	if want := []string{"RunScan", "Negation", "Transformation"}; !slices.Equal(names, want) {
@@ -62,7 +62,7 @@ func TestStrategyPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := p.Ops[0].(*planner.RunScan).States[1]; len(st.End) != 1 || len(st.Begin) != 0 {
+	if st := p.Source.(*planner.RunScan).States[1]; len(st.End) != 1 || len(st.Begin) != 0 {
 		t.Errorf("nested equivalence: begin %q, end %q", texts(st.Begin), texts(st.End))
 	}
 }

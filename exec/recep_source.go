@@ -1,0 +1,34 @@
+package exec
+
+import (
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// recep is the engine of the ReCEP source: its three parts, wired to each
+// other by type here. The cache routes each event into its buffers and
+// hands a trigger, with the buffer set it is searched in, to the filter;
+// the filter hands each candidate, with that set, to verify; verify hands
+// the matches to the next stage, and holds postponed ones until time
+// passes (its held candidates bound how far the cache prunes).
+type recep struct {
+	cache  *eventCache
+	verify *verifyStage
+}
+
+// newReCEP builds the parts as operators 0, 1 and 2 of the plan.
+func newReCEP(r *runner, op *planner.ReCEP, next stage) *recep {
+	v := r.newVerify(opBase{r: r, id: 2, next: next}, &op.Verify)
+	q := r.newQueryFilter(opBase{r: r, id: 1}, &op.Filter)
+	c := newEventCache(r, &op.Cache, q, v.pending)
+	q.cache, q.verify, v.cache = c, v, c
+	return &recep{cache: c, verify: v}
+}
+
+func (s *recep) process(ev *event.Event) { s.cache.process(ev) }
+func (s *recep) advance(ts int64)        { s.verify.advance(ts) }
+func (s *recep) finish()                 { s.verify.finish() }
+
+func (s *recep) report(st *Stats) {
+	st.Operators[0].Counters = []Counter{{"max buffer", st.MaxBuffer}}
+}

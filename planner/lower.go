@@ -1,0 +1,464 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+)
+
+// Binding is the partial match an evaluator reads: the events bound to
+// components, closure lists, and the candidate element of a per-element
+// predicate. Engines reuse one Binding per query.
+type Binding struct {
+	Events []*event.Event   // by component index; a negated slot holds the candidate
+	Lists  [][]*event.Event // by component index, for closures
+	Elem   *event.Event     // c[i] while checking a closure's per-element predicates
+}
+
+// NewBinding returns a binding sized for the plan.
+func (p *Plan) NewBinding() *Binding {
+	return &Binding{
+		Events: make([]*event.Event, len(p.Components)),
+		Lists:  make([][]*event.Event, len(p.Components)),
+	}
+}
+
+// Eval computes a value; Cond decides a condition.
+type (
+	Eval func(b *Binding) event.Value
+	Cond func(b *Binding) bool
+)
+
+// RuntimeError is raised (as a panic) by an evaluator that cannot go on,
+// such as a division by zero; engines recover it at their boundary and
+// return it as the query's error. It points at the expression.
+type RuntimeError struct{ Err *ast.Error }
+
+func (e *RuntimeError) Error() string { return e.Err.Error() }
+func (e *RuntimeError) Unwrap() error { return e.Err }
+
+// Builtin names the attributes every event has.
+type Builtin int
+
+const (
+	NotBuiltin Builtin = iota
+	BuiltinTS
+	BuiltinSeq
+)
+
+func readAttr(e *event.Event, slot int, b Builtin) event.Value {
+	switch b {
+	case BuiltinTS:
+		return event.IntValue(e.TS)
+	case BuiltinSeq:
+		return event.IntValue(e.Seq)
+	}
+	return e.Attr(slot)
+}
+
+func builtinOf(name string) Builtin {
+	switch name {
+	case "ts", "timestamp":
+		return BuiltinTS
+	case "seq":
+		return BuiltinSeq
+	}
+	return NotBuiltin
+}
+
+// lowerCond compiles a checked condition to a closure. It runs once the
+// query has checked clean, so e has no nil operand.
+func (p *Plan) lowerCond(e Expr) Cond {
+	switch e := e.(type) {
+	case *Binary:
+		switch e.Op {
+		case ast.OpAnd:
+			x, y := p.lowerCond(e.X), p.lowerCond(e.Y)
+			return func(b *Binding) bool { return x(b) && y(b) }
+		case ast.OpOr:
+			x, y := p.lowerCond(e.X), p.lowerCond(e.Y)
+			return func(b *Binding) bool { return x(b) || y(b) }
+		}
+		if fast := p.fastComparison(e); fast != nil {
+			return fast
+		}
+		x, y := p.lowerExpr(e.X), p.lowerExpr(e.Y)
+		op := e.Op
+		return func(b *Binding) bool { return compare(op, x(b), y(b)) }
+	case *Unary: // NOT
+		x := p.lowerCond(e.X)
+		return func(b *Binding) bool { return !x(b) }
+	case *Const:
+		v := e.Value.Bool()
+		return func(*Binding) bool { return v }
+	case *EquivTest:
+		return p.nestedEquivalence(e.Equivs)
+	}
+	panic(fmt.Sprintf("planner: cannot lower condition %T", e))
+}
+
+// fastComparison compiles the commonest forms, v.attr op w.attr and
+// v.attr op constant on single events, to one closure that reads the
+// slots in place and compares two ints without building values; other
+// kinds take compare's general path.
+func (p *Plan) fastComparison(e *Binary) Cond {
+	x, ok := p.plainAttr(e.X)
+	if !ok {
+		return nil
+	}
+	op := e.Op
+	if lit, isLit := e.Y.(*Const); isLit {
+		k := lit.Value
+		if k.Kind() != event.Int {
+			return nil
+		}
+		ki := k.Int()
+		return func(b *Binding) bool {
+			ev := b.Events[x.comp]
+			if ev == nil {
+				return true
+			}
+			if v := x.read(ev); v.Kind() == event.Int {
+				return compareInts(op, v.Int(), ki)
+			}
+			return compare(op, readAttr(ev, x.slot, x.builtin), k)
+		}
+	}
+	y, ok := p.plainAttr(e.Y)
+	if !ok {
+		return nil
+	}
+	return func(b *Binding) bool {
+		ex, ey := b.Events[x.comp], b.Events[y.comp]
+		if ex == nil || ey == nil {
+			return true
+		}
+		if vx, vy := x.read(ex), y.read(ey); vx.Kind() == event.Int && vy.Kind() == event.Int {
+			return compareInts(op, vx.Int(), vy.Int())
+		}
+		return compare(op, readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin))
+	}
+}
+
+// plainAttr is v.attr on a single event, read in place.
+type plainAttr struct {
+	comp, slot int
+	builtin    Builtin
+}
+
+// absentValue is what read points to for an attribute the event lacks.
+var absentValue event.Value
+
+// read returns a pointer to the attribute's value, so that the hot path
+// copies no Value; builtins are not in the slots and read as absent here
+// (callers then take readAttr's general path).
+func (a plainAttr) read(e *event.Event) *event.Value {
+	if a.builtin != NotBuiltin || a.slot >= len(e.Attrs) {
+		return &absentValue
+	}
+	return &e.Attrs[a.slot]
+}
+
+// plainAttr matches v.attr on a component that is not a closure.
+func (p *Plan) plainAttr(e Expr) (plainAttr, bool) {
+	a, ok := e.(*Attr)
+	if !ok || a.Index != 0 || p.Components[a.Comp].Kind == Closure {
+		return plainAttr{}, false
+	}
+	return plainAttr{comp: a.Comp, slot: a.Slot, builtin: a.Builtin}, true
+}
+
+func compareInts(op ast.Op, a, b int64) bool {
+	switch op {
+	case ast.OpEq:
+		return a == b
+	case ast.OpNe:
+		return a != b
+	case ast.OpLt:
+		return a < b
+	case ast.OpLe:
+		return a <= b
+	case ast.OpGt:
+		return a > b
+	}
+	return a >= b
+}
+
+// compare applies a comparison; a comparison that reads an absent
+// attribute holds (SASE's rule), values of different kinds are unequal.
+func compare(op ast.Op, x, y event.Value) bool {
+	if x.IsAbsent() || y.IsAbsent() {
+		return true
+	}
+	switch op {
+	case ast.OpEq:
+		return x.Equal(y)
+	case ast.OpNe:
+		return !x.Equal(y)
+	}
+	r, ok := x.Compare(y)
+	if !ok {
+		return false
+	}
+	switch op {
+	case ast.OpLt:
+		return r < 0
+	case ast.OpLe:
+		return r <= 0
+	case ast.OpGt:
+		return r > 0
+	case ast.OpGe:
+		return r >= 0
+	}
+	return false
+}
+
+// nestedEquivalence compiles an equivalence test under OR or NOT: it holds
+// when the positive singles and closure elements that have each attribute
+
+// nestedEquivalence compiles an equivalence test under OR or NOT: it holds
+// when the positive singles and closure elements that have each attribute
+// agree (and equal the constant when one is given).
+func (p *Plan) nestedEquivalence(equivs []*Equiv) Cond {
+	comps := p.Components
+	return func(b *Binding) bool {
+		for _, q := range equivs {
+			var ref event.Value
+			if q.Const != nil {
+				ref = *q.Const
+			}
+			for _, comp := range comps {
+				var evs []*event.Event
+				switch comp.Kind {
+				case Single:
+					evs = b.Events[comp.Index : comp.Index+1]
+				case Closure:
+					evs = b.Lists[comp.Index]
+				}
+				for _, ev := range evs {
+					if !q.Agrees(&ref, ev) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+}
+
+// Agrees folds e into an equivalence check: an event lacking the attribute
+// is not constrained, the first value present becomes ref, and every later
+// one must equal it. It reports false on the first disagreement.
+func (q *Equiv) Agrees(ref *event.Value, e *event.Event) bool {
+	v := q.Value(e)
+	switch {
+	case v.IsAbsent():
+		return true
+	case ref.IsAbsent():
+		*ref = v
+		return true
+	}
+	return ref.Equal(v)
+}
+
+// equivs resolves the attributes of an equivalence test. An attribute must
+
+// lowerExpr compiles a checked value expression to a closure.
+func (p *Plan) lowerExpr(e Expr) Eval {
+	switch e := e.(type) {
+	case *Const:
+		v := e.Value
+		return func(*Binding) event.Value { return v }
+	case *Attr:
+		return lowerAttr(e)
+	case *Len:
+		i := e.Comp
+		return func(b *Binding) event.Value { return event.IntValue(int64(len(b.Lists[i]))) }
+	case *Unary: // -x
+		x := p.lowerExpr(e.X)
+		return func(b *Binding) event.Value { return negate(x(b)) }
+	case *Binary:
+		x, y := p.lowerExpr(e.X), p.lowerExpr(e.Y)
+		op := e.Op
+		// Made once, so that the hot path allocates nothing.
+		divZero := &RuntimeError{Err: &ast.Error{Src: p.Src, Offset: e.OpPos, Msg: "division by zero at run time in " + e.Text}}
+		return func(b *Binding) event.Value { return arith(op, x(b), y(b), divZero) }
+	case *Abs:
+		x := p.lowerExpr(e.X)
+		return func(b *Binding) event.Value {
+			v := x(b)
+			switch v.Kind() {
+			case event.Int:
+				if v.Int() < 0 {
+					return event.IntValue(-v.Int())
+				}
+				return v
+			case event.Float:
+				return event.FloatValue(math.Abs(v.Float()))
+			}
+			return event.Value{}
+		}
+	case *Aggregate:
+		i := e.Comp
+		if !e.HasAttr {
+			return func(b *Binding) event.Value { return event.IntValue(int64(len(b.Lists[i]))) }
+		}
+		fn, slot, bi := e.Func, e.Slot, e.Builtin
+		return func(b *Binding) event.Value { return aggregate(fn, b.Lists[i], slot, bi) }
+	}
+	panic(fmt.Sprintf("planner: cannot lower value %T", e))
+}
+
+// lowerAttr reads an attribute of a single's or negated component's event,
+// or of a closure's element.
+func lowerAttr(e *Attr) Eval {
+	i, slot, bi := e.Comp, e.Slot, e.Builtin
+	switch e.Index {
+	case 0:
+		return func(b *Binding) event.Value {
+			if ev := b.Events[i]; ev != nil {
+				return readAttr(ev, slot, bi)
+			}
+			return event.Value{}
+		}
+	case ast.IndexI:
+		if e.Offset == 0 {
+			return func(b *Binding) event.Value { return readAttr(b.Elem, slot, bi) }
+		}
+		// Element i+off is list[len(list)+off]: the list holds elements 1..i-1.
+		off := e.Offset
+		return func(b *Binding) event.Value {
+			l := b.Lists[i]
+			if j := len(l) + off; j >= 0 && j < len(l) {
+				return readAttr(l[j], slot, bi)
+			}
+			return event.Value{}
+		}
+	case ast.IndexConst:
+		n := e.Offset
+		return func(b *Binding) event.Value {
+			if l := b.Lists[i]; n >= 1 && n <= len(l) {
+				return readAttr(l[n-1], slot, bi)
+			}
+			return event.Value{}
+		}
+	default: // ast.IndexLen
+		off := e.Offset
+		return func(b *Binding) event.Value {
+			l := b.Lists[i]
+			if j := len(l) - 1 + off; j >= 0 && j < len(l) {
+				return readAttr(l[j], slot, bi)
+			}
+			return event.Value{}
+		}
+	}
+}
+func negate(v event.Value) event.Value {
+	switch v.Kind() {
+	case event.Int:
+		return event.IntValue(-v.Int())
+	case event.Float:
+		return event.FloatValue(-v.Float())
+	}
+	return event.Value{}
+}
+
+// arith applies an arithmetic operator: ints stay ints except for /, which
+// always yields a float; % is the truncated remainder; absent or
+// non-numeric operands give absent.
+func arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
+	if !x.IsNumber() || !y.IsNumber() {
+		return event.Value{}
+	}
+	if x.Kind() == event.Int && y.Kind() == event.Int && op != ast.OpDiv {
+		a, b := x.Int(), y.Int()
+		switch op {
+		case ast.OpAdd:
+			return event.IntValue(a + b)
+		case ast.OpSub:
+			return event.IntValue(a - b)
+		case ast.OpMul:
+			return event.IntValue(a * b)
+		case ast.OpMod:
+			if b == 0 {
+				panic(divZero)
+			}
+			return event.IntValue(a % b)
+		}
+	}
+	a, b := x.AsFloat(), y.AsFloat()
+	switch op {
+	case ast.OpAdd:
+		return event.FloatValue(a + b)
+	case ast.OpSub:
+		return event.FloatValue(a - b)
+	case ast.OpMul:
+		return event.FloatValue(a * b)
+	case ast.OpDiv:
+		if b == 0 {
+			panic(divZero)
+		}
+		return event.FloatValue(a / b)
+	case ast.OpMod:
+		if b == 0 {
+			panic(divZero)
+		}
+		return event.FloatValue(math.Mod(a, b))
+	}
+	return event.Value{}
+}
+
+// aggregate computes count/sum/avg/min/max over a closure list. Elements
+// without the attribute are skipped; with no values sum/avg/min/max are
+// absent and count is 0.
+func aggregate(fn string, list []*event.Event, slot int, bi Builtin) event.Value {
+	var (
+		n      int64
+		isum   int64
+		fsum   float64
+		allInt = true
+		best   event.Value
+	)
+	for _, ev := range list {
+		v := readAttr(ev, slot, bi)
+		if v.IsAbsent() || (!v.IsNumber() && (fn == "sum" || fn == "avg")) {
+			continue
+		}
+		n++
+		switch fn {
+		case "sum", "avg":
+			if v.Kind() == event.Int {
+				isum += v.Int()
+			} else {
+				allInt = false
+			}
+			fsum += v.AsFloat()
+		case "min", "max":
+			if best.IsAbsent() {
+				best = v
+			} else if r, ok := v.Compare(best); ok && ((fn == "min" && r < 0) || (fn == "max" && r > 0)) {
+				best = v
+			}
+		}
+	}
+	switch fn {
+	case "count":
+		return event.IntValue(n)
+	case "sum":
+		if n == 0 {
+			return event.Value{}
+		}
+		if allInt {
+			return event.IntValue(isum)
+		}
+		return event.FloatValue(fsum)
+	case "avg":
+		if n == 0 {
+			return event.Value{}
+		}
+		return event.FloatValue(fsum / float64(n))
+	}
+	return best
+}

@@ -1,0 +1,43 @@
+package sase_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/source"
+)
+
+// TestExplainAnalyzeGolden pins EXPLAIN ANALYZE's text (without times) for
+// every engine: the plan tree, each operator's counts and its source's own
+// counters (instances, max buffer).
+func TestExplainAnalyzeGolden(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 2000
+	stream := source.GenerateStocks("stocks", cfg)
+	queries := []string{
+		"PATTERN SEQ(stock1 a, !stock2 n, stock3 c) WHERE [symbol] AND a.price < c.price AND a.price > 10 WITHIN 50",
+		"PATTERN SEQ(stock1 a, stock2 b) WHERE [symbol] AND [volume] WITHIN 400",
+		"PATTERN SEQ(stock1 a, stock2+ b[], stock3 c) WHERE b[i].price > b[i-1].price AND avg(b[].price) > a.price WITHIN 20",
+		"PATTERN SEQ(stock1 a, stock2 b, stock3 c) WHERE skip-till-next-match AND [symbol] WITHIN 30",
+	}
+	var out strings.Builder
+	for _, query := range queries {
+		for _, e := range sase.Engines {
+			q, err := sase.Compile(query, stream, sase.WithEngine(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "-- %s\n%s\n", query, q.ExplainAnalyze(stats))
+		}
+	}
+	testkit.Golden(t, filepath.Join("testdata", "explain", "analyze.golden"), out.String())
+}
