@@ -47,6 +47,13 @@ func EngineNames() []string { return optimizer.EngineNames() }
 // LookupEngine finds an engine by name, case-insensitively; "" is Auto.
 func LookupEngine(name string) (*Engine, error) { return optimizer.LookupEngine(name) }
 
+// QueryNames are the event types and attributes a query reads.
+type QueryNames = planner.QueryNames
+
+// Names lists the types and attributes q reads, before any schema binds
+// them: what a live stream must know before the query's first event.
+func Names(q *ast.Query) QueryNames { return planner.Names(q) }
+
 // Option configures Compile.
 type Option func(*config)
 

@@ -39,34 +39,18 @@ type RuntimeError struct{ Err *ast.Error }
 func (e *RuntimeError) Error() string { return e.Err.Error() }
 func (e *RuntimeError) Unwrap() error { return e.Err }
 
-// Builtin names the attributes every event has.
-type Builtin int
+// Builtin names the attributes every event has (event's one table).
+type Builtin = event.Builtin
 
 const (
-	NotBuiltin Builtin = iota
-	BuiltinTS
-	BuiltinSeq
+	NotBuiltin = event.NotBuiltin
+	BuiltinTS  = event.BuiltinTS
+	BuiltinSeq = event.BuiltinSeq
 )
 
-func readAttr(e *event.Event, slot int, b Builtin) event.Value {
-	switch b {
-	case BuiltinTS:
-		return event.IntValue(e.TS)
-	case BuiltinSeq:
-		return event.IntValue(e.Seq)
-	}
-	return e.Attr(slot)
-}
+func readAttr(e *event.Event, slot int, b Builtin) event.Value { return e.Get(slot, b) }
 
-func builtinOf(name string) Builtin {
-	switch name {
-	case "ts", "timestamp":
-		return BuiltinTS
-	case "seq":
-		return BuiltinSeq
-	}
-	return NotBuiltin
-}
+func builtinOf(name string) Builtin { return event.LookupBuiltin(name) }
 
 // lowerCond compiles a checked condition to a closure. It runs once the
 // query has checked clean, so e has no nil operand.

@@ -257,55 +257,24 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 // returns what the stream has not seen, for a note: a misspelled name
 // there cannot be caught, it only never matches (or reads as absent).
 func register(sc *event.Schema, q *ast.Query) (unseen []string) {
-	types := map[string][]string{} // variable -> its type names
-	var all []string
-	for _, c := range q.Pattern.Components {
-		for _, t := range c.Types {
-			if _, ok := sc.TypeID(t.Name); !ok {
-				sc.AddType(t.Name)
-				unseen = append(unseen, "type "+t.Name)
-			}
-			types[c.VarName()] = append(types[c.VarName()], t.Name)
-			all = append(all, t.Name)
+	names := sase.Names(q)
+	for _, t := range names.Types {
+		if _, ok := sc.TypeID(t); !ok {
+			sc.AddType(t)
+			unseen = append(unseen, "type "+t)
 		}
 	}
-	declare := func(attr string, on []string) {
-		if attr == "ts" || attr == "timestamp" || attr == "seq" {
-			return // built-ins
+	for _, u := range names.Attrs {
+		slot := sc.AddAttr(u.Attr)
+		if slices.ContainsFunc(u.Types, func(t string) bool { id, _ := sc.TypeID(t); return sc.Types[id].Has(slot) }) {
+			continue
 		}
-		slot := sc.AddAttr(attr)
-		for _, t := range on {
-			if id, _ := sc.TypeID(t); sc.Types[id].Has(slot) {
-				return
-			}
-		}
-		for _, t := range on {
+		for _, t := range u.Types {
 			id, _ := sc.TypeID(t)
 			sc.Declare(id, slot)
 		}
-		if !slices.Contains(unseen, "attribute "+attr) {
-			unseen = append(unseen, "attribute "+attr)
-		}
-	}
-	visit := func(e ast.Expr) bool {
-		switch x := e.(type) {
-		case *ast.AttrRef:
-			declare(x.Attr.Name, types[x.Var.Name])
-		case *ast.ListRef:
-			if x.Attr != nil {
-				declare(x.Attr.Name, types[x.Var.Name])
-			}
-		case *ast.Equivalence:
-			for _, a := range x.Attrs {
-				declare(a.Attr.Name, all)
-			}
-		}
-		return true
-	}
-	ast.Inspect(q.Where, visit)
-	if q.Return != nil {
-		for _, it := range q.Return.Items {
-			ast.Inspect(it.Expr, visit)
+		if !slices.Contains(unseen, "attribute "+u.Attr) {
+			unseen = append(unseen, "attribute "+u.Attr)
 		}
 	}
 	return unseen
