@@ -16,6 +16,18 @@ type Event struct {
 	Attrs []Value
 }
 
+// TickType is the Type of a tick: a time-only item in an event sequence
+// that says the stream's time has reached its TS (no later event is
+// earlier), so that matches waiting on time are released on a quiet
+// stream. A tick is not an event: it has no type, attributes or seq.
+const TickType = -1
+
+// Tick returns a tick at ts.
+func Tick(ts int64) *Event { return &Event{Type: TickType, TS: ts} }
+
+// IsTick reports whether e is a tick rather than an event.
+func (e *Event) IsTick() bool { return e.Type == TickType }
+
 // Attr returns the value in slot, or an absent value.
 func (e *Event) Attr(slot int) Value {
 	if slot < len(e.Attrs) {

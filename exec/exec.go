@@ -87,6 +87,8 @@ const tickEvery = 4096
 
 // Run executes plan over events, calling emit for each match. It stops
 // early when ctx is cancelled (returning ctx's error) or emit returns false.
+// events may hold ticks (event.Tick): time passing with no event, which
+// releases the matches that wait on it.
 func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event], emit Emit, opts ...Option) (stats *Stats, err error) {
 	r := newRunner(plan, emit)
 	r.ctx = ctx
@@ -117,8 +119,16 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		stats = &r.stats
 	}()
 	var lastTS int64
+	started := false // lastTS holds a time
 	keep := r.keepWindow()
 	for ev := range events {
+		if ev.IsTick() {
+			if !started || ev.TS > lastTS {
+				r.advance(ev.TS)
+				lastTS, started = ev.TS, true
+			}
+			continue
+		}
 		if r.stats.Events&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return &r.stats, err
@@ -128,9 +138,9 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			}
 		}
 		r.stats.Events++
-		if ev.TS > lastTS || r.stats.Events == 1 {
+		if ev.TS > lastTS || !started {
 			r.advance(ev.TS)
-			lastTS = ev.TS
+			lastTS, started = ev.TS, true
 		}
 		r.store.add(ev)
 		r.stats.Operators[0].In++
