@@ -14,7 +14,7 @@ import (
 
 // newShell returns a shell over a session with reproducible output (no
 // colour, no timing) and the built-in stocks stream.
-func newShell(t *testing.T) (sh *repl.Shell, s *session.Session, stdout, stderr *bytes.Buffer) {
+func newShell(t testing.TB) (sh *repl.Shell, s *session.Session, stdout, stderr *bytes.Buffer) {
 	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	s = session.New(stdout, stderr, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))

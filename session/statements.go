@@ -286,16 +286,40 @@ func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s",
 			name, s.cat.names(), s.cat.current, strings.Join(types, ", "))
 	}
-	t := schema.Types[id]
-	rows := [][]event.Value{
-		{event.StringValue("ts"), event.StringValue("int")},
-		{event.StringValue("seq"), event.StringValue("int")},
-	}
-	for slot, attr := range schema.Attrs {
-		if t.Has(slot) && !slices.Contains([]string{"ts", "seq"}, attr) {
-			rows = append(rows, []event.Value{event.StringValue(attr), event.StringValue(t.Kinds[slot].String())})
-		}
+	var rows [][]event.Value
+	names, kinds := typeAttrs(schema, id)
+	for i, name := range names {
+		rows = append(rows, []event.Value{event.StringValue(name), event.StringValue(kinds[i])})
 	}
 	s.listing([]string{"attribute", "kind"}, rows)
 	return nil
+}
+
+// builtinAttrs are the attributes every event has.
+var builtinAttrs = []string{"ts", "seq"}
+
+// typeAttrs returns the attributes of type id and their kinds: the
+// built-ins first, then the type's own in the stream's column order.
+func typeAttrs(schema *event.Schema, id int) (names, kinds []string) {
+	for _, b := range builtinAttrs {
+		names, kinds = append(names, b), append(kinds, "int")
+	}
+	t := schema.Types[id]
+	for slot, attr := range schema.Attrs {
+		if t.Has(slot) && !slices.Contains(builtinAttrs, attr) {
+			names, kinds = append(names, attr), append(kinds, t.Kinds[slot].String())
+		}
+	}
+	return names, kinds
+}
+
+// Attributes lists the attributes an event type of schema has, as
+// DESCRIBE shows them; nil for a type the schema lacks.
+func Attributes(schema *event.Schema, typ string) []string {
+	id, ok := schema.TypeID(typ)
+	if !ok {
+		return nil
+	}
+	names, _ := typeAttrs(schema, id)
+	return names
 }
