@@ -165,3 +165,29 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeAlerts runs the README's alerts example on the sample web log
+// it names: the script in the README is testdata/cli/alerts.sase, word for
+// word.
+func TestReadmeAlerts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("../../testdata/cli/alerts.sase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "<<'EOF'\n"+string(script)+"EOF\n") {
+		t.Error("README.md does not hold testdata/cli/alerts.sase as its alerts.sase")
+	}
+	log, err := os.ReadFile("../../testdata/cli/app.log.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, string(log), "--format", "jsonl", "-c", `\timing off`, "-f", "testdata/cli/alerts.sase")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	testkit.Golden(t, "../../testdata/cli/alerts.golden", "-- stdout --\n"+r.stdout+"-- stderr --\n"+r.stderr)
+}
