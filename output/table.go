@@ -151,7 +151,9 @@ func (t *tableWriter) fixWidths() {
 	}
 	copy(t.widths, natural)
 	if t.width > 0 {
-		fitColumns(t.widths, t.width-1-3*(n-1))
+		// The rule under the header is the widest line: each column's
+		// width and 2, and a '+' between columns.
+		fitColumns(t.widths, t.width-3*n+1)
 	}
 }
 

@@ -67,6 +67,8 @@ func TestTable(t *testing.T) {
 				" 東京   | x\n" +
 				" Zürich | é\n" +
 				" 서울   | e\u0301\n"},
+		// The rule under the header, the widest line, is as wide as the
+		// terminal.
 		{name: "fit to the terminal", names: []string{"id", "message", "user"},
 			rows: [][]event.Value{
 				{event.IntValue(1), event.StringValue("a rather long message that does not fit"), event.StringValue("ann")},
@@ -74,14 +76,14 @@ func TestTable(t *testing.T) {
 			},
 			opts: []Option{WithWidth(30)},
 			want: "" +
-				" id | message           | user\n" +
-				"----+-------------------+------\n" +
-				"  1 | a rather long me… | ann\n" +
-				"  2 | 短い              | bob\n"},
+				" id | message          | user\n" +
+				"----+------------------+------\n" +
+				"  1 | a rather long m… | ann\n" +
+				"  2 | 短い             | bob\n"},
 		{name: "wide runes cut at a column boundary", names: []string{"k", "v"},
 			rows: [][]event.Value{strs("a", "東京東京東京東京")},
 			opts: []Option{WithWidth(13)},
-			want: " k | v\n---+----------\n a | 東京東…\n"},
+			want: " k | v\n---+---------\n a | 東京東…\n"},
 		{name: "expanded", names: []string{"a", "price", "note"},
 			rows: [][]event.Value{{event.StringValue("stock1@17"), event.IntValue(5), event.StringValue("x\ny")}, {event.StringValue("stock1@33"), event.IntValue(12), event.Value{}}},
 			opts: []Option{WithExpanded()},

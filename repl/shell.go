@@ -46,6 +46,15 @@ func Color(getenv func(string) string, terminal bool) bool {
 // Terminal reports whether f is a terminal.
 func Terminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 
+// TerminalWidth is the width of the terminal stdout is, 0 if it is none:
+// tables are fitted to it.
+func TerminalWidth() int {
+	if !Terminal(os.Stdout) {
+		return 0
+	}
+	return max(readline.GetScreenWidth(), 0)
+}
+
 // StdStyle is the style for a session writing to os.Stdout and os.Stderr.
 func StdStyle() session.Style {
 	return Colors(Color(os.Getenv, Terminal(os.Stdout)), Color(os.Getenv, Terminal(os.Stderr)))
@@ -105,12 +114,7 @@ func Run(ctx context.Context, historyFile string, opts ...session.Option) error 
 	pl := &progressLine{w: rl.Stderr(), on: Terminal(os.Stderr)}
 	opts = append([]session.Option{
 		session.WithStyle(StdStyle()),
-		session.WithWidth(func() int {
-			if !Terminal(os.Stdout) {
-				return 0
-			}
-			return readline.GetScreenWidth()
-		}),
+		session.WithWidth(TerminalWidth),
 		session.TrackProgress(),
 	}, opts...)
 	s := session.New(pl.wrap(rl.Stdout()), pl.wrap(rl.Stderr()), append(opts, session.Interactive())...)

@@ -152,8 +152,8 @@ func run(args []string) int {
 	}
 
 	// Scripts are coloured as the shell is, each stream when it is a
-	// terminal.
-	opts = append(opts, session.WithStyle(repl.StdStyle()))
+	// terminal, and their tables fitted to a terminal.
+	opts = append(opts, session.WithStyle(repl.StdStyle()), session.WithWidth(repl.TerminalWidth))
 	if len(in) > 0 {
 		opts = append(opts, session.WithStdin(os.Stdin)) // stdin is free for LOAD '-'
 	}

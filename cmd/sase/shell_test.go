@@ -176,3 +176,39 @@ func TestColorPerStream(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptTableFitsTerminal checks that a script's table is fitted to
+// the terminal its stdout is, and left whole when stdout is a file.
+func TestScriptTableFitsTerminal(t *testing.T) {
+	args := []string{"--limit", "3", "-c", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"}
+	p, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sase, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Stdout = tty
+	var shown testkit.SyncBuffer
+	go io.Copy(&shown, p)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	testkit.WaitFor(t, &shown, "stock3@")
+	lines := strings.Split(strings.TrimSpace(shown.String()), "\n")
+	for _, line := range lines {
+		if w := len([]rune(strings.TrimRight(line, "\r"))); w > 80 {
+			t.Errorf("%d columns: %q", w, line)
+		}
+	}
+	if !strings.Contains(shown.String(), "…") {
+		t.Errorf("no cell was cut to fit:\n%s", shown.String())
+	}
+	if whole := run(t, "", args...); !strings.Contains(whole.stdout, "stock3@24 {id=24 symbol=3 price=48 volume=719}\n") || strings.Contains(whole.stdout, "…") {
+		t.Errorf("to a file the table was cut:\n%s", whole.stdout)
+	}
+}
