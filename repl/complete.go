@@ -107,7 +107,9 @@ func (c *completer) matchesKeyword(kw string) bool {
 }
 
 // keywordCase writes keyword kw in the case of the word typed: lower case
-// after "sho", upper case after "SHO" or nothing (the case the docs use).
+// after "sho", upper case after "SHO"; with nothing typed yet, in the case
+// of the last keyword before it, upper case (as the docs write them) at
+// the start.
 func (c *completer) keywordCase(kw string) string {
 	rest := kw[len(c.word):]
 	typed := c.word

@@ -105,6 +105,21 @@ func TestComplete(t *testing.T) {
 	}
 }
 
+// TestCompleteQueryIDs checks that STOP QUERY offers the running queries.
+func TestCompleteQueryIDs(t *testing.T) {
+	_, s, _, stderr := newShell(t)
+	exec := func(text string) {
+		if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: text}); err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+	}
+	exec("LISTEN 'tcp://127.0.0.1:0' AS feed; PATTERN SEQ(A a, B b) WITHIN 10; PATTERN A a WITHIN 1; STOP QUERY 1;")
+	if word, got := repl.Complete(s, "STOP QUERY "); word != "" || !slices.Equal(got, []string{"2 "}) {
+		t.Errorf("Complete = %q, %q; want the running query 2", word, got)
+	}
+	exec("STOP QUERY 2;")
+}
+
 // BenchmarkComplete measures a TAB in a query's WHERE clause: every
 // keyword is tried on the parser.
 func BenchmarkComplete(b *testing.B) {

@@ -1,6 +1,7 @@
-// Package repl is sase's interactive shell: readline with history, the
-// prompts, Ctrl-C, and colour on the terminal, around a session (package
-// session) that runs the statements.
+// Package repl is sase's interactive shell: readline with tab completion
+// and a history of whole statements, the prompts, Ctrl-C, a progress line
+// and colour on the terminal, around a session (package session) that
+// runs the statements.
 package repl
 
 import (
