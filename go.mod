@@ -5,7 +5,9 @@ go 1.26
 require (
 	github.com/antlr4-go/antlr/v4 v4.13.1
 	github.com/chzyer/readline v1.5.1
+	github.com/creack/pty v1.1.24
 	github.com/fatih/color v1.19.0
+	golang.org/x/text v0.28.0
 )
 
 require (
@@ -20,6 +22,5 @@ require (
 	golang.org/x/exp v0.0.0-20240506185415-9bf2ced13842 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/plot v0.17.0
 )

@@ -86,12 +86,28 @@ type Writer interface {
 type Option func(*config)
 
 type config struct {
-	header func(string) string
+	header   func(string) string
+	width    int
+	expanded bool
 }
 
 // WithHeaderStyle dresses the table's column names (a terminal's bold).
 func WithHeaderStyle(style func(string) string) Option {
 	return func(c *config) { c.header = style }
+}
+
+// WithWidth fits the table to a terminal n columns wide: the widest
+// columns are narrowed and their long cells cut, ending in "…". 0 (the
+// default) leaves the widths to the data.
+func WithWidth(n int) Option {
+	return func(c *config) { c.width = n }
+}
+
+// WithExpanded prints the table one field per line, each row under a
+// "-[ RECORD n ]" line (psql's expanded display, \x), for rows too wide
+// for the terminal.
+func WithExpanded() Option {
+	return func(c *config) { c.expanded = true }
 }
 
 // New returns a writer of format f over w. The CSV header is written at
@@ -112,7 +128,7 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 	case CSV:
 		return newCSV(out, sc.Columns)
 	}
-	return newTable(out, sc.Columns, ev, c.header)
+	return newTable(out, sc.Columns, ev, c)
 }
 
 // sink is a writer's io.Writer and the first error it returned.

@@ -1,42 +1,63 @@
 package output
 
 import (
-	"unicode/utf8"
+	"strconv"
 
 	"github.com/sase-cep/sase"
 )
 
-// tablePage is how many rows the table collects before it prints: widths
-// come from the rows at hand, so a huge result streams out page by page.
-// Widths only grow, so a later page may be wider than the header.
+// tablePage is how many rows the table collects before it prints. The
+// column widths come from the first page and then stay, so that the
+// columns line up over the whole result however long it is: a later cell
+// wider than its column is cut, ending in "…" (the table is for reading;
+// csv and jsonl keep every value whole).
 const tablePage = 1000
 
-// tableWriter prints aligned columns like psql. Cells are rendered into one
-// byte arena per page, and the page into one buffer written at once.
+// minColumn is the narrowest a column is made to fit a terminal.
+const minColumn = 6
+
+// tableWriter prints aligned columns like psql, or with expanded set one
+// field per line (psql's \x). Cells are rendered into one byte arena per
+// page, and the page into one buffer written at once.
 type tableWriter struct {
-	out     sink
-	cols    []Column
-	ev      *eventFormat
-	header  func(string) string
-	widths  []int
-	arena   []byte
-	ends    []int  // per cell of the page: its end offset in arena
-	right   []bool // per cell: right-aligned (a number)
-	rows    int
-	page    []byte
-	started bool // header printed
+	out      sink
+	cols     []Column
+	ev       *eventFormat
+	header   func(string) string
+	names    [][]byte // the column names, escaped
+	styled   [][]byte // expanded: the names dressed by header
+	width    int      // the terminal's width to fit; 0: none
+	expanded bool
+
+	widths []int // per column; fixed by the first page
+	fixed  bool
+	arena  []byte
+	ends   []int  // per cell of the page: its end offset in arena
+	cellW  []int  // per cell: its width in terminal columns
+	right  []bool // per cell: right-aligned (a number)
+	rows   int
+	record int // expanded: the rows printed so far
+	page   []byte
+	// started is set once the header has been printed (or, expanded,
+	// once there is nothing left to print before the first row).
+	started bool
 }
 
-func newTable(out sink, cols []Column, ev *eventFormat, header func(string) string) *tableWriter {
-	t := &tableWriter{out: out, cols: cols, ev: ev, header: header, widths: make([]int, len(cols))}
-	for i, c := range cols {
-		t.widths[i] = utf8.RuneCountInString(c.Name)
+func newTable(out sink, cols []Column, ev *eventFormat, c config) *tableWriter {
+	t := &tableWriter{out: out, cols: cols, ev: ev, header: c.header, width: c.width, expanded: c.expanded,
+		widths: make([]int, len(cols)), names: make([][]byte, len(cols))}
+	for i, col := range cols {
+		t.names[i] = escapeControls([]byte(col.Name), 0)
+		if t.expanded {
+			t.styled = append(t.styled, []byte(t.header(string(t.names[i]))))
+		}
 	}
 	return t
 }
 
 func (t *tableWriter) Row(cells []sase.Cell) error {
 	for i, c := range cells {
+		start := len(t.arena)
 		right := false
 		switch t.cols[i].Kind {
 		case Value:
@@ -54,7 +75,9 @@ func (t *tableWriter) Row(cells []sase.Cell) error {
 			}
 			t.arena = append(t.arena, ']')
 		}
+		t.arena = escapeControls(t.arena, start)
 		t.ends = append(t.ends, len(t.arena))
+		t.cellW = append(t.cellW, textWidth(t.arena[start:]))
 		t.right = append(t.right, right)
 	}
 	t.rows++
@@ -72,7 +95,7 @@ func (t *tableWriter) Sync() error {
 }
 
 func (t *tableWriter) Finish() error {
-	if t.rows > 0 || !t.started {
+	if t.rows > 0 || !t.started && !t.expanded {
 		return t.flush()
 	}
 	return t.out.err
@@ -80,56 +103,194 @@ func (t *tableWriter) Finish() error {
 
 // flush prints the collected page, and the header before the first one.
 func (t *tableWriter) flush() error {
-	n := len(t.cols)
-	for k, end := range t.ends {
-		if w := utf8.RuneCount(t.arena[t.start(k):end]); w > t.widths[k%n] {
-			t.widths[k%n] = w
-		}
+	if !t.fixed {
+		t.fixWidths()
 	}
 	b := t.page[:0]
-	if !t.started {
-		t.started = true
-		for i, c := range t.cols {
-			b = t.sep(b, i)
-			b = append(b, t.header(c.Name)...)
-			b = t.pad(b, i, utf8.RuneCountInString(c.Name))
+	if t.expanded {
+		b = t.appendRecords(b)
+	} else {
+		if !t.started {
+			b = t.appendHeader(b)
 		}
-		b = append(b, '\n')
-		for i, w := range t.widths {
-			if i > 0 {
-				b = append(b, '+')
-			}
-			for range w + 2 {
-				b = append(b, '-')
-			}
-		}
-		b = append(b, '\n')
+		b = t.appendRows(b)
 	}
-	for k, end := range t.ends {
-		i := k % n
-		text := t.arena[t.start(k):end]
+	t.started = true
+	t.page = b
+	t.arena, t.ends, t.cellW, t.right, t.rows = t.arena[:0], t.ends[:0], t.cellW[:0], t.right[:0], 0
+	return t.out.write(b)
+}
+
+// fixWidths sets the column widths from the header and the first page,
+// narrowed to the terminal's width when there is one. Expanded, widths[0]
+// is the names' column and widths[1] the values'.
+func (t *tableWriter) fixWidths() {
+	t.fixed = true
+	n := len(t.cols)
+	natural := make([]int, n)
+	for i, name := range t.names {
+		natural[i] = textWidth(name)
+	}
+	if t.expanded {
+		names := 0
+		for _, w := range natural {
+			names = max(names, w)
+		}
+		values := 0
+		for _, w := range t.cellW {
+			values = max(values, w)
+		}
+		if t.width > 0 {
+			values = min(values, max(t.width-names-3, minColumn))
+		}
+		t.widths = []int{names, values}
+		return
+	}
+	for k, w := range t.cellW {
+		natural[k%n] = max(natural[k%n], w)
+	}
+	copy(t.widths, natural)
+	if t.width > 0 {
+		// The rule under the header is the widest line: each column's
+		// width and 2, and a '+' between columns.
+		fitColumns(t.widths, t.width-3*n+1)
+	}
+}
+
+// fitColumns narrows the widest columns until their sum is at most room,
+// none below minColumn (or its natural width if that is less).
+func fitColumns(widths []int, room int) {
+	sum, widest := 0, 0
+	for _, w := range widths {
+		sum += w
+		widest = max(widest, w)
+	}
+	if sum <= room {
+		return
+	}
+	// The largest cap c with the capped widths' sum within room; what is
+	// left over widens the capped columns by one each, left to right.
+	used := func(c int) int {
+		s := 0
+		for _, w := range widths {
+			s += min(w, c)
+		}
+		return s
+	}
+	c := widest
+	for c > minColumn && used(c) > room {
+		c--
+	}
+	spare := room - used(c)
+	for i, w := range widths {
+		if w > c {
+			widths[i] = c
+			if spare > 0 {
+				widths[i]++
+				spare--
+			}
+		}
+	}
+}
+
+func (t *tableWriter) cell(k int) ([]byte, int) {
+	start := 0
+	if k > 0 {
+		start = t.ends[k-1]
+	}
+	return t.arena[start:t.ends[k]], t.cellW[k]
+}
+
+// appendFitted appends text, w columns wide, cut to room columns with an
+// ellipsis if it is wider; it returns the width appended.
+func appendFitted(b, text []byte, w, room int) ([]byte, int) {
+	text, w, cut := fit(text, w, room)
+	b = append(b, text...)
+	if cut {
+		b = append(b, ellipsis...)
+		w++
+	}
+	return b, w
+}
+
+func (t *tableWriter) appendHeader(b []byte) []byte {
+	for i, name := range t.names {
 		b = t.sep(b, i)
-		if t.right[k] {
-			b = spaces(b, t.widths[i]-utf8.RuneCount(text))
+		cut, w, _ := fit(name, textWidth(name), t.widths[i])
+		b = append(b, t.header(string(cut))...)
+		if len(cut) < len(name) {
+			b = append(b, ellipsis...)
+			w++
+		}
+		b = t.pad(b, i, w)
+	}
+	b = append(b, '\n')
+	for i, w := range t.widths {
+		if i > 0 {
+			b = append(b, '+')
+		}
+		b = repeat(b, '-', w+2)
+	}
+	return append(b, '\n')
+}
+
+func (t *tableWriter) appendRows(b []byte) []byte {
+	n := len(t.cols)
+	for k := range t.ends {
+		i := k % n
+		text, w := t.cell(k)
+		b = t.sep(b, i)
+		if t.right[k] && w < t.widths[i] {
+			b = repeat(b, ' ', t.widths[i]-w)
 			b = append(b, text...)
 		} else {
-			b = append(b, text...)
-			b = t.pad(b, i, utf8.RuneCount(text))
+			b, w = appendFitted(b, text, w, t.widths[i])
+			b = t.pad(b, i, w)
 		}
 		if i == n-1 {
 			b = append(b, '\n')
 		}
 	}
-	t.page = b
-	t.arena, t.ends, t.right, t.rows = t.arena[:0], t.ends[:0], t.right[:0], 0
-	return t.out.write(b)
+	return b
 }
 
-func (t *tableWriter) start(k int) int {
-	if k == 0 {
-		return 0
+// appendRecords prints the page expanded, psql's layout:
+//
+//	-[ RECORD 1 ]+------
+//	a     | stock1@17 {...}
+//	price | 5
+func (t *tableWriter) appendRecords(b []byte) []byte {
+	names, values := t.widths[0], t.widths[1]
+	room := 1 << 30 // without a terminal, values are never cut
+	if t.width > 0 {
+		room = max(t.width-names-3, minColumn)
 	}
-	return t.ends[k-1]
+	n := len(t.cols)
+	for k := range t.ends {
+		i := k % n
+		if i == 0 {
+			t.record++
+			start := len(b)
+			b = append(b, "-[ RECORD "...)
+			b = strconv.AppendInt(b, int64(t.record), 10)
+			b = append(b, " ]"...)
+			if label := len(b) - start; label < names+1 {
+				b = repeat(b, '-', names+1-label)
+				b = append(b, '+')
+				b = repeat(b, '-', values+1)
+			} else {
+				b = repeat(b, '-', max(names+3+values-label, 1))
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, t.styled[i]...)
+		b = repeat(b, ' ', names-textWidth(t.names[i]))
+		b = append(b, " | "...)
+		text, w := t.cell(k)
+		b, _ = appendFitted(b, text, w, room)
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // sep appends what comes before column i's text.
@@ -144,14 +305,14 @@ func (t *tableWriter) sep(b []byte, i int) []byte {
 // so lines carry no trailing blanks.
 func (t *tableWriter) pad(b []byte, i, w int) []byte {
 	if i < len(t.cols)-1 {
-		return spaces(b, t.widths[i]-w)
+		return repeat(b, ' ', t.widths[i]-w)
 	}
 	return b
 }
 
-func spaces(b []byte, n int) []byte {
+func repeat(b []byte, c byte, n int) []byte {
 	for range n {
-		b = append(b, ' ')
+		b = append(b, c)
 	}
 	return b
 }

@@ -2,6 +2,8 @@ package repl
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
@@ -20,18 +22,55 @@ const (
 type Shell struct {
 	s       *session.Session
 	pending strings.Builder // input that does not end a statement yet
+	record  func(entry string)
+	notes   io.Writer
 }
 
+// ShellOption configures a Shell.
+type ShellOption func(*Shell)
+
+// WithHistory hands each statement and command the shell runs to record,
+// one line each (see historyEntry).
+func WithHistory(record func(entry string)) ShellOption {
+	return func(sh *Shell) { sh.record = record }
+}
+
+// WithNotes gives the shell somewhere to write its own hints (stderr).
+func WithNotes(w io.Writer) ShellOption { return func(sh *Shell) { sh.notes = w } }
+
 // NewShell returns a shell over s.
-func NewShell(s *session.Session) *Shell { return &Shell{s: s} }
+func NewShell(s *session.Session, opts ...ShellOption) *Shell {
+	sh := &Shell{s: s, record: func(string) {}, notes: io.Discard}
+	for _, o := range opts {
+		o(sh)
+	}
+	return sh
+}
 
 // Process takes one line of input. It runs every statement the line
 // completes (a ';' outside parentheses, quotes and comments) and keeps the
 // rest for the next line; a backslash command runs when no statement is
-// pending. It reports whether no statement is pending afterwards, that is,
-// whether the next prompt is Prompt rather than PromptContinue.
+// pending, and so do help, exit and quit alone on a line (with or without
+// ';'), as in psql. It reports whether no statement is pending afterwards,
+// that is, whether the next prompt is Prompt rather than PromptContinue.
 func (sh *Shell) Process(ctx context.Context, line string) (complete bool) {
-	if sh.pending.Len() == 0 && strings.HasPrefix(strings.TrimSpace(line), `\`) {
+	trimmed := strings.TrimSpace(line)
+	if word := strings.ToLower(strings.TrimSpace(strings.TrimSuffix(trimmed, ";"))); word == "help" || word == "exit" || word == "quit" {
+		if sh.pending.Len() > 0 {
+			// Inside a statement the word is most likely a way out.
+			fmt.Fprintf(sh.notes, "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n")
+			return false
+		}
+		sh.record(trimmed)
+		cmd := `\q`
+		if word == "help" {
+			cmd = `\help`
+		}
+		sh.s.Exec(ctx, &ast.Source{Name: "<input>", Text: cmd})
+		return true
+	}
+	if sh.pending.Len() == 0 && strings.HasPrefix(trimmed, `\`) {
+		sh.record(trimmed)
 		sh.s.Exec(ctx, &ast.Source{Name: "<input>", Text: line}) // errors are reported
 		return true
 	}
@@ -43,6 +82,15 @@ func (sh *Shell) Process(ctx context.Context, line string) (complete bool) {
 	for _, p := range pieces {
 		if p.Kind == grammar.Statement {
 			done = p.End
+		}
+	}
+	for _, p := range pieces {
+		switch {
+		case p.End > done:
+		case p.Kind == grammar.Statement:
+			sh.record(historyEntry(text[p.Start:p.End]))
+		case p.Kind == grammar.Command:
+			sh.record(strings.TrimSpace(text[p.Start:p.End]))
 		}
 	}
 	if done > 0 {

@@ -14,7 +14,7 @@ import (
 
 // newShell returns a shell over a session with reproducible output (no
 // colour, no timing) and the built-in stocks stream.
-func newShell(t *testing.T) (sh *repl.Shell, s *session.Session, stdout, stderr *bytes.Buffer) {
+func newShell(t testing.TB) (sh *repl.Shell, s *session.Session, stdout, stderr *bytes.Buffer) {
 	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	s = session.New(stdout, stderr, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
@@ -78,8 +78,8 @@ func TestProcess(t *testing.T) {
 		},
 		{
 			name:   "a command at the prompt",
-			steps:  []step{{`  \timing  `, true}, {`\x`, true}},
-			stderr: "timing is on\nERROR: unknown command \\x (\\help lists the commands)\n",
+			steps:  []step{{`  \timing  `, true}, {`\y`, true}},
+			stderr: "timing is on\nERROR: unknown command \\y (\\help lists the commands)\n",
 		},
 		{
 			name:   "a command after a statement waits for the next one",
@@ -139,19 +139,78 @@ func TestResetDropsPendingInput(t *testing.T) {
 	}
 }
 
-// TestColors checks the shell's style: red errors and bold headers on a
-// terminal, plain text otherwise.
+// TestColors checks the shell's style per stream: bold headers when
+// stdout gets colour, red errors when stderr does, each on its own.
 func TestColors(t *testing.T) {
-	for _, on := range []bool{true, false} {
+	for _, tt := range []struct{ stdout, stderr bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
 		var stdout, stderr bytes.Buffer
-		s := session.New(&stdout, &stderr, session.WithStyle(repl.Colors(on)), session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
+		s := session.New(&stdout, &stderr, session.WithStyle(repl.Colors(tt.stdout, tt.stderr)), session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
 		s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "SHOW STREAMS; USE nothing;"})
 		header, errPrefix := " name   |", "ERROR: "
-		if on {
-			header, errPrefix = " \x1b[1mname\x1b[", "\x1b[31;1mERROR:\x1b["
+		if tt.stdout {
+			header = " \x1b[1mname\x1b["
+		}
+		if tt.stderr {
+			errPrefix = "\x1b[31;1mERROR:\x1b["
 		}
 		if !strings.HasPrefix(stdout.String(), header) || !strings.HasPrefix(stderr.String(), errPrefix) {
-			t.Errorf("colors %v: stdout %q, stderr %q", on, stdout.String(), stderr.String())
+			t.Errorf("colors %+v: stdout %q, stderr %q", tt, stdout.String(), stderr.String())
+		}
+		if !tt.stdout && strings.Contains(stdout.String(), "\x1b") || !tt.stderr && strings.Contains(stderr.String(), "\x1b") {
+			t.Errorf("colors %+v: colour where it is off: stdout %q, stderr %q", tt, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// TestColor checks when a stream gets colour.
+func TestColor(t *testing.T) {
+	for _, tt := range []struct {
+		env      map[string]string
+		terminal bool
+		want     bool
+	}{
+		{nil, true, true},
+		{nil, false, false},
+		{map[string]string{"NO_COLOR": "1"}, true, false},
+		{map[string]string{"NO_COLOR": ""}, true, true}, // set but empty: the convention says colour
+		{map[string]string{"TERM": "dumb"}, true, false},
+		{map[string]string{"TERM": "xterm-256color"}, true, true},
+	} {
+		getenv := func(k string) string { return tt.env[k] }
+		if got := repl.Color(getenv, tt.terminal); got != tt.want {
+			t.Errorf("Color(%v, terminal %v) = %v", tt.env, tt.terminal, got)
+		}
+	}
+}
+
+// TestHelpExitQuit checks the words psql accepts alone at the prompt.
+func TestHelpExitQuit(t *testing.T) {
+	for _, tt := range []struct {
+		lines    []string
+		quit     bool
+		help     bool
+		complete bool
+		stderr   string
+	}{
+		{lines: []string{"help"}, help: true, complete: true},
+		{lines: []string{"  HELP; "}, help: true, complete: true},
+		{lines: []string{"exit"}, quit: true, complete: true},
+		{lines: []string{"quit;"}, quit: true, complete: true},
+		{lines: []string{"Quit"}, quit: true, complete: true},
+		{lines: []string{"PATTERN SEQ(stock1 a,", "quit"}, stderr: "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n"},
+		{lines: []string{"PATTERN SEQ(stock1 a,", "exit;", "stock2 b) WITHIN 1;"}, complete: true,
+			stderr: "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n(90 matches, 10000 events)\n"},
+	} {
+		var notes bytes.Buffer
+		_, s, stdout, stderr := newShell(t)
+		sh := repl.NewShell(s, repl.WithNotes(&notes))
+		var complete bool
+		for _, l := range tt.lines {
+			complete = sh.Process(context.Background(), l)
+		}
+		help := strings.Contains(stdout.String(), "Statements (end each with ;)")
+		if s.Quit() != tt.quit || help != tt.help || complete != tt.complete || notes.String()+stderr.String() != tt.stderr {
+			t.Errorf("%q: quit %v, help %v, complete %v, stderr %q", tt.lines, s.Quit(), help, complete, notes.String()+stderr.String())
 		}
 	}
 }

@@ -1,11 +1,13 @@
-// Package repl is sase's interactive shell: readline with history, the
-// prompts, Ctrl-C, and colour on the terminal, around a session (package
-// session) that runs the statements.
+// Package repl is sase's interactive shell: readline with tab completion
+// and a history of whole statements, the prompts, Ctrl-C, a progress line
+// and colour on the terminal, around a session (package session) that
+// runs the statements.
 package repl
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -17,21 +19,47 @@ import (
 	"github.com/sase-cep/sase/session"
 )
 
-// Colors is the shell's style for a session: red errors and bold table
-// headers when on.
-func Colors(on bool) session.Style {
-	if !on {
-		return session.Style{}
+// Colors is the shell's style for a session: bold table headers when
+// stdout gets colour, red errors when stderr does.
+func Colors(stdout, stderr bool) session.Style {
+	var st session.Style
+	if stdout {
+		bold := color.New(color.Bold)
+		bold.EnableColor()
+		st.Header = sprint(bold)
 	}
-	red, bold := color.New(color.FgRed, color.Bold), color.New(color.Bold)
-	red.EnableColor()
-	bold.EnableColor()
-	return session.Style{Error: sprint(red), Header: sprint(bold)}
+	if stderr {
+		red := color.New(color.FgRed, color.Bold)
+		red.EnableColor()
+		st.Error = sprint(red)
+	}
+	return st
 }
 
-// Terminal reports whether colour suits standard output: it is a terminal
-// and NO_COLOR is not set (fatih/color's detection).
-func Terminal() bool { return !color.NoColor }
+// Color reports whether a stream gets colour: it is a terminal, and the
+// environment (getenv) neither sets NO_COLOR (to anything but "") nor has
+// TERM=dumb. stdout and stderr are asked separately, so that colour never
+// reaches a file or pipe one of them is redirected to.
+func Color(getenv func(string) string, terminal bool) bool {
+	return terminal && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// Terminal reports whether f is a terminal.
+func Terminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
+
+// TerminalWidth is the width of the terminal stdout is, 0 if it is none:
+// tables are fitted to it.
+func TerminalWidth() int {
+	if !Terminal(os.Stdout) {
+		return 0
+	}
+	return max(readline.GetScreenWidth(), 0)
+}
+
+// StdStyle is the style for a session writing to os.Stdout and os.Stderr.
+func StdStyle() session.Style {
+	return Colors(Color(os.Getenv, Terminal(os.Stdout)), Color(os.Getenv, Terminal(os.Stderr)))
+}
 
 func sprint(c *color.Color) func(string) string {
 	return func(s string) string { return c.Sprint(s) }
@@ -39,30 +67,59 @@ func sprint(c *color.Color) func(string) string {
 
 // Run is the interactive shell: it starts a session with opts, writing to
 // the terminal, and feeds it the lines it reads with readline (history in
-// historyFile, "" for none) until \q, Ctrl-D or ctx ends. Ctrl-C while a
-// statement runs cancels it; Ctrl-C at the prompt clears the pending input.
-// Errors in statements never end it. Queries on live streams run in the
-// background, their lines prefixed with "[n] "; STOP QUERY n ends one.
+// historyFile, "" for none; completion with TAB) until \q, Ctrl-D or ctx
+// ends. Ctrl-C while a statement runs cancels it; Ctrl-C at the prompt
+// clears the pending input. A statement that runs longer than a second
+// shows a progress line on stderr, if stderr is a terminal. Errors in
+// statements never end it. Queries on live streams run in the background,
+// their lines prefixed with "[n] "; STOP QUERY n ends one.
 func Run(ctx context.Context, historyFile string, opts ...session.Option) error {
 	prompt := color.New(color.FgGreen, color.Bold)
-	if !Terminal() {
+	if Color(os.Getenv, Terminal(os.Stdout)) {
+		prompt.EnableColor()
+	} else {
 		prompt.DisableColor()
 	}
+	sh := &Shell{record: func(string) {}}
 	rl, err := readline.NewEx(&readline.Config{
-		Prompt:          prompt.Sprint(Prompt),
-		HistoryFile:     historyFile,
-		InterruptPrompt: "^C",
-		EOFPrompt:       `\q`,
+		Prompt:                 prompt.Sprint(Prompt),
+		InterruptPrompt:        "^C",
+		EOFPrompt:              `\q`,
+		AutoComplete:           autoComplete{sh},
+		DisableAutoSaveHistory: true, // one entry per statement: see history
 	})
 	if err != nil {
 		return err
 	}
 	defer rl.Close()
+	if historyFile != "" {
+		h, entries, err := openHistory(historyFile)
+		if err != nil {
+			fmt.Fprintf(rl.Stderr(), "sase: no history: %v\n", err)
+		} else {
+			defer h.close()
+			for _, e := range entries {
+				rl.SaveHistory(e)
+			}
+			sh.record = func(e string) {
+				if e != "" {
+					rl.SaveHistory(e)
+					h.add(e)
+				}
+			}
+		}
+	}
 	// Background queries print while the user types: readline's writers
-	// redraw the prompt and the line being edited after each write.
-	opts = append([]session.Option{session.WithStyle(Colors(Terminal()))}, opts...)
-	s := session.New(rl.Stdout(), rl.Stderr(), append(opts, session.Interactive())...)
-	sh := NewShell(s)
+	// redraw the prompt and the line being edited after each write. The
+	// progress line is erased before anything else is written.
+	pl := &progressLine{w: rl.Stderr(), on: Terminal(os.Stderr)}
+	opts = append([]session.Option{
+		session.WithStyle(StdStyle()),
+		session.WithWidth(TerminalWidth),
+		session.TrackProgress(),
+	}, opts...)
+	s := session.New(pl.wrap(rl.Stdout()), pl.wrap(rl.Stderr()), append(opts, session.Interactive())...)
+	sh.s, sh.notes = s, pl.wrap(rl.Stderr())
 
 	// readline reads Ctrl-C as a key while it edits a line; while a
 	// statement runs the terminal is back in cooked mode and Ctrl-C is
@@ -101,7 +158,9 @@ func Run(ctx context.Context, historyFile string, opts ...session.Option) error 
 		mu.Lock()
 		cancel = qcancel
 		mu.Unlock()
+		stop := pl.show(s)
 		sh.Process(qctx, line)
+		stop()
 		mu.Lock()
 		cancel = nil
 		mu.Unlock()

@@ -135,3 +135,16 @@ func (s *Session) claim(as *ast.Ident, def string) (string, error) {
 	e.live.Close()
 	return name, nil
 }
+
+// Schema returns the types and attributes of the named stream, the
+// current one for "", nil when there is none: what the shell's completion
+// offers. A live stream's is a snapshot.
+func (s *Session) Schema(name string) *event.Schema {
+	if name == "" {
+		name = s.cat.current
+	}
+	if e, ok := s.cat.entries[name]; ok {
+		return e.view().Schema
+	}
+	return nil
+}

@@ -118,17 +118,17 @@ func (s *Session) streamSummary(l *source.Live) {
 }
 
 // loadLive opens LOAD '-' and LOAD 'path' FOLLOW.
-func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
-	name, err := s.claim(st.Name, source.DefaultName(st.Path))
+func (s *Session) loadLive(st *ast.Load, path string, opts source.Options) error {
+	name, err := s.claim(st.Name, source.DefaultName(path))
 	if err != nil {
 		return err
 	}
 	if st.Follow {
-		l, err := source.Follow(name, st.Path, st.Format, opts, s.errw)
+		l, err := source.Follow(name, path, st.Format, opts, s.errw)
 		if err != nil {
 			return err
 		}
-		s.addLive(l, "following "+st.Path+" as "+name)
+		s.addLive(l, "following "+path+" as "+name)
 		return nil
 	}
 	if s.stdin == nil {
@@ -193,18 +193,22 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	s.note("%s", text)
 
-	out := &lineSink{o: s.outs}
+	res := s.res.hold() // the results go where they went at the start, even after \o
+	out := &lineSink{o: s.outs, dst: res.w}
 	if s.interactive {
 		out.prefix = []byte("[" + strconv.Itoa(lq.id) + "] ")
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
-	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update))
+	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
 	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)
 		defer cancel()
 		stats, err := lq.run(ctx, cq, sub, w, bw, limit)
 		out.close()
+		if cerr := res.release(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
+		}
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}

@@ -3,37 +3,58 @@ package session
 import (
 	"bytes"
 	"io"
+	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // outputs serializes the writes of the session and of its background
-// queries to stdout and stderr. Background queries write whole lines (see
-// lineSink); the session's own results are written as its buffer fills.
+// queries to stdout, stderr and \o's file. Background queries write whole
+// lines (see lineSink); the session's own results are written as its
+// buffer fills.
 type outputs struct {
-	mu       sync.Mutex
-	out, err io.Writer
+	mu sync.Mutex
 }
 
-// lockedWriter writes to stdout or stderr under the lock.
+// lockedWriter writes to w (stdout, stderr or a file) under the lock.
 type lockedWriter struct {
-	o      *outputs
-	stderr bool
+	o *outputs
+	w io.Writer
 }
 
 func (w lockedWriter) Write(p []byte) (int, error) {
 	w.o.mu.Lock()
 	defer w.o.mu.Unlock()
-	if w.stderr {
-		return w.o.err.Write(p)
-	}
-	return w.o.out.Write(p)
+	return w.w.Write(p)
 }
 
-// lineSink passes a background query's output to stdout in whole lines, so
-// that two queries' lines never mix; each line gets prefix (the shell's
-// "[n] "). A partial line waits for its end.
+// results is where query results go: stdout, or the file \o named. A file
+// is closed once \o has moved on and the live queries that were started
+// while it was the target have ended.
+type results struct {
+	w    io.Writer
+	file *os.File     // nil for stdout
+	refs atomic.Int32 // holders: the session while it is the target, live queries
+}
+
+func (r *results) hold() *results {
+	r.refs.Add(1)
+	return r
+}
+
+func (r *results) release() error {
+	if r.refs.Add(-1) == 0 && r.file != nil {
+		return r.file.Close()
+	}
+	return nil
+}
+
+// lineSink passes a background query's output to its results in whole
+// lines, so that two queries' lines never mix; each line gets prefix (the
+// shell's "[n] "). A partial line waits for its end.
 type lineSink struct {
 	o      *outputs
+	dst    io.Writer
 	prefix []byte
 	tail   []byte // a partial line
 	buf    []byte
@@ -66,10 +87,10 @@ func (s *lineSink) Write(p []byte) (int, error) {
 	s.o.mu.Lock()
 	var err error
 	if len(head) > 0 {
-		_, err = s.o.out.Write(head)
+		_, err = s.dst.Write(head)
 	}
 	if err == nil {
-		_, err = s.o.out.Write(lines)
+		_, err = s.dst.Write(lines)
 	}
 	s.o.mu.Unlock()
 	s.tail = append(s.tail[:0], p[end:]...)

@@ -11,7 +11,7 @@ import (
 func TestLineSink(t *testing.T) {
 	for _, prefix := range []string{"", "[2] "} {
 		var out strings.Builder
-		s := &lineSink{o: &outputs{out: &out}, prefix: []byte(prefix)}
+		s := &lineSink{o: &outputs{}, dst: &out, prefix: []byte(prefix)}
 		var seen []string
 		for _, w := range []string{"ab", "c\nde", "f\ng\nh", "", "\n", "tail"} {
 			s.Write([]byte(w))

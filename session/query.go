@@ -34,8 +34,19 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		s.out.WriteString(cq.Explain())
 		return nil
 	}
+	work := "query"
 	if q.Analyze {
-		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming())
+		work = "EXPLAIN ANALYZE"
+	}
+	defer s.prog.begin(work, int64(len(stream.Events)))()
+	events := s.prog.count(stream.All())
+	if q.Analyze {
+		var n int64
+		stats, err := cq.Run(ctx, events, func([]sase.Cell) bool {
+			n++
+			s.prog.matched(n)
+			return true
+		}, sase.WithTiming())
 		if err != nil {
 			return runError(err, stats)
 		}
@@ -44,16 +55,22 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 
-	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil))
+	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil), 0)
 	limit, n := s.set.Limit, int64(0)
-	stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
-		w.Row(row) // a write error sticks in s.out
+	stats, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
+		if w.Row(row) != nil {
+			return false // the output is gone (\o's disk is full, a closed pipe): stop
+		}
 		n++
+		s.prog.matched(n)
 		return limit == 0 || n < limit
 	})
-	w.Finish()
+	werr := w.Finish()
 	if err != nil {
 		return runError(err, stats)
+	}
+	if werr != nil {
+		return fmt.Errorf("writing the results: %w", werr)
 	}
 	s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
 	if limit > 0 && n >= limit {
@@ -62,11 +79,21 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	return nil
 }
 
-// writer is a result writer in the session's format.
-func (s *Session) writer(w io.Writer, sc output.Schema) output.Writer {
+// writer is a result writer in the session's format: a table is expanded
+// (\x) and fitted to the terminal, less indent columns, unless results go
+// to a file.
+func (s *Session) writer(w io.Writer, sc output.Schema, indent int) output.Writer {
 	var opts []output.Option
 	if s.style.Header != nil {
 		opts = append(opts, output.WithHeaderStyle(s.style.Header))
+	}
+	if s.set.Expanded {
+		opts = append(opts, output.WithExpanded())
+	}
+	if s.width != nil && s.res.file == nil {
+		if width := s.width(); width > indent {
+			opts = append(opts, output.WithWidth(width-indent))
+		}
 	}
 	return output.New(s.set.Format, w, sc, opts...)
 }

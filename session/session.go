@@ -30,11 +30,15 @@ var ErrFailed = errors.New("a statement failed")
 // starts on live streams run in the background and write through the same
 // writers, a whole line at a time.
 type Session struct {
-	outs  *outputs
-	out   *bufio.Writer // results; flushed after each statement
-	errw  io.Writer     // messages, summaries, errors
-	stdin io.Reader     // what LOAD '-' reads; nil if there is none
-	style Style
+	outs   *outputs
+	res    *results // where results go: stdout, or \o's file
+	stdout io.Writer
+	out    *bufio.Writer // results, to res; flushed after each statement
+	errw   io.Writer     // messages, summaries, errors
+	stdin  io.Reader     // what LOAD '-' reads; nil if there is none
+	style  Style
+	width  func() int // the terminal's width for tables; nil: none
+	prog   *progress  // nil unless TrackProgress
 
 	cat  catalogue
 	set  Settings
@@ -84,6 +88,10 @@ func WithBuiltinStream(st *event.Stream) Option {
 	}
 }
 
+// WithWidth fits tables to a terminal: width returns its current width
+// in columns (0: do not fit), asked at the start of each query.
+func WithWidth(width func() int) Option { return func(s *Session) { s.width = width } }
+
 // Interactive makes the session a shell's: a live stream starts reading
 // with its first query, and each background query's lines are prefixed
 // with "[n] ". Without it (a script) the streams start at Wait and the
@@ -92,13 +100,16 @@ func Interactive() Option { return func(s *Session) { s.interactive = true } }
 
 // New returns a session writing results to stdout and messages to stderr.
 func New(stdout, stderr io.Writer, opts ...Option) *Session {
-	outs := &outputs{out: stdout, err: stderr}
+	outs := &outputs{}
+	res := (&results{w: stdout}).hold()
 	s := &Session{
-		outs: outs,
-		out:  bufio.NewWriterSize(lockedWriter{outs, false}, 64<<10),
-		errw: lockedWriter{outs, true},
-		cat:  catalogue{entries: map[string]*entry{}},
-		set:  DefaultSettings(),
+		outs:   outs,
+		res:    res,
+		stdout: stdout,
+		out:    bufio.NewWriterSize(lockedWriter{outs, stdout}, 64<<10),
+		errw:   lockedWriter{outs, stderr},
+		cat:    catalogue{entries: map[string]*entry{}},
+		set:    DefaultSettings(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -106,7 +117,8 @@ func New(stdout, stderr io.Writer, opts ...Option) *Session {
 	return s
 }
 
-// Set changes a setting as SET does (keys: engine, format, limit, timing).
+// Set changes a setting as SET does (keys: engine, format, limit, timing,
+// expanded).
 func (s *Session) Set(key, value string) error { return s.set.Set(key, value) }
 
 // Current returns the current stream's name, "" when none is loaded.

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -77,13 +78,27 @@ func TestCommands(t *testing.T) {
 		{name: "timing toggles", text: "\\timing\n\\timing off\n\\timing maybe\n", fails: true,
 			stderr: "timing is on\ntiming is off\nERROR: timing must be on or off, got \"maybe\"\n"},
 		{name: "help", text: `\help`, stdout: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"},
-		{name: "unknown command", text: `\x`, fails: true, stderr: "ERROR: unknown command \\x (\\help lists the commands)\n"},
+		{name: "unknown command", text: `\y`, fails: true, stderr: "ERROR: unknown command \\y (\\help lists the commands)\n"},
 		{name: "include a script", text: `\i ../testdata/repl/include.sase`, stdout: "a,b\n59,62\n68,69\n",
 			stderr: "format = csv\n(291 matches, 10000 events)\n"},
 		{name: "include a missing file", text: "\\i nope.sase\n\\i\n", fails: true,
 			stderr: "ERROR: open nope.sase: no such file or directory\nERROR: \\i needs a file name: \\i queries.sase\n"},
 		{name: "quit ends the script", text: "\\q\nSHOW STREAMS;", quit: true},
 		{name: "after a statement", text: "SET limit = 3; \\timing off", stderr: "limit = 3\ntiming is off\n"},
+		{name: "expanded toggles", text: "\\x\n\\x\n\\x on\nSET limit = 1; PATTERN stock1 a RETURN a.price, a.symbol;\n\\x nope\n", fails: true,
+			stdout: "-[ RECORD 1 ]-\na.price  | 5\na.symbol | 1\n",
+			stderr: "expanded display is on\nexpanded display is off\nexpanded display is on\nlimit = 1\n(1 match, 18 events)\n" +
+				"(stopped at the limit of 1 match; SET limit = 0 for all)\nERROR: expanded must be on or off, got \"nope\"\n"},
+		{name: "set lists the settings", text: "SET engine = nfa; \\x\n\\set\n", stdout: "engine = nfa\nformat = table\nlimit = 0\ntiming = off\nexpanded = on\n",
+			stderr: "engine = nfa\nexpanded display is on\n"},
+		{name: "set sets", text: "\\set format CSV\n\\set limit -1\n\\set colour red\n", fails: true,
+			stderr: "format = csv\nERROR: \\set limit: limit must be a whole number of matches, 0 for no limit; got \"-1\"\n" +
+				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded)\n"},
+		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
+		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
+			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+		{name: "include with a bad quote", text: "\\i 'a.sase\n\\i 'a'b'\n", fails: true,
+			stderr: "ERROR: unterminated quote in 'a.sase\nERROR: unexpected ' in 'a'b' (a quote inside the name is doubled)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +140,7 @@ func TestIncludeCycle(t *testing.T) {
 		{"through another", map[string]string{"a.sase": "\\i b.sase\n", "b.sase": "\\i a.sase\n"},
 			"ERROR: \\i a.sase: include cycle: a.sase -> b.sase -> a.sase\n"},
 		{"under another name", map[string]string{"a.sase": "\\i b.sase\n", "b.sase": "\\i ./a.sase\n"},
-			"ERROR: \\i ./a.sase: include cycle: a.sase -> b.sase -> ./a.sase\n"},
+			"ERROR: \\i ./a.sase: include cycle: a.sase -> b.sase -> a.sase\n"},
 		{"the script goes on", map[string]string{"a.sase": "SET limit = 1;\n\\i a.sase\nSET limit = 2;\n"},
 			"limit = 1\nERROR: \\i a.sase: include cycle: a.sase -> a.sase\nlimit = 2\n"},
 		{"too deep", chain,
@@ -157,6 +172,122 @@ func TestIncludeCycle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOutputFile checks \\o: results go to the file, messages stay on
+// stderr, and \\o alone brings results back to stdout.
+func TestOutputFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	s, stdout, stderr := newSession(t)
+	err := exec(t, s, "SET format = csv; SET limit = 2;\n\\o 'my results.csv'\nPATTERN stock1 a RETURN a.price;\nSHOW STREAMS;\n\\o\nPATTERN stock2 a RETURN a.price;\n\\o no/such/dir/x.csv\n")
+	if err != session.ErrFailed {
+		t.Fatalf("Exec = %v", err)
+	}
+	file, _ := os.ReadFile("my results.csv")
+	if want := "a.price\n5\n40\nname,events,types,source,time_unit,current,live\nstocks,10000,10,generated,,true,false\n"; string(file) != want {
+		t.Errorf("file:\n%s\nwant\n%s", file, want)
+	}
+	if want := "a.price\n9\n37\n"; stdout.String() != want {
+		t.Errorf("stdout:\n%s\nwant\n%s", stdout, want)
+	}
+	want := "format = csv\nlimit = 2\nresults go to my results.csv\n(2 matches, 34 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+		"results go to standard output\n(2 matches, 11 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+		"ERROR: \\o: open no/such/dir/x.csv: no such file or directory\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", stderr, want)
+	}
+}
+
+// TestScriptRelativePaths checks that LOAD and \\i in a script name files
+// relative to the script's folder, and typed statements relative to the
+// working directory.
+func TestScriptRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"scripts/main.sase":     "LOAD 'data/t.csv' AS t;\n\\i 'lib/more.sase'\n",
+		"scripts/data/t.csv":    "type,ts\nA,1\n",
+		"scripts/lib/more.sase": "LOAD '../data/t.csv' AS u;\nLOAD 'data/t.csv' AS v;\n",
+		"data/t.csv":            "type,ts\nB,1\nB,2\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	s, _, stderr := newSession(t)
+	if err := s.ExecFile(context.Background(), "scripts/main.sase"); err != session.ErrFailed {
+		t.Fatalf("ExecFile = %v", err)
+	}
+	if err := exec(t, s, "LOAD 'data/t.csv' AS w;"); err != nil {
+		t.Fatal(err)
+	}
+	want := "loaded t: 1 event of 1 type, the current stream\n" +
+		"loaded u: 1 event of 1 type\n" +
+		"ERROR: open scripts/lib/data/t.csv: no such file or directory\n" +
+		"loaded w: 2 events of 1 type\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", stderr, want)
+	}
+}
+
+// TestProgress checks the counters a shell reads while a query runs, and
+// that they are gone once it has ended.
+func TestProgress(t *testing.T) {
+	s, _, _ := newSession(t, session.TrackProgress())
+	if _, ok := s.Progress(); ok {
+		t.Fatal("progress before any statement")
+	}
+	var during session.Progress
+	var seen bool
+	// The sink runs inside the query: read the counters from there, as
+	// the shell's goroutine would.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if p, ok := s.Progress(); ok && p.Events > 5000 && !seen {
+				during, seen = p, true
+				cancel()
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	s.Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = jsonl; PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 300;"})
+	cancel()
+	<-done
+	if !seen {
+		t.Fatal("no progress seen while the query ran")
+	}
+	if during.Work != "query" || during.Total != 10000 || during.Events > 10000 || during.Matches == 0 {
+		t.Errorf("progress %+v", during)
+	}
+	if _, ok := s.Progress(); ok {
+		t.Error("progress after the query ended")
+	}
+	if !regexp.MustCompile(`^query: \d+(\.\d)?K of 10.0K events \(\d+%\), \d+ matches, .* events/s, \d`).MatchString(during.String()) {
+		t.Errorf("progress line %q", during.String())
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	for _, tt := range []struct {
+		p    session.Progress
+		want string
+	}{
+		{session.Progress{Work: "query", Events: 1_500_000, Total: 3_000_000, Matches: 1, Elapsed: 2 * time.Second}, "query: 1.5M of 3.0M events (50%), 1 match, 750.0K events/s, 2.00s"},
+		{session.Progress{Work: "LOAD 'x.csv'", Elapsed: 1500 * time.Millisecond}, "LOAD 'x.csv': 1.50s"},
+		{session.Progress{Work: "query", Events: 812, Elapsed: time.Second}, "query: 812 events, 0 matches, 812 events/s, 1.00s"},
+	} {
+		if got := tt.p.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.p, got, tt.want)
+		}
 	}
 }
 

@@ -12,20 +12,42 @@ import (
 
 // Settings are the values SET changes.
 type Settings struct {
-	Engine *sase.Engine
-	Format output.Format
-	Limit  int64 // stop each query after Limit matches; 0: no limit
-	Timing bool  // summaries with times (off: reproducible output)
+	Engine   *sase.Engine
+	Format   output.Format
+	Limit    int64 // stop each query after Limit matches; 0: no limit
+	Timing   bool  // summaries with times (off: reproducible output)
+	Expanded bool  // tables one field per line (\x)
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
-// limit, timing on.
+// limit, timing on, expanded off.
 func DefaultSettings() Settings {
 	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
 }
 
-// settingKeys are the keys SET accepts, sorted for the error message.
-var settingKeys = []string{"engine", "format", "limit", "timing"}
+// settingKeys are the keys SET accepts, in the order \set lists them.
+var settingKeys = []string{"engine", "format", "limit", "timing", "expanded"}
+
+// SettingKeys lists the keys SET accepts.
+func SettingKeys() []string { return slices.Clone(settingKeys) }
+
+// SettingValues lists the words a setting takes (for completion); nil for
+// limit, which takes a number.
+func SettingValues(key string) []string {
+	switch strings.ToLower(key) {
+	case "engine":
+		return sase.EngineNames()
+	case "format":
+		var fs []string
+		for _, f := range output.Formats {
+			fs = append(fs, string(f))
+		}
+		return fs
+	case "timing", "expanded":
+		return []string{"on", "off"}
+	}
+	return nil
+}
 
 // Set validates and applies one setting; key and value are as the user
 // wrote them (keys and words are case-insensitive).
@@ -50,14 +72,15 @@ func (st *Settings) Set(key, value string) error {
 			return fmt.Errorf("limit must be a whole number of matches, 0 for no limit; got %q", value)
 		}
 		st.Limit = n
-	case "timing":
-		switch v {
-		case "on", "true", "1":
-			st.Timing = true
-		case "off", "false", "0":
-			st.Timing = false
-		default:
-			return fmt.Errorf("timing must be on or off, got %q", value)
+	case "timing", "expanded":
+		on := v == "on" || v == "true" || v == "1"
+		if !on && v != "off" && v != "false" && v != "0" {
+			return fmt.Errorf("%s must be on or off, got %q", strings.ToLower(key), value)
+		}
+		if strings.ToLower(key) == "timing" {
+			st.Timing = on
+		} else {
+			st.Expanded = on
 		}
 	default:
 		return fmt.Errorf("unknown setting %q (settings: %s)", key, strings.Join(settingKeys, ", "))
@@ -79,6 +102,8 @@ func (st *Settings) get(key string) string {
 		return strconv.FormatInt(st.Limit, 10)
 	case "timing":
 		return onOff(st.Timing)
+	case "expanded":
+		return onOff(st.Expanded)
 	}
 	return ""
 }

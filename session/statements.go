@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,21 @@ func checkEach[V any](src *ast.Source, opts []*ast.Option, kv map[string]V, chec
 	return nil
 }
 
+// quote writes a path as a statement's string: 'it”s.csv'.
+func quote(path string) string { return "'" + strings.ReplaceAll(path, "'", "''") + "'" }
+
+// path resolves a path a statement or command names: in a script
+// (sase -f, \i) a relative path is relative to the script's folder, so a
+// script finds its data wherever it is run from; typed in the shell or
+// given with -c it is relative to the working directory. "-" is standard
+// input.
+func (s *Session) path(p string) string {
+	if len(s.files) == 0 || p == "-" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.files[len(s.files)-1].name), p)
+}
+
 func literalText(l *ast.Literal) string {
 	switch l.Kind {
 	case ast.LitInt:
@@ -75,8 +91,9 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	if err != nil {
 		return err
 	}
-	if st.Follow || st.Path == "-" {
-		return s.loadLive(st, opts)
+	path := s.path(st.Path)
+	if st.Follow || path == "-" {
+		return s.loadLive(st, path, opts)
 	}
 	for _, o := range st.Options {
 		if o.Key == "on_error" {
@@ -87,8 +104,9 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	if err != nil {
 		return err
 	}
+	defer s.prog.begin("LOAD "+quote(path), 0)()
 	start := time.Now()
-	stream, err := source.Load(st.Path, st.Format, opts)
+	stream, err := source.Load(path, st.Format, opts)
 	if err != nil {
 		return err // names the file and line already
 	}
@@ -135,6 +153,7 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 	if err != nil {
 		return err
 	}
+	defer s.prog.begin("GENERATE STOCKS", 0)()
 	start := time.Now()
 	stream := source.GenerateStocks(name, cfg)
 	s.added("generated", stream, time.Since(start))
@@ -172,7 +191,7 @@ func (s *Session) listing(names []string, rows [][]event.Value) {
 	for i, n := range names {
 		cols[i] = output.Column{Name: n, Kind: output.Value}
 	}
-	w := s.writer(s.out, output.Schema{Columns: cols})
+	w := s.writer(s.out, output.Schema{Columns: cols}, 0)
 	cells := make([]sase.Cell, len(names))
 	for _, r := range rows {
 		for i, v := range r {
@@ -264,16 +283,40 @@ func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s",
 			name, s.cat.names(), s.cat.current, strings.Join(types, ", "))
 	}
-	t := schema.Types[id]
-	rows := [][]event.Value{
-		{event.StringValue("ts"), event.StringValue("int")},
-		{event.StringValue("seq"), event.StringValue("int")},
-	}
-	for slot, attr := range schema.Attrs {
-		if t.Has(slot) && !slices.Contains([]string{"ts", "seq"}, attr) {
-			rows = append(rows, []event.Value{event.StringValue(attr), event.StringValue(t.Kinds[slot].String())})
-		}
+	var rows [][]event.Value
+	names, kinds := typeAttrs(schema, id)
+	for i, name := range names {
+		rows = append(rows, []event.Value{event.StringValue(name), event.StringValue(kinds[i])})
 	}
 	s.listing([]string{"attribute", "kind"}, rows)
 	return nil
+}
+
+// builtinAttrs are the attributes every event has.
+var builtinAttrs = []string{"ts", "seq"}
+
+// typeAttrs returns the attributes of type id and their kinds: the
+// built-ins first, then the type's own in the stream's column order.
+func typeAttrs(schema *event.Schema, id int) (names, kinds []string) {
+	for _, b := range builtinAttrs {
+		names, kinds = append(names, b), append(kinds, "int")
+	}
+	t := schema.Types[id]
+	for slot, attr := range schema.Attrs {
+		if t.Has(slot) && !slices.Contains(builtinAttrs, attr) {
+			names, kinds = append(names, attr), append(kinds, t.Kinds[slot].String())
+		}
+	}
+	return names, kinds
+}
+
+// Attributes lists the attributes an event type of schema has, as
+// DESCRIBE shows them; nil for a type the schema lacks.
+func Attributes(schema *event.Schema, typ string) []string {
+	id, ok := schema.TypeID(typ)
+	if !ok {
+		return nil
+	}
+	names, _ := typeAttrs(schema, id)
+	return names
 }

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -28,6 +29,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/repl"
 	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
@@ -38,9 +40,15 @@ const (
 	exitFailed  = 1
 	exitUsage   = 2
 	exitSignal  = 130 // as a shell reports a process ended by SIGINT
-	banner      = "sase %s: SASE-style complex event processing. \\help for help, \\q to quit.\n"
+	banner      = "sase %s: SASE-style complex event processing. \\help for help, TAB completes, \\q to quit.\n"
 	bannerQuery = "The stocks stream is loaded (10000 events). Try:\n  PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;\n"
+	bannerLimit = "Results stop at %d matches here (SET limit = 0 for all); \\x shows one field per line.\n"
 )
+
+// shellLimit is the shell's limit on a terminal, as psql pages: a query
+// shows its first matches, not 66,017 rows scrolling past. Scripts,
+// pipes and -c have none; --limit or SET limit changes it.
+const shellLimit = 100
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -76,36 +84,47 @@ func run(args []string) int {
 		return benchCmd(args[1:])
 	}
 	fs := flag.NewFlagSet("sase", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase [flags]   (the shell; a script on stdin if it is not a terminal)\n"+
-			"       sase gen stocks [flags]   (write a stock stream as CSV)\n"+
-			"       sase bench [SUITE...]     (engine throughput tables)\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard) // errors are reported below, the help on stdout
 	var in inputs
 	fs.Var(in.adder(true), "f", "run the statements in `FILE`, - for stdin (repeatable)")
 	fs.Var(in.adder(false), "c", "run `STATEMENTS` (repeatable)")
 	format := fs.String("format", "table", "result format: table, csv or jsonl")
 	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
-	limit := fs.String("limit", "0", "stop each query after `N` matches (0: no limit)")
+	limit := fs.String("limit", "", "stop each query after `N` matches; 0: no limit (the default, but "+strconv.Itoa(shellLimit)+" in the shell on a terminal)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	version := fs.Bool("version", false, "print the version and exit")
+	if len(args) == 1 && args[0] == "help" {
+		help(fs)
+		return exitOK
+	}
 	if err := fs.Parse(args); err != nil {
-		return parseError(err)
+		if errors.Is(err, flag.ErrHelp) {
+			help(fs)
+			return exitOK
+		}
+		return usageError(fmt.Errorf("%v (sase --help for usage)", err))
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Errorf("unexpected argument %q (run a script with -f FILE)", fs.Arg(0)))
+		return usageError(fmt.Errorf("unexpected argument %q (run a script with -f FILE; sase --help for usage)", fs.Arg(0)))
 	}
 	if *version {
 		fmt.Printf("sase %s\n", versionString())
 		return exitOK
 	}
-
 	set := session.DefaultSettings()
+	limitGiven := *limit != ""
 	for _, kv := range [][2]string{{"format", *format}, {"engine", *engine}, {"limit", *limit}} {
+		if kv[1] == "" {
+			continue
+		}
 		if err := set.Set(kv[0], kv[1]); err != nil {
 			return usageError(fmt.Errorf("--%s: %v", kv[0], err))
 		}
+	}
+	shell := len(in) == 0 && readline.DefaultIsTerminal()
+	shellLimited := shell && !limitGiven && set.Format == output.Table
+	if shellLimited {
+		set.Limit = shellLimit
 	}
 	opts := []session.Option{session.WithSettings(set)}
 	if !*noStocks {
@@ -113,10 +132,13 @@ func run(args []string) int {
 		opts = append(opts, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
 	}
 
-	if len(in) == 0 && readline.DefaultIsTerminal() {
+	if shell {
 		fmt.Printf(banner, versionString())
 		if !*noStocks {
 			fmt.Print(bannerQuery)
+		}
+		if shellLimited {
+			fmt.Printf(bannerLimit, shellLimit)
 		}
 		history := ""
 		if home, err := os.UserHomeDir(); err == nil {
@@ -129,8 +151,9 @@ func run(args []string) int {
 		return exitOK
 	}
 
-	// Scripts are coloured as the shell is when stdout is a terminal.
-	opts = append(opts, session.WithStyle(repl.Colors(repl.Terminal())))
+	// Scripts are coloured as the shell is, each stream when it is a
+	// terminal, and their tables fitted to a terminal.
+	opts = append(opts, session.WithStyle(repl.StdStyle()), session.WithWidth(repl.TerminalWidth))
 	if len(in) > 0 {
 		opts = append(opts, session.WithStdin(os.Stdin)) // stdin is free for LOAD '-'
 	}
@@ -185,8 +208,9 @@ func execInput(ctx context.Context, s *session.Session, i input) error {
 	return s.ExecFile(ctx, i.text)
 }
 
-// parseError is the exit status for a flag.Parse error, which flag has
-// already printed with the usage; -h and --help are not an error.
+// parseError is the exit status for a subcommand's flag.Parse error,
+// which flag has already printed with the usage; -h and --help are not an
+// error.
 func parseError(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -200,18 +224,75 @@ func usageError(err error) int {
 	return exitUsage
 }
 
+// help is sase --help and sase help, on stdout.
+func help(fs *flag.FlagSet) {
+	fmt.Print(`sase: SASE-style complex event processing: find patterns of events in a stream
+(a stock1, then a stock2, within 120 ticks, prices rising) and print every match.
+
+Usage:
+  sase [flags]                    the shell, with the stocks stream loaded
+                                  (a script on stdin when stdin is not a terminal)
+  sase -f FILE  /  -c 'STMTS'     run scripts and statements (repeatable, in order)
+  sase gen stocks [--events N]    write SASE's stock stream as CSV
+  sase bench [SUITE...]           engine throughput tables
+  sase help                       this text
+
+Flags:
+`)
+	fs.SetOutput(os.Stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Print("\n" + session.StatementsHelp() + `
+Examples:
+  sase -c "PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > b.price WITHIN 10 RETURN a.price, b.price"
+  sase -c "LOAD 'trades.csv'; PATTERN SEQ(IBM a, Sun b) WHERE a.price > b.price"
+  tail -f app.log.jsonl | sase --format jsonl -f alerts.sase
+
+Docs: README.md and docs/LANGUAGE.md (the language, the shell, the command line)
+in the source of module github.com/sase-cep/sase; in the shell, \help.
+`)
+}
+
 // versionString is the module version the binary was built from, with the
 // VCS revision when the build recorded one.
 func versionString() string {
 	info, ok := debug.ReadBuildInfo()
+	return version(info, ok)
+}
+
+// version words a build's version: the module version (go install
+// module@version), or "devel"; then the VCS revision and whether the
+// checkout had changes, which go build and go install record in a
+// checkout (go run does not).
+func version(info *debug.BuildInfo, ok bool) string {
 	if !ok {
-		return "(unknown)"
+		return "unknown (built without module support)"
 	}
 	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev, modified string
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	switch {
+	case rev != "" && !strings.Contains(v, rev):
+		v += " (revision " + rev
+		if modified == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	case rev == "" && v == "devel":
+		v += " (no revision recorded: go run records none; go build or go install in a checkout does)"
 	}
 	return v
 }

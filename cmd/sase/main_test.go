@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,7 +132,10 @@ func TestRun(t *testing.T) {
 		{name: "no stocks", args: []string{"--no-stocks", "-c", "PATTERN stock1 a;"}, code: 1, stderr: "no stream loaded"},
 		{name: "quit stops the script", args: []string{"-c", `\q`, "-c", "SHOW STREAMS"}},
 		{name: "version", args: []string{"--version"}, prefix: true, stdout: "sase "},
-		{name: "help", args: []string{"-h"}, stderr: "Usage: sase"},
+		{name: "help", args: []string{"-h"}, golden: "help.golden"},
+		{name: "--help", args: []string{"--help"}, golden: "help.golden"},
+		{name: "help command", args: []string{"help"}, golden: "help.golden"},
+		{name: "help after flags is an argument", args: []string{"--format", "csv", "help"}, code: 2, stderr: `unexpected argument "help"`},
 		{name: "unknown flag", args: []string{"--colour"}, code: 2, stderr: "flag provided but not defined: -colour"},
 		{name: "bad format", args: []string{"--format", "xml"}, code: 2, stderr: `sase: --format: unknown format "xml"`},
 		{name: "bad engine", args: []string{"--engine", "warp"}, code: 2, stderr: `sase: --engine: unknown engine "warp"`},
@@ -161,4 +165,38 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadmeAlerts runs the README's alerts example on the sample web log
+// it names: the script in the README is testdata/cli/alerts.sase, word for
+// word.
+func TestReadmeAlerts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("../../testdata/cli/alerts.sase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "<<'EOF'\n"+string(script)+"EOF\n") {
+		t.Error("README.md does not hold testdata/cli/alerts.sase as its alerts.sase")
+	}
+	log, err := os.ReadFile("../../testdata/cli/app.log.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, string(log), "--format", "jsonl", "-c", `\timing off`, "-f", "testdata/cli/alerts.sase")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The two queries run side by side on the live stream, so how their
+	// lines interleave is not fixed: the golden holds them sorted.
+	testkit.Golden(t, "../../testdata/cli/alerts.golden", "-- stdout (sorted) --\n"+sortedLines(r.stdout)+"-- stderr (sorted) --\n"+sortedLines(r.stderr))
+}
+
+func sortedLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "")
 }

@@ -11,8 +11,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sase-cep/sase"
@@ -193,41 +193,84 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 }
 
 // Run measures the named suites (all when none is named) and prints one
-// table per suite.
+// table per suite, each row as soon as its run has finished.
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
 		names = []string{"workloads", "fig8", "fig10", "strategies"}
 	}
 	for _, name := range names {
-		cases, ok := suites[name]
-		if !ok {
+		if _, ok := suites[name]; !ok {
 			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies)", name)
 		}
-		fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "case\tengine\tevents\tmatches\ttime\tevents/s\tpeak heap\t")
-		for _, c := range cases {
-			stream := c.Stream()
-			for _, engine := range c.Engines {
-				r, err := Measure(c, stream, engine, limit)
-				if err != nil {
-					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
-				}
-				cut := ""
-				if r.Stopped {
-					cut = " (cut)"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d%s\t%d\t%s\t%s\t%s\t\n", c.Name, engine, r.Events, cut, r.Matches,
-					r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), megabytes(r.PeakHeap))
-			}
-		}
-		if err := tw.Flush(); err != nil {
+	}
+	for _, name := range names {
+		if err := runSuite(w, name, suites[name], limit); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// columns are a results table's headers and the widths of the columns
+// whose cells are not known before the runs (numbers: wide enough for the
+// suites' sizes); cells are right-aligned.
+var columns = []struct {
+	name  string
+	width int
+}{{"case", 0}, {"engine", 0}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"peak heap", 9}}
+
+func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error {
+	// The widths are fixed before the first run, so that each row can be
+	// printed when its run ends and still line up.
+	widths := make([]int, len(columns))
+	for i, c := range columns {
+		widths[i] = max(c.width, len(c.name))
+	}
+	for _, c := range cases {
+		widths[0] = max(widths[0], len(c.Name))
+		for _, e := range c.Engines {
+			widths[1] = max(widths[1], len(e))
+		}
+	}
+	row := func(cells ...string) error {
+		var b []byte
+		for i, cell := range cells {
+			if i > 0 {
+				b = append(b, "  "...)
+			}
+			b = fmt.Appendf(b, "%*s", widths[i], cell)
+		}
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
+	headers := make([]string, len(columns))
+	for i, c := range columns {
+		headers[i] = c.name
+	}
+	if err := row(headers...); err != nil {
+		return err
+	}
+	for _, c := range cases {
+		stream := c.Stream()
+		for _, engine := range c.Engines {
+			r, err := Measure(c, stream, engine, limit)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
+			}
+			events := strconv.FormatInt(r.Events, 10)
+			if r.Stopped {
+				events += " (cut)"
+			}
+			if err := row(c.Name, engine, events, strconv.FormatInt(r.Matches, 10),
+				r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), megabytes(r.PeakHeap)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
 }
 
 func si(x float64) string {

@@ -37,3 +37,35 @@ func TestRunUnknownSuite(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// rowWriter records each Write, and whether every one is a whole line.
+type rowWriter struct {
+	writes []string
+}
+
+func (w *rowWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+// TestRunSuitePrintsEachRow checks that a suite's table is printed a row
+// at a time, each row written as one line as its run ends, all aligned.
+func TestRunSuitePrintsEachRow(t *testing.T) {
+	c := Case{Name: "tiny", Stream: Partitioned(500, 10, 0), Query: "PATTERN SEQ(A a, B b) WHERE [a1] WITHIN 50", Engines: []string{"nfa", "multipais"}}
+	var w rowWriter
+	if err := runSuite(&w, "test", []Case{c}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.writes) != 5 || !strings.HasPrefix(w.writes[0], "== test ") || w.writes[4] != "\n" {
+		t.Fatalf("writes %q", w.writes)
+	}
+	header, rows := w.writes[1], w.writes[2:4]
+	for i, r := range rows {
+		if len(r) != len(header) || !strings.HasSuffix(r, " MB\n") || strings.Count(r, "\n") != 1 {
+			t.Errorf("row %d %q does not line up with %q", i, r, header)
+		}
+	}
+	if !strings.Contains(rows[0], " nfa ") || !strings.Contains(rows[1], " multipais ") || !strings.HasPrefix(header, "case     engine ") {
+		t.Errorf("header %q rows %q", header, rows)
+	}
+}
