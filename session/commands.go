@@ -128,7 +128,7 @@ const helpText = `Statements (end each with ;):
   SHOW STREAMS | SHOW TYPES [FROM name] | DESCRIBE name
   SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
-  SET format = table|csv|jsonl   SET limit = N (0: all)   SET timing = on|off
+  SET format = table|csv|jsonl|count   SET limit = N (0: all)   SET timing = on|off
   [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items]
 
 Example queries on the built-in stocks stream:

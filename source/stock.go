@@ -318,23 +318,50 @@ func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 // WriteStocksCSV writes the stream cfg describes as CSV with the header
 // type,ts,id,symbol,price,volume. cfg must be valid.
 func WriteStocksCSV(w io.Writer, cfg StockConfig) error {
-	schema := StockSchema(cfg)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString("type,ts,id,symbol,price,volume\n")
-	g := newStockGen(cfg)
-	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
-	var line []byte
-	for range cfg.Events {
-		g.fill(&e)
-		line = append(line[:0], schema.Types[e.Type].Name...)
+	return writeStocks(w, cfg, "type,ts,id,symbol,price,volume\n", func(line []byte, typ string, e *event.Event) []byte {
+		line = append(line, typ...)
 		line = append(line, ',')
 		line = strconv.AppendInt(line, e.TS, 10)
 		for _, v := range e.Attrs {
 			line = append(line, ',')
 			line = strconv.AppendInt(line, v.Int(), 10)
 		}
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
+		return append(line, '\n')
+	})
+}
+
+// WriteStocksJSONL writes the stream cfg describes as JSON Lines, one
+// {"type":..,"ts":..,"id":..,"symbol":..,"price":..,"volume":..} per
+// event: what LoadJSONL reads back as WriteStocksCSV's stream. cfg must be
+// valid.
+func WriteStocksJSONL(w io.Writer, cfg StockConfig) error {
+	keys := []string{`,"id":`, `,"symbol":`, `,"price":`, `,"volume":`}
+	return writeStocks(w, cfg, "", func(line []byte, typ string, e *event.Event) []byte {
+		line = append(line, `{"type":"`...)
+		line = append(line, typ...) // stock names need no escaping
+		line = append(line, `","ts":`...)
+		line = strconv.AppendInt(line, e.TS, 10)
+		for i, v := range e.Attrs {
+			line = append(line, keys[i]...)
+			line = strconv.AppendInt(line, v.Int(), 10)
+		}
+		return append(line, '}', '\n')
+	})
+}
+
+// writeStocks writes head, then each event of cfg's stream as line
+// renders it.
+func writeStocks(w io.Writer, cfg StockConfig, head string, line func([]byte, string, *event.Event) []byte) error {
+	schema := StockSchema(cfg)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(head)
+	g := newStockGen(cfg)
+	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
+	var text []byte
+	for range cfg.Events {
+		g.fill(&e)
+		text = line(text[:0], schema.Types[e.Type].Name, &e)
+		if _, err := bw.Write(text); err != nil {
 			return err // bufio keeps the first error; stop early
 		}
 	}

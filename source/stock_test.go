@@ -225,3 +225,28 @@ func BenchmarkGenerateStocks(b *testing.B) {
 		GenerateStocks("s", cfg)
 	}
 }
+
+// TestWriteStocksJSONL checks that the JSON Lines and the CSV rendering of
+// a stock stream load as the same events.
+func TestWriteStocksJSONL(t *testing.T) {
+	cfg := DefaultStockConfig()
+	cfg.Events = 500
+	var c, j bytes.Buffer
+	if err := WriteStocksCSV(&c, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStocksJSONL(&j, cfg); err != nil {
+		t.Fatal(err)
+	}
+	fromCSV, err := LoadCSV(&c, "s.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSONL, err := LoadJSONL(&j, "s.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(fromCSV), dump(fromJSONL); a != b || len(fromCSV.Events) != cfg.Events {
+		t.Errorf("CSV loads as\n%s\nJSON Lines as\n%s", a, b)
+	}
+}

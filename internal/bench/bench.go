@@ -26,6 +26,9 @@ type Case struct {
 	Stream  func() *event.Stream
 	Query   string
 	Engines []string
+	// Floor, when set, is a hand-written loop for this query alone: Run
+	// prints it first, and each engine's time as a multiple of it.
+	Floor func(*event.Stream) (Result, error)
 }
 
 // Stocks returns the built-in generator's stream: uniform mode when
@@ -78,6 +81,9 @@ func Partitioned(events, v1, v2 int) func() *event.Stream {
 	}
 }
 
+// W1 is the workload the floor (W1Floor) is written for.
+const W1 = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120"
+
 var all = []string{"ais", "pais", "multipais", "dynamic", "recep", "auto"}
 
 // Suites are the named workload sets of `sase bench`.
@@ -117,7 +123,8 @@ func Suites() map[string][]Case {
 	return map[string][]Case{
 		"strategies": strategies,
 		"workloads": {
-			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
+			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: W1, Engines: all,
+				Floor: func(s *event.Stream) (Result, error) { return measureFloor(s, 120) }},
 			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
 		},
 		"fig8":  fig8,
@@ -197,29 +204,53 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "io"}
 	}
 	for _, name := range names {
+		if name == "io" {
+			if err := runIO(w); err != nil {
+				return err
+			}
+			continue
+		}
 		cases, ok := suites[name]
 		if !ok {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies)", name)
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, io)", name)
 		}
 		fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "case\tengine\tevents\tmatches\ttime\tevents/s\tpeak heap\t")
+		fmt.Fprintln(tw, "case\tengine\tevents\tmatches\ttime\tevents/s\tpeak heap\tvs floor\t")
+		row := func(c Case, r Result, ratio string) {
+			cut := ""
+			if r.Stopped {
+				cut = " (cut)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d%s\t%d\t%s\t%s\t%s\t%s\t\n", c.Name, r.Engine, r.Events, cut, r.Matches,
+				r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), megabytes(r.PeakHeap), ratio)
+		}
 		for _, c := range cases {
 			stream := c.Stream()
+			var floor Result
+			if c.Floor != nil {
+				var err error
+				if floor, err = c.Floor(stream); err != nil {
+					return fmt.Errorf("%s: %w", c.Name, err)
+				}
+				row(c, floor, "1.0×")
+			}
 			for _, engine := range c.Engines {
 				r, err := Measure(c, stream, engine, limit)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 				}
-				cut := ""
-				if r.Stopped {
-					cut = " (cut)"
+				ratio := ""
+				if c.Floor != nil && floor.Elapsed > 0 {
+					ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
+					if !r.Stopped && r.Matches != floor.Matches {
+						ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d%s\t%d\t%s\t%s\t%s\t\n", c.Name, engine, r.Events, cut, r.Matches,
-					r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), megabytes(r.PeakHeap))
+				row(c, r, ratio)
 			}
 		}
 		if err := tw.Flush(); err != nil {

@@ -2,9 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sase-cep/sase/event"
 )
 
 // TestMeasureAgrees runs a small Figure 10 case on every engine it names:
@@ -35,5 +38,36 @@ func TestRunUnknownSuite(t *testing.T) {
 	var out bytes.Buffer
 	if err := Run(&out, []string{"fig99"}, time.Second); err == nil || !strings.Contains(err.Error(), "unknown suite") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestW1Floor checks that the hand-written W1 loop finds the engines'
+// matches, on windows that hold none, some and many.
+func TestW1Floor(t *testing.T) {
+	stream := Stocks(20_000, 0)()
+	for _, w := range []int64{1, 2, 30, 120} {
+		q := strings.Replace(W1, "WITHIN 120", "WITHIN "+strconv.FormatInt(w, 10), 1)
+		r, err := Measure(Case{Query: q}, stream, "auto", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bind [3]*event.Event
+		n, err := W1Floor(stream, w, &bind)
+		if err != nil || n != r.Matches {
+			t.Errorf("WITHIN %d: floor %d matches (%v), engine %d", w, n, err, r.Matches)
+		}
+	}
+}
+
+// BenchmarkW1Floor is the floor of W1 on 1M events: every one of its
+// 7,073,891 matches bound, none printed.
+func BenchmarkW1Floor(b *testing.B) {
+	stream := Stocks(1_000_000, 0)()
+	var bind [3]*event.Event
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := W1Floor(stream, 120, &bind); err != nil || n != 7_073_891 {
+			b.Fatal(n, err)
+		}
 	}
 }
