@@ -48,9 +48,13 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	if err := rec.parse(text, b, line); err != nil {
 		return nil, err
 	}
-	typ, err := b.typeID(rec.typ, line)
-	if err != nil {
-		return nil, err
+	typ, ok := rec.typeIDs[string(rec.typ)]
+	if !ok {
+		var err error
+		if typ, err = b.typeID(string(rec.typ), line); err != nil {
+			return nil, err
+		}
+		rec.typeIDs[string(rec.typ)] = typ
 	}
 	ts, err := b.timestamp(rec.ts, line)
 	if err != nil {
@@ -77,23 +81,47 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 // that keep a line's keys and type from allocating once they are known.
 type jsonRecord struct {
 	scan      flatScanner
-	typ, ts   string
+	typ, ts   []byte // copies of the type's and the timestamp's text, reused
 	hasTyp    bool
 	hasTS     bool
 	slots     []int
 	values    []event.Value
-	keySlots  map[string]int    // attribute key -> schema slot
-	typeNames map[string]string // type names, interned
+	keySlots  map[string]int // attribute key -> schema slot
+	typeIDs   map[string]int // type name -> type id
+	// The attribute keys of the previous line by position, and their
+	// slots: a file's lines mostly have the same keys in the same order,
+	// and comparing bytes is cheaper than a map lookup.
+	posKeys  [][]byte
+	posSlots []int
 	seen      []int             // by slot: lines when the key was last seen (no set to clear per line)
 	lines     int               // lines parsed, this one included
 }
 
+// slot is the schema slot of the attribute key at position k of a line.
+func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
+	if k < len(rec.posKeys) && bytes.Equal(rec.posKeys[k], key) {
+		return rec.posSlots[k]
+	}
+	slot, ok := rec.keySlots[string(key)]
+	if !ok {
+		name := string(key)
+		slot = b.schema.AddAttr(name)
+		rec.keySlots[name] = slot
+	}
+	if k < len(rec.posKeys) {
+		rec.posKeys[k], rec.posSlots[k] = append(rec.posKeys[k][:0], key...), slot
+	} else {
+		rec.posKeys, rec.posSlots = append(rec.posKeys, append([]byte(nil), key...)), append(rec.posSlots, slot)
+	}
+	return slot
+}
+
 func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
-	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = "", "", false, false
+	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = rec.typ[:0], rec.ts[:0], false, false
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
 	rec.lines++
 	if rec.keySlots == nil {
-		rec.keySlots, rec.typeNames = map[string]int{}, map[string]string{}
+		rec.keySlots, rec.typeIDs = map[string]int{}, map[string]int{}
 	}
 	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
 
@@ -133,12 +161,7 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 			if rec.hasTyp {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			name, ok := rec.typeNames[string(v.text)]
-			if !ok {
-				name = string(v.text)
-				rec.typeNames[name] = name
-			}
-			rec.typ, rec.hasTyp = name, true
+			rec.typ, rec.hasTyp = append(rec.typ, v.text...), true
 		case string(key) == tsKey:
 			if v.kind != flatNumber && v.kind != flatString {
 				return b.errorf(line, "timestamp key %q must be an integer or an RFC 3339 string, found %s", key, v)
@@ -146,14 +169,9 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 			if rec.hasTS {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			rec.ts, rec.hasTS = string(v.text), true
+			rec.ts, rec.hasTS = append(rec.ts, v.text...), true
 		default:
-			slot, ok := rec.keySlots[string(key)]
-			if !ok {
-				k := string(key)
-				slot = b.schema.AddAttr(k)
-				rec.keySlots[k] = slot
-			}
+			slot := rec.slot(b, key, len(rec.slots))
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -37,18 +38,38 @@ func (r *javaRandom) next(bits uint) int32 {
 }
 
 // nextInt is Random.nextInt(bound). bound must be positive (Java throws).
-func (r *javaRandom) nextInt(bound int32) int32 {
-	if bound <= 0 {
+func (r *javaRandom) nextInt(bound int32) int32 { return r.below(newBound(bound)) }
+
+// bound is a positive bound of nextInt with what makes its modulo cheap:
+// a division is most of a draw's cost.
+type bound struct {
+	n int32
+	m uint64 // 2^64 / n rounded up, for Lemire's fastmod
+}
+
+func newBound(n int32) bound {
+	if n <= 0 {
 		panic("nextInt: bound must be positive")
 	}
-	if bound&-bound == bound { // a power of two: take the high bits
-		return int32(int64(bound) * int64(r.next(31)) >> 31)
+	return bound{n: n, m: ^uint64(0)/uint64(n) + 1}
+}
+
+// mod is x % b.n for 0 <= x < 2^31 (exact for any 32-bit x and n).
+func (b bound) mod(x int32) int32 {
+	hi, _ := bits.Mul64(b.m*uint64(x), uint64(b.n))
+	return int32(hi)
+}
+
+// below is Random.nextInt(b.n).
+func (r *javaRandom) below(b bound) int32 {
+	if b.n&-b.n == b.n { // a power of two: take the high bits
+		return int32(int64(b.n) * int64(r.next(31)) >> 31)
 	}
 	for {
 		bits := r.next(31)
-		val := bits % bound
+		val := b.mod(bits)
 		// int32 wrap-around here is Java's test for the biased tail.
-		if bits-val+(bound-1) >= 0 {
+		if bits-val+(b.n-1) >= 0 {
 			return val
 		}
 	}
@@ -231,15 +252,21 @@ func StockSchema(cfg StockConfig) *event.Schema {
 
 // stockGen is the generator's state between events.
 type stockGen struct {
-	cfg    StockConfig
-	rnd    *javaRandom
-	prices []int64 // random walk: current price per symbol (index symbol-1)
-	i      int64
+	cfg                    StockConfig
+	uniform                bool
+	rnd                    *javaRandom
+	symbols, price, volume bound
+	percent, step          bound   // random walk: nextInt(100), nextInt(3)
+	prices                 []int64 // random walk: current price per symbol (index symbol-1)
+	i                      int64
 }
 
 func newStockGen(cfg StockConfig) *stockGen {
-	g := &stockGen{cfg: cfg, rnd: newJavaRandom(cfg.Seed)}
-	if cfg.uniform() {
+	g := &stockGen{cfg: cfg, uniform: cfg.uniform(), rnd: newJavaRandom(cfg.Seed),
+		symbols: newBound(int32(cfg.Symbols)), volume: newBound(int32(cfg.MaxVolume)),
+		percent: newBound(100), step: newBound(3)}
+	if g.uniform {
+		g.price = newBound(int32(cfg.MaxPrice))
 		g.rnd.nextInt(100) // SASE draws and discards one number in this mode
 	} else {
 		g.prices = make([]int64, cfg.Symbols)
@@ -252,29 +279,30 @@ func newStockGen(cfg StockConfig) *stockGen {
 
 // fill sets e to the next event; e.Attrs must have stockAttrs slots.
 func (g *stockGen) fill(e *event.Event) {
-	cfg, rnd := g.cfg, g.rnd
-	symbol := int64(rnd.nextInt(int32(cfg.Symbols))) + 1
+	rnd := g.rnd
+	symbol := int64(rnd.below(g.symbols)) + 1
 	var price int64
-	if cfg.uniform() {
-		price = int64(rnd.nextInt(int32(cfg.MaxPrice))) + 1
+	if g.uniform {
+		price = int64(rnd.below(g.price)) + 1
 		e.Type = int(symbol - 1)
 	} else {
-		p := cfg.IncreaseProbability
-		x := int(rnd.nextInt(100)) + 1
+		p := g.cfg.IncreaseProbability
+		x := int(rnd.below(g.percent)) + 1
 		if x <= p {
-			g.prices[symbol-1] += int64(rnd.nextInt(3)) + 1
+			g.prices[symbol-1] += int64(rnd.below(g.step)) + 1
 		} else if x > (100+p)/2 {
-			g.prices[symbol-1] -= int64(rnd.nextInt(3)) + 1
+			g.prices[symbol-1] -= int64(rnd.below(g.step)) + 1
 		}
 		price = g.prices[symbol-1]
 		e.Type = 0
 	}
-	volume := int64(rnd.nextInt(int32(cfg.MaxVolume))) + 1
+	volume := int64(rnd.below(g.volume)) + 1
 	e.TS, e.Seq = g.i, g.i
-	e.Attrs[slotID] = event.IntValue(g.i)
-	e.Attrs[slotSymbol] = event.IntValue(symbol)
-	e.Attrs[slotPrice] = event.IntValue(price)
-	e.Attrs[slotVolume] = event.IntValue(volume)
+	a := e.Attrs[:stockAttrs:stockAttrs]
+	a[slotID] = event.IntValue(g.i)
+	a[slotSymbol] = event.IntValue(symbol)
+	a[slotPrice] = event.IntValue(price)
+	a[slotVolume] = event.IntValue(volume)
 	g.i++
 }
 
@@ -305,12 +333,22 @@ func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 	block := make([]event.Event, cfg.Events)
 	values := make([]event.Value, cfg.Events*stockAttrs)
 	g := newStockGen(cfg)
+	counts := make([]int64, len(schema.Types))
 	for i := range block {
 		e := &block[i]
 		e.Attrs = values[i*stockAttrs : (i+1)*stockAttrs : (i+1)*stockAttrs]
 		g.fill(e)
-		schema.Observe(e)
+		counts[e.Type]++
 		events[i] = e
+	}
+	// What Observe would record of each event: every attribute is present
+	// (StockSchema declares them, all int).
+	for id, n := range counts {
+		t := schema.Types[id]
+		t.Count += n
+		for slot := range stockAttrs {
+			t.Present[slot] += n
+		}
 	}
 	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}
 }
