@@ -2,12 +2,12 @@ package source
 
 import (
 	"context"
-	"unsafe"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -119,8 +119,8 @@ type csvLayout struct {
 	typeCol, tsCol int
 	attrCols       []int
 	attrSlots      []int
-	nslots         int    // 1 + the highest slot: the length of Attrs
-	declared       []bool // by type id: the header's attributes are declared
+	nslots         int            // 1 + the highest slot: the length of Attrs
+	declared       []bool         // by type id: the header's attributes are declared
 	types          map[string]int // type cells as written -> type id
 }
 

@@ -80,21 +80,21 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 // jsonRecord is one parsed line, reused from line to line, with caches
 // that keep a line's keys and type from allocating once they are known.
 type jsonRecord struct {
-	scan      flatScanner
-	typ, ts   []byte // copies of the type's and the timestamp's text, reused
-	hasTyp    bool
-	hasTS     bool
-	slots     []int
-	values    []event.Value
-	keySlots  map[string]int // attribute key -> schema slot
-	typeIDs   map[string]int // type name -> type id
+	scan     flatScanner
+	typ, ts  []byte // copies of the type's and the timestamp's text, reused
+	hasTyp   bool
+	hasTS    bool
+	slots    []int
+	values   []event.Value
+	keySlots map[string]int // attribute key -> schema slot
+	typeIDs  map[string]int // type name -> type id
 	// The attribute keys of the previous line by position, and their
 	// slots: a file's lines mostly have the same keys in the same order,
 	// and comparing bytes is cheaper than a map lookup.
 	posKeys  [][]byte
 	posSlots []int
-	seen      []int             // by slot: lines when the key was last seen (no set to clear per line)
-	lines     int               // lines parsed, this one included
+	seen     []int // by slot: lines when the key was last seen (no set to clear per line)
+	lines    int   // lines parsed, this one included
 }
 
 // slot is the schema slot of the attribute key at position k of a line.
