@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -61,8 +62,11 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 		return nil, err
 	}
 	n := 0 // attrs up to the highest slot present
+	t := b.schema.Types[typ]
 	for i, slot := range rec.slots {
-		b.schema.Declare(typ, slot)
+		if !t.Has(slot) {
+			b.schema.Declare(typ, slot)
+		}
 		if !rec.values[i].IsAbsent() {
 			n = max(n, slot+1)
 		}
@@ -116,13 +120,148 @@ func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
 	return slot
 }
 
-func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
+// reset readies rec for a line.
+func (rec *jsonRecord) reset() {
 	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = rec.typ[:0], rec.ts[:0], false, false
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
 	rec.lines++
 	if rec.keySlots == nil {
 		rec.keySlots, rec.typeIDs = map[string]int{}, map[string]int{}
 	}
+}
+
+// parseSimple reads a line in the shape most JSON Lines files have:
+// {"key":value,...} without spaces, ASCII strings without escapes,
+// integers of up to 18 digits, true, false, null, one type and one
+// timestamp key, the line ending after the brace. It reports false for
+// anything else, which parse then reads (and words the error of).
+func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
+	rec.reset()
+	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
+	if n := len(text); n > 0 && text[n-1] == '\n' {
+		text = text[:n-1]
+	}
+	n := len(text)
+	if n < 2 || text[0] != '{' || text[n-1] != '}' {
+		return false
+	}
+	i := 1
+	// str reads an ASCII string without escapes at text[i] (its quote).
+	str := func() ([]byte, bool) {
+		if i >= n || text[i] != '"' {
+			return nil, false
+		}
+		i++
+		start := i
+		for ; i < n; i++ {
+			c := text[i]
+			if c == '"' {
+				i++
+				return text[start : i-1], true
+			}
+			if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+				return nil, false
+			}
+		}
+		return nil, false
+	}
+	if text[i] == '}' {
+		return false // {}: parse words the missing keys
+	}
+	for {
+		key, ok := str()
+		if !ok || i >= n || text[i] != ':' {
+			return false
+		}
+		i++
+		if i >= n {
+			return false
+		}
+		var v event.Value
+		var lit []byte // the timestamp's text
+		var isStr bool
+		switch c := text[i]; {
+		case c == '"':
+			s, ok := str()
+			if !ok {
+				return false
+			}
+			lit, isStr = s, true
+		case c == '-' || c >= '0' && c <= '9':
+			start := i
+			if c == '-' {
+				i++
+			}
+			digits := i
+			var iv int64
+			for i < n && text[i] >= '0' && text[i] <= '9' {
+				iv = iv*10 + int64(text[i]-'0') // 18 digits cannot overflow
+				i++
+			}
+			if i == digits || i-digits > 18 || text[digits] == '0' && i-digits > 1 || i < n && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
+				return false // JSON's leading zero, a long or non-integer number: parse's
+			}
+			if c == '-' {
+				iv = -iv
+			}
+			lit = text[start:i]
+			v = event.IntValue(iv)
+		case bytes.HasPrefix(text[i:], []byte("true")):
+			i += 4
+			v = event.BoolValue(true)
+		case bytes.HasPrefix(text[i:], []byte("false")):
+			i += 5
+			v = event.BoolValue(false)
+		case bytes.HasPrefix(text[i:], []byte("null")):
+			i += 4
+		default:
+			return false
+		}
+		switch {
+		case string(key) == typeKey:
+			if !isStr || rec.hasTyp {
+				return false
+			}
+			rec.typ, rec.hasTyp = append(rec.typ, lit...), true
+		case string(key) == tsKey:
+			if lit == nil || rec.hasTS {
+				return false
+			}
+			rec.ts, rec.hasTS = append(rec.ts, lit...), true
+		default:
+			if isStr {
+				v = event.StringValue(string(lit))
+			}
+			slot := rec.slot(b, key, len(rec.slots))
+			if slot >= len(rec.seen) {
+				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
+			}
+			if rec.seen[slot] == rec.lines {
+				return false
+			}
+			rec.seen[slot] = rec.lines
+			rec.slots = append(rec.slots, slot)
+			rec.values = append(rec.values, v)
+		}
+		if i >= n {
+			return false
+		}
+		switch text[i] {
+		case ',':
+			i++
+		case '}':
+			return i == n-1 && rec.hasTyp && rec.hasTS
+		default:
+			return false
+		}
+	}
+}
+
+func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
+	if rec.parseSimple(text, b) {
+		return nil
+	}
+	rec.reset()
 	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
 
 	// Unicode spaces around the object are allowed (they always were);
