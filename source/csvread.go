@@ -49,26 +49,27 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 		if !ok {
 			return nil, 0, io.EOF
 		}
-		if bytes.IndexByte(text, '"') >= 0 {
-			c.startSlow()
-			return c.slow()
-		}
 		if len(text) > 0 && text[len(text)-1] == '\r' {
 			text = text[:len(text)-1] // \r\n, or a last \r before the end, as encoding/csv
 		}
 		if len(text) == 0 {
 			continue
 		}
+		// One pass for commas and quotes: fields are short, so a loop
+		// beats a call per field.
 		c.fields = c.fields[:0]
-		for {
-			i := bytes.IndexByte(text, ',')
-			if i < 0 {
-				break
+		start := 0
+		for i, b := range text {
+			switch b {
+			case ',':
+				c.fields = append(c.fields, text[start:i:i])
+				start = i + 1
+			case '"':
+				c.startSlow()
+				return c.slow()
 			}
-			c.fields = append(c.fields, text[:i:i])
-			text = text[i+1:]
 		}
-		return append(c.fields, text[:len(text):len(text)]), c.line, nil
+		return append(c.fields, text[start:len(text):len(text)]), c.line, nil
 	}
 }
 
