@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestMeasureAgrees runs a small Figure 10 case on every engine it names:
@@ -69,5 +71,32 @@ func BenchmarkW1Floor(b *testing.B) {
 		if n, err := W1Floor(stream, 120, &bind); err != nil || n != 7_073_891 {
 			b.Fatal(n, err)
 		}
+	}
+}
+
+// TestMeasureIO checks the io suite's runs on a small stream: every
+// format writes every match (count its number alone), and a load reads
+// every row.
+func TestMeasureIO(t *testing.T) {
+	stream := Stocks(5000, 0)()
+	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
+		r, err := MeasureOutput(stream, W1, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bind [3]*event.Event
+		want, _ := W1Floor(stream, 120, &bind)
+		if r.Rows != want || want == 0 || r.Bytes < want && f != output.Count || f == output.Count && r.Bytes != int64(len(strconv.FormatInt(want, 10))+1) {
+			t.Errorf("%s: %d rows in %d bytes, want %d rows", f, r.Rows, r.Bytes, want)
+		}
+	}
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 3000
+	var data bytes.Buffer
+	if err := source.WriteStocksJSONL(&data, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := MeasureLoad(data.Bytes(), source.LoadJSONL); err != nil || r.Rows != 3000 || r.PerEvent <= 0 {
+		t.Errorf("load: %+v, %v", r, err)
 	}
 }
