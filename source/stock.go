@@ -328,10 +328,13 @@ func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 // valid, and fit in memory (StockConfigFromOptions checks both).
 func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 	schema := StockSchema(cfg)
-	events := make([]*event.Event, cfg.Events)
-	// One block for all events and one for all values: the size is known.
-	block := make([]event.Event, cfg.Events)
+	// One block for all values and one for all events: the size is known.
+	// The values first: the allocation that starts a garbage collection
+	// is the one it scans, and theirs holds no pointer yet; the others,
+	// allocated while it marks, it does not scan.
 	values := make([]event.Value, cfg.Events*stockAttrs)
+	block := make([]event.Event, cfg.Events)
+	events := make([]*event.Event, cfg.Events)
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
 	for i := range block {
