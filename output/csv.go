@@ -11,14 +11,15 @@ import (
 // position in the stream, as in the conformance cases); a closure list is
 // its elements' seqs as [3;5;8]. RETURN a.price etc. gives attributes.
 type csvWriter struct {
-	out  sink
-	cols []Column
-	buf  []byte
+	out   sink
+	cols  []Column
+	buf   []byte // rows not written yet, the header first
+	cache textCache
 }
 
 func newCSV(out sink, cols []Column) *csvWriter {
 	c := &csvWriter{out: out, cols: cols}
-	b := c.buf
+	b := make([]byte, 0, spillSize+4<<10)
 	for i, col := range cols {
 		if i > 0 {
 			b = append(b, ',')
@@ -26,12 +27,11 @@ func newCSV(out sink, cols []Column) *csvWriter {
 		b = appendCSVString(b, col.Name)
 	}
 	c.buf = append(b, '\n')
-	c.out.write(c.buf) // an error sticks: the first Row returns it
 	return c
 }
 
 func (c *csvWriter) Row(cells []sase.Cell) error {
-	b := c.buf[:0]
+	b := c.buf
 	for i, cell := range cells {
 		if i > 0 {
 			b = append(b, ',')
@@ -44,24 +44,32 @@ func (c *csvWriter) Row(cells []sase.Cell) error {
 				b = cell.Value.AppendText(b)
 			}
 		case Event:
-			b = strconv.AppendInt(b, cell.Event.Seq, 10)
+			b = c.cache.append(b, cell.Event, appendSeq)
 		case List:
 			b = append(b, '[')
 			for k, e := range cell.List {
 				if k > 0 {
 					b = append(b, ';')
 				}
-				b = strconv.AppendInt(b, e.Seq, 10)
+				b = c.cache.append(b, e, appendSeq)
 			}
 			b = append(b, ']')
 		}
 	}
-	c.buf = append(b, '\n')
-	return c.out.write(c.buf)
+	var err error
+	c.buf, err = c.out.spill(append(b, '\n'))
+	return err
 }
 
-func (c *csvWriter) Sync() error   { return c.out.err }
-func (c *csvWriter) Finish() error { return c.out.err }
+func (c *csvWriter) Sync() (err error) {
+	c.buf, err = c.out.drain(c.buf)
+	return err
+}
+
+func (c *csvWriter) Finish() error { return c.Sync() }
+
+// appendSeq is an event's CSV text: its seq.
+func appendSeq(b []byte, e *event.Event) []byte { return strconv.AppendInt(b, e.Seq, 10) }
 
 // appendCSVString appends s, quoted when it holds a comma, a quote, a line
 // break or leading space (as encoding/csv does), or when it is empty, so

@@ -5,8 +5,9 @@
 //
 // The encoders append bytes into reused buffers with strconv and
 // event.Value's Append methods: no reflection, no fmt, no allocation per
-// row. JSON Lines and CSV hand each row to the io.Writer in one Write; the
-// table writes a page of rows at a time. The formats are the output
+// row. JSON Lines and CSV collect rows and hand them to the io.Writer
+// in writes of spillSize (and at Sync and Finish); the table writes a
+// page of rows at a time. The formats are the output
 // contract of README.md ("Output contract") and docs/LANGUAGE.md, Output.
 package output
 
@@ -26,10 +27,11 @@ const (
 	Table Format = "table" // aligned columns, for people
 	CSV   Format = "csv"   // a header row, then one row per match
 	JSONL Format = "jsonl" // one JSON object per match
+	Count Format = "count" // only the number of matches, one line
 )
 
 // Formats lists the formats.
-var Formats = []Format{Table, CSV, JSONL}
+var Formats = []Format{Table, CSV, JSONL, Count}
 
 // ParseFormat finds a format by name, case-insensitively.
 func ParseFormat(name string) (Format, error) {
@@ -39,7 +41,11 @@ func ParseFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q (formats: table, csv, jsonl)", name)
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown format %q (formats: %s)", name, strings.Join(names, ", "))
 }
 
 // Kind is what a column's cells hold.
@@ -110,8 +116,8 @@ func WithExpanded() Option {
 	return func(c *config) { c.expanded = true }
 }
 
-// New returns a writer of format f over w. The CSV header is written at
-// once; the others write nothing before their first row.
+// New returns a writer of format f over w. Nothing is written before the
+// first row (CSV's header comes with the rows), count's line at Finish.
 func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 	c := config{header: func(s string) string { return s }}
 	for _, o := range opts {
@@ -127,6 +133,8 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 		return newJSONL(out, sc.Columns, ev)
 	case CSV:
 		return newCSV(out, sc.Columns)
+	case Count:
+		return &countWriter{out: out}
 	}
 	return newTable(out, sc.Columns, ev, c)
 }
@@ -142,4 +150,28 @@ func (s *sink) write(b []byte) error {
 		_, s.err = s.w.Write(b)
 	}
 	return s.err
+}
+
+// spillSize is how many bytes of rows JSON Lines and CSV collect before
+// they write them: one Write (so one syscall, as a bufio.Writer passes a
+// write larger than its buffer straight through) per spillSize of output,
+// in a buffer that stays in a core's cache.
+const spillSize = 256 << 10
+
+// spill writes the rows collected in b once there are spillSize bytes of
+// them, and returns b to append to next (emptied when written).
+func (s *sink) spill(b []byte) ([]byte, error) {
+	if len(b) < spillSize {
+		return b, s.err
+	}
+	s.write(b)
+	return b[:0], s.err
+}
+
+// drain writes the rows collected in b, whatever their size.
+func (s *sink) drain(b []byte) ([]byte, error) {
+	if len(b) > 0 {
+		s.write(b)
+	}
+	return b[:0], s.err
 }

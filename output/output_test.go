@@ -2,6 +2,7 @@ package output
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func BenchmarkOutput(b *testing.B) {
 // are each written with their own text.
 func TestJSONCache(t *testing.T) {
 	cfg := source.DefaultStockConfig()
-	cfg.Events = jsonCacheSize + 2
+	cfg.Events = textCacheSize + 2
 	st := source.GenerateStocks("s", cfg)
 	var out strings.Builder
 	w := New(JSONL, &out, Schema{Columns: []Column{{Name: "a", Kind: Event}}, Events: st.Schema})
@@ -63,14 +64,15 @@ func TestJSONCache(t *testing.T) {
 		w.Row([]sase.Cell{{Event: e}})
 		want.WriteString(`{"a":` + string(uncached.appendJSON(nil, e)) + "}\n")
 	}
-	first, far := st.Events[1], st.Events[jsonCacheSize+1] // the same slot
+	first, far := st.Events[1], st.Events[textCacheSize+1] // the same slot
 	write(first)
 	write(far)
 	write(first)
 	recycled := *first
-	recycled.Seq, recycled.TS = first.Seq+jsonCacheSize, first.TS+jsonCacheSize
+	recycled.Seq, recycled.TS = first.Seq+textCacheSize, first.TS+textCacheSize
 	*first = recycled // same pointer, another event
 	write(first)
+	w.Finish()
 	if out.String() != want.String() {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want.String())
 	}
@@ -82,19 +84,42 @@ type failing struct{}
 func (failing) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
 
 // TestWriteErrorSticks checks that a writer reports its io.Writer's error
-// from then on, in every format.
+// from then on, in every format: from Row once it has written rows (a
+// table page, a spill of JSON Lines or CSV), from Sync and Finish.
 func TestWriteErrorSticks(t *testing.T) {
 	sc, row := outputRow()
 	for _, f := range Formats {
-		w := New(f, failing{}, sc) // CSV's header is the first write
+		w := New(f, failing{}, sc)
 		var err error
-		for range tablePage + 1 {
+		for range spillSize { // more rows than a page or a spill holds
 			if err = w.Row(row); err != nil {
 				break
 			}
 		}
-		if err != io.ErrClosedPipe || w.Sync() != io.ErrClosedPipe || w.Finish() != io.ErrClosedPipe {
+		if f == Count && err == nil {
+			err = w.Finish() // it writes nothing before
+		}
+		if err != io.ErrClosedPipe || w.Sync() != io.ErrClosedPipe || w.Finish() != io.ErrClosedPipe || w.Row(row) != io.ErrClosedPipe {
 			t.Errorf("%s: Row = %v", f, err)
+		}
+	}
+}
+
+// TestCount checks the count format: one line with the number of rows,
+// written at Finish, also for none.
+func TestCount(t *testing.T) {
+	sc, row := outputRow()
+	for _, n := range []int{0, 1, 2500} {
+		var out strings.Builder
+		w := New(Count, &out, sc)
+		for range n {
+			w.Row(row)
+		}
+		if w.Sync(); out.Len() != 0 {
+			t.Errorf("Sync wrote %q", out.String())
+		}
+		if err := w.Finish(); err != nil || out.String() != strconv.Itoa(n)+"\n" {
+			t.Errorf("%d rows: %q, %v", n, out.String(), err)
 		}
 	}
 }
@@ -105,7 +130,7 @@ func TestParseFormat(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := ParseFormat("xml"); err == nil || err.Error() != `unknown format "xml" (formats: table, csv, jsonl)` {
+	if _, err := ParseFormat("xml"); err == nil || err.Error() != `unknown format "xml" (formats: table, csv, jsonl, count)` {
 		t.Errorf("ParseFormat(xml) = %v", err)
 	}
 }

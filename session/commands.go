@@ -254,7 +254,7 @@ const statementsHelp = `Statements (end each with ;):
   SHOW STREAMS | SHOW TYPES [FROM name] | DESCRIBE name
   SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
-  SET format = table|csv|jsonl   SET limit = N (0: all)   SET timing = on|off   SET expanded = on|off
+  SET format = table|csv|jsonl|count   SET limit = N (0: all)   SET timing = on|off   SET expanded = on|off
   [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items]
 `
 

@@ -58,7 +58,7 @@ type builder struct {
 
 	mode     tsMode
 	prevTS   int64
-	prevText string
+	prevText []byte // a copy: text is often a view of a read buffer
 
 	// The type of the previous row: consecutive rows often share a type, and
 	// a string compare is cheaper than a map lookup.
@@ -91,13 +91,15 @@ func (b *builder) typeID(name string, line int) (int, error) {
 // timestamp parses text (an integer or an RFC 3339 time) and checks that
 // timestamps do not decrease. RFC 3339 times count milliseconds since the
 // epoch, or ticks of Options.TimeUnit when one is given (rounding down).
-func (b *builder) timestamp(text string, line int) (int64, error) {
+func (b *builder) timestamp(text []byte, line int) (int64, error) {
 	var ts int64
 	mode := tsInteger
-	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+	if i, ok := smallInt(text); ok {
+		ts = i
+	} else if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
 		ts = i
 	} else {
-		t, terr := time.Parse(time.RFC3339Nano, text)
+		t, terr := time.Parse(time.RFC3339Nano, string(text))
 		if terr != nil {
 			return 0, b.errorf(line, "bad timestamp %q (want an integer or an RFC 3339 time)", text)
 		}
@@ -115,8 +117,32 @@ func (b *builder) timestamp(text string, line int) (int64, error) {
 	case ts < b.prevTS:
 		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, b.prevText)
 	}
-	b.prevTS, b.prevText = ts, text
+	b.prevTS, b.prevText = ts, append(b.prevText[:0], text...)
 	return ts, nil
+}
+
+// smallInt reads [+-]?[0-9]{1,18}, which always fits an int64: what
+// strconv.ParseInt and event.ParseCell take as an int, but for longer
+// literals (ok false: ask them).
+func smallInt(text []byte) (int64, bool) {
+	digits := text
+	if len(text) > 0 && (text[0] == '-' || text[0] == '+') {
+		digits = text[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if text[0] == '-' {
+		n = -n
+	}
+	return n, true
 }
 
 func floorDiv(a, b int64) int64 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -49,24 +50,26 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 		return err
 	}
 	defer s.end()
-	cr := csv.NewReader(&lineLimit{r: s.r, name: s.name, max: s.b.opts.maxLine()})
-	cr.ReuseRecord = true // fields are substrings of a fresh per-record string, so keeping them is safe
-	header, err := cr.Read()
+	recs := newCSVRecords(s.r, s.name, s.b.opts.maxLine())
+	header, _, err := recs.next()
 	if err == io.EOF {
 		return fmt.Errorf("%s: empty file (want a header row such as type,ts,...)", s.name)
 	}
 	if err != nil {
-		return csvError(s.name, err)
+		return err
 	}
 	s.mu.Lock()
-	layout, err := newCSVLayout(s.b, header, 1)
+	names := make([]string, len(header))
+	for i, h := range header {
+		names[i] = string(h)
+	}
+	layout, err := newCSVLayout(s.b, names, 1)
 	s.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	cr.FieldsPerRecord = layout.width
 	for {
-		batch, err := s.batch(cr, layout)
+		batch, err := s.batch(recs, layout)
 		if err != nil {
 			return err
 		}
@@ -83,23 +86,21 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 }
 
 // batch decodes up to maxBatch records; none at the end of the file.
-func (s *csvFile) batch(cr *csv.Reader, layout *csvLayout) ([]*event.Event, error) {
+func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) ([]*event.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	batch := make([]*event.Event, 0, maxBatch)
 	for len(batch) < maxBatch {
-		rec, err := cr.Read()
+		rec, line, err := recs.next()
 		if err == io.EOF {
 			break
 		}
-		if err != nil && !errors.Is(err, csv.ErrFieldCount) {
-			return nil, csvError(s.name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		s.read++
 		if err != nil {
-			// Read returns the record with ErrFieldCount, so we can count.
-			return nil, layout.fieldCount(s.b, rec, line)
+			return nil, err
+		}
+		s.read++
+		if len(rec) != layout.width {
+			return nil, layout.fieldCount(s.b, len(rec), line)
 		}
 		e, err := layout.event(s.b, rec, line)
 		if err != nil {
@@ -118,15 +119,16 @@ type csvLayout struct {
 	typeCol, tsCol int
 	attrCols       []int
 	attrSlots      []int
-	nslots         int    // 1 + the highest slot: the length of Attrs
-	declared       []bool // by type id: the header's attributes are declared
+	nslots         int            // 1 + the highest slot: the length of Attrs
+	declared       []bool         // by type id: the header's attributes are declared
+	types          map[string]int // type cells as written -> type id
 }
 
 // newCSVLayout reads a header (found at line) into b's schema.
 func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	header = append([]string(nil), header...) // ReuseRecord would overwrite it
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
-	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1}
+	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1, types: map[string]int{}}
 	seen := map[string]bool{}
 	for i, h := range header {
 		h = validUTF8(h)
@@ -156,12 +158,17 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	return l, nil
 }
 
-// event builds the event of one record. Every column of the header is an
-// attribute of every type that appears under it.
-func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, error) {
-	typ, err := b.typeID(validUTF8(rec[l.typeCol]), line)
-	if err != nil {
-		return nil, err
+// event builds the event of one record, its fields views of the input.
+// Every column of the header is an attribute of every type that appears
+// under it.
+func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, error) {
+	typ, ok := l.types[string(rec[l.typeCol])]
+	if !ok {
+		var err error
+		if typ, err = b.typeID(validUTF8(string(rec[l.typeCol])), line); err != nil {
+			return nil, err
+		}
+		l.types[string(rec[l.typeCol])] = typ
 	}
 	ts, err := b.timestamp(rec[l.tsCol], line)
 	if err != nil {
@@ -179,23 +186,43 @@ func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, err
 	e := b.alloc.event(l.nslots)
 	e.Type, e.TS = typ, ts
 	for j, c := range l.attrCols {
-		e.Attrs[l.attrSlots[j]] = event.ParseCell(validUTF8(rec[c]))
+		e.Attrs[l.attrSlots[j]] = parseCell(rec[c])
 	}
 	return e, nil
 }
 
-func (l *csvLayout) fieldCount(b *builder, rec []string, line int) error {
-	return b.errorf(line, "%s, header has %d", plural(int64(len(rec)), "field"), l.width)
+// parseCell is event.ParseCell(validUTF8(cell)), making a string only for
+// a string value.
+func parseCell(cell []byte) event.Value {
+	if i, ok := smallInt(cell); ok {
+		return event.IntValue(i)
+	}
+	if len(cell) == 0 {
+		return event.Value{}
+	}
+	// A view of cell: ParseCell keeps its argument only in a string value,
+	// which is made again from a copy.
+	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
+	if v.Kind() == event.String {
+		return event.StringValue(validUTF8(string(cell)))
+	}
+	return v
+}
+
+func (l *csvLayout) fieldCount(b *builder, fields, line int) error {
+	return b.errorf(line, "%s, header has %d", plural(int64(fields), "field"), l.width)
 }
 
 // csvError turns encoding/csv's errors into "file:line: message". A quote
 // that is not closed is reported where its record starts, not at the end
 // of the file, where encoding/csv finds it.
-func csvError(name string, err error) error {
+func csvError(name string, err error, lineOffset int) error {
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
 		return err // the limit on lines, or a failed read: named already
 	}
+	pe.StartLine += lineOffset
+	pe.Line += lineOffset
 	if errors.Is(pe.Err, csv.ErrQuote) && pe.StartLine != pe.Line {
 		return fmt.Errorf("%s:%d: a quoted field of the record that starts on this line is not closed properly (%w at line %d, column %d)", name, pe.StartLine, pe.Err, pe.Line, pe.Column)
 	}
@@ -215,6 +242,7 @@ type csvLines struct {
 	feed   lineFeed
 	cr     *csv.Reader
 	layout *csvLayout
+	fields [][]byte
 }
 
 func newCSVLines() *csvLines {
@@ -242,12 +270,13 @@ func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, erro
 		return nil, nil
 	}
 	if errors.Is(err, csv.ErrFieldCount) {
-		return nil, d.layout.fieldCount(b, rec, line)
+		return nil, d.layout.fieldCount(b, len(rec), line)
 	}
 	if err != nil {
 		return nil, b.errorf(line, "%v", csvMessage(err))
 	}
-	return d.layout.event(b, rec, line)
+	d.fields = views(d.fields[:0], rec)
+	return d.layout.event(b, d.fields, line)
 }
 
 // csvMessage is encoding/csv's error without its own line numbers, which

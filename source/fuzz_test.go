@@ -203,7 +203,8 @@ func FuzzLiveDecoder(f *testing.F) {
 			t.Fatalf("%q: counts %+v for %d events", data, st, len(got))
 		}
 		if s, lerr := load(bytes.NewReader(data), "p", fuzzOptions); lerr == nil {
-			if err != nil || (st.Rejected > 0 && (jsonl || !bytes.Contains(data, []byte{'"'}))) {
+			// A CSV record (the header too) may span lines only in a file.
+			if (err != nil || st.Rejected > 0) && (jsonl || !bytes.Contains(data, []byte{'"'})) {
 				t.Fatalf("%q: the file loads, but live: %v, %+v", data, err, st)
 			}
 			if st.Rejected == 0 && !slices.Equal(got, canonAll(s)) {

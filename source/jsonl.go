@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -48,17 +49,24 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	if err := rec.parse(text, b, line); err != nil {
 		return nil, err
 	}
-	typ, err := b.typeID(rec.typ, line)
-	if err != nil {
-		return nil, err
+	typ, ok := rec.typeIDs[string(rec.typ)]
+	if !ok {
+		var err error
+		if typ, err = b.typeID(string(rec.typ), line); err != nil {
+			return nil, err
+		}
+		rec.typeIDs[string(rec.typ)] = typ
 	}
 	ts, err := b.timestamp(rec.ts, line)
 	if err != nil {
 		return nil, err
 	}
 	n := 0 // attrs up to the highest slot present
+	t := b.schema.Types[typ]
 	for i, slot := range rec.slots {
-		b.schema.Declare(typ, slot)
+		if !t.Has(slot) {
+			b.schema.Declare(typ, slot)
+		}
 		if !rec.values[i].IsAbsent() {
 			n = max(n, slot+1)
 		}
@@ -76,25 +84,184 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 // jsonRecord is one parsed line, reused from line to line, with caches
 // that keep a line's keys and type from allocating once they are known.
 type jsonRecord struct {
-	scan      flatScanner
-	typ, ts   string
-	hasTyp    bool
-	hasTS     bool
-	slots     []int
-	values    []event.Value
-	keySlots  map[string]int    // attribute key -> schema slot
-	typeNames map[string]string // type names, interned
-	seen      []int             // by slot: lines when the key was last seen (no set to clear per line)
-	lines     int               // lines parsed, this one included
+	scan     flatScanner
+	typ, ts  []byte // copies of the type's and the timestamp's text, reused
+	hasTyp   bool
+	hasTS    bool
+	slots    []int
+	values   []event.Value
+	keySlots map[string]int // attribute key -> schema slot
+	typeIDs  map[string]int // type name -> type id
+	// The attribute keys of the previous line by position, and their
+	// slots: a file's lines mostly have the same keys in the same order,
+	// and comparing bytes is cheaper than a map lookup.
+	posKeys  [][]byte
+	posSlots []int
+	seen     []int // by slot: lines when the key was last seen (no set to clear per line)
+	lines    int   // lines parsed, this one included
 }
 
-func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
-	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = "", "", false, false
+// slot is the schema slot of the attribute key at position k of a line.
+func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
+	if k < len(rec.posKeys) && bytes.Equal(rec.posKeys[k], key) {
+		return rec.posSlots[k]
+	}
+	slot, ok := rec.keySlots[string(key)]
+	if !ok {
+		name := string(key)
+		slot = b.schema.AddAttr(name)
+		rec.keySlots[name] = slot
+	}
+	if k < len(rec.posKeys) {
+		rec.posKeys[k], rec.posSlots[k] = append(rec.posKeys[k][:0], key...), slot
+	} else {
+		rec.posKeys, rec.posSlots = append(rec.posKeys, append([]byte(nil), key...)), append(rec.posSlots, slot)
+	}
+	return slot
+}
+
+// reset readies rec for a line.
+func (rec *jsonRecord) reset() {
+	rec.typ, rec.ts, rec.hasTyp, rec.hasTS = rec.typ[:0], rec.ts[:0], false, false
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
 	rec.lines++
 	if rec.keySlots == nil {
-		rec.keySlots, rec.typeNames = map[string]int{}, map[string]string{}
+		rec.keySlots, rec.typeIDs = map[string]int{}, map[string]int{}
 	}
+}
+
+// parseSimple reads a line in the shape most JSON Lines files have:
+// {"key":value,...} without spaces, ASCII strings without escapes,
+// integers of up to 18 digits, true, false, null, one type and one
+// timestamp key, the line ending after the brace. It reports false for
+// anything else, which parse then reads (and words the error of).
+func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
+	rec.reset()
+	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
+	if n := len(text); n > 0 && text[n-1] == '\n' {
+		text = text[:n-1]
+	}
+	n := len(text)
+	if n < 2 || text[0] != '{' || text[n-1] != '}' {
+		return false
+	}
+	i := 1
+	// str reads an ASCII string without escapes at text[i] (its quote).
+	str := func() ([]byte, bool) {
+		if i >= n || text[i] != '"' {
+			return nil, false
+		}
+		i++
+		start := i
+		for ; i < n; i++ {
+			c := text[i]
+			if c == '"' {
+				i++
+				return text[start : i-1], true
+			}
+			if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+				return nil, false
+			}
+		}
+		return nil, false
+	}
+	if text[i] == '}' {
+		return false // {}: parse words the missing keys
+	}
+	for {
+		key, ok := str()
+		if !ok || i >= n || text[i] != ':' {
+			return false
+		}
+		i++
+		if i >= n {
+			return false
+		}
+		var v event.Value
+		var lit []byte // the timestamp's text
+		var isStr bool
+		switch c := text[i]; {
+		case c == '"':
+			s, ok := str()
+			if !ok {
+				return false
+			}
+			lit, isStr = s, true
+		case c == '-' || c >= '0' && c <= '9':
+			start := i
+			if c == '-' {
+				i++
+			}
+			digits := i
+			var iv int64
+			for i < n && text[i] >= '0' && text[i] <= '9' {
+				iv = iv*10 + int64(text[i]-'0') // 18 digits cannot overflow
+				i++
+			}
+			if i == digits || i-digits > 18 || text[digits] == '0' && i-digits > 1 || i < n && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
+				return false // JSON's leading zero, a long or non-integer number: parse's
+			}
+			if c == '-' {
+				iv = -iv
+			}
+			lit = text[start:i]
+			v = event.IntValue(iv)
+		case bytes.HasPrefix(text[i:], []byte("true")):
+			i += 4
+			v = event.BoolValue(true)
+		case bytes.HasPrefix(text[i:], []byte("false")):
+			i += 5
+			v = event.BoolValue(false)
+		case bytes.HasPrefix(text[i:], []byte("null")):
+			i += 4
+		default:
+			return false
+		}
+		switch {
+		case string(key) == typeKey:
+			if !isStr || rec.hasTyp {
+				return false
+			}
+			rec.typ, rec.hasTyp = append(rec.typ, lit...), true
+		case string(key) == tsKey:
+			if lit == nil || rec.hasTS {
+				return false
+			}
+			rec.ts, rec.hasTS = append(rec.ts, lit...), true
+		default:
+			if isStr {
+				v = event.StringValue(string(lit))
+			}
+			slot := rec.slot(b, key, len(rec.slots))
+			if slot >= len(rec.seen) {
+				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
+			}
+			if rec.seen[slot] == rec.lines {
+				return false
+			}
+			rec.seen[slot] = rec.lines
+			rec.slots = append(rec.slots, slot)
+			rec.values = append(rec.values, v)
+		}
+		if i >= n {
+			return false
+		}
+		switch text[i] {
+		case ',':
+			i++
+		case '}':
+			return i == n-1 && rec.hasTyp && rec.hasTS
+		default:
+			return false
+		}
+	}
+}
+
+func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
+	if rec.parseSimple(text, b) {
+		return nil
+	}
+	rec.reset()
 	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
 
 	// Unicode spaces around the object are allowed (they always were);
@@ -133,12 +300,7 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 			if rec.hasTyp {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			name, ok := rec.typeNames[string(v.text)]
-			if !ok {
-				name = string(v.text)
-				rec.typeNames[name] = name
-			}
-			rec.typ, rec.hasTyp = name, true
+			rec.typ, rec.hasTyp = append(rec.typ, v.text...), true
 		case string(key) == tsKey:
 			if v.kind != flatNumber && v.kind != flatString {
 				return b.errorf(line, "timestamp key %q must be an integer or an RFC 3339 string, found %s", key, v)
@@ -146,14 +308,9 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 			if rec.hasTS {
 				return b.errorf(line, "duplicate key %q", key)
 			}
-			rec.ts, rec.hasTS = string(v.text), true
+			rec.ts, rec.hasTS = append(rec.ts, v.text...), true
 		default:
-			slot, ok := rec.keySlots[string(key)]
-			if !ok {
-				k := string(key)
-				slot = b.schema.AddAttr(k)
-				rec.keySlots[k] = slot
-			}
+			slot := rec.slot(b, key, len(rec.slots))
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
 			}

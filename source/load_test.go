@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,35 +323,26 @@ func Example() {
 	// [1 4 8 741]
 }
 
-func BenchmarkLoadCSV(b *testing.B) {
+// benchmarkLoad loads 1M stock rows, written by write, per iteration.
+func benchmarkLoad(b *testing.B, write func(io.Writer, StockConfig) error, load func(io.Reader, string, Options) (*event.Stream, error)) {
 	cfg := DefaultStockConfig()
-	cfg.Events = 100_000
+	cfg.Events = 1_000_000
 	var buf bytes.Buffer
-	if err := WriteStocksCSV(&buf, cfg); err != nil {
+	if err := write(&buf, cfg); err != nil {
 		b.Fatal(err)
 	}
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := LoadCSV(bytes.NewReader(data), "bench.csv", Options{}); err != nil {
+		s, err := load(bytes.NewReader(data), "bench", Options{})
+		if err != nil || len(s.Events) != cfg.Events {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cfg.Events)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func BenchmarkLoadJSONL(b *testing.B) {
-	var buf bytes.Buffer
-	for e := range StockEvents(StockConfig{Events: 100_000, Symbols: 10, MaxPrice: 100, MaxVolume: 1000, Seed: 11, IncreaseProbability: 101}) {
-		fmt.Fprintf(&buf, `{"type":"stock%d","ts":%d,"id":%d,"symbol":%d,"price":%d,"volume":%d}`+"\n",
-			e.Attrs[slotSymbol].Int(), e.TS, e.Attrs[slotID].Int(), e.Attrs[slotSymbol].Int(), e.Attrs[slotPrice].Int(), e.Attrs[slotVolume].Int())
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := LoadJSONL(bytes.NewReader(data), "bench.jsonl", Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkLoadCSV(b *testing.B) { benchmarkLoad(b, WriteStocksCSV, LoadCSV) }
+
+func BenchmarkLoadJSONL(b *testing.B) { benchmarkLoad(b, WriteStocksJSONL, LoadJSONL) }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -37,18 +38,38 @@ func (r *javaRandom) next(bits uint) int32 {
 }
 
 // nextInt is Random.nextInt(bound). bound must be positive (Java throws).
-func (r *javaRandom) nextInt(bound int32) int32 {
-	if bound <= 0 {
+func (r *javaRandom) nextInt(bound int32) int32 { return r.below(newBound(bound)) }
+
+// bound is a positive bound of nextInt with what makes its modulo cheap:
+// a division is most of a draw's cost.
+type bound struct {
+	n int32
+	m uint64 // 2^64 / n rounded up, for Lemire's fastmod
+}
+
+func newBound(n int32) bound {
+	if n <= 0 {
 		panic("nextInt: bound must be positive")
 	}
-	if bound&-bound == bound { // a power of two: take the high bits
-		return int32(int64(bound) * int64(r.next(31)) >> 31)
+	return bound{n: n, m: ^uint64(0)/uint64(n) + 1}
+}
+
+// mod is x % b.n for 0 <= x < 2^31 (exact for any 32-bit x and n).
+func (b bound) mod(x int32) int32 {
+	hi, _ := bits.Mul64(b.m*uint64(x), uint64(b.n))
+	return int32(hi)
+}
+
+// below is Random.nextInt(b.n).
+func (r *javaRandom) below(b bound) int32 {
+	if b.n&-b.n == b.n { // a power of two: take the high bits
+		return int32(int64(b.n) * int64(r.next(31)) >> 31)
 	}
 	for {
 		bits := r.next(31)
-		val := bits % bound
+		val := b.mod(bits)
 		// int32 wrap-around here is Java's test for the biased tail.
-		if bits-val+(bound-1) >= 0 {
+		if bits-val+(b.n-1) >= 0 {
 			return val
 		}
 	}
@@ -231,15 +252,21 @@ func StockSchema(cfg StockConfig) *event.Schema {
 
 // stockGen is the generator's state between events.
 type stockGen struct {
-	cfg    StockConfig
-	rnd    *javaRandom
-	prices []int64 // random walk: current price per symbol (index symbol-1)
-	i      int64
+	cfg                    StockConfig
+	uniform                bool
+	rnd                    *javaRandom
+	symbols, price, volume bound
+	percent, step          bound   // random walk: nextInt(100), nextInt(3)
+	prices                 []int64 // random walk: current price per symbol (index symbol-1)
+	i                      int64
 }
 
 func newStockGen(cfg StockConfig) *stockGen {
-	g := &stockGen{cfg: cfg, rnd: newJavaRandom(cfg.Seed)}
-	if cfg.uniform() {
+	g := &stockGen{cfg: cfg, uniform: cfg.uniform(), rnd: newJavaRandom(cfg.Seed),
+		symbols: newBound(int32(cfg.Symbols)), volume: newBound(int32(cfg.MaxVolume)),
+		percent: newBound(100), step: newBound(3)}
+	if g.uniform {
+		g.price = newBound(int32(cfg.MaxPrice))
 		g.rnd.nextInt(100) // SASE draws and discards one number in this mode
 	} else {
 		g.prices = make([]int64, cfg.Symbols)
@@ -252,29 +279,30 @@ func newStockGen(cfg StockConfig) *stockGen {
 
 // fill sets e to the next event; e.Attrs must have stockAttrs slots.
 func (g *stockGen) fill(e *event.Event) {
-	cfg, rnd := g.cfg, g.rnd
-	symbol := int64(rnd.nextInt(int32(cfg.Symbols))) + 1
+	rnd := g.rnd
+	symbol := int64(rnd.below(g.symbols)) + 1
 	var price int64
-	if cfg.uniform() {
-		price = int64(rnd.nextInt(int32(cfg.MaxPrice))) + 1
+	if g.uniform {
+		price = int64(rnd.below(g.price)) + 1
 		e.Type = int(symbol - 1)
 	} else {
-		p := cfg.IncreaseProbability
-		x := int(rnd.nextInt(100)) + 1
+		p := g.cfg.IncreaseProbability
+		x := int(rnd.below(g.percent)) + 1
 		if x <= p {
-			g.prices[symbol-1] += int64(rnd.nextInt(3)) + 1
+			g.prices[symbol-1] += int64(rnd.below(g.step)) + 1
 		} else if x > (100+p)/2 {
-			g.prices[symbol-1] -= int64(rnd.nextInt(3)) + 1
+			g.prices[symbol-1] -= int64(rnd.below(g.step)) + 1
 		}
 		price = g.prices[symbol-1]
 		e.Type = 0
 	}
-	volume := int64(rnd.nextInt(int32(cfg.MaxVolume))) + 1
+	volume := int64(rnd.below(g.volume)) + 1
 	e.TS, e.Seq = g.i, g.i
-	e.Attrs[slotID] = event.IntValue(g.i)
-	e.Attrs[slotSymbol] = event.IntValue(symbol)
-	e.Attrs[slotPrice] = event.IntValue(price)
-	e.Attrs[slotVolume] = event.IntValue(volume)
+	a := e.Attrs[:stockAttrs:stockAttrs]
+	a[slotID] = event.IntValue(g.i)
+	a[slotSymbol] = event.IntValue(symbol)
+	a[slotPrice] = event.IntValue(price)
+	a[slotVolume] = event.IntValue(volume)
 	g.i++
 }
 
@@ -300,17 +328,30 @@ func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 // valid, and fit in memory (StockConfigFromOptions checks both).
 func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 	schema := StockSchema(cfg)
-	events := make([]*event.Event, cfg.Events)
-	// One block for all events and one for all values: the size is known.
-	block := make([]event.Event, cfg.Events)
+	// One block for all values and one for all events: the size is known.
+	// The values first: the allocation that starts a garbage collection
+	// is the one it scans, and theirs holds no pointer yet; the others,
+	// allocated while it marks, it does not scan.
 	values := make([]event.Value, cfg.Events*stockAttrs)
+	block := make([]event.Event, cfg.Events)
+	events := make([]*event.Event, cfg.Events)
 	g := newStockGen(cfg)
+	counts := make([]int64, len(schema.Types))
 	for i := range block {
 		e := &block[i]
 		e.Attrs = values[i*stockAttrs : (i+1)*stockAttrs : (i+1)*stockAttrs]
 		g.fill(e)
-		schema.Observe(e)
+		counts[e.Type]++
 		events[i] = e
+	}
+	// What Observe would record of each event: every attribute is present
+	// (StockSchema declares them, all int).
+	for id, n := range counts {
+		t := schema.Types[id]
+		t.Count += n
+		for slot := range stockAttrs {
+			t.Present[slot] += n
+		}
 	}
 	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}
 }
@@ -318,23 +359,50 @@ func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 // WriteStocksCSV writes the stream cfg describes as CSV with the header
 // type,ts,id,symbol,price,volume. cfg must be valid.
 func WriteStocksCSV(w io.Writer, cfg StockConfig) error {
-	schema := StockSchema(cfg)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString("type,ts,id,symbol,price,volume\n")
-	g := newStockGen(cfg)
-	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
-	var line []byte
-	for range cfg.Events {
-		g.fill(&e)
-		line = append(line[:0], schema.Types[e.Type].Name...)
+	return writeStocks(w, cfg, "type,ts,id,symbol,price,volume\n", func(line []byte, typ string, e *event.Event) []byte {
+		line = append(line, typ...)
 		line = append(line, ',')
 		line = strconv.AppendInt(line, e.TS, 10)
 		for _, v := range e.Attrs {
 			line = append(line, ',')
 			line = strconv.AppendInt(line, v.Int(), 10)
 		}
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
+		return append(line, '\n')
+	})
+}
+
+// WriteStocksJSONL writes the stream cfg describes as JSON Lines, one
+// {"type":..,"ts":..,"id":..,"symbol":..,"price":..,"volume":..} per
+// event: what LoadJSONL reads back as WriteStocksCSV's stream. cfg must be
+// valid.
+func WriteStocksJSONL(w io.Writer, cfg StockConfig) error {
+	keys := []string{`,"id":`, `,"symbol":`, `,"price":`, `,"volume":`}
+	return writeStocks(w, cfg, "", func(line []byte, typ string, e *event.Event) []byte {
+		line = append(line, `{"type":"`...)
+		line = append(line, typ...) // stock names need no escaping
+		line = append(line, `","ts":`...)
+		line = strconv.AppendInt(line, e.TS, 10)
+		for i, v := range e.Attrs {
+			line = append(line, keys[i]...)
+			line = strconv.AppendInt(line, v.Int(), 10)
+		}
+		return append(line, '}', '\n')
+	})
+}
+
+// writeStocks writes head, then each event of cfg's stream as line
+// renders it.
+func writeStocks(w io.Writer, cfg StockConfig, head string, line func([]byte, string, *event.Event) []byte) error {
+	schema := StockSchema(cfg)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(head)
+	g := newStockGen(cfg)
+	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
+	var text []byte
+	for range cfg.Events {
+		g.fill(&e)
+		text = line(text[:0], schema.Types[e.Type].Name, &e)
+		if _, err := bw.Write(text); err != nil {
 			return err // bufio keeps the first error; stop early
 		}
 	}

@@ -3,6 +3,9 @@ package source
 import (
 	"bytes"
 	"io"
+	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -223,5 +226,69 @@ func BenchmarkGenerateStocks(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		GenerateStocks("s", cfg)
+	}
+}
+
+// TestWriteStocksJSONL checks that the JSON Lines and the CSV rendering of
+// a stock stream load as the same events.
+func TestWriteStocksJSONL(t *testing.T) {
+	cfg := DefaultStockConfig()
+	cfg.Events = 500
+	var c, j bytes.Buffer
+	if err := WriteStocksCSV(&c, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStocksJSONL(&j, cfg); err != nil {
+		t.Fatal(err)
+	}
+	fromCSV, err := LoadCSV(&c, "s.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSONL, err := LoadJSONL(&j, "s.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(fromCSV), dump(fromJSONL); a != b || len(fromCSV.Events) != cfg.Events {
+		t.Errorf("CSV loads as\n%s\nJSON Lines as\n%s", a, b)
+	}
+}
+
+// TestBoundMod checks the division-free modulo against %, at the edges of
+// its range and at random.
+func TestBoundMod(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ns := []int32{1, 2, 3, 7, 10, 100, 1000, 1 << 30, math.MaxInt32}
+	for range 100 {
+		ns = append(ns, r.Int32N(math.MaxInt32)+1)
+	}
+	for _, n := range ns {
+		b := newBound(n)
+		xs := []int32{0, 1, n - 1, n, math.MaxInt32, math.MaxInt32 - 1}
+		for range 1000 {
+			xs = append(xs, r.Int32())
+		}
+		for _, x := range xs {
+			if x >= 0 && b.mod(x) != x%n {
+				t.Fatalf("%d mod %d = %d, want %d", x, n, b.mod(x), x%n)
+			}
+		}
+	}
+}
+
+// TestGenerateStocksSchema checks that GENERATE's schema counts are what
+// observing each event records, in both modes.
+func TestGenerateStocksSchema(t *testing.T) {
+	for _, inc := range []int{101, 55} {
+		cfg := DefaultStockConfig()
+		cfg.Events, cfg.IncreaseProbability = 3000, inc
+		s := GenerateStocks("s", cfg)
+		want := StockSchema(cfg)
+		for _, e := range s.Events {
+			want.Observe(e)
+		}
+		if !reflect.DeepEqual(s.Schema, want) {
+			t.Errorf("increase %d: schema\n%+v\nwant\n%+v", inc, s.Schema.Types[0], want.Types[0])
+		}
 	}
 }

@@ -88,7 +88,7 @@ func run(args []string) int {
 	var in inputs
 	fs.Var(in.adder(true), "f", "run the statements in `FILE`, - for stdin (repeatable)")
 	fs.Var(in.adder(false), "c", "run `STATEMENTS` (repeatable)")
-	format := fs.String("format", "table", "result format: table, csv or jsonl")
+	format := fs.String("format", "table", "result format: table, csv, jsonl or count")
 	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
 	limit := fs.String("limit", "", "stop each query after `N` matches; 0: no limit (the default, but "+strconv.Itoa(shellLimit)+" in the shell on a terminal)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")

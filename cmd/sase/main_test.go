@@ -126,6 +126,8 @@ func TestRun(t *testing.T) {
 			stderr: "ERROR: <stdin>:4:5: no stream named nothing (streams: stocks)\n    USE nothing;\n        ^\n"},
 		{name: "LOAD from stdin", stdin: "type,ts,x\nA,1,5\nB,2,6\n", args: []string{"--format", "jsonl", "-c", "LOAD '-' AS t; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x + b.x AS sum"},
 			stdout: "{\"sum\":11}\n", stderr: "(stream t ended: 2 lines read, 2 events used, 0 lines rejected)"},
+		{name: "count format", args: []string{"--format", "count", "-c", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 20; SET limit = 5; PATTERN stock1 a"},
+			stdout: "1707\n5\n", stderr: "(1707 matches, 10000 events"},
 		{name: "limit flag", args: []string{"--limit", "2", "--format", "csv", "-c", "PATTERN stock1 a RETURN a.seq"},
 			stdout: "a.seq\n17\n33\n", stderr: "stopped at the limit of 2 matches"},
 		{name: "engine flag", args: []string{"--engine", "basic", "-c", "EXPLAIN PATTERN stock1 a"}, prefix: true, stdout: "Plan (engine basic)\n"},

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,9 @@ type Case struct {
 	Stream  func() *event.Stream
 	Query   string
 	Engines []string
+	// Floor, when set, is a hand-written loop for this query alone: Run
+	// prints it first, and each engine's time as a multiple of it.
+	Floor func(*event.Stream) (Result, error)
 }
 
 // Stocks returns the built-in generator's stream: uniform mode when
@@ -78,6 +82,9 @@ func Partitioned(events, v1, v2 int) func() *event.Stream {
 	}
 }
 
+// W1 is the workload the floor (W1Floor) is written for.
+const W1 = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120"
+
 var all = []string{"ais", "pais", "multipais", "dynamic", "recep", "auto"}
 
 // Suites are the named workload sets of `sase bench`.
@@ -117,7 +124,8 @@ func Suites() map[string][]Case {
 	return map[string][]Case{
 		"strategies": strategies,
 		"workloads": {
-			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
+			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: W1, Engines: all,
+				Floor: func(s *event.Stream) (Result, error) { return measureFloor(s, 120) }},
 			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
 		},
 		"fig8":  fig8,
@@ -197,14 +205,20 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "io"}
 	}
 	for _, name := range names {
-		if _, ok := suites[name]; !ok {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies)", name)
+		if _, ok := suites[name]; !ok && name != "io" {
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, io)", name)
 		}
 	}
 	for _, name := range names {
+		if name == "io" {
+			if err := runIO(w); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := runSuite(w, name, suites[name], limit); err != nil {
 			return err
 		}
@@ -218,19 +232,26 @@ func Run(w io.Writer, names []string, limit time.Duration) error {
 var columns = []struct {
 	name  string
 	width int
-}{{"case", 0}, {"engine", 0}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"peak heap", 9}}
+}{{"case", 0}, {"engine", 0}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"peak heap", 9}, {"vs floor", 8}}
 
 func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error {
 	// The widths are fixed before the first run, so that each row can be
 	// printed when its run ends and still line up.
-	widths := make([]int, len(columns))
-	for i, c := range columns {
+	cols := columns
+	if !slices.ContainsFunc(cases, func(c Case) bool { return c.Floor != nil }) {
+		cols = cols[:len(cols)-1] // no "vs floor"
+	}
+	widths := make([]int, len(cols))
+	for i, c := range cols {
 		widths[i] = max(c.width, len(c.name))
 	}
 	for _, c := range cases {
 		widths[0] = max(widths[0], len(c.Name))
 		for _, e := range c.Engines {
 			widths[1] = max(widths[1], len(e))
+		}
+		if c.Floor != nil {
+			widths[1] = max(widths[1], len("floor"))
 		}
 	}
 	row := func(cells ...string) error {
@@ -245,26 +266,47 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 		return err
 	}
 	fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
-	headers := make([]string, len(columns))
-	for i, c := range columns {
+	headers := make([]string, len(cols))
+	for i, c := range cols {
 		headers[i] = c.name
 	}
 	if err := row(headers...); err != nil {
 		return err
 	}
+	result := func(c Case, r Result, ratio string) error {
+		events := strconv.FormatInt(r.Events, 10)
+		if r.Stopped {
+			events += " (cut)"
+		}
+		cells := []string{c.Name, r.Engine, events, strconv.FormatInt(r.Matches, 10),
+			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), megabytes(r.PeakHeap), ratio}
+		return row(cells[:len(cols)]...)
+	}
 	for _, c := range cases {
 		stream := c.Stream()
+		var floor Result
+		if c.Floor != nil {
+			var err error
+			if floor, err = c.Floor(stream); err != nil {
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+			if err := result(c, floor, "1.0×"); err != nil {
+				return err
+			}
+		}
 		for _, engine := range c.Engines {
 			r, err := Measure(c, stream, engine, limit)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 			}
-			events := strconv.FormatInt(r.Events, 10)
-			if r.Stopped {
-				events += " (cut)"
+			ratio := ""
+			if c.Floor != nil && floor.Elapsed > 0 {
+				ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
+				if !r.Stopped && r.Matches != floor.Matches {
+					ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+				}
 			}
-			if err := row(c.Name, engine, events, strconv.FormatInt(r.Matches, 10),
-				r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), megabytes(r.PeakHeap)); err != nil {
+			if err := result(c, r, ratio); err != nil {
 				return err
 			}
 		}

@@ -2,9 +2,14 @@ package bench
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestMeasureAgrees runs a small Figure 10 case on every engine it names:
@@ -67,5 +72,63 @@ func TestRunSuitePrintsEachRow(t *testing.T) {
 	}
 	if !strings.Contains(rows[0], " nfa ") || !strings.Contains(rows[1], " multipais ") || !strings.HasPrefix(header, "case     engine ") {
 		t.Errorf("header %q rows %q", header, rows)
+	}
+}
+
+// TestW1Floor checks that the hand-written W1 loop finds the engines'
+// matches, on windows that hold none, some and many.
+func TestW1Floor(t *testing.T) {
+	stream := Stocks(20_000, 0)()
+	for _, w := range []int64{1, 2, 30, 120} {
+		q := strings.Replace(W1, "WITHIN 120", "WITHIN "+strconv.FormatInt(w, 10), 1)
+		r, err := Measure(Case{Query: q}, stream, "auto", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bind [3]*event.Event
+		n, err := W1Floor(stream, w, &bind)
+		if err != nil || n != r.Matches {
+			t.Errorf("WITHIN %d: floor %d matches (%v), engine %d", w, n, err, r.Matches)
+		}
+	}
+}
+
+// BenchmarkW1Floor is the floor of W1 on 1M events: every one of its
+// 7,073,891 matches bound, none printed.
+func BenchmarkW1Floor(b *testing.B) {
+	stream := Stocks(1_000_000, 0)()
+	var bind [3]*event.Event
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := W1Floor(stream, 120, &bind); err != nil || n != 7_073_891 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// TestMeasureIO checks the io suite's runs on a small stream: every
+// format writes every match (count its number alone), and a load reads
+// every row.
+func TestMeasureIO(t *testing.T) {
+	stream := Stocks(5000, 0)()
+	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
+		r, err := MeasureOutput(stream, W1, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bind [3]*event.Event
+		want, _ := W1Floor(stream, 120, &bind)
+		if r.Rows != want || want == 0 || r.Bytes < want && f != output.Count || f == output.Count && r.Bytes != int64(len(strconv.FormatInt(want, 10))+1) {
+			t.Errorf("%s: %d rows in %d bytes, want %d rows", f, r.Rows, r.Bytes, want)
+		}
+	}
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 3000
+	var data bytes.Buffer
+	if err := source.WriteStocksJSONL(&data, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := MeasureLoad(data.Bytes(), source.LoadJSONL); err != nil || r.Rows != 3000 || r.PerEvent <= 0 {
+		t.Errorf("load: %+v, %v", r, err)
 	}
 }

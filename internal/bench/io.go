@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"text/tabwriter"
+	"time"
+	"unsafe"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
+)
+
+// IOResult is one input or output run of the io suite.
+type IOResult struct {
+	Rows    int64 // matches written, or events read
+	Bytes   int64 // text written or read
+	Elapsed time.Duration
+	// PerEvent is the heap a loaded event takes beyond its attribute
+	// values (0 for output runs).
+	PerEvent float64
+}
+
+// counter is an io.Writer that keeps only the count of bytes.
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// MeasureOutput runs query on stream with the auto engine and writes
+// every match in format through a 64 KB bufio.Writer (as the session's
+// standard output is) to a byte counter. The time includes the engine's.
+func MeasureOutput(stream *event.Stream, query string, format output.Format) (IOResult, error) {
+	q, err := Compile(stream, query, "auto")
+	if err != nil {
+		return IOResult{}, err
+	}
+	var cols []output.Column
+	for _, c := range q.Columns() {
+		kind := output.Value
+		switch c.Kind {
+		case planner.ColEvent:
+			kind = output.Event
+		case planner.ColList:
+			kind = output.List
+		}
+		cols = append(cols, output.Column{Name: c.Name, Kind: kind})
+	}
+	runtime.GC()
+	var n counter
+	bw := bufio.NewWriterSize(&n, 64<<10)
+	start := time.Now()
+	w := output.New(format, bw, output.Schema{Columns: cols, Events: stream.Schema})
+	stats, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool { return w.Row(row) == nil })
+	if err == nil {
+		err = w.Finish()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start)}, err
+}
+
+// MeasureLoad loads data with load and reports the rows/s and the heap
+// each event takes beyond its attribute values (its Event, its pointer in
+// the stream, and what loading leaves behind).
+func MeasureLoad(data []byte, load func(io.Reader, string, source.Options) (*event.Stream, error)) (IOResult, error) {
+	return measureEvents(int64(len(data)), func() (*event.Stream, error) {
+		return load(bytes.NewReader(data), "bench", source.Options{})
+	})
+}
+
+func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, error) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	s, err := build()
+	elapsed := time.Since(start)
+	if err != nil {
+		return IOResult{}, err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	var values int64
+	for _, e := range s.Events {
+		values += int64(len(e.Attrs))
+	}
+	n := int64(len(s.Events))
+	perEvent := (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(values)*float64(unsafe.Sizeof(event.Value{}))) / float64(n)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(build) // and its input, which is not the events' memory
+	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, PerEvent: perEvent}, nil
+}
+
+// runIO prints the io suite: W1's matches written in each output format,
+// and 1M stock rows loaded from CSV and JSON Lines, and generated.
+func runIO(w io.Writer) error {
+	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\tbytes/event\t")
+	row := func(name string, r IOResult) {
+		secs := r.Elapsed.Seconds()
+		per := ""
+		if r.PerEvent > 0 {
+			per = fmt.Sprintf("%.0f + attrs", r.PerEvent)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%sB/s\t%s\t\n", name, r.Rows, si(float64(r.Bytes))+"B",
+			r.Elapsed.Round(time.Millisecond), si(float64(r.Rows)/secs), si(float64(r.Bytes)/secs), per)
+	}
+	stocks := Stocks(1_000_000, 0)()
+	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
+		r, err := MeasureOutput(stocks, W1, f)
+		if err != nil {
+			return fmt.Errorf("io: W1 %s: %w", f, err)
+		}
+		row("W1 --format "+string(f), r)
+	}
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 1_000_000
+	r, err := measureEvents(0, func() (*event.Stream, error) { return source.GenerateStocks("stocks", cfg), nil })
+	if err != nil {
+		return err
+	}
+	row("GENERATE STOCKS 1M", r)
+	for _, in := range []struct {
+		name  string
+		write func(io.Writer, source.StockConfig) error
+		load  func(io.Reader, string, source.Options) (*event.Stream, error)
+	}{{"LOAD csv 1M", source.WriteStocksCSV, source.LoadCSV}, {"LOAD jsonl 1M", source.WriteStocksJSONL, source.LoadJSONL}} {
+		var data bytes.Buffer
+		if err := in.write(&data, cfg); err != nil {
+			return err
+		}
+		r, err := MeasureLoad(data.Bytes(), in.load)
+		if err != nil {
+			return fmt.Errorf("io: %s: %w", in.name, err)
+		}
+		row(in.name, r)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}

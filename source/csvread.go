@@ -1,0 +1,168 @@
+package source
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"unsafe"
+)
+
+// csvReadSize is how much of a CSV file is read at once.
+const csvReadSize = 1 << 20
+
+// csvRecords reads a CSV file's records as encoding/csv does (a blank
+// line is skipped, \r\n ends a line as \n does), numbered by the line they
+// start on. A line without a quote is split at its commas in place, in a
+// large read buffer; from the first line with a quote on, encoding/csv
+// reads the rest, since a quoted field may span lines.
+type csvRecords struct {
+	r      io.Reader
+	name   string
+	max    int
+	buf    []byte
+	pos    int   // buf[pos:] is unread
+	start  int   // where the line last returned starts in buf
+	rerr   error // r's error, once it has returned one
+	line   int   // lines consumed
+	fields [][]byte
+
+	cr       *csv.Reader // from the first quote on
+	crOffset int         // lines before cr's first
+}
+
+func newCSVRecords(r io.Reader, name string, max int) *csvRecords {
+	return &csvRecords{r: r, name: name, max: max}
+}
+
+// next returns the next record, its fields valid until the next call, and
+// the line it starts on; io.EOF after the last one.
+func (c *csvRecords) next() ([][]byte, int, error) {
+	if c.cr != nil {
+		return c.slow()
+	}
+	for {
+		text, ok, err := c.nextLine()
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ok {
+			return nil, 0, io.EOF
+		}
+		if len(text) > 0 && text[len(text)-1] == '\r' {
+			text = text[:len(text)-1] // \r\n, or a last \r before the end, as encoding/csv
+		}
+		if len(text) == 0 {
+			continue
+		}
+		// One pass for commas and quotes: fields are short, so a loop
+		// beats a call per field.
+		c.fields = c.fields[:0]
+		start := 0
+		for i, b := range text {
+			switch b {
+			case ',':
+				c.fields = append(c.fields, text[start:i:i])
+				start = i + 1
+			case '"':
+				c.startSlow()
+				return c.slow()
+			}
+		}
+		return append(c.fields, text[start:len(text):len(text)]), c.line, nil
+	}
+}
+
+// nextLine returns the next line without its '\n', counted; ok is false
+// at the end of the input. A line over the limit is an error.
+func (c *csvRecords) nextLine() ([]byte, bool, error) {
+	for {
+		rest := c.buf[c.pos:]
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			c.line++
+			if i > c.max {
+				return nil, false, lineTooLong(c.name, c.line, c.max)
+			}
+			c.start = c.pos
+			c.pos += i + 1
+			return rest[:i], true, nil
+		}
+		if len(rest) > c.max {
+			return nil, false, lineTooLong(c.name, c.line+1, c.max)
+		}
+		if c.rerr != nil {
+			if len(rest) == 0 {
+				if c.rerr == io.EOF {
+					return nil, false, nil
+				}
+				return nil, false, c.rerr
+			}
+			c.line++
+			c.start, c.pos = c.pos, len(c.buf)
+			return rest, true, nil // the last line, without its '\n'
+		}
+		c.fill()
+	}
+}
+
+// fill reads more input after the unread bytes, moved to the front.
+func (c *csvRecords) fill() {
+	n := copy(c.buf, c.buf[c.pos:])
+	if cap(c.buf)-n < csvReadSize/2 { // a long line: room for more of it
+		c.buf = append(c.buf[:n], make([]byte, csvReadSize)...)
+	}
+	c.buf, c.pos = c.buf[:cap(c.buf)], 0
+	m, err := io.ReadAtLeast(c.r, c.buf[n:], 1)
+	c.buf = c.buf[:n+m]
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = io.EOF
+		}
+		c.rerr = err
+	}
+}
+
+// startSlow hands the input from the line just returned on to
+// encoding/csv.
+func (c *csvRecords) startSlow() {
+	c.line--
+	rest := []io.Reader{bytes.NewReader(c.buf[c.start:])}
+	switch {
+	case c.rerr == nil:
+		rest = append(rest, c.r)
+	case c.rerr != io.EOF:
+		rest = append(rest, errReader{c.rerr})
+	}
+	c.crOffset = c.line
+	c.cr = csv.NewReader(&lineLimit{r: io.MultiReader(rest...), name: c.name, max: c.max, line: c.line})
+	c.cr.ReuseRecord = true // fields are substrings of a fresh per-record string, so keeping them is safe
+	c.cr.FieldsPerRecord = -1
+	c.buf = nil // the reader holds what is left of it
+}
+
+// slow reads a record with encoding/csv.
+func (c *csvRecords) slow() ([][]byte, int, error) {
+	rec, err := c.cr.Read()
+	if err == io.EOF {
+		return nil, 0, io.EOF
+	}
+	if err != nil {
+		return nil, 0, csvError(c.name, err, c.crOffset)
+	}
+	line, _ := c.cr.FieldPos(0)
+	c.fields = views(c.fields[:0], rec)
+	return c.fields, line + c.crOffset, nil
+}
+
+// views appends rec's fields as byte slices that share their memory.
+func views(dst [][]byte, rec []string) [][]byte {
+	for _, f := range rec {
+		dst = append(dst, unsafe.Slice(unsafe.StringData(f), len(f)))
+	}
+	return dst
+}
+
+// errReader is an input that has failed.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
