@@ -75,7 +75,7 @@ func TestComplete(t *testing.T) {
 		{"an unknown variable has no attributes", "PATTERN SEQ(stock1 a) WHERE z.", "", nil},
 		{"settings", "SET ", "", []string{"engine ", "expanded ", "format ", "limit ", "timing "}},
 		{"setting values", "SET engine = p", "p", []string{"pais"}},
-		{"setting values, format", "SET format = ", "", []string{"csv", "jsonl", "table"}},
+		{"setting values, format", "SET format = ", "", []string{"count", "csv", "jsonl", "table"}},
 		{"commands", `\`, `\`, []string{`\? `, `\h `, `\help `, `\i `, `\include `, `\o `, `\out `, `\q `, `\quit `, `\set `, `\timing `, `\x `}},
 		{"commands by prefix", `\ti`, `\ti`, []string{`\timing `}},
 		{"a command's values", `\x o`, "o", []string{"off", "on"}},
