@@ -38,13 +38,22 @@ type producer struct {
 }
 
 // describe says where the stream comes from: "INTO from stocks", "INTO
-// from query 1 over s, query 2 over t".
+// from stocks (2 queries)", "INTO from query 1 over s, query 2 over t".
 func (d *derivation) describe() string {
-	parts := make([]string, len(d.producers))
-	for i, p := range d.producers {
-		parts[i] = p.from.name
+	var parts []string
+	n := map[string]int{}
+	for _, p := range d.producers {
+		part := p.from.name
 		if p.query > 0 {
-			parts[i] = "query " + strconv.Itoa(p.query) + " over " + p.from.name
+			part = "query " + strconv.Itoa(p.query) + " over " + p.from.name
+		}
+		if n[part]++; n[part] == 1 {
+			parts = append(parts, part)
+		}
+	}
+	for i, part := range parts {
+		if n[part] > 1 {
+			parts[i] += " (" + strconv.Itoa(n[part]) + " queries)"
 		}
 	}
 	return "INTO from " + strings.Join(parts, ", ")
@@ -82,6 +91,9 @@ func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase
 			return nil, errAt(src, at, "column %s is a whole event; %s", col.Name, scalars)
 		case col.Kind == planner.ColList:
 			return nil, errAt(src, at, "column %s is a closure list; %s", col.Name, scalars)
+		}
+		if alias := q.Return.Items[i].Alias; alias != nil {
+			at = alias.Span.Start
 		}
 		for _, b := range builtinNames {
 			if strings.EqualFold(col.Name, b) {
