@@ -33,8 +33,13 @@ func TestDerivedOracle(t *testing.T) {
 	late, consumed, skipped := 0, 0, 0
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 14))
-		c := randquery.Generate(r, randquery.Long(), randquery.Strategies())
-		producer := intoQuery(t, c.Query, "d")
+		var c randquery.Case
+		if seed%3 == 2 {
+			c = lateCase(r)
+		} else {
+			c = randquery.Generate(r, randquery.Long(), randquery.Strategies())
+		}
+		producer := intoQuery(t, c.Query, "d", seed%3 == 1)
 		consumer := anyType.ReplaceAllString(randquery.Generate(r, randquery.Strategies()).Query, "d")
 		if _, err := sase.Compile(producer, teststream.CSV(t, "s", c.StreamCSV)); err != nil {
 			skipped++ // a strategy's rules reject some random queries
@@ -44,7 +49,7 @@ func TestDerivedOracle(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.StreamCSV), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if q, _ := grammar.ParseQuery(&ast.Source{Text: c.Query}); q != nil && lateQuery(q) {
+		if q, _ := grammar.ParseQuery(&ast.Source{Text: c.Query}); q != nil && isLate(q) {
 			late++
 		}
 		for _, engine := range sase.EngineNames() {
@@ -58,11 +63,20 @@ func TestDerivedOracle(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", name, err, stderr.String())
 			}
 			d := s.cat.entries["d"].stream
+			// Build sorts, so check that the producer released in ts order
+			// itself, as a live stream needs.
+			part := s.cat.entries["d"].derived.producers[0].part.Events
+			if !slices.IsSortedFunc(part, func(a, b *event.Event) int { return cmp.Compare(a.TS, b.TS) }) {
+				t.Fatalf("%s: released out of ts order", name)
+			}
 			want := expectedDerived(t, c.StreamCSV, producer, engine)
 			if got := render(d); !slices.Equal(got, want) {
 				t.Fatalf("%s:\nderived stream\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 
+			if len(d.Events) > maxConsumed {
+				continue
+			}
 			file := teststream.CSV(t, "f", csvOf(d))
 			got, gerr := randquery.Matches(ctx, d, consumer, engine)
 			wantM, werr := randquery.Matches(ctx, file, consumer, engine)
@@ -77,27 +91,71 @@ func TestDerivedOracle(t *testing.T) {
 		}
 	}
 	// The random cases must reach what they are for.
-	if late < 15 || consumed < 48 || skipped > 10 {
+	if late < 40 || consumed < 100 || skipped > 10 {
 		t.Errorf("%d late producers, %d consumers with matches, %d producers that do not compile: the cases miss the point", late, consumed, skipped)
 	}
 }
 
+// maxConsumed bounds the derived streams a consumer runs on: every event
+// has one type, and basic enumerates every sequence of them.
+const maxConsumed = 40
+
 // anyType is a type name of randquery's streams.
 var anyType = regexp.MustCompile(`\b[ABCD]\b`)
 
-func lateQuery(q *ast.Query) bool {
+func isLate(q *ast.Query) bool {
 	last := q.Pattern.Components[len(q.Pattern.Components)-1]
 	return last.Negated || last.Closure != nil
 }
 
+// lateCase is a query whose matches complete late, in an order other
+// than their ts (positives, then a negation or a closure, few conditions),
+// over a stream with gaps in time, which release many matches at once.
+func lateCase(r *rand.Rand) randquery.Case {
+	var b strings.Builder
+	b.WriteString("type,ts,price,vol,sym,id\n")
+	ts := 0
+	for range 20 + r.IntN(20) {
+		ts += r.IntN(6)
+		fmt.Fprintf(&b, "%c,%d,%d,%d,%c,%d\n", 'A'+r.IntN(4), ts, 1+r.IntN(20), r.IntN(8), 'x'+r.IntN(3), 1+r.IntN(3))
+	}
+	return randquery.Case{StreamCSV: b.String(), Query: lateQuery(r)}
+}
+
+func lateQuery(r *rand.Rand) string {
+	typ := func() string { return string(rune('A' + r.IntN(4))) }
+	var comps []string
+	for i := range 1 + r.IntN(2) {
+		comps = append(comps, fmt.Sprintf("%s p%d", typ(), i))
+	}
+	var where string
+	if r.IntN(2) == 0 {
+		comps = append(comps, "!"+typ()+" n")
+		if r.IntN(2) == 0 {
+			where = " WHERE n.price > p0.price + 5"
+		}
+	} else {
+		comps = append(comps, typ()+"+ c[]")
+		if r.IntN(2) == 0 {
+			where = " WHERE c[i].price > c[i-1].price"
+		}
+	}
+	return fmt.Sprintf("PATTERN SEQ(%s)%s WITHIN %d", strings.Join(comps, ", "), where, r.IntN(15))
+}
+
 // intoQuery gives a random query scalar columns that a consumer of
 // randquery's attributes reads (price, vol, sym, id), an expression and,
-// with a closure, an aggregate, and writes it into name.
-func intoQuery(t *testing.T, text, name string) string {
+// with a closure, an aggregate, and writes it into name. Loose drops its
+// WHERE, for more matches: more of them complete out of ts order.
+func intoQuery(t *testing.T, text, name string, loose bool) string {
 	t.Helper()
 	q, err := grammar.ParseQuery(&ast.Source{Text: text})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if loose {
+		q.Where = nil
+		text = q.String()
 	}
 	var singles, closures []string
 	for _, c := range q.Pattern.Components {
@@ -224,4 +282,31 @@ func csvOf(st *event.Stream) string {
 		b = append(b, '\n')
 	}
 	return string(b)
+}
+
+// A late producer's matches complete out of ts order: here (a1, b3) and
+// (a1, b9) once ts 11 has passed, (a2, b3) after them. Its events are
+// released in ts order all the same, equal ts in completion order.
+func TestLateProducerReleasesInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "late.csv")
+	if err := os.WriteFile(path, []byte("type,ts,x\nA,1,1\nA,2,2\nB,3,3\nB,9,9\nD,11,0\nD,12,0\nD,13,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, engine := range sase.EngineNames() {
+		var stderr bytes.Buffer
+		s := New(&bytes.Buffer{}, &stderr)
+		s.Set("engine", engine)
+		err := s.Exec(context.Background(), &ast.Source{Name: "<test>",
+			Text: "LOAD '" + path + "' AS s; PATTERN SEQ(A a, B b, !C c) WITHIN 10 RETURN a.x AS ax, b.x AS bx INTO d;"})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", engine, err, &stderr)
+		}
+		var got []string
+		for _, e := range s.cat.entries["d"].derived.producers[0].part.Events {
+			got = append(got, fmt.Sprintf("%d:%s", e.TS, e.Attrs[0]))
+		}
+		if want := []string{"3:1", "3:2", "9:1", "9:2"}; !slices.Equal(got, want) {
+			t.Errorf("%s: released %q, want %q", engine, got, want)
+		}
+	}
 }
