@@ -121,7 +121,7 @@ func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase
 			name, strings.Join(append(names, name), " -> "))
 	}
 	if unit := from.view().Unit; unit != target.derived.unit {
-		return nil, errAt(src, at, "%s has time unit %s but %s has %s: a derived stream's producers share one", name,
+		return nil, errAt(src, at, "%s has %s but %s has %s: a derived stream's producers share one", name,
 			unitText(target.derived.unit), from.name, unitText(unit))
 	}
 	return target, nil
@@ -145,11 +145,12 @@ func lineage(stream, target *entry) []*entry {
 	return nil
 }
 
+// unitText is "time unit ms", or "no time unit".
 func unitText(d time.Duration) string {
 	if v := unitValue(d); !v.IsAbsent() {
-		return v.Str()
+		return "time unit " + v.Str()
 	}
-	return "none"
+	return "no time unit"
 }
 
 // producerQuery compiles q as its producer runs it (derive.Query) and says
