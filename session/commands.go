@@ -129,7 +129,8 @@ const helpText = `Statements (end each with ;):
   SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
   SET format = table|csv|jsonl   SET limit = N (0: all)   SET timing = on|off
-  [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items]
+  [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items [INTO name]]
+                                         (INTO: the matches become the events of the stream name)
 
 Example queries on the built-in stocks stream:
   PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;
