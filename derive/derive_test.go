@@ -263,3 +263,35 @@ func TestBuild(t *testing.T) {
 		t.Error("Build changed its parts")
 	}
 }
+
+type discard struct{}
+
+func (discard) Event(*Producer, *event.Event) {}
+func (discard) Flush()                        {}
+func (discard) Close()                        {}
+
+// BenchmarkProducer is the cost of one match through a late producer with
+// a window of 16: the event built from its row, held, and released in ts
+// order.
+func BenchmarkProducer(b *testing.B) {
+	p, _ := New(discard{}).Add([]string{"k", "v"}, true, 16)
+	events := make([]event.Event, b.N)
+	for i := range events {
+		events[i].TS = int64(i)
+	}
+	seq := func(yield func(*event.Event) bool) {
+		for i := range events {
+			if !yield(&events[i]) {
+				return
+			}
+		}
+	}
+	cells := []sase.Cell{{Value: event.IntValue(1)}, {Value: event.FloatValue(2.5)}, {}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for e := range p.Follow(seq) {
+		cells[2].Event = e
+		p.Row(cells)
+	}
+	p.Finish()
+}
