@@ -67,8 +67,8 @@ signedNumber
 
 query
     : (EXPLAIN ANALYZE?)? (PATTERN | EVENT) pattern
-      (FROM name)? (WHERE expr)? (WITHIN duration)? (RETURN returnList)?
-      (INTO name)?
+      (FROM name)? (WHERE expr)? (WITHIN duration)?
+      (RETURN returnList (INTO name)?)?
     ;
 
 pattern

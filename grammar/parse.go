@@ -318,11 +318,8 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 	if ctx.RETURN() != nil {
 		q.Return = b.returns(ctx.ReturnList())
 	}
-	if into := ctx.INTO(); into != nil {
+	if ctx.INTO() != nil {
 		q.Into = b.name(names[len(names)-1])
-		if q.Return == nil {
-			b.errorf(b.off(into.GetSymbol()), "INTO needs RETURN: the derived stream's attributes are the RETURN columns")
-		}
 	}
 	return q
 }

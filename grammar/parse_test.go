@@ -161,6 +161,19 @@ func TestParseErrors(t *testing.T) {
 <input>:2:3: INTO needs RETURN: the derived stream's attributes are the RETURN columns
       INTO pairs
       ^`},
+		{"PATTERN A a WHERE a.x = 1 INTO d", `
+<input>:1:27: INTO needs RETURN: the derived stream's attributes are the RETURN columns
+    PATTERN A a WHERE a.x = 1 INTO d
+                              ^`},
+		// Not where a missing ')' is the error, nor outside a query.
+		{"PATTERN SEQ(A a, B b INTO d", `
+<input>:1:21: expected ')' or ',' after 'b'
+    PATTERN SEQ(A a, B b INTO d
+                        ^`},
+		{"SHOW STREAMS INTO d", `
+<input>:1:14: unexpected 'INTO'
+    SHOW STREAMS INTO d
+                 ^`},
 		{"PATTERN A a RETURN a.x INTO", `
 <input>:1:28: expected a name at end of input
     PATTERN A a RETURN a.x INTO
