@@ -116,6 +116,10 @@ func (q *Query) Plan() *planner.Plan { return q.plan }
 // Columns describes the rows the query's sink receives.
 func (q *Query) Columns() []planner.Column { return q.plan.Columns }
 
+// Window is the query's WITHIN in the stream's ticks; ok is false when it
+// has none.
+func (q *Query) Window() (w int64, ok bool) { return q.plan.Window, q.plan.HasWindow }
+
 // Bounded reports whether the plan keeps its state bounded by the window,
 // which a live stream needs.
 func (q *Query) Bounded() bool { return q.plan.Bounded() }

@@ -27,8 +27,8 @@ type Expr interface {
 
 // ---- statements ----
 
-// Query is PATTERN/EVENT pattern [FROM s] [WHERE c] [WITHIN d] [RETURN r],
-// optionally preceded by EXPLAIN [ANALYZE].
+// Query is PATTERN/EVENT pattern [FROM s] [WHERE c] [WITHIN d] [RETURN r]
+// [INTO name], optionally preceded by EXPLAIN [ANALYZE].
 type Query struct {
 	Span    Span
 	Explain bool
@@ -39,6 +39,9 @@ type Query struct {
 	Where   Expr      // nil when absent
 	Within  *Duration // nil when absent
 	Return  *Return   // nil when absent
+	// Into names the derived stream the matches become events of
+	// (docs/LANGUAGE.md, Derived streams); nil when absent.
+	Into *Ident
 }
 
 // Load is LOAD 'path' [FOLLOW] [AS name] [FORMAT f] [WITH (k = v, ...)].

@@ -10,7 +10,7 @@ import (
 // String() always parses back. The grammar's keywords are case-insensitive.
 var keywords = map[string]bool{
 	"pattern": true, "event": true, "seq": true, "any": true, "where": true,
-	"within": true, "return": true, "as": true, "and": true, "or": true,
+	"within": true, "return": true, "into": true, "as": true, "and": true, "or": true,
 	"not": true, "from": true, "explain": true, "analyze": true, "load": true,
 	"format": true, "with": true, "generate": true, "stocks": true, "use": true,
 	"show": true, "streams": true, "types": true, "describe": true, "set": true,
@@ -85,6 +85,10 @@ func (n *Query) String() string {
 	if n.Return != nil {
 		b.WriteString(" RETURN ")
 		b.WriteString(n.Return.String())
+	}
+	if n.Into != nil {
+		b.WriteString(" INTO ")
+		b.WriteString(n.Into.String())
 	}
 	return b.String()
 }

@@ -67,7 +67,8 @@ signedNumber
 
 query
     : (EXPLAIN ANALYZE?)? (PATTERN | EVENT) pattern
-      (FROM name)? (WHERE expr)? (WITHIN duration)? (RETURN returnList)?
+      (FROM name)? (WHERE expr)? (WITHIN duration)?
+      (RETURN returnList (INTO name)?)?
     ;
 
 pattern
@@ -175,8 +176,8 @@ ident
 // (b.LEN is the closure length).
 attrName
     : ident
-    | PATTERN | EVENT | SEQ | ANY | WHERE | WITHIN | RETURN | AS | AND | OR
-    | NOT | FROM | WITH | TRUE | FALSE
+    | PATTERN | EVENT | SEQ | ANY | WHERE | WITHIN | RETURN | INTO | AS | AND
+    | OR | NOT | FROM | WITH | TRUE | FALSE
     ;
 
 // word is any name-like token: option and SET keys, equivalence attributes.
@@ -194,6 +195,7 @@ ANY      : 'any';
 WHERE    : 'where';
 WITHIN   : 'within';
 RETURN   : 'return';
+INTO     : 'into';
 AS       : 'as';
 AND      : 'and' | '∧';
 OR       : 'or' | '∨';

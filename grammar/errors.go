@@ -51,6 +51,12 @@ func (b *builder) syntaxMessage(t antlr.Token) (int, string) {
 	if _, ok := b.parser.GetParserRuleContext().(*gen.ScriptContext); ok && !late && expected.covers(v.statement) {
 		return b.off(t), b.statementMessage(t)
 	}
+	// INTO where a query could end or go on with RETURN, but no RETURN
+	// came before it.
+	ends := expected[gen.SaseParserSEMI] || expected[antlr.TokenEOF] || expected[gen.SaseParserRETURN]
+	if t.GetTokenType() == gen.SaseParserINTO && ends && b.intoWithoutReturn(t) {
+		return b.off(t), "INTO needs RETURN: the derived stream's attributes are the RETURN columns"
+	}
 	// A misspelled keyword: the token itself, or the name before it (SQE
 	// is a fine type name until the '(' after it).
 	if fix := b.keywordFix(t, t); fix != "" {
@@ -133,6 +139,23 @@ func (b *builder) previous(t antlr.Token) antlr.Token {
 		}
 	}
 	return nil
+}
+
+// intoWithoutReturn reports whether t's statement is a query with no
+// RETURN before t.
+func (b *builder) intoWithoutReturn(t antlr.Token) bool {
+	query := false
+	for i := t.GetTokenIndex() - 1; i >= 0; i-- {
+		switch b.parser.GetTokenStream().Get(i).GetTokenType() {
+		case gen.SaseParserRETURN:
+			return false
+		case gen.SaseParserPATTERN, gen.SaseParserEVENT:
+			query = true
+		case gen.SaseParserSEMI:
+			return query
+		}
+	}
+	return query
 }
 
 var closers = map[int]bool{gen.SaseParserRPAREN: true, gen.SaseParserRBRACK: true, gen.SaseParserRBRACE: true}

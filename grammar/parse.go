@@ -305,8 +305,9 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		Event:   ctx.EVENT() != nil,
 		Pattern: b.pattern(ctx.Pattern()),
 	}
+	names := ctx.AllName() // FROM's, then INTO's
 	if ctx.FROM() != nil {
-		q.From = b.name(ctx.Name())
+		q.From = b.name(names[0])
 	}
 	if ctx.WHERE() != nil {
 		q.Where = b.cond(ctx.Expr())
@@ -316,6 +317,9 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 	}
 	if ctx.RETURN() != nil {
 		q.Return = b.returns(ctx.ReturnList())
+	}
+	if ctx.INTO() != nil {
+		q.Into = b.name(names[len(names)-1])
 	}
 	return q
 }

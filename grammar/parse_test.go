@@ -157,6 +157,31 @@ func TestParseErrors(t *testing.T) {
 <input>:1:28: expected an expression at end of input
     PATTERN A a WHERE a.x ≥ 1 ∧
                                ^`},
+		{"PATTERN SEQ(A a, B b) WITHIN 5\n  INTO pairs", `
+<input>:2:3: INTO needs RETURN: the derived stream's attributes are the RETURN columns
+      INTO pairs
+      ^`},
+		{"PATTERN A a WHERE a.x = 1 INTO d", `
+<input>:1:27: INTO needs RETURN: the derived stream's attributes are the RETURN columns
+    PATTERN A a WHERE a.x = 1 INTO d
+                              ^`},
+		// Not where a missing ')' is the error, nor outside a query.
+		{"PATTERN SEQ(A a, B b INTO d", `
+<input>:1:21: expected ')' or ',' after 'b'
+    PATTERN SEQ(A a, B b INTO d
+                        ^`},
+		{"SHOW STREAMS INTO d", `
+<input>:1:14: unexpected 'INTO'
+    SHOW STREAMS INTO d
+                 ^`},
+		{"PATTERN A a RETURN a.x INTO", `
+<input>:1:28: expected a name at end of input
+    PATTERN A a RETURN a.x INTO
+                               ^`},
+		{"PATTERN A a RETURN a.x INTO s WITHIN 5", `
+<input>:1:31: unexpected 'WITHIN'
+    PATTERN A a RETURN a.x INTO s WITHIN 5
+                                  ^`},
 	}
 	for _, tt := range tests {
 		checkParseError(t, tt.src, tt.want)
@@ -300,6 +325,8 @@ var canonical = []string{
 	"PATTERN SEQ(A a, B b)",
 	"EXPLAIN ANALYZE EVENT (A a; !(B b); C{2,} c[]; D^3 d[]; ANY(E, F) e) FROM s WHERE [sym, id = 3] AND a.x = -7 WITHIN 1.5e-3 h RETURN *",
 	"EXPLAIN PATTERN !A a",
+	"PATTERN SEQ(A a, !B n, C+ c[]) FROM s WHERE a.x < c[i].x WITHIN 10 RETURN a.x, count(c[]) AS n, a.x + 1 INTO spikes",
+	"EXPLAIN ANALYZE PATTERN A a RETURN a.`into` AS `from` INTO `SHELF-READING`",
 	"EVENT SEQ(A a, B b)",
 	"PATTERN A",
 	"PATTERN SEQ(A a, B{3,} b, C c)",
@@ -362,6 +389,8 @@ func TestNormalizedForms(t *testing.T) {
 		{"PATTERN A a WITHIN 2 MIN", "PATTERN A a WITHIN 2 m"},
 		{"PATTERN A a WITHIN 1 day", "PATTERN A a WITHIN 1 d"},
 		{"PATTERN A a WHERE [x == 'v', y = -0.0]", "PATTERN A a WHERE [x = 'v', y = -0.0]"},
+		{"pattern A a return a.into into `into`", "PATTERN A a RETURN a.`into` INTO `into`"},
+		{"PATTERN A a RETURN a.x\n  Into \"stocks\"", "PATTERN A a RETURN a.x INTO `stocks`"},
 	}
 	for _, tt := range tests {
 		stmts, err := Parse(&ast.Source{Name: "<input>", Text: tt.src})
@@ -433,6 +462,18 @@ func TestAST(t *testing.T) {
 	}
 	if v, ok := q.Return.Items[0].Expr.(*ast.VarRef); !ok || v.Var.Name != "b" {
 		t.Errorf("return: %#v", q.Return.Items[0].Expr)
+	}
+}
+
+// INTO keeps the derived stream's name with its span, apart from FROM's.
+func TestIntoSpan(t *testing.T) {
+	const src = "PATTERN A a FROM s RETURN a.x INTO `d s`"
+	q, err := ParseQuery(&ast.Source{Text: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.From.Name != "s" || q.Into.Name != "d s" || src[q.Into.Span.Start:q.Into.Span.End] != "`d s`" {
+		t.Errorf("FROM %q, INTO %q spans %q", q.From.Name, q.Into.Name, src[q.Into.Span.Start:q.Into.Span.End])
 	}
 }
 

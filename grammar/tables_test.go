@@ -144,6 +144,7 @@ func TestMessagesListWhatTheGrammarAccepts(t *testing.T) {
 		"SET = 1", "SET limit 5", "LOAD 'x' FORMAT 5", "LOAD 'x' WITH (a=1", "LOAD 'x' WITH a",
 		"PATTERN", "PATTERN SEQ(A a,", "PATTERN SEQ(A a B b)", "PATTERN A a WHERE", "PATTERN A a WITHIN",
 		"PATTERN A a WHERE (a.x = 1", "PATTERN A a WHERE a.x >", "PATTERN A a RETURN", "PATTERN SEQ(A+ a[), B b)",
+		"PATTERN A a RETURN a.x INTO",
 	} {
 		_, err := Parse(&ast.Source{Text: src})
 		if err == nil {

@@ -29,7 +29,7 @@ func (k Kind) String() string {
 type StreamInfo struct {
 	Name    string
 	Kind    Kind
-	Source  string        // a path, "-", "generated", or a listener's tcp:// address
+	Source  string        // a path, "-", "generated", a listener's tcp:// address, or "INTO from stocks"
 	Events  int64         // a live stream's: those used so far
 	Types   int           // event types (a live stream's: seen or named by a query so far)
 	Unit    time.Duration // one timestamp tick; 0: unit-less
@@ -42,6 +42,8 @@ type entry struct {
 	kind   Kind
 	stream *event.Stream // Loaded: the stream and its events
 	live   *source.Live  // Live
+	// derived is set for a stream made by INTO, loaded or live.
+	derived *derivation
 }
 
 // view is the stream as it is now: a live stream's schema grows while its
@@ -64,13 +66,14 @@ type catalogue struct {
 }
 
 // add adds or replaces a stream by name. The first one becomes current,
-// and so does the user's first when a built-in one is current.
+// and so does the user's first when a built-in one is current; a derived
+// stream does not (its query reads another, which is already there).
 func (c *catalogue) add(e *entry) (current bool) {
 	if _, ok := c.entries[e.name]; !ok {
 		c.order = append(c.order, e.name)
 	}
 	c.entries[e.name] = e
-	if c.current == "" || c.builtin {
+	if e.derived == nil && (c.current == "" || c.builtin) {
 		c.current, c.builtin = e.name, false
 	}
 	return c.current == e.name
@@ -91,10 +94,14 @@ func (s *Session) Streams() []StreamInfo {
 		e := s.cat.entries[name]
 		st := e.view()
 		events := int64(len(st.Events))
+		source := st.Source
 		if e.kind == Live {
 			_, events, _ = e.live.Counts()
 		}
-		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: st.Source, Events: events,
+		if e.derived != nil {
+			source = e.derived.describe()
+		}
+		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: source, Events: events,
 			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current})
 	}
 	return infos

@@ -255,7 +255,8 @@ const statementsHelp = `Statements (end each with ;):
   SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
   SET format = table|csv|jsonl|count   SET limit = N (0: all)   SET timing = on|off   SET expanded = on|off
-  [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items]
+  [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items [INTO name]]
+                                         (INTO: the matches become the events of the stream name)
 `
 
 const examplesHelp = `

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
@@ -63,7 +64,8 @@ type liveQuery struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed once the query has ended and written its summary
 	matches atomic.Int64
-	state   atomic.Int32 // a State
+	state   atomic.Int32     // a State
+	into    *derive.Producer // an INTO query's: its rows go into a derived stream
 }
 
 func (q *liveQuery) State() State { return State(q.state.Load()) }
@@ -87,15 +89,21 @@ func (s *Session) Queries() []QueryInfo {
 
 // addLive registers a live stream under its name; text says what it is.
 func (s *Session) addLive(l *source.Live, text string) {
+	s.addLiveEntry(&entry{name: l.Name(), kind: Live, live: l}, text)
+}
+
+// addLiveEntry registers a live stream's entry (a derived one's has its
+// derivation).
+func (s *Session) addLiveEntry(e *entry, text string) {
 	text += " (live: queries on it run in the background as events arrive)"
-	if s.cat.add(&entry{name: l.Name(), kind: Live, live: l}) {
+	if s.cat.add(e) {
 		text += ", the current stream"
 	}
 	s.note("%s", text)
 	if s.interactive {
 		go func() {
-			<-l.Done()
-			s.streamSummary(l)
+			<-e.live.Done()
+			s.streamSummary(e.live)
 		}()
 	}
 }
@@ -172,13 +180,22 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	if err != nil {
 		return err
 	}
+	var into *entry
+	if q.Into != nil {
+		if into, err = s.checkInto(src, q, s.cat.entries[l.Name()], cq); err != nil {
+			return err
+		}
+	}
 	if q.Explain {
-		s.out.WriteString(cq.Explain())
+		s.out.WriteString(s.explain(l.Name(), q, cq.Explain()))
 		return nil
 	}
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
+	}
+	if q.Into != nil {
+		return s.intoLive(src, q, l, into, cq)
 	}
 	sub, err := l.Subscribe()
 	if err != nil {
@@ -221,8 +238,14 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 }
 
 // run runs the query until its stream ends, its limit, or ctx is done,
-// writing its matches through w and bw, and sets its final state.
+// writing its matches through w and bw (nil for an INTO query, whose w is
+// its producer), and sets its final state.
 func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64) (*sase.Stats, error) {
+	flush := func() {
+		if bw != nil {
+			bw.Flush()
+		}
+	}
 	emit := func(row []sase.Cell) bool {
 		if ctx.Err() != nil {
 			// Stopped: the run's end would release matches whose window
@@ -235,12 +258,16 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	}
 	idle := func() {
 		w.Sync()
-		bw.Flush()
+		flush()
 	}
-	stats, err := cq.Run(ctx, sub.Events(ctx, idle), emit)
+	events := sub.Events(ctx, idle)
+	if q.into != nil {
+		events = q.into.Follow(events)
+	}
+	stats, err := cq.Run(ctx, events, emit)
 	sub.Close()
 	w.Finish()
-	bw.Flush()
+	flush()
 	state := Ended
 	switch {
 	case ctx.Err() != nil: // STOP QUERY or Wait's cancellation, not the end of the stream

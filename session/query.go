@@ -30,8 +30,14 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if err != nil {
 		return err
 	}
+	var into *entry
+	if q.Into != nil {
+		if into, err = s.checkInto(src, q, e, cq); err != nil {
+			return err
+		}
+	}
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(cq.Explain())
+		s.out.WriteString(s.explain(e.name, q, cq.Explain()))
 		return nil
 	}
 	work := "query"
@@ -50,9 +56,12 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		if err != nil {
 			return runError(err, stats)
 		}
-		s.out.WriteString(cq.ExplainAnalyze(stats))
+		s.out.WriteString(s.explain(e.name, q, cq.ExplainAnalyze(stats)))
 		s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
 		return nil
+	}
+	if q.Into != nil {
+		return s.intoLoaded(ctx, src, q, e, into, cq)
 	}
 
 	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil), 0)

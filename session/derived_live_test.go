@@ -1,0 +1,137 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/internal/teststream"
+)
+
+// A producer and a consumer over a stream piped in (a real pipe, read as
+// LOAD '-') give the derived stream and the consumer matches they give
+// over the same stream loaded from a file; the cases take turns with the
+// engines a live stream allows.
+func TestDerivedLiveMatchesLoaded(t *testing.T) {
+	dir := t.TempDir()
+	compared := 0
+	for seed := range uint64(70) {
+		r := rand.New(rand.NewPCG(seed, 41))
+		var c randquery.Case
+		if seed%2 == 0 {
+			c = lateCase(r)
+		} else {
+			c = randquery.Generate(r, randquery.Strategies())
+		}
+		producer := intoQuery(t, withWindow(t, c.Query), "d", false)
+		if _, err := sase.Compile(producer, teststream.CSV(t, "s", c.StreamCSV)); err != nil {
+			continue // a strategy's rules reject some random queries
+		}
+		consumer := withWindow(t, anyType.ReplaceAllString(randquery.Generate(r).Query, "d"))
+		path := filepath.Join(dir, fmt.Sprintf("s%d.csv", seed))
+		if err := os.WriteFile(path, []byte(c.StreamCSV), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The query of e lists the derived stream itself.
+		queries := producer + "; USE d; PATTERN d e WITHIN 0; " + consumer + ";"
+		{
+			engine := liveEngines[seed%uint64(len(liveEngines))]
+			name := fmt.Sprintf("seed %d, %s: %s", seed, engine, queries)
+			loaded, lerr := runScript(t, engine, "LOAD '"+path+"' AS s; "+queries, nil)
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				io.WriteString(pw, c.StreamCSV)
+				pw.Close()
+			}()
+			live, stderr := runScript(t, engine, "LOAD '-' AS s; "+queries, pr)
+			pr.Close()
+			if !slices.Equal(byQuery(live), byQuery(loaded)) {
+				t.Fatalf("%s:\nlive\n%s\nloaded\n%s\n%s", name, live, loaded, lerr)
+			}
+			if !summary.MatchString(stderr) {
+				t.Fatalf("%s: the derived stream's summary:\n%s", name, stderr)
+			}
+			if strings.Contains(loaded, `{"e":`) {
+				compared++
+			}
+		}
+	}
+	if compared < 30 {
+		t.Errorf("only %d runs derived any event", compared)
+	}
+}
+
+// liveEngines are the engines that bound their state by the window, which
+// a live stream needs.
+var liveEngines = slices.DeleteFunc(sase.EngineNames(), func(e string) bool { return e == "basic" })
+
+// summary is the derived stream's summary when it has used every line.
+var summary = regexp.MustCompile(`\(stream d ended: (\d+) lines? read, (\d+) events? used, 0 lines rejected\)`)
+
+// withWindow gives a query a window if it has none: a live stream needs one.
+func withWindow(t *testing.T, text string) string {
+	t.Helper()
+	q, err := grammar.ParseQuery(&ast.Source{Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Within == nil {
+		text += " WITHIN 10"
+	}
+	return text
+}
+
+// runScript runs a script as `sase -f` does, JSON Lines out, standard input
+// from stdin, and waits for its live queries.
+func runScript(t *testing.T, engine, text string, stdin io.Reader) (stdout, stderr string) {
+	t.Helper()
+	out, errw := &bytes.Buffer{}, &testkit.SyncBuffer{}
+	var opts []Option
+	if stdin != nil {
+		opts = append(opts, WithStdin(stdin))
+	}
+	s := New(out, errw, opts...)
+	for k, v := range map[string]string{"timing": "off", "format": "jsonl", "engine": engine} {
+		if err := s.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: text}); err != nil {
+		t.Fatalf("%s: %v\n%s", text, err, errw)
+	}
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatalf("%s: Wait: %v\n%s", text, err, errw)
+	}
+	return out.String(), errw.String()
+}
+
+// byQuery splits JSON Lines by the query that wrote them (the derived
+// events' query has the key e), each in its order: live queries' lines
+// interleave.
+func byQuery(out string) []string {
+	var events, others []string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, `{"e":`) {
+			events = append(events, line)
+		} else {
+			others = append(others, line)
+		}
+	}
+	return []string{strings.Join(events, ""), strings.Join(others, "")}
+}
