@@ -29,8 +29,9 @@ func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
 type csvFile struct {
 	decoding
 	readOnce
-	name string
-	r    io.Reader
+	name   string
+	r      io.Reader
+	report reporter // on_error = 'skip'
 }
 
 func newCSVFile(r io.Reader, name string, opts Options, release func()) *csvFile {
@@ -66,14 +67,17 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 	}
 	cr.FieldsPerRecord = layout.width
 	for {
-		batch, err := s.batch(cr, layout)
+		batch, end, err := s.batch(cr, layout)
 		if err != nil {
 			return err
 		}
-		if len(batch) == 0 {
+		if len(batch) > 0 && !emit(batch) {
 			return nil
 		}
-		if !emit(batch) {
+		if end {
+			s.mu.Lock()
+			s.report.finish(s.name, s.rejected)
+			s.mu.Unlock()
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -82,33 +86,56 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 	}
 }
 
-// batch decodes up to maxBatch records; none at the end of the file.
-func (s *csvFile) batch(cr *csv.Reader, layout *csvLayout) ([]*event.Event, error) {
+// batch decodes up to maxBatch records, and says when the file has ended.
+func (s *csvFile) batch(cr *csv.Reader, layout *csvLayout) (_ []*event.Event, end bool, _ error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	batch := make([]*event.Event, 0, maxBatch)
-	for len(batch) < maxBatch {
+	for n := 0; n < maxBatch; n++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
+			end = true
 			break
 		}
 		if err != nil && !errors.Is(err, csv.ErrFieldCount) {
-			return nil, csvError(s.name, err)
+			return nil, false, csvError(s.name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		s.read++
+		var e *event.Event
 		if err != nil {
 			// Read returns the record with ErrFieldCount, so we can count.
-			return nil, layout.fieldCount(s.b, rec, line)
+			err = layout.fieldCount(s.b, rec, line)
+		} else {
+			e, err = layout.event(s.b, rec, line)
 		}
-		e, err := layout.event(s.b, rec, line)
 		if err != nil {
-			return nil, err
+			s.read++
+			if !s.b.opts.SkipBad {
+				return nil, false, err
+			}
+			s.rejected++
+			s.report.skipped(err, s.rejected)
+			continue
 		}
-		s.b.number(e)
-		batch = append(batch, e)
+		if !e.IsTick() {
+			s.read++
+		}
+		now, err := s.b.arrive(e, line, nil, rec)
+		if err != nil {
+			return nil, false, err
+		}
+		if now {
+			batch = append(batch, e)
+		}
 	}
-	return batch, nil
+	if s.b.ord != nil {
+		batch = s.b.ord.release(s.b, batch)
+		if end {
+			batch = s.b.ord.drain(s.b, batch)
+			s.b.ord.close()
+		}
+	}
+	return batch, end, nil
 }
 
 // csvLayout is what a CSV header says: the columns of the type and the
@@ -159,6 +186,9 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 // event builds the event of one record. Every column of the header is an
 // attribute of every type that appears under it.
 func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, error) {
+	if rec[l.typeCol] == "" && rec[l.tsCol] != "" && l.onlyTS(rec) {
+		return b.punctuation(rec[l.tsCol], line)
+	}
 	typ, err := b.typeID(validUTF8(rec[l.typeCol]), line)
 	if err != nil {
 		return nil, err
@@ -182,6 +212,17 @@ func (l *csvLayout) event(b *builder, rec []string, line int) (*event.Event, err
 		e.Attrs[l.attrSlots[j]] = event.ParseCell(validUTF8(rec[c]))
 	}
 	return e, nil
+}
+
+// onlyTS reports whether a record's attribute cells are all empty: with
+// an empty type cell it is a punctuation.
+func (l *csvLayout) onlyTS(rec []string) bool {
+	for _, c := range l.attrCols {
+		if rec[c] != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *csvLayout) fieldCount(b *builder, rec []string, line int) error {

@@ -48,6 +48,9 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	if err := rec.parse(text, b, line); err != nil {
 		return nil, err
 	}
+	if !rec.hasTyp {
+		return b.punctuation(rec.ts, line)
+	}
 	typ, err := b.typeID(rec.typ, line)
 	if err != nil {
 		return nil, err
@@ -172,7 +175,7 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 	if another {
 		return b.errorf(line, "more than one JSON value on the line (want one object per line)")
 	}
-	if !rec.hasTyp {
+	if !rec.hasTyp && (!rec.hasTS || len(rec.slots) > 0) { // a ts alone is a punctuation
 		return b.errorf(line, "no type key %q", typeKey)
 	}
 	if !rec.hasTS {

@@ -23,7 +23,8 @@ import (
 // address beyond loopback is said so on errs. Port 0 picks a free port,
 // which Source then names.
 func Listen(name, addr, format string, opts Options, errs io.Writer) (*Live, error) {
-	src, err := listen(addr, Config{Name: name, Format: format, Options: opts, Errors: errs})
+	c := newConfig(WithName(name), WithFormat(format), WithOptions(opts), WithErrors(errs))
+	src, err := timedOpen(listen(addr, c))(c)
 	if err != nil {
 		return nil, err
 	}

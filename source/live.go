@@ -41,7 +41,8 @@ func NewLive(name string, src Source) *Live {
 // LiveReader is a live stream read from r, standard input: it ends when r
 // does. format is as Load takes it, csv by default; errors name "stdin".
 func LiveReader(name string, r io.Reader, format string, opts Options, errs io.Writer) (*Live, error) {
-	src, err := openStdin(Config{Name: name, Format: format, Options: opts, Errors: errs, Stdin: r})
+	c := newConfig(WithName(name), WithFormat(format), WithOptions(opts), WithErrors(errs), WithStdin(r))
+	src, err := timedOpen(openStdin(c))(c)
 	if err != nil {
 		return nil, err
 	}

@@ -91,9 +91,14 @@ type Source interface {
 
 // Stats count a source's lines.
 type Stats struct {
-	Read     int64 // event lines read: not blank lines nor CSV headers
+	Read     int64 // event lines read: not blank lines, CSV headers nor punctuation
 	Used     int64 // events delivered
+	Late     int64 // events late (docs/LANGUAGE.md, Event time), not used
 	Rejected int64 // lines rejected (each reported, unless rate-limited)
+	// The stream's time and the largest ts, when a reorder stage keeps
+	// them (a live stream, or one with a slack); HasTime says so.
+	Time, MaxTS int64
+	HasTime     bool
 }
 
 // Config is what Open hands a scheme's Opener.
@@ -104,6 +109,20 @@ type Config struct {
 	Follow  bool      // a file: read what is appended to it too (live)
 	Errors  io.Writer // where a live source reports bad lines; never nil
 	Stdin   io.Reader // standard input, for "-"
+	Clock   Clock     // the wall clock, for clock = 'wall'
+}
+
+// Clock is the wall clock a clock = 'wall' stream follows: Now, and Ticks,
+// on which the stream looks at Now again while no event arrives (nil: a
+// ticker every wallPoll).
+type Clock struct {
+	Now   func() time.Time
+	Ticks <-chan time.Time
+}
+
+// WithClock sets the wall clock (tests inject one).
+func WithClock(now func() time.Time, ticks <-chan time.Time) OpenOption {
+	return func(c *Config) { c.Clock = Clock{Now: now, Ticks: ticks} }
 }
 
 // An OpenOption sets what Open passes on in its Config.
@@ -159,16 +178,13 @@ func Register(scheme string, open Opener) {
 // the package doc). Whatever it cannot open (a missing file, a port in
 // use) is its error, so that a statement fails at once.
 func Open(ctx context.Context, rawURL string, opts ...OpenOption) (Source, error) {
-	c := Config{Errors: io.Discard, Stdin: os.Stdin}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newConfig(opts...)
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if rawURL == "-" || !ok || !isScheme(scheme) {
 		if c.Name == "" {
 			c.Name = DefaultName(rawURL)
 		}
-		return openPath(rawURL, c)
+		return timedOpen(openPath(rawURL, c))(c)
 	}
 	schemesMu.RLock()
 	open := schemes[strings.ToLower(scheme)]
@@ -180,7 +196,25 @@ func Open(ctx context.Context, rawURL string, opts ...OpenOption) (Source, error
 	if err != nil {
 		return nil, err // names the URL
 	}
-	return open(ctx, u, c)
+	return timedOpen(open(ctx, u, c))(c)
+}
+
+func newConfig(opts ...OpenOption) Config {
+	c := Config{Errors: io.Discard, Stdin: os.Stdin, Clock: Clock{Now: time.Now}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// timedOpen gives what an opener returned its reorder stage (withTime).
+func timedOpen(src Source, err error) func(Config) (Source, error) {
+	return func(c Config) (Source, error) {
+		if err != nil {
+			return nil, err
+		}
+		return withTime(src, c)
+	}
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986), so that a path
