@@ -103,7 +103,6 @@ func (s *Session) addLive(l *source.Live, text string) {
 // streamSummary says how much of a live stream was read, used and
 // rejected, and why it ended if it failed.
 func (s *Session) streamSummary(l *source.Live) {
-	read, used, rejected := l.Counts()
 	state := "ended"
 	select {
 	case <-l.Done():
@@ -113,8 +112,7 @@ func (s *Session) streamSummary(l *source.Live) {
 	default:
 		state = "stopped"
 	}
-	s.bgNote("(stream %s %s: %s read, %s used, %s rejected)", l.Name(), state,
-		plural(read, "line", "lines"), plural(used, "event", "events"), plural(rejected, "line", "lines"))
+	s.bgNote("(stream %s %s: %s)", l.Name(), state, reportCounts(l.Stats()))
 }
 
 // loadLive opens LOAD '-' and LOAD 'path' FOLLOW.
@@ -145,6 +143,9 @@ func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
 
 func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	opts, err := loadOptions(src, st.Options)
+	if err == nil {
+		err = timeOptions(src, st.Options, true)
+	}
 	if err != nil {
 		return err
 	}

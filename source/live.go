@@ -100,6 +100,10 @@ func (l *Live) Counts() (read, used, rejected int64) {
 	return st.Read, st.Used, st.Rejected
 }
 
+// Stats counts what the stream has read, used, found late and rejected,
+// with its time.
+func (l *Live) Stats() Stats { return l.src.Stats() }
+
 // Update runs f on the growing schema, which the stream's producers change
 // under the same lock: a query registers the names it reads with it.
 func (l *Live) Update(f func(*event.Schema)) { l.src.Schema(f) }

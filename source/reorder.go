@@ -254,7 +254,7 @@ func newReorder(o Options, live bool, errs io.Writer, wall func() time.Time) (*r
 		return nil, fmt.Errorf("clock = 'wall' is for a live stream (LOAD '-', FOLLOW, LISTEN)")
 	}
 	r := &reorder{slack: o.Slack, sortAll: o.Sort, live: live, errs: errs, ticked: math.MinInt64,
-		unord: o.Slack > 0 || o.Sort || o.Clock != "",
+		unord:  o.Slack > 0 || o.Sort || o.Clock != "",
 		report: reporter{w: errs, now: time.Now, what: "late"}}
 	if o.Clock != "" {
 		r.wall = wall
@@ -281,9 +281,9 @@ func (r *reorder) close() {
 func (r *reorder) unordered() bool { return r.unord }
 
 // timed is a source that decodes with a builder: each of this package's.
-type timed interface{ decoder() *decoding }
+type timed interface{ decodingOf() *decoding }
 
-func (d *decoding) decoder() *decoding { return d }
+func (d *decoding) decodingOf() *decoding { return d }
 
 // withTime gives a source its reorder stage and where it reports skipped
 // and late lines; Open and Load call it on every source they open.
@@ -292,7 +292,7 @@ func withTime(src Source, c Config) (Source, error) {
 	if !ok {
 		return src, nil
 	}
-	d := t.decoder()
+	d := t.decodingOf()
 	o := d.b.opts
 	switch s := src.(type) {
 	case *csvFile:

@@ -124,7 +124,7 @@ func TestRun(t *testing.T) {
 			code: 1, prefix: true, stdout: "name,events,types,source,time_unit,current,live\nstocks,10000,10,generated,,true,false\ntype,count,attributes\nstock1,937,",
 			stderr: "ERROR: <stdin>:4:5: no stream named nothing (streams: stocks)\n    USE nothing;\n        ^\n"},
 		{name: "LOAD from stdin", stdin: "type,ts,x\nA,1,5\nB,2,6\n", args: []string{"--format", "jsonl", "-c", "LOAD '-' AS t; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x + b.x AS sum"},
-			stdout: "{\"sum\":11}\n", stderr: "(stream t ended: 2 lines read, 2 events used, 0 lines rejected)"},
+			stdout: "{\"sum\":11}\n", stderr: "(stream t ended: 2 lines read, 2 events used, 0 late, 0 lines rejected)"},
 		{name: "limit flag", args: []string{"--limit", "2", "--format", "csv", "-c", "PATTERN stock1 a RETURN a.seq"},
 			stdout: "a.seq\n17\n33\n", stderr: "stopped at the limit of 2 matches"},
 		{name: "engine flag", args: []string{"--engine", "basic", "-c", "EXPLAIN PATTERN stock1 a"}, prefix: true, stdout: "Plan (engine basic)\n"},
