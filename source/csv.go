@@ -21,7 +21,7 @@ import (
 // name (the file's name) prefixes errors, which also give the line. On any
 // error the stream is nil: nothing is partially loaded.
 func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	return Collect(context.Background(), newCSVFile(r, name, opts, nil))
+	return collectTimed(newCSVFile(r, name, opts, nil), opts)
 }
 
 // csvFile is a finite CSV source. encoding/csv frames its records, so that

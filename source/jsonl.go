@@ -20,7 +20,7 @@ import (
 // An empty input is an empty stream. Errors give name and line (and, for
 // malformed JSON, the column); on any error the stream is nil.
 func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	return Collect(context.Background(), newJSONLFile(r, name, opts, nil))
+	return collectTimed(newJSONLFile(r, name, opts, nil), opts)
 }
 
 // newJSONLFile is a finite JSON Lines source: the live sources' framing

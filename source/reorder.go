@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"container/heap"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -317,4 +318,14 @@ func withTime(src Source, c Config) (Source, error) {
 	}
 	d.b.ord = r
 	return src, nil
+}
+
+// collectTimed is Collect of a finite source with its reorder stage
+// (LoadCSV, LoadJSONL).
+func collectTimed(src Source, opts Options) (*event.Stream, error) {
+	src, err := withTime(src, newConfig(WithOptions(opts)))
+	if err != nil {
+		return nil, err
+	}
+	return Collect(context.Background(), src)
 }
