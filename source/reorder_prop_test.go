@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -93,11 +94,28 @@ func csvOf(header string, rows []row) string {
 	return b.String()
 }
 
+// lineByLine hands out one line a Read, as a producer writing one event
+// at a time does: a live source then releases what it can after each.
+type lineByLine struct{ s string }
+
+func (r *lineByLine) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := strings.IndexByte(r.s, '\n') + 1
+	if n == 0 || n > len(p) {
+		n = min(len(r.s), len(p))
+	}
+	n = copy(p, r.s[:n])
+	r.s = r.s[n:]
+	return n, nil
+}
+
 // readLive reads csv through a live source (standard input) with opts:
 // the items it delivers, ticks included, and its stats.
 func readLive(t *testing.T, csv string, opts source.Options) (*event.Stream, []*event.Event, source.Stats) {
 	t.Helper()
-	src, err := source.Open(context.Background(), "-", source.WithStdin(strings.NewReader(csv)), source.WithOptions(opts))
+	src, err := source.Open(context.Background(), "-", source.WithStdin(&lineByLine{csv}), source.WithOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +203,39 @@ func TestReorderMatchesSorted(t *testing.T) {
 					t.Fatalf("case %d %s (slack %d, moved by %d): query %s\nsorted: %d %v\nbatch: %d %v\nlive: %d %v\ninput:\n%s",
 						i, engine, slack, bound, c.Query, len(want), want, len(gotB), gotB, len(gotL), gotL, in)
 				}
+			}
+		}
+	}
+}
+
+// TestReorderBatches: a file longer than a batch is released batch by
+// batch, in the order of the sorted file.
+func TestReorderBatches(t *testing.T) {
+	var gen strings.Builder
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 3000
+	if err := source.WriteStocksCSV(&gen, cfg); err != nil {
+		t.Fatal(err)
+	}
+	header, rows := caseRows(t, gen.String())
+	rng := rand.New(rand.NewPCG(5, 5))
+	arrived := shuffle(rng, rows, 40)
+	sorted, err := source.LoadCSV(strings.NewReader(gen.String()), "sorted.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []source.Options{{Slack: 40}, {Sort: true}} {
+		got, err := source.LoadCSV(strings.NewReader(csvOf(header, arrived)), "in.csv", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Events) != len(sorted.Events) {
+			t.Fatalf("%+v: %d events, want %d", opts, len(got.Events), len(sorted.Events))
+		}
+		for i, e := range got.Events {
+			w := sorted.Events[i]
+			if e.TS != w.TS || e.Seq != int64(i) || !slices.Equal(e.Attrs, w.Attrs) {
+				t.Fatalf("%+v: event %d is ts %d seq %d %v, want ts %d %v", opts, i, e.TS, e.Seq, e.Attrs, w.TS, w.Attrs)
 			}
 		}
 	}
