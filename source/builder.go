@@ -171,7 +171,9 @@ func (b *builder) arrive(e *event.Event, line int, text []byte, rec []string) (b
 		return false, b.errorf(line, "%v", err)
 	}
 	if e.IsTick() {
-		b.ord.punct(e.TS)
+		if b.ord.live { // a loaded stream's time is its events'
+			b.ord.punct(e.TS)
+		}
 		return false, nil
 	}
 	b.ord.arrive(b, e, line, text, rec)

@@ -2,7 +2,6 @@ package source_test
 
 import (
 	"context"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,28 +93,11 @@ func csvOf(header string, rows []row) string {
 	return b.String()
 }
 
-// lineByLine hands out one line a Read, as a producer writing one event
-// at a time does: a live source then releases what it can after each.
-type lineByLine struct{ s string }
-
-func (r *lineByLine) Read(p []byte) (int, error) {
-	if r.s == "" {
-		return 0, io.EOF
-	}
-	n := strings.IndexByte(r.s, '\n') + 1
-	if n == 0 || n > len(p) {
-		n = min(len(r.s), len(p))
-	}
-	n = copy(p, r.s[:n])
-	r.s = r.s[n:]
-	return n, nil
-}
-
 // readLive reads csv through a live source (standard input) with opts:
 // the items it delivers, ticks included, and its stats.
 func readLive(t *testing.T, csv string, opts source.Options) (*event.Stream, []*event.Event, source.Stats) {
 	t.Helper()
-	src, err := source.Open(context.Background(), "-", source.WithStdin(&lineByLine{csv}), source.WithOptions(opts))
+	src, err := source.Open(context.Background(), "-", source.WithStdin(source.OneLineReader(csv)), source.WithOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
