@@ -34,6 +34,9 @@ type StreamInfo struct {
 	Types   int           // event types (a live stream's: seen or named by a query so far)
 	Unit    time.Duration // one timestamp tick; 0: unit-less
 	Current bool
+	// Time is a live stream's event time (slack, clock, time, largest ts,
+	// late events); nil for a loaded stream.
+	Time *source.EventTime
 }
 
 // entry is one stream of the catalogue.
@@ -91,11 +94,13 @@ func (s *Session) Streams() []StreamInfo {
 		e := s.cat.entries[name]
 		st := e.view()
 		events := int64(len(st.Events))
+		var et *source.EventTime
 		if e.kind == Live {
-			_, events, _ = e.live.Counts()
+			t := e.live.EventTime()
+			events, et = t.Used, &t
 		}
 		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: st.Source, Events: events,
-			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current})
+			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current, Time: et})
 	}
 	return infos
 }

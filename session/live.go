@@ -161,6 +161,13 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	return nil
 }
 
+// explainLive adds the stream's event time to a plan's header, after its
+// first line: what releases a waiting match depends on it.
+func explainLive(plan string, l *source.Live) string {
+	head, rest, _ := strings.Cut(plan, "\n")
+	return head + "\nStream " + l.Name() + ": live, " + l.EventTime().String() + "\n" + rest
+}
+
 // liveQuery compiles a query on a live stream and starts it.
 func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error {
 	if q.Analyze {
@@ -174,7 +181,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		return err
 	}
 	if q.Explain {
-		s.out.WriteString(cq.Explain())
+		s.out.WriteString(explainLive(cq.Explain(), l))
 		return nil
 	}
 	if !cq.Bounded() {

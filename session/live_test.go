@@ -135,7 +135,7 @@ func TestReplaceLiveStream(t *testing.T) {
 	if err := exec(t, s, "GENERATE STOCKS AS s WITH (events = 5); SET format = csv; SHOW STREAMS;"); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if want := "\ns,5,10,generated,,true,false\n"; !strings.Contains(stdout.String(), want) {
+	if want := "\ns,5,10,generated,,true,false,,,,\n"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("SHOW STREAMS lacks %q:\n%s", want, stdout)
 	}
 	var got []string

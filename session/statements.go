@@ -230,8 +230,23 @@ func (s *Session) showStreams() {
 			event.BoolValue(st.Current),
 			event.BoolValue(st.Kind == Live),
 		})
+		rows[len(rows)-1] = append(rows[len(rows)-1], eventTimeCells(st.Time)...)
 	}
-	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live"}, rows)
+	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live", "slack", "time", "max_ts", "late"}, rows)
+}
+
+// eventTimeCells are SHOW STREAMS's event-time columns: a live stream's
+// slack, time and largest ts (empty before its first event) and late
+// events; empty for a loaded stream.
+func eventTimeCells(et *source.EventTime) []event.Value {
+	if et == nil {
+		return make([]event.Value, 4)
+	}
+	cells := []event.Value{event.StringValue(et.Slack), {}, {}, event.IntValue(et.Late)}
+	if et.HasTime {
+		cells[1], cells[2] = event.IntValue(et.Time), event.IntValue(et.MaxTS)
+	}
+	return cells
 }
 
 // unitValue is a stream's time unit as LOAD's time_unit takes it, absent

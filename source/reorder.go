@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -328,4 +329,43 @@ func collectTimed(src Source, opts Options) (*event.Stream, error) {
 		return nil, err
 	}
 	return Collect(context.Background(), src)
+}
+
+// EventTime is a live stream's event time, as SHOW STREAMS and EXPLAIN
+// give it.
+type EventTime struct {
+	Slack string // "0", "50" (ticks) or "5 s"
+	Clock string // "events" (its ts and punctuation) or "wall"
+	Lag   time.Duration
+	Stats // Time, MaxTS (HasTime) and Late
+}
+
+// EventTime returns the stream's slack, clock, time, largest ts and late
+// count.
+func (l *Live) EventTime() EventTime {
+	et := EventTime{Stats: l.src.Stats(), Clock: "events", Slack: "0"}
+	t, ok := l.src.(timed)
+	if !ok {
+		return et
+	}
+	o := t.decodingOf().b.opts
+	if o.Slack != 0 {
+		et.Slack = strconv.FormatInt(o.Slack, 10)
+		if o.SlackUnit != 0 {
+			et.Slack += " " + unitName(o.SlackUnit)
+		}
+	}
+	if o.Clock != "" {
+		et.Clock, et.Lag = o.Clock, o.Lag
+	}
+	return et
+}
+
+// String is EXPLAIN's line: "slack 50, clock events".
+func (et EventTime) String() string {
+	s := "slack " + et.Slack + ", clock " + et.Clock
+	if et.Lag != 0 {
+		s += ", lag " + et.Lag.String()
+	}
+	return s
 }

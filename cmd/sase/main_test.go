@@ -118,10 +118,10 @@ func TestRun(t *testing.T) {
 		{name: "script", args: []string{"-f", "testdata/cli/tour.sase"}, code: 1, golden: "tour.golden"},
 		{name: "script and commands in order", args: []string{"-c", `\timing off`, "-f", "testdata/cli/ok.sase", "-c", "SET format = csv; SHOW STREAMS"},
 			stdout: `{"a.seq":4930,"b.seq":4932}` + "\n" + `{"a.seq":8257,"b.seq":8262}` + "\n" +
-				"name,events,types,source,time_unit,current,live\nstocks,10000,10,generated,,true,false\n",
+				"name,events,types,source,time_unit,current,live,slack,time,max_ts,late\nstocks,10000,10,generated,,true,false,,,,\n",
 			stderr: "timing is off\ntiming is off\nformat = jsonl\n(2 matches, 10000 events)\nformat = csv\n"},
 		{name: "statements on stdin", stdin: "SET format = csv;\nSHOW\n  STREAMS;\nUSE nothing;\nSHOW TYPES",
-			code: 1, prefix: true, stdout: "name,events,types,source,time_unit,current,live\nstocks,10000,10,generated,,true,false\ntype,count,attributes\nstock1,937,",
+			code: 1, prefix: true, stdout: "name,events,types,source,time_unit,current,live,slack,time,max_ts,late\nstocks,10000,10,generated,,true,false,,,,\ntype,count,attributes\nstock1,937,",
 			stderr: "ERROR: <stdin>:4:5: no stream named nothing (streams: stocks)\n    USE nothing;\n        ^\n"},
 		{name: "LOAD from stdin", stdin: "type,ts,x\nA,1,5\nB,2,6\n", args: []string{"--format", "jsonl", "-c", "LOAD '-' AS t; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x + b.x AS sum"},
 			stdout: "{\"sum\":11}\n", stderr: "(stream t ended: 2 lines read, 2 events used, 0 late, 0 lines rejected)"},
