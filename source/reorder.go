@@ -2,7 +2,6 @@ package source
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -71,25 +70,86 @@ func (o Options) reorders(live bool) bool {
 	return live || o.Slack > 0 || o.Sort || o.Clock != ""
 }
 
+// held is an event waiting, with its ts at hand: comparing does not
+// chase the pointer.
 type held struct {
-	e       *event.Event
-	arrival int64
+	ts, arrival int64
+	e           *event.Event
 }
 
-// pending is a min-heap by (ts, arrival).
-type pending []held
-
-func (p pending) Len() int { return len(p) }
-func (p pending) Less(i, j int) bool {
-	return p[i].e.TS < p[j].e.TS || p[i].e.TS == p[j].e.TS && p[i].arrival < p[j].arrival
+// pending holds the events not yet released, to hand them out by (ts,
+// arrival): those that arrive in order (most of them) queue in run, at no
+// cost; the others wait in a min-heap. Neither boxes an event.
+type pending struct {
+	run  []held // in (ts, arrival) order, from head on
+	head int
+	heap []held
 }
-func (p pending) Swap(i, j int) { p[i], p[j] = p[j], p[i] }
-func (p *pending) Push(x any)   { *p = append(*p, x.(held)) }
-func (p *pending) Pop() any {
-	old := *p
-	h := old[len(old)-1]
-	*p = old[:len(old)-1]
-	return h
+
+func before(a, b held) bool {
+	return a.ts < b.ts || a.ts == b.ts && a.arrival < b.arrival
+}
+
+func (p *pending) len() int { return len(p.run) - p.head + len(p.heap) }
+
+func (p *pending) push(h held) {
+	if n := len(p.run); n == p.head || !before(h, p.run[n-1]) {
+		if p.head > 0 && p.head >= len(p.run)/2 { // reuse what was released
+			n := copy(p.run, p.run[p.head:])
+			clear(p.run[n:])
+			p.run, p.head = p.run[:n], 0
+		}
+		p.run = append(p.run, h)
+		return
+	}
+	p.heap = append(p.heap, h)
+	for i := len(p.heap) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !before(p.heap[i], p.heap[parent]) {
+			break
+		}
+		p.heap[i], p.heap[parent] = p.heap[parent], p.heap[i]
+		i = parent
+	}
+}
+
+// min is the next event to release; p must not be empty.
+func (p *pending) min() *event.Event {
+	if len(p.heap) == 0 || p.head < len(p.run) && before(p.run[p.head], p.heap[0]) {
+		return p.run[p.head].e
+	}
+	return p.heap[0].e
+}
+
+// pop removes and returns the next event; p must not be empty.
+func (p *pending) pop() *event.Event {
+	if len(p.heap) == 0 || p.head < len(p.run) && before(p.run[p.head], p.heap[0]) {
+		e := p.run[p.head].e
+		p.run[p.head] = held{}
+		p.head++
+		return e
+	}
+	h := p.heap
+	e := h[0].e
+	last := len(h) - 1
+	h[0], h[last] = h[last], held{}
+	h = h[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && before(h[l], h[m]) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && before(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	p.heap = h
+	return e
 }
 
 // horizon is the time the largest ts says the stream has reached: M −
@@ -162,7 +222,7 @@ func (r *reorder) arrive(b *builder, e *event.Event, line int, text []byte, rec 
 	if h, ok := r.horizon(); ok {
 		r.advance(h)
 	}
-	heap.Push(&r.pending, held{e: e, arrival: r.arrival})
+	r.pending.push(held{ts: e.TS, arrival: r.arrival, e: e})
 	r.arrival++
 }
 
@@ -199,8 +259,8 @@ func (r *reorder) lateEvent(b *builder, ts int64, line int, text []byte, rec []s
 // passed, and on a live stream a tick at that time when it moved.
 func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	r.clock()
-	for len(r.pending) > 0 && r.hasNow && r.pending[0].e.TS <= r.now {
-		e := heap.Pop(&r.pending).(held).e
+	for r.pending.len() > 0 && r.hasNow && r.pending.min().TS <= r.now {
+		e := r.pending.pop()
 		b.number(e)
 		batch = append(batch, e)
 		r.ticked = e.TS // an event says its time already
@@ -214,36 +274,12 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 
 // drain appends every held event in order, at the end of the input.
 func (r *reorder) drain(b *builder, batch []*event.Event) []*event.Event {
-	if r.sortAll {
-		slices.SortFunc(r.pending, func(x, y held) int {
-			if x.e.TS != y.e.TS {
-				return cmpInt(x.e.TS, y.e.TS)
-			}
-			return cmpInt(x.arrival, y.arrival)
-		})
-		for _, h := range r.pending {
-			b.number(h.e)
-			batch = append(batch, h.e)
-		}
-		r.pending = r.pending[:0]
-		return batch
-	}
-	for len(r.pending) > 0 {
-		e := heap.Pop(&r.pending).(held).e
+	for r.pending.len() > 0 {
+		e := r.pending.pop()
 		b.number(e)
 		batch = append(batch, e)
 	}
 	return batch
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // newReorder is the stage of a source with options o: it opens the late

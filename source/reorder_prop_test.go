@@ -22,7 +22,7 @@ type row struct {
 	text string
 }
 
-func caseRows(t *testing.T, csv string) (header string, rows []row) {
+func caseRows(t testing.TB, csv string) (header string, rows []row) {
 	lines := strings.Split(strings.TrimSuffix(csv, "\n"), "\n")
 	for _, l := range lines[1:] {
 		ts, err := strconv.ParseInt(strings.Split(l, ",")[1], 10, 64)
