@@ -50,6 +50,9 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 		return err
 	}
 	defer s.end()
+	if s.b.ord != nil {
+		defer s.b.ord.close()
+	}
 	cr := csv.NewReader(&lineLimit{r: s.r, name: s.name, max: s.b.opts.maxLine()})
 	cr.ReuseRecord = true // fields are substrings of a fresh per-record string, so keeping them is safe
 	header, err := cr.Read()
@@ -132,7 +135,6 @@ func (s *csvFile) batch(cr *csv.Reader, layout *csvLayout) (_ []*event.Event, en
 		batch = s.b.ord.release(s.b, batch)
 		if end {
 			batch = s.b.ord.drain(s.b, batch)
-			s.b.ord.close()
 		}
 	}
 	return batch, end, nil

@@ -117,10 +117,14 @@ func (s *lineSource) Read(ctx context.Context, emit func([]*event.Event) bool) e
 		stopMu.Unlock()
 		cancel()
 	}
+	var clock sync.WaitGroup
+	clockCtx, stopClock := context.WithCancel(ctx)
 	if s.clock.Now != nil {
-		go s.follow(ctx)
+		clock.Go(func() { s.follow(clockCtx) })
 	}
 	err = s.run(ctx, func(p Producer) error { return s.feed(ctx, p) })
+	stopClock()
+	clock.Wait() // nothing is emitted once Read returns
 	if err == nil && stopErr == nil && parent.Err() == nil {
 		s.drain()
 	}
@@ -130,11 +134,12 @@ func (s *lineSource) Read(ctx context.Context, emit func([]*event.Event) bool) e
 	case err == nil && s.finite:
 		err = parent.Err() // a load that was cancelled is not a stream
 	}
-	if !s.finite {
-		s.mu.Lock()
-		s.report.finish(s.name, s.rejected)
-		s.mu.Unlock()
+	s.mu.Lock()
+	s.report.finish(s.name, s.rejected)
+	if s.b.ord != nil {
+		s.b.ord.close()
 	}
+	s.mu.Unlock()
 	return err
 }
 
@@ -178,7 +183,6 @@ func (s *lineSource) drain() {
 	defer s.order.Unlock()
 	s.mu.Lock()
 	batch := s.b.ord.drain(s.b, nil)
-	s.b.ord.close()
 	s.mu.Unlock()
 	if len(batch) > 0 {
 		s.emit(batch)
@@ -293,9 +297,9 @@ func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, 
 		if now, err := s.b.arrive(e, line, text, nil); now || err != nil {
 			if err != nil {
 				fmt.Fprintf(s.errs, "%v (stopped reading %s)\n", err, p.Name)
-				err = &endError{err: err}
+				return nil, &endError{err: err}
 			}
-			return e, err
+			return e, nil
 		}
 		return nil, nil
 	}

@@ -52,6 +52,7 @@ type reorder struct {
 	lateBuf  bytes.Buffer
 	report   reporter
 	errs     io.Writer
+	name     string // the stream's, for the report's last line
 }
 
 func unitName(d time.Duration) string {
@@ -284,14 +285,14 @@ func (r *reorder) drain(b *builder, batch []*event.Event) []*event.Event {
 
 // newReorder is the stage of a source with options o: it opens the late
 // file, so that an unwritable path fails before any event is read.
-func newReorder(o Options, live bool, errs io.Writer, wall func() time.Time) (*reorder, error) {
+func newReorder(name string, o Options, live bool, errs io.Writer, wall func() time.Time) (*reorder, error) {
 	switch {
 	case o.Sort && live:
 		return nil, fmt.Errorf("sort = true is for a batch LOAD: a live stream cannot wait for its end (give it a slack)")
 	case o.Clock != "" && !live:
 		return nil, fmt.Errorf("clock = 'wall' is for a live stream (LOAD '-', FOLLOW, LISTEN)")
 	}
-	r := &reorder{slack: o.Slack, sortAll: o.Sort, live: live, errs: errs, ticked: math.MinInt64,
+	r := &reorder{name: name, slack: o.Slack, sortAll: o.Sort, live: live, errs: errs, ticked: math.MinInt64,
 		unord:  o.Slack > 0 || o.Sort || o.Clock != "",
 		report: reporter{w: errs, now: time.Now, what: "late"}}
 	if o.Clock != "" {
@@ -307,7 +308,10 @@ func newReorder(o Options, live bool, errs io.Writer, wall func() time.Time) (*r
 	return r, nil
 }
 
+// close says how many late lines were not shown, and closes the late
+// file.
 func (r *reorder) close() {
+	r.report.finish(r.name, r.late)
 	if r.lateFile != nil {
 		r.lateFile.Close()
 		r.lateFile = nil
@@ -345,7 +349,7 @@ func withTime(src Source, c Config) (Source, error) {
 		return src, nil
 	}
 	wall := c.Clock.Now
-	r, err := newReorder(o, src.Live(), c.Errors, wall)
+	r, err := newReorder(d.b.file, o, src.Live(), c.Errors, wall)
 	if err != nil {
 		src.Close()
 		return nil, err

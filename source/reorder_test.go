@@ -207,3 +207,44 @@ func TestWallClock(t *testing.T) {
 		t.Errorf("stats %+v, want 3 read, 2 used, 1 late", st)
 	}
 }
+
+// TestEventTimeUnits: a slack with a unit counts the stream's ticks; on a
+// stream of unit-less integers it, like clock = 'wall', stops the stream
+// at its first event, with the line.
+func TestEventTimeUnits(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		opts     Options
+		want     string // items, or the error
+	}{
+		{name: "slack in seconds on RFC 3339", in: "type,ts\nA,2026-01-01T00:00:05Z\nB,2026-01-01T00:00:01Z\nC,2026-01-01T00:00:00Z\n",
+			opts: Options{Slack: 4, SlackUnit: time.Second}, want: "tick@1767225601000 B@1767225601000#0 A@1767225605000#1"},
+		{name: "slack in seconds, time_unit s", in: "type,ts\nA,10\nB,6\nC,5\n",
+			opts: Options{Slack: 4000, SlackUnit: time.Millisecond, TimeUnit: time.Second}, want: "tick@6 B@6#0 A@10#1"},
+		{name: "slack with a unit on unit-less ts", in: "type,ts\nA,10\n", opts: Options{Slack: 4, SlackUnit: time.Second},
+			want: "stdin:2: slack = '4 s' is a duration, but the stream's timestamps are unit-less integers"},
+		{name: "wall clock on unit-less ts", in: "type,ts\nA,10\n", opts: Options{Clock: "wall"},
+			want: "stdin:2: clock = 'wall' needs wall-clock timestamps (RFC 3339, or a time_unit)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var errs strings.Builder
+			src, err := Open(context.Background(), "-", WithStdin(OneLineReader(tt.in)), WithOptions(tt.opts), WithErrors(&errs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []*event.Event
+			err = src.Read(context.Background(), func(b []*event.Event) bool { got = append(got, b...); return true })
+			if err != nil {
+				if !strings.Contains(err.Error(), tt.want) || !strings.Contains(errs.String(), tt.want) {
+					t.Fatalf("err = %v (reported %q), want %q", err, errs.String(), tt.want)
+				}
+				return
+			}
+			var sc *event.Schema
+			src.Schema(func(s *event.Schema) { sc = s })
+			if s := items(sc, got); s != tt.want {
+				t.Errorf("got  %s\nwant %s", s, tt.want)
+			}
+		})
+	}
+}
