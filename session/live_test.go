@@ -65,6 +65,7 @@ func TestLiveQueryChecks(t *testing.T) {
 		{"LOAD 'testdata/repl/shelf.csv' WITH (clock = 'wall');", "1:38: clock = 'wall' is for a live stream"},
 		{"LOAD '-' AS u WITH (sort = true);", "1:21: sort = true is for a batch LOAD"},
 		{"LOAD '-' AS u WITH (slack = -5);", "1:21: slack: want a duration"},
+		{"LOAD '-' AS u WITH (slack = 2, lag = '1 s');", "1:32: lag is how far"},
 		{"LOAD '-' AS u WITH (slack = '5 parsecs');", "1:21: slack: want a duration"},
 		{"GENERATE STOCKS WITH (late = 'x.jsonl');", "1:23: late is for a loaded or live stream's input"},
 		{"LOAD '-' AS t;", "standard input is not available"},

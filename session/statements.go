@@ -98,10 +98,14 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 }
 
 // timeOptions places the event-time options that do not fit the stream:
-// sort = true needs a batch LOAD, clock = 'wall' a live stream.
+// sort = true needs a batch LOAD, clock = 'wall' a live stream, lag a
+// clock.
 func timeOptions(src *ast.Source, list []*ast.Option, live bool) error {
+	clock := slices.ContainsFunc(list, func(o *ast.Option) bool { return strings.EqualFold(o.Key, "clock") })
 	for _, o := range list {
 		switch key := strings.ToLower(o.Key); {
+		case key == "lag" && !clock:
+			return errAt(src, o.Span.Start, "lag is how far a clock = 'wall' stream's events may lag the clock: give clock = 'wall' too")
 		case key == "sort" && live:
 			return errAt(src, o.Span.Start, "sort = true is for a batch LOAD: a live stream cannot wait for its end (give it a slack)")
 		case key == "clock" && !live:

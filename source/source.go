@@ -22,13 +22,27 @@
 //
 // [Source.Live] tells the two kinds apart. A finite source (a file) is read
 // to its end and kept: [Collect] makes it an event.Stream, and its first bad
-// line fails the read, so nothing is partially loaded. A live source
+// line fails the read, so nothing is partially loaded (with on_error =
+// 'skip' it is reported, counted and skipped instead). A live source
 // (standard input, a followed file, a listener) delivers events as they
 // arrive and may never end: a consumer reads it once, in the background, and
 // shares each batch among its queries ([NewLive]). A bad line is reported,
 // counted ([Source.Stats]) and skipped, or with on_error = 'stop' ends the
 // stream; the error that stopped a stream is what Read returns
 // ([Live.Err]), and it has been reported on the error writer.
+//
+// # Event time
+//
+// Every source goes through a reorder stage (reorder.go) between its
+// decoder and delivery when it has a slack, sort = true or a wall clock,
+// or is live: the stage releases events in stable ts order, decides which
+// are late (docs/LANGUAGE.md, Event time), numbers them (seq counts the
+// released order) and on a live stream follows each release with a tick
+// (event.Tick) at the stream's time, so that matches waiting on a negated
+// end or a trailing closure come out on a quiet stream. A line with a ts
+// and no type is a punctuation: a live stream's time reaches its ts; a
+// loaded stream drops it. A batch LOAD without those options has no
+// stage: its decoders number the events as today.
 //
 // # Lines
 //
