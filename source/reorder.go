@@ -55,6 +55,7 @@ type reorder struct {
 	name     string // the stream's, for the report's last line
 }
 
+// unitName is a unit's name as WITHIN writes it, for messages.
 func unitName(d time.Duration) string {
 	for _, u := range event.TimeUnits() {
 		if u.Duration == d {
@@ -209,9 +210,9 @@ func (r *reorder) setUnit(o Options, unit time.Duration) error {
 	return nil
 }
 
-// arrive takes a decoded event: false when it is late (counted, reported,
-// written to the late file). line and text (a JSON or CSV line as read),
-// or rec (a CSV file's record), name its input.
+// arrive takes a decoded event: it holds it until release, or when it is
+// late counts, reports and writes it to the late file. line and text (a
+// JSON or CSV line as read), or rec (a CSV file's record), name its input.
 func (r *reorder) arrive(b *builder, e *event.Event, line int, text []byte, rec []string) {
 	if r.isLate(e.TS) {
 		r.lateEvent(b, e.TS, line, text, rec)
@@ -232,6 +233,7 @@ func (r *reorder) punct(ts int64) {
 	r.advance(ts)
 }
 
+// lateEvent accounts for a late event.
 func (r *reorder) lateEvent(b *builder, ts int64, line int, text []byte, rec []string) {
 	r.late++
 	err := b.errorf(line, "late event: ts %d is below the stream's time %d (largest ts %d, slack %d)", ts, r.now, r.max, r.slack)
