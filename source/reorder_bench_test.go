@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 	"testing"
 
 	"github.com/sase-cep/sase/event"
@@ -40,6 +42,7 @@ func BenchmarkReorder(b *testing.B) {
 	for _, slack := range []int64{0, 10, 1000} {
 		opts := source.Options{Slack: slack}
 		b.Run(fmt.Sprintf("load/slack=%d", slack), func(b *testing.B) {
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				s, err := source.LoadCSV(bytes.NewReader(in[slack]), "bench.csv", opts)
 				if err != nil || len(s.Events) != 1_000_000 {
@@ -49,6 +52,7 @@ func BenchmarkReorder(b *testing.B) {
 			b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "events/s")
 		})
 		b.Run(fmt.Sprintf("live/slack=%d", slack), func(b *testing.B) {
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				src, err := source.Open(context.Background(), "-", source.WithStdin(bytes.NewReader(in[slack])), source.WithOptions(opts))
 				if err != nil {
@@ -70,4 +74,16 @@ func BenchmarkReorder(b *testing.B) {
 			b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// cpuPerOp reports the process's CPU time (user and system, GC included)
+// per op: on a machine shared with other work, wall time says little.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64((cpu()-start).Milliseconds())/float64(b.N), "cpu-ms/op") }
 }
