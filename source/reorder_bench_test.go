@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/source"
