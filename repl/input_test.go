@@ -73,7 +73,7 @@ func TestProcess(t *testing.T) {
 		{
 			name:   "an error does not end the session",
 			steps:  []step{{"PATTERN SEQ(stock1 a, stock2 b) WITHIN;", true}, {"SET format = csv; SHOW STREAMS;", true}},
-			stdout: "stocks,10000,10,generated,,true,false\n",
+			stdout: "stocks,10000,10,generated,,true,false,,,,\n",
 			stderr: "ERROR: <input>:1:39: expected a number at ';'\n    PATTERN SEQ(stock1 a, stock2 b) WITHIN;\n                                          ^\nformat = csv\n",
 		},
 		{

@@ -34,6 +34,9 @@ type StreamInfo struct {
 	Types   int           // event types (a live stream's: seen or named by a query so far)
 	Unit    time.Duration // one timestamp tick; 0: unit-less
 	Current bool
+	// Time is a live stream's event time (slack, clock, time, largest ts,
+	// late events); nil for a loaded stream.
+	Time *source.EventTime
 }
 
 // entry is one stream of the catalogue.
@@ -94,15 +97,17 @@ func (s *Session) Streams() []StreamInfo {
 		e := s.cat.entries[name]
 		st := e.view()
 		events := int64(len(st.Events))
-		source := st.Source
+		src := st.Source
+		var et *source.EventTime
 		if e.kind == Live {
-			_, events, _ = e.live.Counts()
+			t := e.live.EventTime()
+			events, et = t.Used, &t
 		}
 		if e.derived != nil {
-			source = e.derived.describe()
+			src = e.derived.describe()
 		}
-		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: source, Events: events,
-			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current})
+		infos = append(infos, StreamInfo{Name: name, Kind: e.kind, Source: src, Events: events,
+			Types: len(st.Schema.Types), Unit: st.Unit, Current: name == s.cat.current, Time: et})
 	}
 	return infos
 }

@@ -82,7 +82,7 @@ func TestDerivedLiveMatchesLoaded(t *testing.T) {
 var liveEngines = slices.DeleteFunc(sase.EngineNames(), func(e string) bool { return e == "basic" })
 
 // summary is the derived stream's summary when it has used every line.
-var summary = regexp.MustCompile(`\(stream d ended: (\d+) lines? read, (\d+) events? used, 0 lines rejected\)`)
+var summary = regexp.MustCompile(`\(stream d ended: (\d+) lines? read, (\d+) events? used, 0 late, 0 lines rejected\)`)
 
 // withWindow gives a query a window if it has none: a live stream needs one.
 func withWindow(t *testing.T, text string) string {

@@ -113,7 +113,7 @@ func TestIntoLiveErrors(t *testing.T) {
 		}
 	}
 	pw.Close()
-	testkit.WaitFor(t, stderr, "(stream d ended: 2 lines read, 2 events used, 0 lines rejected)")
+	testkit.WaitFor(t, stderr, "(stream d ended: 2 lines read, 2 events used, 0 late, 0 lines rejected)")
 }
 
 // chain is a three-level alert with two producers into its first level:

@@ -111,7 +111,6 @@ func (s *Session) addLiveEntry(e *entry, text string) {
 // streamSummary says how much of a live stream was read, used and
 // rejected, and why it ended if it failed.
 func (s *Session) streamSummary(l *source.Live) {
-	read, used, rejected := l.Counts()
 	state := "ended"
 	select {
 	case <-l.Done():
@@ -121,8 +120,7 @@ func (s *Session) streamSummary(l *source.Live) {
 	default:
 		state = "stopped"
 	}
-	s.bgNote("(stream %s %s: %s read, %s used, %s rejected)", l.Name(), state,
-		plural(read, "line", "lines"), plural(used, "event", "events"), plural(rejected, "line", "lines"))
+	s.bgNote("(stream %s %s: %s)", l.Name(), state, reportCounts(l.Stats()))
 }
 
 // loadLive opens LOAD '-' and LOAD 'path' FOLLOW.
@@ -153,6 +151,9 @@ func (s *Session) loadLive(st *ast.Load, path string, opts source.Options) error
 
 func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	opts, err := loadOptions(src, st.Options)
+	if err == nil {
+		err = timeOptions(src, st.Options, true)
+	}
 	if err != nil {
 		return err
 	}
@@ -166,6 +167,13 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	}
 	s.addLive(l, "listening on "+l.Source()+" as "+name)
 	return nil
+}
+
+// explainLive adds the stream's event time to a plan's header, after its
+// first line: what releases a waiting match depends on it.
+func explainLive(plan string, l *source.Live) string {
+	head, rest, _ := strings.Cut(plan, "\n")
+	return head + "\nStream " + l.Name() + ": live, " + l.EventTime().String() + "\n" + rest
 }
 
 // liveQuery compiles a query on a live stream and starts it.
@@ -187,7 +195,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		}
 	}
 	if q.Explain {
-		s.out.WriteString(s.explain(l.Name(), q, cq.Explain()))
+		s.out.WriteString(s.explain(l.Name(), q, explainLive(cq.Explain(), l)))
 		return nil
 	}
 	if !cq.Bounded() {

@@ -51,7 +51,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 	}
 	pw.Close() // the stream ends, and with it query 2
 	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events)")
-	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 lines rejected)")
+	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 late, 0 lines rejected)")
 }
 
 // TestLiveQueryChecks checks what a live stream does not allow.
@@ -62,7 +62,12 @@ func TestLiveQueryChecks(t *testing.T) {
 		{"PATTERN SEQ(A a, B b);", "a query on live stream s needs WITHIN"},
 		{"EXPLAIN ANALYZE PATTERN SEQ(A a, B b) WITHIN 3;", "EXPLAIN ANALYZE needs a loaded stream; s is live"},
 		{"SET engine = basic; PATTERN SEQ(A a, B b) WITHIN 3;", "engine basic does not bound its state by the window"},
-		{"LOAD 'testdata/repl/shelf.csv' WITH (on_error = 'stop');", "on_error is for live streams"},
+		{"LOAD 'testdata/repl/shelf.csv' WITH (clock = 'wall');", "1:38: clock = 'wall' is for a live stream"},
+		{"LOAD '-' AS u WITH (sort = true);", "1:21: sort = true is for a batch LOAD"},
+		{"LOAD '-' AS u WITH (slack = -5);", "1:21: slack: want a duration"},
+		{"LOAD '-' AS u WITH (slack = 2, lag = '1 s');", "1:32: lag is how far"},
+		{"LOAD '-' AS u WITH (slack = '5 parsecs');", "1:21: slack: want a duration"},
+		{"GENERATE STOCKS WITH (late = 'x.jsonl');", "1:23: late is for a loaded or live stream's input"},
 		{"LOAD '-' AS t;", "standard input is not available"},
 		{"LISTEN 'nowhere' AS n;", "LISTEN wants an address like 'tcp://127.0.0.1:7000'"},
 	} {
@@ -131,7 +136,7 @@ func TestReplaceLiveStream(t *testing.T) {
 	if err := exec(t, s, "GENERATE STOCKS AS s WITH (events = 5); SET format = csv; SHOW STREAMS;"); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if want := "\ns,5,10,generated,,true,false\n"; !strings.Contains(stdout.String(), want) {
+	if want := "\ns,5,10,generated,,true,false,,,,\n"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("SHOW STREAMS lacks %q:\n%s", want, stdout)
 	}
 	var got []string

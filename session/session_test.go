@@ -185,7 +185,7 @@ func TestOutputFile(t *testing.T) {
 		t.Fatalf("Exec = %v", err)
 	}
 	file, _ := os.ReadFile("my results.csv")
-	if want := "a.price\n5\n40\nname,events,types,source,time_unit,current,live\nstocks,10000,10,generated,,true,false\n"; string(file) != want {
+	if want := "a.price\n5\n40\nname,events,types,source,time_unit,current,live,slack,time,max_ts,late\nstocks,10000,10,generated,,true,false,,,,\n"; string(file) != want {
 		t.Errorf("file:\n%s\nwant\n%s", file, want)
 	}
 	if want := "a.price\n9\n37\n"; stdout.String() != want {

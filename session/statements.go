@@ -92,13 +92,12 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 		return err
 	}
 	path := s.path(st.Path)
-	if st.Follow || path == "-" {
-		return s.loadLive(st, path, opts)
+	live := st.Follow || path == "-"
+	if err := timeOptions(src, st.Options, live); err != nil {
+		return err
 	}
-	for _, o := range st.Options {
-		if o.Key == "on_error" {
-			return errAt(src, o.Span.Start, "on_error is for live streams (LOAD '-', FOLLOW, LISTEN): a bad line always stops a LOAD")
-		}
+	if live {
+		return s.loadLive(st, path, opts)
 	}
 	name, err := s.claim(st.Name, source.DefaultName(st.Path))
 	if err != nil {
@@ -106,13 +105,47 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	}
 	defer s.prog.begin("LOAD "+quote(path), 0)()
 	start := time.Now()
-	stream, err := source.Load(path, st.Format, opts)
+	stream, stats, err := source.LoadReport(path, st.Format, opts, s.errw)
 	if err != nil {
 		return err // names the file and line already
 	}
 	stream.Name = name
 	s.added("loaded", stream, time.Since(start))
+	s.loadReport(name, opts, stats)
 	return nil
+}
+
+// timeOptions places the event-time options that do not fit the stream:
+// sort = true needs a batch LOAD, clock = 'wall' a live stream, lag a
+// clock.
+func timeOptions(src *ast.Source, list []*ast.Option, live bool) error {
+	clock := slices.ContainsFunc(list, func(o *ast.Option) bool { return strings.EqualFold(o.Key, "clock") })
+	for _, o := range list {
+		switch key := strings.ToLower(o.Key); {
+		case key == "lag" && !clock:
+			return errAt(src, o.Span.Start, "lag is how far a clock = 'wall' stream's events may lag the clock: give clock = 'wall' too")
+		case key == "sort" && live:
+			return errAt(src, o.Span.Start, "sort = true is for a batch LOAD: a live stream cannot wait for its end (give it a slack)")
+		case key == "clock" && !live:
+			return errAt(src, o.Span.Start, "clock = 'wall' is for a live stream (LOAD '-', FOLLOW, LISTEN); a file's time is its events'")
+		}
+	}
+	return nil
+}
+
+// loadReport is a LOAD's report line when it may have left lines out
+// (on_error = 'skip', a slack, sort = true): the four counts add up.
+func (s *Session) loadReport(name string, o source.Options, st source.Stats) {
+	if o.SkipBad || o.Slack > 0 || o.Sort || o.Late != "" {
+		s.note("(stream %s loaded: %s)", name, reportCounts(st))
+	}
+}
+
+// reportCounts is a stream's final counts: lines read = events used +
+// late events + lines rejected.
+func reportCounts(st source.Stats) string {
+	return fmt.Sprintf("%s read, %s used, %d late, %s rejected", plural(st.Read, "line", "lines"),
+		plural(st.Used, "event", "events"), st.Late, plural(st.Rejected, "line", "lines"))
 }
 
 // loadOptions reads a LOAD or LISTEN statement's WITH list.
@@ -130,6 +163,12 @@ func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 }
 
 func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
+	for _, o := range st.Options {
+		switch strings.ToLower(o.Key) {
+		case "late", "slack", "sort", "clock", "lag":
+			return errAt(src, o.Span.Start, "%s is for a loaded or live stream's input: a generated stream is in order, and never late", o.Key)
+		}
+	}
 	kv, err := options(src, st.Options, func(o *ast.Option) (int64, error) {
 		if o.Value.Kind != ast.LitInt {
 			return 0, fmt.Errorf("GENERATE STOCKS option %s must be a whole number", o.Key)
@@ -214,8 +253,23 @@ func (s *Session) showStreams() {
 			event.BoolValue(st.Current),
 			event.BoolValue(st.Kind == Live),
 		})
+		rows[len(rows)-1] = append(rows[len(rows)-1], eventTimeCells(st.Time)...)
 	}
-	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live"}, rows)
+	s.listing([]string{"name", "events", "types", "source", "time_unit", "current", "live", "slack", "time", "max_ts", "late"}, rows)
+}
+
+// eventTimeCells are SHOW STREAMS's event-time columns: a live stream's
+// slack, time and largest ts (empty before its first event) and late
+// events; empty for a loaded stream.
+func eventTimeCells(et *source.EventTime) []event.Value {
+	if et == nil {
+		return make([]event.Value, 4)
+	}
+	cells := []event.Value{event.StringValue(et.Slack), {}, {}, event.IntValue(et.Late)}
+	if et.HasTime {
+		cells[1], cells[2] = event.IntValue(et.Time), event.IntValue(et.MaxTS)
+	}
+	return cells
 }
 
 // unitValue is a stream's time unit as LOAD's time_unit takes it, absent

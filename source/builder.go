@@ -58,6 +58,7 @@ type builder struct {
 
 	mode     tsMode
 	prevTS   int64
+	hasPrev  bool
 	prevText []byte // a copy: text is often a view of a read buffer
 
 	// The type of the previous row: consecutive rows often share a type, and
@@ -65,6 +66,11 @@ type builder struct {
 	lastTypeName string
 	lastType     int
 	seq          int64 // the next event's seq
+
+	// ord is the stream's event time (reorder.go); nil on a batch LOAD
+	// that neither reorders nor sorts, whose events are numbered as they
+	// are decoded.
+	ord *reorder
 }
 
 func newBuilder(file string, opts Options) *builder {
@@ -92,6 +98,24 @@ func (b *builder) typeID(name string, line int) (int, error) {
 // timestamps do not decrease. RFC 3339 times count milliseconds since the
 // epoch, or ticks of Options.TimeUnit when one is given (rounding down).
 func (b *builder) timestamp(text []byte, line int) (int64, error) {
+	ts, err := b.parseTS(text, line)
+	if err != nil {
+		return 0, err
+	}
+	// With a slack (or sort = true) the reorder stage decides what an
+	// earlier ts is.
+	if b.hasPrev && ts < b.prevTS && (b.ord == nil || !b.ord.unordered()) {
+		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, b.prevText)
+	}
+	if !b.hasPrev || ts >= b.prevTS {
+		b.prevTS, b.prevText, b.hasPrev = ts, append(b.prevText[:0], text...), true
+	}
+	return ts, nil
+}
+
+// parseTS parses a timestamp and checks that the stream does not mix
+// integer and RFC 3339 ones.
+func (b *builder) parseTS(text []byte, line int) (int64, error) {
 	var ts int64
 	mode := tsInteger
 	if i, ok := smallInt(text); ok {
@@ -114,10 +138,7 @@ func (b *builder) timestamp(text []byte, line int) (int64, error) {
 		b.mode = mode
 	case b.mode != mode:
 		return 0, b.errorf(line, "timestamp %q mixes integer and RFC 3339 timestamps in one stream", text)
-	case ts < b.prevTS:
-		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, b.prevText)
 	}
-	b.prevTS, b.prevText = ts, append(b.prevText[:0], text...)
 	return ts, nil
 }
 
@@ -158,6 +179,40 @@ func (b *builder) number(e *event.Event) {
 	e.Seq = b.seq
 	b.seq++
 	b.schema.Observe(e)
+}
+
+// arrive takes a decoded event, or a punctuation (a tick), in arrival
+// order. It returns true when the event is to be delivered now, numbered;
+// with a reorder stage it returns false and the stage delivers it (or it
+// is late) at release.
+func (b *builder) arrive(e *event.Event, line int, text []byte, rec [][]byte) (bool, error) {
+	if b.ord == nil {
+		if e.IsTick() {
+			return false, nil // a loaded stream's time is its events'
+		}
+		b.number(e)
+		return true, nil
+	}
+	if err := b.ord.setUnit(b.opts, b.unit()); err != nil {
+		return false, b.errorf(line, "%v", err)
+	}
+	if e.IsTick() {
+		if b.ord.live { // a loaded stream's time is its events'
+			b.ord.punct(e.TS)
+		}
+		return false, nil
+	}
+	b.ord.arrive(b, e, line, text, rec)
+	return false, nil
+}
+
+// punctuation returns the tick of a line with a timestamp and no type.
+func (b *builder) punctuation(text []byte, line int) (*event.Event, error) {
+	ts, err := b.parseTS(text, line)
+	if err != nil {
+		return nil, err
+	}
+	return event.Tick(ts), nil
 }
 
 // unit is the duration of a tick: the time_unit option, or milliseconds

@@ -22,7 +22,7 @@ import (
 // name (the file's name) prefixes errors, which also give the line. On any
 // error the stream is nil: nothing is partially loaded.
 func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	return Collect(context.Background(), newCSVFile(r, name, opts, nil))
+	return collectTimed(newCSVFile(r, name, opts, nil), opts)
 }
 
 // csvFile is a finite CSV source. encoding/csv frames its records, so that
@@ -30,8 +30,9 @@ func LoadCSV(r io.Reader, name string, opts Options) (*event.Stream, error) {
 type csvFile struct {
 	decoding
 	readOnce
-	name string
-	r    io.Reader
+	name   string
+	r      io.Reader
+	report reporter // on_error = 'skip'
 }
 
 func newCSVFile(r io.Reader, name string, opts Options, release func()) *csvFile {
@@ -50,6 +51,9 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 		return err
 	}
 	defer s.end()
+	if s.b.ord != nil {
+		defer s.b.ord.close()
+	}
 	recs := newCSVRecords(s.r, s.name, s.b.opts.maxLine())
 	header, _, err := recs.next()
 	if err == io.EOF {
@@ -69,14 +73,17 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 		return err
 	}
 	for {
-		batch, err := s.batch(recs, layout)
+		batch, end, err := s.batch(recs, layout)
 		if err != nil {
 			return err
 		}
-		if len(batch) == 0 {
+		if len(batch) > 0 && !emit(batch) {
 			return nil
 		}
-		if !emit(batch) {
+		if end {
+			s.mu.Lock()
+			s.report.finish(s.name, s.rejected)
+			s.mu.Unlock()
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -85,31 +92,53 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 	}
 }
 
-// batch decodes up to maxBatch records; none at the end of the file.
-func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) ([]*event.Event, error) {
+// batch decodes up to maxBatch records, and says when the file has ended.
+func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, end bool, _ error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	batch := make([]*event.Event, 0, maxBatch)
-	for len(batch) < maxBatch {
+	for n := 0; n < maxBatch; n++ {
 		rec, line, err := recs.next()
 		if err == io.EOF {
+			end = true
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		s.read++
+		var e *event.Event
 		if len(rec) != layout.width {
-			return nil, layout.fieldCount(s.b, len(rec), line)
+			err = layout.fieldCount(s.b, len(rec), line)
+		} else {
+			e, err = layout.event(s.b, rec, line)
 		}
-		e, err := layout.event(s.b, rec, line)
 		if err != nil {
-			return nil, err
+			s.read++
+			if !s.b.opts.SkipBad {
+				return nil, false, err
+			}
+			s.rejected++
+			s.report.skipped(err, s.rejected)
+			continue
 		}
-		s.b.number(e)
-		batch = append(batch, e)
+		if !e.IsTick() {
+			s.read++
+		}
+		now, err := s.b.arrive(e, line, nil, rec)
+		if err != nil {
+			return nil, false, err
+		}
+		if now {
+			batch = append(batch, e)
+		}
 	}
-	return batch, nil
+	if s.b.ord != nil {
+		batch = s.b.ord.release(s.b, batch)
+		if end {
+			batch = s.b.ord.drain(s.b, batch)
+		}
+	}
+	return batch, end, nil
 }
 
 // csvLayout is what a CSV header says: the columns of the type and the
@@ -162,6 +191,9 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 // Every column of the header is an attribute of every type that appears
 // under it.
 func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, error) {
+	if len(rec[l.typeCol]) == 0 && len(rec[l.tsCol]) != 0 && l.onlyTS(rec) {
+		return b.punctuation(rec[l.tsCol], line)
+	}
 	typ, ok := l.types[string(rec[l.typeCol])]
 	if !ok {
 		var err error
@@ -207,6 +239,17 @@ func parseCell(cell []byte) event.Value {
 		return event.StringValue(validUTF8(string(cell)))
 	}
 	return v
+}
+
+// onlyTS reports whether a record's attribute cells are all empty: with
+// an empty type cell it is a punctuation.
+func (l *csvLayout) onlyTS(rec [][]byte) bool {
+	for _, c := range l.attrCols {
+		if len(rec[c]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *csvLayout) fieldCount(b *builder, fields, line int) error {

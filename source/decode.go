@@ -39,7 +39,11 @@ func (d *decoding) Unit() time.Duration {
 func (d *decoding) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return Stats{Read: d.read, Used: d.b.seq, Rejected: d.rejected}
+	st := Stats{Read: d.read, Used: d.b.seq, Rejected: d.rejected}
+	if r := d.b.ord; r != nil {
+		st.Late, st.Time, st.MaxTS, st.HasTime = r.late, r.now, r.max, r.hasNow
+	}
+	return st
 }
 
 // lineReader frames an input into lines of at most max bytes (the '\n'
@@ -181,6 +185,7 @@ const reportFirst = 10
 type reporter struct {
 	w      io.Writer
 	now    func() time.Time
+	what   string // what the lines are: "" is "rejected", or "late"
 	shown  int64
 	hidden int64
 	next   time.Time // when the next line past the first ones may be shown
@@ -201,12 +206,19 @@ func (r *reporter) skipped(err error, rejected int64) {
 	}
 	r.next = now.Add(time.Second)
 	r.shown++
-	fmt.Fprintf(r.w, "%v (line skipped; %s rejected so far, reported at most once a second)\n", err, plural(rejected, "line"))
+	fmt.Fprintf(r.w, "%v (line skipped; %s %s so far, reported at most once a second)\n", err, plural(rejected, "line"), r.verb())
 }
 
 // finish says how many rejected lines were not shown, if any.
 func (r *reporter) finish(name string, rejected int64) {
 	if r.hidden > 0 {
-		fmt.Fprintf(r.w, "%s: %s rejected in all, %d of them not shown\n", name, plural(rejected, "line"), r.hidden)
+		fmt.Fprintf(r.w, "%s: %s %s in all, %d of them not shown\n", name, plural(rejected, "line"), r.verb(), r.hidden)
 	}
+}
+
+func (r *reporter) verb() string {
+	if r.what == "" {
+		return "rejected"
+	}
+	return r.what
 }

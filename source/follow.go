@@ -29,7 +29,8 @@ func Follow(name, path, format string, opts Options, errs io.Writer) (*Live, err
 	if err != nil {
 		return nil, err
 	}
-	src, err := openFollow(file, Config{Name: name, Format: format, Options: opts, Errors: errs})
+	c := newConfig(WithName(name), WithFormat(format), WithOptions(opts), WithErrors(errs))
+	src, err := timedOpen(openFollow(file, c))(c)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 // An empty input is an empty stream. Errors give name and line (and, for
 // malformed JSON, the column); on any error the stream is nil.
 func LoadJSONL(r io.Reader, name string, opts Options) (*event.Stream, error) {
-	return Collect(context.Background(), newJSONLFile(r, name, opts, nil))
+	return collectTimed(newJSONLFile(r, name, opts, nil), opts)
 }
 
 // newJSONLFile is a finite JSON Lines source: the live sources' framing
@@ -48,6 +48,9 @@ func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, err
 func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, error) {
 	if err := rec.parse(text, b, line); err != nil {
 		return nil, err
+	}
+	if !rec.hasTyp {
+		return b.punctuation(rec.ts, line)
 	}
 	typ, ok := rec.typeIDs[string(rec.typ)]
 	if !ok {
@@ -329,7 +332,7 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 	if another {
 		return b.errorf(line, "more than one JSON value on the line (want one object per line)")
 	}
-	if !rec.hasTyp {
+	if !rec.hasTyp && (!rec.hasTS || len(rec.slots) > 0) { // a ts alone is a punctuation
 		return b.errorf(line, "no type key %q", typeKey)
 	}
 	if !rec.hasTS {

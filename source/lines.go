@@ -47,6 +47,8 @@ type lineSource struct {
 	report            reporter
 	run               Transport
 
+	clock Clock // clock = 'wall'; its Now is nil without one
+
 	order sync.Mutex // held from decoding a batch to emitting it, so batches keep seq order
 	emit  func([]*event.Event) bool
 	stop  func(error) // ends Read with an error (on_error = 'stop' on one of many producers)
@@ -115,19 +117,76 @@ func (s *lineSource) Read(ctx context.Context, emit func([]*event.Event) bool) e
 		stopMu.Unlock()
 		cancel()
 	}
+	var clock sync.WaitGroup
+	clockCtx, stopClock := context.WithCancel(ctx)
+	if s.clock.Now != nil {
+		clock.Go(func() { s.follow(clockCtx) })
+	}
 	err = s.run(ctx, func(p Producer) error { return s.feed(ctx, p) })
+	stopClock()
+	clock.Wait() // nothing is emitted once Read returns
+	if err == nil && stopErr == nil && parent.Err() == nil {
+		s.drain()
+	}
 	switch {
 	case stopErr != nil:
 		err = stopErr
 	case err == nil && s.finite:
 		err = parent.Err() // a load that was cancelled is not a stream
 	}
-	if !s.finite {
-		s.mu.Lock()
-		s.report.finish(s.name, s.rejected)
-		s.mu.Unlock()
+	s.mu.Lock()
+	s.report.finish(s.name, s.rejected)
+	if s.b.ord != nil {
+		s.b.ord.close()
 	}
+	s.mu.Unlock()
 	return err
+}
+
+// wallPoll is how often a clock = 'wall' stream looks at the clock while
+// no event arrives: an alert due on a quiet stream fires this late at
+// most.
+const wallPoll = 10 * time.Millisecond
+
+// follow advances a clock = 'wall' stream's time with the clock until ctx
+// is done, releasing the events and ticks it passes.
+func (s *lineSource) follow(ctx context.Context) {
+	ticks := s.clock.Ticks
+	if ticks == nil {
+		t := time.NewTicker(wallPoll)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+		s.order.Lock()
+		s.mu.Lock()
+		batch := s.b.ord.release(s.b, nil)
+		s.mu.Unlock()
+		if len(batch) > 0 {
+			s.emit(batch)
+		}
+		s.order.Unlock()
+	}
+}
+
+// drain delivers what the reorder stage holds at the end of the input.
+func (s *lineSource) drain() {
+	if s.b.ord == nil {
+		return
+	}
+	s.order.Lock()
+	defer s.order.Unlock()
+	s.mu.Lock()
+	batch := s.b.ord.drain(s.b, nil)
+	s.mu.Unlock()
+	if len(batch) > 0 {
+		s.emit(batch)
+	}
 }
 
 // feed reads one producer's lines until its input ends, decoding them and
@@ -156,6 +215,9 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 			if text, rerr = lr.next(); len(text) == 0 {
 				break
 			}
+		}
+		if s.b.ord != nil {
+			batch = s.b.ord.release(s.b, batch)
 		}
 		s.mu.Unlock()
 		more := true
@@ -229,16 +291,24 @@ func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, 
 		e, err = dec.decode(s.b, text, line)
 	}
 	if e != nil {
-		s.read++
-		s.b.number(e)
-		return e, nil
+		if !e.IsTick() { // a punctuation is not an event line
+			s.read++
+		}
+		if now, err := s.b.arrive(e, line, text, nil); now || err != nil {
+			if err != nil {
+				fmt.Fprintf(s.errs, "%v (stopped reading %s)\n", err, p.Name)
+				return nil, &endError{err: err}
+			}
+			return e, nil
+		}
+		return nil, nil
 	}
 	if err == nil {
 		return nil, nil
 	}
 	s.read++
 	s.rejected++
-	if s.finite {
+	if s.finite && !s.b.opts.SkipBad {
 		return nil, err
 	}
 	var hdr headerError

@@ -14,8 +14,9 @@ import (
 // that connect, each sending newline-delimited events (a CSV producer its
 // header first). Their lines are merged into one stream in arrival order,
 // so a producer whose timestamps lag behind the stream's has those lines
-// rejected. A producer closing its connection does not end the stream;
-// only Close does, or with on_error = 'stop' a producer's bad line. A
+// rejected, or with a slack reordered (late beyond it). A producer
+// closing its connection does not end the stream; only Close does, or
+// with on_error = 'stop' a producer's bad line. A
 // last line that a connection's end cuts off (no newline) is rejected.
 //
 // Without a host the listener binds loopback (127.0.0.1); 0.0.0.0 binds
@@ -23,7 +24,8 @@ import (
 // address beyond loopback is said so on errs. Port 0 picks a free port,
 // which Source then names.
 func Listen(name, addr, format string, opts Options, errs io.Writer) (*Live, error) {
-	src, err := listen(addr, Config{Name: name, Format: format, Options: opts, Errors: errs})
+	c := newConfig(WithName(name), WithFormat(format), WithOptions(opts), WithErrors(errs))
+	src, err := timedOpen(listen(addr, c))(c)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,8 @@ func NewLive(name string, src Source) *Live {
 // LiveReader is a live stream read from r, standard input: it ends when r
 // does. format is as Load takes it, csv by default; errors name "stdin".
 func LiveReader(name string, r io.Reader, format string, opts Options, errs io.Writer) (*Live, error) {
-	src, err := openStdin(Config{Name: name, Format: format, Options: opts, Errors: errs, Stdin: r})
+	c := newConfig(WithName(name), WithFormat(format), WithOptions(opts), WithErrors(errs), WithStdin(r))
+	src, err := timedOpen(openStdin(c))(c)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +99,10 @@ func (l *Live) Counts() (read, used, rejected int64) {
 	st := l.src.Stats()
 	return st.Read, st.Used, st.Rejected
 }
+
+// Stats counts what the stream has read, used, found late and rejected,
+// with its time.
+func (l *Live) Stats() Stats { return l.src.Stats() }
 
 // Update runs f on the growing schema, which the stream's producers change
 // under the same lock: a query registers the names it reads with it.

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,20 +18,28 @@ import (
 // it a live source); a file:// URL is its path. The stream's Source is
 // path; its Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
+	s, _, err := LoadReport(path, format, opts, io.Discard)
+	return s, err
+}
+
+// LoadReport is Load that reports skipped (on_error = 'skip') and late
+// lines on errs, and returns the counts for the stream's report line.
+func LoadReport(path, format string, opts Options, errs io.Writer) (*event.Stream, Stats, error) {
 	file, err := localPath(path)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
-	src, err := openFinite(file, Config{Format: format, Options: opts, Stdin: os.Stdin})
+	c := newConfig(WithFormat(format), WithOptions(opts), WithErrors(errs))
+	src, err := timedOpen(openFinite(file, c))(c)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	s, err := Collect(context.Background(), src)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	s.Source = path
-	return s, nil
+	return s, src.Stats(), nil
 }
 
 // openPath opens a path: "-" is standard input, live; a file is finite

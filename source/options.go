@@ -26,6 +26,19 @@ type Options struct {
 	// reads, in bytes without the newline (max_line); 0 means
 	// DefaultMaxLine.
 	MaxLine int
+	// SkipBad is on_error = 'skip' given: a batch LOAD then reports and
+	// skips a bad line (a decreasing ts among them) instead of failing.
+	SkipBad bool
+
+	// Event time (docs/LANGUAGE.md, Event time). Slack is how far back an
+	// event's ts may go without being late: ticks, or Slack×SlackUnit
+	// when the slack was written with a unit.
+	Slack     int64
+	SlackUnit time.Duration
+	Late      string // late = 'path': late input lines are appended there
+	Sort      bool   // sort = true: a batch LOAD sorts the file by ts
+	Clock     string // clock = 'wall' on a live stream, or ""
+	Lag       time.Duration
 }
 
 // DefaultMaxLine is the longest line read without a max_line option: a
@@ -58,7 +71,7 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"max_line", "on_error", "time_unit", "ts_column", "type_column"}
+var optionKeys = []string{"clock", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
 // time_unit = 'ms', on_error = 'stop', max_line = '1MB'). Keys and units
@@ -86,6 +99,7 @@ func ParseOptions(kv map[string]string) (Options, error) {
 		case "on_error":
 			switch strings.ToLower(v) {
 			case "skip":
+				opts.SkipBad = true
 			case "stop":
 				opts.StopOnError = true
 			default:
@@ -103,6 +117,34 @@ func ParseOptions(kv map[string]string) (Options, error) {
 				return Options{}, err
 			}
 			opts.TimeUnit = u
+		case "slack":
+			n, unit, err := parseDuration(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("slack: %w", err)
+			}
+			opts.Slack, opts.SlackUnit = n, unit
+		case "lag":
+			n, unit, err := parseDuration(v)
+			if err != nil || unit == 0 && n != 0 {
+				return Options{}, fmt.Errorf("lag must be a duration such as '2 s', got %q", v)
+			}
+			opts.Lag = time.Duration(n) * unit
+		case "late":
+			if v == "" {
+				return Options{}, fmt.Errorf("late must name a file")
+			}
+			opts.Late = v
+		case "sort":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("sort must be true or false, got %q", v)
+			}
+			opts.Sort = b
+		case "clock":
+			if !strings.EqualFold(v, "wall") {
+				return Options{}, fmt.Errorf("clock must be 'wall' (the machine's clock), got %q", v)
+			}
+			opts.Clock = "wall"
 		default:
 			return Options{}, fmt.Errorf("unknown LOAD option %q (valid: %s)", k, strings.Join(optionKeys, ", "))
 		}
@@ -111,6 +153,34 @@ func ParseOptions(kv map[string]string) (Options, error) {
 		return Options{}, fmt.Errorf("LOAD options type_column and ts_column both name %q", opts.TypeColumn)
 	}
 	return opts, nil
+}
+
+// parseDuration reads a slack or lag as WITHIN writes a duration: a
+// number of ticks (10), or a number and a unit ('5 s', '5s', '2
+// minutes'). It is never negative.
+func parseDuration(s string) (int64, time.Duration, error) {
+	text := strings.TrimSpace(s)
+	i := 0
+	for i < len(text) && '0' <= text[i] && text[i] <= '9' {
+		i++
+	}
+	bad := fmt.Errorf("want a duration as WITHIN takes it (10 ticks, or '5 s', '2 minutes'), not negative; got %q", s)
+	if i == 0 {
+		return 0, 0, bad
+	}
+	n, err := strconv.ParseInt(text[:i], 10, 64)
+	if err != nil {
+		return 0, 0, bad
+	}
+	word := strings.TrimSpace(text[i:])
+	if word == "" {
+		return n, 0, nil
+	}
+	u, ok := event.LookupTimeUnit(word)
+	if !ok {
+		return 0, 0, bad
+	}
+	return n, u.Duration, nil
 }
 
 // parseSize reads max_line: a number of bytes, or one with a unit (KB, MB,

@@ -22,13 +22,27 @@
 //
 // [Source.Live] tells the two kinds apart. A finite source (a file) is read
 // to its end and kept: [Collect] makes it an event.Stream, and its first bad
-// line fails the read, so nothing is partially loaded. A live source
+// line fails the read, so nothing is partially loaded (with on_error =
+// 'skip' it is reported, counted and skipped instead). A live source
 // (standard input, a followed file, a listener) delivers events as they
 // arrive and may never end: a consumer reads it once, in the background, and
 // shares each batch among its queries ([NewLive]). A bad line is reported,
 // counted ([Source.Stats]) and skipped, or with on_error = 'stop' ends the
 // stream; the error that stopped a stream is what Read returns
 // ([Live.Err]), and it has been reported on the error writer.
+//
+// # Event time
+//
+// Every source goes through a reorder stage (reorder.go) between its
+// decoder and delivery when it has a slack, sort = true or a wall clock,
+// or is live: the stage releases events in stable ts order, decides which
+// are late (docs/LANGUAGE.md, Event time), numbers them (seq counts the
+// released order) and on a live stream follows each release with a tick
+// (event.Tick) at the stream's time, so that matches waiting on a negated
+// end or a trailing closure come out on a quiet stream. A line with a ts
+// and no type is a punctuation: a live stream's time reaches its ts; a
+// loaded stream drops it. A batch LOAD without those options has no
+// stage: its decoders number the events as today.
 //
 // # Lines
 //
@@ -91,9 +105,14 @@ type Source interface {
 
 // Stats count a source's lines.
 type Stats struct {
-	Read     int64 // event lines read: not blank lines nor CSV headers
+	Read     int64 // event lines read: not blank lines, CSV headers nor punctuation
 	Used     int64 // events delivered
+	Late     int64 // events late (docs/LANGUAGE.md, Event time), not used
 	Rejected int64 // lines rejected (each reported, unless rate-limited)
+	// The stream's time and the largest ts, when a reorder stage keeps
+	// them (a live stream, or one with a slack); HasTime says so.
+	Time, MaxTS int64
+	HasTime     bool
 }
 
 // Config is what Open hands a scheme's Opener.
@@ -104,6 +123,20 @@ type Config struct {
 	Follow  bool      // a file: read what is appended to it too (live)
 	Errors  io.Writer // where a live source reports bad lines; never nil
 	Stdin   io.Reader // standard input, for "-"
+	Clock   Clock     // the wall clock, for clock = 'wall'
+}
+
+// Clock is the wall clock a clock = 'wall' stream follows: Now, and Ticks,
+// on which the stream looks at Now again while no event arrives (nil: a
+// ticker every wallPoll).
+type Clock struct {
+	Now   func() time.Time
+	Ticks <-chan time.Time
+}
+
+// WithClock sets the wall clock (tests inject one).
+func WithClock(now func() time.Time, ticks <-chan time.Time) OpenOption {
+	return func(c *Config) { c.Clock = Clock{Now: now, Ticks: ticks} }
 }
 
 // An OpenOption sets what Open passes on in its Config.
@@ -159,16 +192,13 @@ func Register(scheme string, open Opener) {
 // the package doc). Whatever it cannot open (a missing file, a port in
 // use) is its error, so that a statement fails at once.
 func Open(ctx context.Context, rawURL string, opts ...OpenOption) (Source, error) {
-	c := Config{Errors: io.Discard, Stdin: os.Stdin}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newConfig(opts...)
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if rawURL == "-" || !ok || !isScheme(scheme) {
 		if c.Name == "" {
 			c.Name = DefaultName(rawURL)
 		}
-		return openPath(rawURL, c)
+		return timedOpen(openPath(rawURL, c))(c)
 	}
 	schemesMu.RLock()
 	open := schemes[strings.ToLower(scheme)]
@@ -180,7 +210,25 @@ func Open(ctx context.Context, rawURL string, opts ...OpenOption) (Source, error
 	if err != nil {
 		return nil, err // names the URL
 	}
-	return open(ctx, u, c)
+	return timedOpen(open(ctx, u, c))(c)
+}
+
+func newConfig(opts ...OpenOption) Config {
+	c := Config{Errors: io.Discard, Stdin: os.Stdin, Clock: Clock{Now: time.Now}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// timedOpen gives what an opener returned its reorder stage (withTime).
+func timedOpen(src Source, err error) func(Config) (Source, error) {
+	return func(c Config) (Source, error) {
+		if err != nil {
+			return nil, err
+		}
+		return withTime(src, c)
+	}
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986), so that a path

@@ -180,7 +180,7 @@ func TestLivePipe(t *testing.T) {
 		`stdin:4: bad timestamp "oops"`,
 		"stdin:5: timestamp 0 is before the previous event's 2",
 		"(query 1 ended: 2 matches, 3 events",
-		"(stream s ended: 5 lines read, 3 events used, 2 lines rejected)",
+		"(stream s ended: 5 lines read, 3 events used, 0 late, 2 lines rejected)",
 	} {
 		if !strings.Contains(r.errText(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.errText())
@@ -293,7 +293,7 @@ func TestLiveFollow(t *testing.T) {
 	if code != 130 || len(rest) != 0 {
 		t.Fatalf("exit %d, more output %q", code, rest)
 	}
-	if want := "(stream app stopped: 4 lines read, 4 events used, 0 lines rejected)"; !strings.Contains(r.errText(), want) {
+	if want := "(stream app stopped: 4 lines read, 4 events used, 0 late, 0 lines rejected)"; !strings.Contains(r.errText(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.errText())
 	}
 }
@@ -338,7 +338,7 @@ func TestLiveListen(t *testing.T) {
 	if _, code := r.wait(); code != 130 {
 		t.Fatalf("exit %d", code)
 	}
-	if want := "(stream feed stopped: 5 lines read, 4 events used, 1 line rejected)"; !strings.Contains(r.errText(), want) {
+	if want := "(stream feed stopped: 5 lines read, 4 events used, 0 late, 1 line rejected)"; !strings.Contains(r.errText(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.errText())
 	}
 }

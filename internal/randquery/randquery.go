@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -295,6 +296,12 @@ func (c Case) Matches(ctx context.Context, engine string) ([]string, error) {
 // compiled as written (its RETURN must compile too), then run without
 // RETURN. It stops with ctx's error when ctx is done.
 func Matches(ctx context.Context, stream *event.Stream, text, engine string) ([]string, error) {
+	return MatchesOf(ctx, stream, stream.All(), text, engine)
+}
+
+// MatchesOf is Matches over events, which may hold ticks (a live
+// stream's), typed by stream's schema.
+func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], text, engine string) ([]string, error) {
 	src := &ast.Source{Name: "<query>", Text: text}
 	q, err := grammar.ParseQuery(src)
 	if err != nil {
@@ -313,7 +320,7 @@ func Matches(ctx context.Context, stream *event.Stream, text, engine string) ([]
 		return nil, err
 	}
 	got := []string{}
-	_, err = cq.Run(ctx, stream.All(), func(row []sase.Cell) bool {
+	_, err = cq.Run(ctx, events, func(row []sase.Cell) bool {
 		m := map[string]any{}
 		for i, col := range cq.Columns() {
 			if col.Kind == planner.ColList {
