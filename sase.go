@@ -126,6 +126,21 @@ type RunOption = exec.Option
 // WithTiming measures each operator's time, for ExplainAnalyze.
 func WithTiming() RunOption { return exec.WithOpTiming() }
 
+// WithWorkers runs a partitioned query on n workers, its matches in the
+// order of one worker's run (n <= 1: one run on the caller's goroutine);
+// Split says how a run splits.
+func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
+
+// WithLive says the events come from a live stream (they are handed to the
+// workers without waiting for a full batch).
+func WithLive() RunOption { return exec.WithLive() }
+
+// Split is how a run divides its work over workers.
+type Split = exec.Split
+
+// Split says how a run on the given number of workers splits the query.
+func (q *Query) Split(workers int, live bool) Split { return exec.SplitFor(q.plan, workers, live) }
+
 // Run executes the query over events, calling sink for each match, until
 // the events end, sink returns false, or ctx is cancelled (then it returns
 // ctx's error, even in the middle of a burst of matches from one event).

@@ -1,0 +1,516 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// A parallel run splits a partitioned query over workers: a dispatcher
+// hashes each event's partition value to one worker and hands events
+// lacking it to all; every worker runs its own runner over the plan (read
+// only) and sees every position of the stream, its own events as events
+// and the others' as time, so that time-released matches come out at the
+// same position as in one run. A match is tagged with that position and
+// its partition value, and the merge emits by (position, value, the
+// worker's order): the one-worker order with the matches that several
+// partitions complete at one position sorted by partition value
+// (docs/LANGUAGE.md, workers).
+
+// parallel is what WithWorkers and WithLive ask of a run.
+type parallel struct {
+	workers int
+	live    bool
+}
+
+// WithWorkers runs a partitioned query on n workers (goroutines); n <= 1
+// is one run on the caller's goroutine.
+func WithWorkers(n int) Option { return func(r *runner) { r.par.workers = n } }
+
+// WithLive says the events come from a live stream: the dispatcher hands
+// a partial batch on when the stream pauses, and the run is never split by
+// time.
+func WithLive() Option { return func(r *runner) { r.par.live = true } }
+
+// Split is how a run divides its work.
+type Split struct {
+	Workers int            // 1: one run
+	By      *planner.Equiv // the partition attribute of a split run
+	Why     string         // why one worker, when more were asked for
+}
+
+// String says how the run is split, for EXPLAIN.
+func (s Split) String() string {
+	if s.Workers > 1 {
+		return fmt.Sprintf("parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
+	}
+	return "parallel: one worker (" + s.Why + ")"
+}
+
+// SplitFor says how a run of plan with the given number of workers splits.
+func SplitFor(plan *planner.Plan, workers int, live bool) Split {
+	return SplitOf(plan, parallel{workers: workers, live: live})
+}
+
+// SplitOf reads the partition attribute from the plan: the one its source
+// partitions on, else its first top-level equivalence test (one the
+// optimizer recognised from a chain included). The basic engine stays the
+// reference: one run.
+func SplitOf(plan *planner.Plan, par parallel) Split {
+	if par.workers <= 1 {
+		return Split{Workers: 1, Why: "workers = 1"}
+	}
+	if plan.Engine == "basic" {
+		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
+	}
+	if s := plan.Strategy; s != planner.NoStrategy && s != planner.AnyMatch {
+		// A run takes the next event that fits, and while its partition is
+		// open (its events so far lack the attribute) that may be any
+		// partition's: the partitions are not independent.
+		return Split{Workers: 1, Why: s.String() + ": a run's next event may be any partition's"}
+	}
+	by := sourcePartition(plan.Source)
+	if by == nil {
+		for _, q := range plan.Equivs {
+			if q.Const == nil {
+				by = q
+				break
+			}
+		}
+	}
+	if by == nil || by.Const != nil {
+		return Split{Workers: 1, Why: "no equivalence test to partition on"}
+	}
+	if _, ok := plan.Source.(*planner.ReCEP); ok && len(plan.Positives) < len(plan.Components) {
+		// The negations and closures of a match whose events lack the
+		// attribute read ReCEP's own buffers of every partition's events.
+		return Split{Workers: 1, Why: "recep with negation or closure reads every partition's buffers"}
+	}
+	return Split{Workers: par.workers, By: by}
+}
+
+func sourcePartition(src planner.Source) *planner.Equiv {
+	switch s := src.(type) {
+	case *planner.AISScan:
+		return s.Partition
+	case *planner.RunScan:
+		if len(s.Partition) > 0 {
+			return s.Partition[0]
+		}
+	case *planner.ReCEP:
+		return s.Cache.Partition
+	}
+	return nil
+}
+
+// batchSize is how many stream items go to the workers in one hand-off.
+const batchSize = 2048
+
+// batch is a run of stream items, shared read-only by every worker.
+type batch struct {
+	start int64          // the position of items[0] in the stream
+	items []*event.Event // events and ticks
+	owner []int32        // each item's worker; -1: every worker's
+}
+
+// match is a row a worker emitted: the position of the item it was
+// working on, the match's partition value, the row's cells in the
+// result's arena.
+type match struct {
+	pos  int64
+	key  event.Value
+	cell int
+}
+
+// result is what a worker made of one batch.
+type result struct {
+	matches []match
+	cells   []Cell
+	lists   []*event.Event // the closure lists' elements
+	err     error          // the worker stopped at errPos with err
+	errPos  int64
+	stats   *Stats // the worker's, with its last result
+}
+
+// WorkerStats counts one worker's share of a parallel run.
+type WorkerStats struct {
+	Events, Matches int64
+}
+
+// worker is one runner of a parallel run.
+type worker struct {
+	id   int32
+	n    int
+	r    *runner
+	by   *planner.Equiv
+	seed maphash.Seed
+	pos  int64
+	key  event.Value
+	res  *result
+	// wild: this worker emits the matches whose positive events all lack
+	// the attribute; their negations and closures read every partition's
+	// events, so its store holds them all.
+	wild bool
+}
+
+// ownerOf maps a partition key to a worker.
+func ownerOf(seed maphash.Seed, key event.Value, n int) int32 {
+	return int32(maphash.Comparable(seed, key) % uint64(n))
+}
+
+func (w *worker) own(b *planner.Binding) bool {
+	key := event.PartitionKey(w.r.equivRef(w.by, b))
+	if ownerOf(w.seed, key, w.n) != w.id {
+		return false // made of events lacking the attribute: one worker emits it
+	}
+	w.key = key
+	return true
+}
+
+func (w *worker) emit(row []Cell) bool {
+	res := w.res
+	at := len(res.cells)
+	for _, c := range row {
+		if c.List != nil {
+			from := len(res.lists)
+			res.lists = append(res.lists, c.List...)
+			c.List = res.lists[from:len(res.lists):len(res.lists)]
+		}
+		res.cells = append(res.cells, c)
+	}
+	res.matches = append(res.matches, match{pos: w.pos, key: w.key, cell: at})
+	return true
+}
+
+// step runs one batch (b nil: the stream's end, at position w.pos), and
+// returns what it emitted.
+func (w *worker) step(b *batch) (res *result) {
+	w.res = &result{}
+	defer func() {
+		if rec := recover(); rec != nil {
+			if err := w.r.recovered(rec); err != nil {
+				w.res.err, w.res.errPos = err, w.pos
+			}
+		}
+		res = w.res
+		sortRuns(res.matches)
+	}()
+	if b == nil {
+		w.r.finish()
+		return
+	}
+	for i, ev := range b.items {
+		w.pos = b.start + int64(i)
+		if o := b.owner[i]; o == w.id || o < 0 {
+			if err := w.r.feed(ev); err != nil {
+				w.res.err, w.res.errPos = err, w.pos
+				return
+			}
+		} else {
+			w.r.pass(ev.TS)
+			if w.wild && !ev.IsTick() {
+				w.r.store.add(ev)
+			}
+		}
+	}
+	return
+}
+
+// sortRuns orders the matches of each position by partition value; a
+// worker emits one position's matches of one value in the one-run order.
+func sortRuns(ms []match) {
+	for i := 0; i < len(ms); {
+		j := i + 1
+		sorted := true
+		for ; j < len(ms) && ms[j].pos == ms[i].pos; j++ {
+			sorted = sorted && CompareKeys(ms[j-1].key, ms[j].key) <= 0
+		}
+		if !sorted {
+			slices.SortStableFunc(ms[i:j], func(a, b match) int { return CompareKeys(a.key, b.key) })
+		}
+		i = j
+	}
+}
+
+// CompareKeys is the order in which a parallel run emits the matches that
+// several partitions complete at one position, by partition key: a total
+// order (absent first, then by kind, then by value), the same for any
+// number of workers.
+func CompareKeys(a, b event.Value) int {
+	if a == b {
+		return 0
+	}
+	if c := cmp.Compare(a.Kind(), b.Kind()); c != 0 {
+		return c
+	}
+	if c, ok := a.Compare(b); ok && c != 0 {
+		return c
+	}
+	return cmp.Compare(a.String(), b.String())
+}
+
+// runParallel runs plan on sp.Workers workers.
+func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := sp.Workers
+	seed := maphash.MakeSeed()
+	ins := make([]chan *batch, n)
+	outs := make([]chan *result, n)
+	var wg sync.WaitGroup
+	var live bool
+	for i := range n {
+		w := &worker{id: int32(i), n: n, by: sp.By, seed: seed}
+		w.wild = ownerOf(seed, event.Value{}, n) == w.id
+		w.r = newRunner(plan, w.emit)
+		w.r.ctx = ctx
+		for _, o := range opts {
+			o(w.r)
+		}
+		live = w.r.par.live
+		w.r.par = parallel{}
+		w.r.own = w.own
+		ins[i] = make(chan *batch, 4)
+		outs[i] = make(chan *result, 4)
+		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
+	}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, seed: seed, n: n}
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d.run(events, live)
+	}()
+	stats, ended, err := merge(ctx, plan, n, outs, emit)
+	cancel()
+	wg.Wait()
+	if ended {
+		// The dispatcher has closed the batches. A stopped run does not
+		// wait for it: a live stream may block it until its next event,
+		// where it stops.
+		<-dispatched
+	}
+	stats.Events = d.events.Load()
+	stats.Elapsed = time.Since(start)
+	return stats, err
+}
+
+// loop runs the worker's batches, then the stream's end; it sends one
+// result per batch, the last with the worker's stats.
+func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, out chan<- *result) {
+	defer close(out)
+	w.r.begin(start)
+	send := func(res *result) bool {
+		select {
+		case out <- res:
+			return res.err == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for b := range in {
+		if !send(w.step(b)) {
+			return
+		}
+		w.pos = b.start + int64(len(b.items))
+	}
+	res := w.step(nil)
+	w.r.end(start)
+	res.stats = &w.r.stats
+	send(res)
+}
+
+// dispatcher hands the stream to the workers in batches.
+type dispatcher struct {
+	ctx  context.Context
+	ins  []chan *batch
+	by   *planner.Equiv
+	seed maphash.Seed
+	n    int
+	// events counts the events read (the stats' Events).
+	events atomic.Int64
+
+	mu  sync.Mutex // the batch, when a timer hands a live stream's on
+	cur *batch
+	pos int64
+}
+
+// liveFlush is how long a live stream's events may wait in a partial batch.
+const liveFlush = 5 * time.Millisecond
+
+func (d *dispatcher) run(events iter.Seq[*event.Event], live bool) {
+	defer func() {
+		for _, in := range d.ins {
+			close(in)
+		}
+	}()
+	if live {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t := time.NewTicker(liveFlush)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					d.mu.Lock()
+					d.flush()
+					d.mu.Unlock()
+				case <-stop:
+					return
+				case <-d.ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	for ev := range events {
+		owner := int32(-1)
+		if !ev.IsTick() {
+			d.events.Add(1)
+			if v := d.by.Value(ev); !v.IsAbsent() {
+				owner = ownerOf(d.seed, event.PartitionKey(v), d.n)
+			}
+		}
+		if live {
+			d.mu.Lock()
+		}
+		if d.cur == nil {
+			d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		}
+		d.cur.items = append(d.cur.items, ev)
+		d.cur.owner = append(d.cur.owner, owner)
+		d.pos++
+		ok := true
+		if len(d.cur.items) == batchSize {
+			ok = d.flush()
+		}
+		if live {
+			d.mu.Unlock()
+		}
+		if !ok {
+			return
+		}
+	}
+	if live {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+	}
+	d.flush()
+}
+
+// flush hands the current batch to every worker.
+func (d *dispatcher) flush() bool {
+	b := d.cur
+	if b == nil {
+		return d.ctx.Err() == nil
+	}
+	d.cur = nil
+	for _, in := range d.ins {
+		select {
+		case in <- b:
+		case <-d.ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// merge emits the workers' matches in order, batch by batch, and sums
+// their stats; it stops at the first error in stream order.
+// ended says every worker reached the stream's end.
+func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, emit Emit) (stats *Stats, ended bool, err error) {
+	width := len(plan.Columns)
+	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+	res := make([]*result, n)
+	heads := make([]int, n)
+	emitting := true
+	for {
+		var firstErr error
+		errPos := int64(-1)
+		for i, out := range outs {
+			r, ok := <-out
+			if !ok {
+				if firstErr == nil {
+					firstErr = ctx.Err()
+				}
+				return stats, false, firstErr
+			}
+			res[i], heads[i] = r, 0
+			if r.err != nil && (errPos < 0 || r.errPos < errPos) {
+				firstErr, errPos = r.err, r.errPos
+			}
+		}
+		for emitting {
+			best := -1
+			for i, r := range res {
+				if heads[i] == len(r.matches) {
+					continue
+				}
+				m := r.matches[heads[i]]
+				if best < 0 {
+					best = i
+					continue
+				}
+				b := res[best].matches[heads[best]]
+				if m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			m := res[best].matches[heads[best]]
+			if errPos >= 0 && m.pos >= errPos {
+				break
+			}
+			heads[best]++
+			stats.Matches++
+			if !emit(res[best].cells[m.cell : m.cell+width]) {
+				emitting = false
+			}
+		}
+		if firstErr != nil {
+			return stats, false, firstErr
+		}
+		if res[0].stats != nil {
+			for i, r := range res {
+				stats.add(r.stats, i)
+			}
+			return stats, true, nil
+		}
+		if !emitting {
+			return stats, false, nil
+		}
+	}
+}
+
+// add sums a worker's stats into a parallel run's.
+func (s *Stats) add(w *Stats, i int) {
+	s.Workers[i] = WorkerStats{Events: w.Events, Matches: w.Matches}
+	s.Instances += w.Instances
+	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
+	s.timed = w.timed
+	for j := range s.Operators {
+		o, wo := &s.Operators[j], w.Operators[j]
+		o.In += wo.In
+		o.Out += wo.Out
+		o.Time += wo.Time
+		for k, c := range wo.Counters {
+			if k < len(o.Counters) {
+				o.Counters[k].N += c.N
+			} else {
+				o.Counters = append(o.Counters, c)
+			}
+		}
+	}
+}
