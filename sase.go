@@ -131,15 +131,23 @@ func WithTiming() RunOption { return exec.WithOpTiming() }
 // Split says how a run splits.
 func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
 
-// WithLive says the events come from a live stream (they are handed to the
-// workers without waiting for a full batch).
-func WithLive() RunOption { return exec.WithLive() }
+// Live carries a live stream's pauses to a run (exec.Live): pass its
+// Pause to the stream's events and WithLive to Run.
+type Live = exec.Live
+
+// NewLive returns the pauses of a live stream for one run; the run calls
+// idle, on the goroutine that calls the sink, once the matches of the
+// events before a pause are out.
+func NewLive(idle func()) *Live { return exec.NewLive(idle) }
+
+// WithLive says the events come from a live stream that pauses through l.
+func WithLive(l *Live) RunOption { return exec.WithLive(l) }
 
 // Split is how a run divides its work over workers.
 type Split = exec.Split
 
 // Split says how a run on the given number of workers splits the query.
-func (q *Query) Split(workers int, live bool) Split { return exec.SplitFor(q.plan, workers, live) }
+func (q *Query) Split(workers int) Split { return exec.SplitOf(q.plan, workers) }
 
 // Run executes the query over events, calling sink for each match, until
 // the events end, sink returns false, or ctx is cancelled (then it returns

@@ -97,7 +97,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	for _, o := range opts {
 		o(r)
 	}
-	if sp := SplitOf(plan, r.par); sp.Workers > 1 {
+	if sp := SplitOf(plan, r.par.workers); sp.Workers > 1 {
 		return runParallel(ctx, plan, sp, events, emit, opts)
 	}
 	start := time.Now()

@@ -29,17 +29,44 @@ import (
 // parallel is what WithWorkers and WithLive ask of a run.
 type parallel struct {
 	workers int
-	live    bool
+	live    *Live
 }
 
 // WithWorkers runs a partitioned query on n workers (goroutines); n <= 1
 // is one run on the caller's goroutine.
 func WithWorkers(n int) Option { return func(r *runner) { r.par.workers = n } }
 
-// WithLive says the events come from a live stream: the dispatcher hands
-// a partial batch on when the stream pauses, and the run is never split by
-// time.
-func WithLive() Option { return func(r *runner) { r.par.live = true } }
+// WithLive says the events come from a live stream, which calls l.Pause
+// before it waits for more.
+func WithLive(l *Live) Option { return func(r *runner) { r.par.live = l } }
+
+// Live carries a live stream's pauses to the run: its source calls Pause
+// before it waits for events, and the run calls idle once it has emitted
+// every match of the events before the pause, on the goroutine that emits
+// (so that a writer may flush there). A parallel run hands a partial batch
+// to its workers at a pause, so a quiet stream's matches are not held back.
+type Live struct {
+	idle func()
+	d    *dispatcher // a parallel run's; nil for one run
+}
+
+// NewLive returns the pauses of a live stream for one run; idle may be nil.
+func NewLive(idle func()) *Live {
+	if idle == nil {
+		idle = func() {}
+	}
+	return &Live{idle: idle}
+}
+
+// Pause says the stream has no event ready; the source calls it on the
+// goroutine that iterates the events.
+func (l *Live) Pause() {
+	if l.d == nil {
+		l.idle()
+		return
+	}
+	l.d.pause()
+}
 
 // Split is how a run divides its work.
 type Split struct {
@@ -56,17 +83,13 @@ func (s Split) String() string {
 	return "parallel: one worker (" + s.Why + ")"
 }
 
-// SplitFor says how a run of plan with the given number of workers splits.
-func SplitFor(plan *planner.Plan, workers int, live bool) Split {
-	return SplitOf(plan, parallel{workers: workers, live: live})
-}
-
-// SplitOf reads the partition attribute from the plan: the one its source
+// SplitOf says how a run of plan on the given number of workers splits.
+// It reads the partition attribute from the plan: the one its source
 // partitions on, else its first top-level equivalence test (one the
 // optimizer recognised from a chain included). The basic engine stays the
 // reference: one run.
-func SplitOf(plan *planner.Plan, par parallel) Split {
-	if par.workers <= 1 {
+func SplitOf(plan *planner.Plan, workers int) Split {
+	if workers <= 1 {
 		return Split{Workers: 1, Why: "workers = 1"}
 	}
 	if plan.Engine == "basic" {
@@ -95,7 +118,7 @@ func SplitOf(plan *planner.Plan, par parallel) Split {
 		// attribute read ReCEP's own buffers of every partition's events.
 		return Split{Workers: 1, Why: "recep with negation or closure reads every partition's buffers"}
 	}
-	return Split{Workers: par.workers, By: by}
+	return Split{Workers: workers, By: by}
 }
 
 func sourcePartition(src planner.Source) *planner.Equiv {
@@ -120,6 +143,7 @@ type batch struct {
 	start int64          // the position of items[0] in the stream
 	items []*event.Event // events and ticks
 	owner []int32        // each item's worker; -1: every worker's
+	idle  bool           // the stream paused after it (Live)
 }
 
 // match is a row a worker emitted: the position of the item it was
@@ -139,6 +163,7 @@ type result struct {
 	err     error          // the worker stopped at errPos with err
 	errPos  int64
 	stats   *Stats // the worker's, with its last result
+	idle    bool   // the batch's
 }
 
 // WorkerStats counts one worker's share of a parallel run.
@@ -208,6 +233,7 @@ func (w *worker) step(b *batch) (res *result) {
 		w.r.finish()
 		return
 	}
+	w.res.idle = b.idle
 	for i, ev := range b.items {
 		w.pos = b.start + int64(i)
 		if o := b.owner[i]; o == w.id || o < 0 {
@@ -268,7 +294,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	ins := make([]chan *batch, n)
 	outs := make([]chan *result, n)
 	var wg sync.WaitGroup
-	var live bool
+	var live *Live
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By, seed: seed}
 		w.wild = ownerOf(seed, event.Value{}, n) == w.id
@@ -285,12 +311,16 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
 	}
 	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, seed: seed, n: n}
+	if live != nil {
+		live.d = d
+		defer func() { live.d = nil }()
+	}
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
-		d.run(events, live)
+		d.run(events)
 	}()
-	stats, ended, err := merge(ctx, plan, n, outs, emit)
+	stats, ended, err := merge(ctx, plan, n, outs, emit, live)
 	cancel()
 	wg.Wait()
 	if ended {
@@ -338,41 +368,16 @@ type dispatcher struct {
 	n    int
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
-
-	mu  sync.Mutex // the batch, when a timer hands a live stream's on
-	cur *batch
-	pos int64
+	cur    *batch
+	pos    int64
 }
 
-// liveFlush is how long a live stream's events may wait in a partial batch.
-const liveFlush = 5 * time.Millisecond
-
-func (d *dispatcher) run(events iter.Seq[*event.Event], live bool) {
+func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 	defer func() {
 		for _, in := range d.ins {
 			close(in)
 		}
 	}()
-	if live {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			t := time.NewTicker(liveFlush)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					d.mu.Lock()
-					d.flush()
-					d.mu.Unlock()
-				case <-stop:
-					return
-				case <-d.ctx.Done():
-					return
-				}
-			}
-		}()
-	}
 	for ev := range events {
 		owner := int32(-1)
 		if !ev.IsTick() {
@@ -381,30 +386,28 @@ func (d *dispatcher) run(events iter.Seq[*event.Event], live bool) {
 				owner = ownerOf(d.seed, event.PartitionKey(v), d.n)
 			}
 		}
-		if live {
-			d.mu.Lock()
-		}
-		if d.cur == nil {
-			d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
-		}
-		d.cur.items = append(d.cur.items, ev)
-		d.cur.owner = append(d.cur.owner, owner)
+		b := d.batch()
+		b.items = append(b.items, ev)
+		b.owner = append(b.owner, owner)
 		d.pos++
-		ok := true
-		if len(d.cur.items) == batchSize {
-			ok = d.flush()
-		}
-		if live {
-			d.mu.Unlock()
-		}
-		if !ok {
+		if len(b.items) == batchSize && !d.flush() {
 			return
 		}
 	}
-	if live {
-		d.mu.Lock()
-		defer d.mu.Unlock()
+	d.flush()
+}
+
+func (d *dispatcher) batch() *batch {
+	if d.cur == nil {
+		d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
 	}
+	return d.cur
+}
+
+// pause hands on the items so far, marked for the merge to call idle
+// after their matches.
+func (d *dispatcher) pause() {
+	d.batch().idle = true
 	d.flush()
 }
 
@@ -428,7 +431,7 @@ func (d *dispatcher) flush() bool {
 // merge emits the workers' matches in order, batch by batch, and sums
 // their stats; it stops at the first error in stream order.
 // ended says every worker reached the stream's end.
-func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, emit Emit) (stats *Stats, ended bool, err error) {
+func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
 	width := len(plan.Columns)
 	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	res := make([]*result, n)
@@ -490,6 +493,9 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, 
 		}
 		if !emitting {
 			return stats, false, nil
+		}
+		if res[0].idle {
+			live.idle()
 		}
 	}
 }

@@ -47,8 +47,8 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.S
 	if err != nil {
 		return nil, sase.Split{}, err
 	}
-	split := cq.Split(workers, false)
-	by := cq.Split(2, false).By // the partition a parallel run would use
+	split := cq.Split(workers)
+	by := cq.Split(2).By // the partition a parallel run would use
 	for _, q := range cq.Plan().Equivs {
 		if by == nil && q.Const == nil {
 			by = q // one run's order across partitions, for a run that does not split

@@ -199,11 +199,11 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
 	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update))
-	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
+	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.Workers // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		stats, err := lq.run(ctx, cq, sub, w, bw, limit)
+		stats, err := lq.run(ctx, cq, sub, w, bw, limit, workers)
 		out.close()
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
@@ -218,7 +218,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 
 // run runs the query until its stream ends, its limit, or ctx is done,
 // writing its matches through w and bw, and sets its final state.
-func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64) (*sase.Stats, error) {
+func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64, workers int) (*sase.Stats, error) {
 	emit := func(row []sase.Cell) bool {
 		if ctx.Err() != nil {
 			// Stopped: the run's end would release matches whose window
@@ -233,7 +233,8 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 		w.Sync()
 		bw.Flush()
 	}
-	stats, err := cq.Run(ctx, sub.Events(ctx, idle), emit)
+	live := sase.NewLive(idle)
+	stats, err := cq.Run(ctx, sub.Events(ctx, live.Pause), emit, sase.WithWorkers(workers), sase.WithLive(live))
 	sub.Close()
 	w.Finish()
 	bw.Flush()

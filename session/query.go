@@ -35,7 +35,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 	if q.Analyze {
-		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming())
+		stats, err := cq.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming(), sase.WithWorkers(s.set.Workers))
 		if err != nil {
 			return runError(err, stats)
 		}
@@ -50,7 +50,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		w.Row(row) // a write error sticks in s.out
 		n++
 		return limit == 0 || n < limit
-	})
+	}, sase.WithWorkers(s.set.Workers))
 	w.Finish()
 	if err != nil {
 		return runError(err, stats)

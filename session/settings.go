@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,16 +17,19 @@ type Settings struct {
 	Format output.Format
 	Limit  int64 // stop each query after Limit matches; 0: no limit
 	Timing bool  // summaries with times (off: reproducible output)
+	// Workers is how many goroutines run a query that splits (a
+	// partitioned query); 1 runs every query on one.
+	Workers int
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
-// limit, timing on.
+// limit, timing on, a worker per CPU.
 func DefaultSettings() Settings {
-	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
+	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true, Workers: runtime.NumCPU()}
 }
 
 // settingKeys are the keys SET accepts, sorted for the error message.
-var settingKeys = []string{"engine", "format", "limit", "timing"}
+var settingKeys = []string{"engine", "format", "limit", "timing", "workers"}
 
 // Set validates and applies one setting; key and value are as the user
 // wrote them (keys and words are case-insensitive).
@@ -59,11 +63,21 @@ func (st *Settings) Set(key, value string) error {
 		default:
 			return fmt.Errorf("timing must be on or off, got %q", value)
 		}
+	case "workers":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxWorkers {
+			return fmt.Errorf("workers must be a whole number from 1 to %d, got %q", maxWorkers, value)
+		}
+		st.Workers = n
 	default:
 		return fmt.Errorf("unknown setting %q (settings: %s)", key, strings.Join(settingKeys, ", "))
 	}
 	return nil
 }
+
+// maxWorkers bounds SET workers: each worker holds its partitions' state
+// and a copy of the window's events.
+const maxWorkers = 1024
 
 // isKey reports whether SET knows key (case-insensitively).
 func isKey(key string) bool { return slices.Contains(settingKeys, strings.ToLower(key)) }
@@ -79,6 +93,8 @@ func (st *Settings) get(key string) string {
 		return strconv.FormatInt(st.Limit, 10)
 	case "timing":
 		return onOff(st.Timing)
+	case "workers":
+		return strconv.Itoa(st.Workers)
 	}
 	return ""
 }

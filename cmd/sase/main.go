@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -88,6 +90,7 @@ func run(args []string) int {
 	format := fs.String("format", "table", "result format: table, csv or jsonl")
 	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
 	limit := fs.String("limit", "0", "stop each query after `N` matches (0: no limit)")
+	workers := fs.String("workers", strconv.Itoa(runtime.NumCPU()), "run a partitioned query on `N` workers (1: one)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -102,7 +105,7 @@ func run(args []string) int {
 	}
 
 	set := session.DefaultSettings()
-	for _, kv := range [][2]string{{"format", *format}, {"engine", *engine}, {"limit", *limit}} {
+	for _, kv := range [][2]string{{"format", *format}, {"engine", *engine}, {"limit", *limit}, {"workers", *workers}} {
 		if err := set.Set(kv[0], kv[1]); err != nil {
 			return usageError(fmt.Errorf("--%s: %v", kv[0], err))
 		}
