@@ -173,4 +173,13 @@ func (q *Query) Explain() string { return q.plan.Explain(nil) }
 
 // ExplainAnalyze prints the plan with each operator's counts from a run
 // made WithTiming.
-func (q *Query) ExplainAnalyze(stats *Stats) string { return q.plan.Explain(stats.Annotate) }
+func (q *Query) ExplainAnalyze(stats *Stats) string { return stats.Explain(q.plan) }
+
+// ExplainOn prints the plan as EXPLAIN shows it for a run on the given
+// number of workers: with more than one, how the run splits.
+func (q *Query) ExplainOn(workers int) string {
+	if workers <= 1 {
+		return q.Explain()
+	}
+	return q.Explain() + q.Split(workers).String() + "\n"
+}

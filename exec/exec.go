@@ -50,9 +50,17 @@ type Stats struct {
 	// MaxBuffer is ReCEP's longest element buffer (events held at once).
 	MaxBuffer int64
 	Elapsed   time.Duration
-	// Workers are a parallel run's workers' shares (nil for one run).
+	// Split is how the run split, when more than one worker was asked
+	// for; Workers are a parallel run's workers' shares.
+	Split   *Split
 	Workers []WorkerStats
 	timed   bool
+}
+
+// Explain is EXPLAIN ANALYZE's text for plan after a run with these
+// stats: the plan with each operator's counters, then how the run split.
+func (s *Stats) Explain(plan *planner.Plan) string {
+	return plan.Explain(s.Annotate) + s.explainSplit()
 }
 
 // Annotate formats an operator's counters for EXPLAIN ANALYZE.
@@ -97,8 +105,12 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	for _, o := range opts {
 		o(r)
 	}
-	if sp := SplitOf(plan, r.par.workers); sp.Workers > 1 {
-		return runParallel(ctx, plan, sp, events, emit, opts)
+	if r.par.workers > 1 {
+		sp := SplitOf(plan, r.par.workers)
+		if sp.Workers > 1 {
+			return runParallel(ctx, plan, sp, events, emit, opts)
+		}
+		r.stats.Split = &sp
 	}
 	start := time.Now()
 	r.begin(start)

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"hash/maphash"
 	"iter"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,9 +78,23 @@ type Split struct {
 // String says how the run is split, for EXPLAIN.
 func (s Split) String() string {
 	if s.Workers > 1 {
-		return fmt.Sprintf("parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
+		return fmt.Sprintf("Parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
 	}
-	return "parallel: one worker (" + s.Why + ")"
+	return "Parallel: one worker (" + s.Why + ")"
+}
+
+// Explain is the split's EXPLAIN ANALYZE lines: how the run split and each
+// worker's events and matches (events lacking the attribute count at
+// every worker).
+func (s *Stats) explainSplit() string {
+	if s.Split == nil {
+		return ""
+	}
+	text := s.Split.String() + "\n"
+	for i, w := range s.Workers {
+		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
+	}
+	return text
 }
 
 // SplitOf says how a run of plan on the given number of workers splits.
@@ -173,28 +187,46 @@ type WorkerStats struct {
 
 // worker is one runner of a parallel run.
 type worker struct {
-	id   int32
-	n    int
-	r    *runner
-	by   *planner.Equiv
-	seed maphash.Seed
-	pos  int64
-	key  event.Value
-	res  *result
+	id  int32
+	n   int
+	r   *runner
+	by  *planner.Equiv
+	pos int64
+	key event.Value
+	res *result
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
 	wild bool
 }
 
-// ownerOf maps a partition key to a worker.
-func ownerOf(seed maphash.Seed, key event.Value, n int) int32 {
-	return int32(maphash.Comparable(seed, key) % uint64(n))
+// ownerOf maps a partition key to a worker. The hash is fixed (not
+// seeded per run) so that a run's split, and EXPLAIN ANALYZE's per-worker
+// counts, are the same every time.
+func ownerOf(key event.Value, n int) int32 {
+	var h uint64
+	switch key.Kind() {
+	case event.Int, event.Bool:
+		h = uint64(key.Int())
+	case event.Float:
+		h = math.Float64bits(key.Float())
+	case event.String:
+		h = 14695981039346656037 // FNV-1a
+		for i := 0; i < len(key.Str()); i++ {
+			h = (h ^ uint64(key.Str()[i])) * 1099511628211
+		}
+	}
+	h ^= uint64(key.Kind()) << 56
+	// splitmix64's finaliser spreads consecutive ints over the workers.
+	h = (h ^ h>>30) * 0xbf58476d1ce4e5b9
+	h = (h ^ h>>27) * 0x94d049bb133111eb
+	h ^= h >> 31
+	return int32(h % uint64(n))
 }
 
 func (w *worker) own(b *planner.Binding) bool {
 	key := event.PartitionKey(w.r.equivRef(w.by, b))
-	if ownerOf(w.seed, key, w.n) != w.id {
+	if ownerOf(key, w.n) != w.id {
 		return false // made of events lacking the attribute: one worker emits it
 	}
 	w.key = key
@@ -290,14 +322,13 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := sp.Workers
-	seed := maphash.MakeSeed()
 	ins := make([]chan *batch, n)
 	outs := make([]chan *result, n)
 	var wg sync.WaitGroup
 	var live *Live
 	for i := range n {
-		w := &worker{id: int32(i), n: n, by: sp.By, seed: seed}
-		w.wild = ownerOf(seed, event.Value{}, n) == w.id
+		w := &worker{id: int32(i), n: n, by: sp.By}
+		w.wild = ownerOf(event.Value{}, n) == w.id
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
@@ -310,7 +341,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		outs[i] = make(chan *result, 4)
 		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, seed: seed, n: n}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
 	if live != nil {
 		live.d = d
 		defer func() { live.d = nil }()
@@ -331,6 +362,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	}
 	stats.Events = d.events.Load()
 	stats.Elapsed = time.Since(start)
+	stats.Split = &sp
 	return stats, err
 }
 
@@ -361,11 +393,10 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 
 // dispatcher hands the stream to the workers in batches.
 type dispatcher struct {
-	ctx  context.Context
-	ins  []chan *batch
-	by   *planner.Equiv
-	seed maphash.Seed
-	n    int
+	ctx context.Context
+	ins []chan *batch
+	by  *planner.Equiv
+	n   int
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
 	cur    *batch
@@ -383,7 +414,7 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 		if !ev.IsTick() {
 			d.events.Add(1)
 			if v := d.by.Value(ev); !v.IsAbsent() {
-				owner = ownerOf(d.seed, event.PartitionKey(v), d.n)
+				owner = ownerOf(event.PartitionKey(v), d.n)
 			}
 		}
 		b := d.batch()

@@ -173,7 +173,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		return err
 	}
 	if q.Explain {
-		s.out.WriteString(cq.Explain())
+		s.out.WriteString(cq.ExplainOn(s.set.Workers))
 		return nil
 	}
 	if !cq.Bounded() {

@@ -31,7 +31,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return err
 	}
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(cq.Explain())
+		s.out.WriteString(cq.ExplainOn(s.set.Workers))
 		return nil
 	}
 	if q.Analyze {
