@@ -3,6 +3,7 @@ package exec_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -167,5 +168,48 @@ func TestWorkersOrder(t *testing.T) {
 	}
 	if split == 0 {
 		t.Fatal("no run split over workers")
+	}
+}
+
+// TestWorkersStop: a run-time error in a worker stops the query with the
+// error of the first failing event in stream order; a consumer that stops
+// and a cancelled ctx stop every worker.
+func TestWorkersStop(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("type,ts,x,sym\n")
+	for i := range 5000 {
+		x := 1 + i%7
+		if i == 3001 || i == 4002 {
+			x = 0
+		}
+		fmt.Fprintf(&csv, "A,%d,%d,%d\nB,%d,5,%d\n", 2*i, x, i%5, 2*i+1, i%5)
+	}
+	stream, err := source.LoadCSV(strings.NewReader(csv.String()), "stop.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := sase.Compile("PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, workers int, sink sase.Sink) (int, error) {
+		n := 0
+		_, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
+		return n, err
+	}
+	all := func([]sase.Cell) bool { return true }
+	n1, err1 := run(context.Background(), 1, all)
+	n3, err3 := run(context.Background(), 3, all)
+	if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
+		t.Errorf("run-time error: one worker %d matches, %v; three %d, %v", n1, err1, n3, err3)
+	}
+	limit := func(row []sase.Cell) bool { return false }
+	if n, err := run(context.Background(), 3, limit); n != 1 || err != nil {
+		t.Errorf("a sink that stops at once: %d matches, %v", n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := func([]sase.Cell) bool { cancel(); return true }
+	if _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }
