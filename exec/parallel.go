@@ -194,10 +194,23 @@ type worker struct {
 	pos int64
 	key event.Value
 	res *result
+	// free has the results the merge is done with, for reuse.
+	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
 	wild bool
+}
+
+// fresh returns an empty result, one the merge is done with if there is.
+func (w *worker) fresh() *result {
+	select {
+	case r := <-w.free:
+		*r = result{matches: r.matches[:0], cells: r.cells[:0], lists: r.lists[:0]}
+		return r
+	default:
+		return &result{}
+	}
 }
 
 // ownerOf maps a partition key to a worker. The hash is fixed (not
@@ -251,7 +264,7 @@ func (w *worker) emit(row []Cell) bool {
 // step runs one batch (b nil: the stream's end, at position w.pos), and
 // returns what it emitted.
 func (w *worker) step(b *batch) (res *result) {
-	w.res = &result{}
+	w.res = w.fresh()
 	defer func() {
 		if rec := recover(); rec != nil {
 			if err := w.r.recovered(rec); err != nil {
@@ -324,6 +337,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	n := sp.Workers
 	ins := make([]chan *batch, n)
 	outs := make([]chan *result, n)
+	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	var live *Live
 	for i := range n {
@@ -339,6 +353,8 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		w.r.own = w.own
 		ins[i] = make(chan *batch, 4)
 		outs[i] = make(chan *result, 4)
+		w.free = make(chan *result, 8)
+		frees[i] = w.free
 		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
 	}
 	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
@@ -351,7 +367,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	stats, ended, err := merge(ctx, plan, n, outs, emit, live)
+	stats, ended, err := merge(ctx, plan, n, outs, frees, emit, live)
 	cancel()
 	wg.Wait()
 	if ended {
@@ -462,7 +478,8 @@ func (d *dispatcher) flush() bool {
 // merge emits the workers' matches in order, batch by batch, and sums
 // their stats; it stops at the first error in stream order.
 // ended says every worker reached the stream's end.
-func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
+// frees take back the results it is done with.
+func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
 	width := len(plan.Columns)
 	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	res := make([]*result, n)
@@ -527,6 +544,12 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs []chan *result, 
 		}
 		if res[0].idle {
 			live.idle()
+		}
+		for i, r := range res {
+			select {
+			case frees[i] <- r:
+			default: // the worker has enough
+			}
 		}
 	}
 }

@@ -26,14 +26,20 @@ type Case struct {
 	Stream  func() *event.Stream
 	Query   string
 	Engines []string
+	Workers []int // the workers each engine runs on (none: 1)
 }
 
 // Stocks returns the built-in generator's stream: uniform mode when
 // increase is 0, else a random walk with that increase probability and
 // prices up to 1000.
 func Stocks(events, increase int) func() *event.Stream {
+	return StocksOf(events, increase, source.DefaultStockConfig().Symbols)
+}
+
+// StocksOf is Stocks with a number of symbols.
+func StocksOf(events, increase, symbols int) func() *event.Stream {
 	cfg := source.DefaultStockConfig()
-	cfg.Events = events
+	cfg.Events, cfg.Symbols = events, symbols
 	if increase > 0 {
 		cfg.IncreaseProbability, cfg.MaxPrice = increase, 1000
 	}
@@ -114,7 +120,16 @@ func Suites() map[string][]Case {
 			strategies = append(strategies, Case{Name: "Kleene " + strategy + " " + p.name + " 1M", Stream: kleeneStream, Query: kleene(strategy, p.pred), Engines: []string{"auto"}})
 		}
 	}
+	w2 := "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120"
+	one2 := []int{1, 2}
+	workers := []Case{
+		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: w2, Engines: []string{"auto"}, Workers: one2},
+		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: w2, Engines: []string{"auto"}, Workers: one2},
+		{Name: "W1 uniform 1M (no split)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: one2},
+		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: one2},
+	}
 	return map[string][]Case{
+		"workers":    workers,
 		"strategies": strategies,
 		"workloads": {
 			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: all},
@@ -123,6 +138,14 @@ func Suites() map[string][]Case {
 		"fig8":  fig8,
 		"fig10": fig10,
 	}
+}
+
+// RunsOn lists the numbers of workers the case runs on.
+func (c Case) RunsOn() []int {
+	if len(c.Workers) == 0 {
+		return []int{1}
+	}
+	return c.Workers
 }
 
 // Compile compiles a query on stream for the named engine.
@@ -137,11 +160,23 @@ func Compile(stream *event.Stream, query, engine string) (*sase.Query, error) {
 // Result is one engine's run of a case.
 type Result struct {
 	Engine   string
+	Workers  int
 	Events   int64
 	Matches  int64
 	Elapsed  time.Duration
 	PeakHeap uint64 // bytes, sampled while the run goes
 	Stopped  bool   // the time limit ended the run
+	// CPU is the process's CPU time during the run (all goroutines, the
+	// runtime's included), as runtime/metrics estimates it.
+	CPU time.Duration
+}
+
+// CPUPerEvent is the CPU time the run spent per event.
+func (r Result) CPUPerEvent() time.Duration {
+	if r.Events == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Events)
 }
 
 // EventsPerSecond is the throughput of the run.
@@ -150,7 +185,7 @@ func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed
 // Measure compiles a case's query for an engine and runs it over the
 // stream, enumerating every match without printing it. A run that takes
 // longer than limit is stopped and reported with the events it read.
-func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (Result, error) {
+func Measure(c Case, stream *event.Stream, engine string, workers int, limit time.Duration) (Result, error) {
 	q, err := Compile(stream, c.Query, engine)
 	if err != nil {
 		return Result{}, err
@@ -161,9 +196,10 @@ func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	go sampleHeap(&peak, done)
-	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true })
+	cpu := cpuTime()
+	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
 	close(done)
-	res := Result{Engine: engine, PeakHeap: peak.Load()}
+	res := Result{Engine: engine, Workers: workers, PeakHeap: peak.Load(), CPU: cpuTime() - cpu}
 	if stats != nil {
 		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
 	}
@@ -171,6 +207,14 @@ func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (
 		res.Stopped, err = true, nil
 	}
 	return res, err
+}
+
+// cpuTime is the process's CPU time so far: the time its Ps were not idle
+// (runtime/metrics, portable where getrusage is not).
+func cpuTime() time.Duration {
+	sample := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(sample)
+	return time.Duration((sample[0].Value.Float64() - sample[1].Value.Float64()) * float64(time.Second))
 }
 
 // sampleHeap records the largest live heap seen; runtime/metrics reads it
@@ -197,29 +241,31 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers"}
 	}
 	for _, name := range names {
 		cases, ok := suites[name]
 		if !ok {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies)", name)
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers)", name)
 		}
 		fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "case\tengine\tevents\tmatches\ttime\tevents/s\tpeak heap\t")
+		fmt.Fprintln(tw, "case\tengine\tworkers\tevents\tmatches\ttime\tevents/s\tCPU/event\tpeak heap\t")
 		for _, c := range cases {
 			stream := c.Stream()
 			for _, engine := range c.Engines {
-				r, err := Measure(c, stream, engine, limit)
-				if err != nil {
-					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
+				for _, workers := range c.RunsOn() {
+					r, err := Measure(c, stream, engine, workers, limit)
+					if err != nil {
+						return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
+					}
+					cut := ""
+					if r.Stopped {
+						cut = " (cut)"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d%s\t%d\t%s\t%s\t%s\t%s\t\n", c.Name, engine, workers, r.Events, cut, r.Matches,
+						r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), r.CPUPerEvent(), megabytes(r.PeakHeap))
 				}
-				cut := ""
-				if r.Stopped {
-					cut = " (cut)"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d%s\t%d\t%s\t%s\t%s\t\n", c.Name, engine, r.Events, cut, r.Matches,
-					r.Elapsed.Round(time.Millisecond), si(r.EventsPerSecond()), megabytes(r.PeakHeap))
 			}
 		}
 		if err := tw.Flush(); err != nil {

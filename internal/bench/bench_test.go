@@ -15,7 +15,7 @@ func TestMeasureAgrees(t *testing.T) {
 	stream := c.Stream()
 	var want int64 = -1
 	for _, engine := range c.Engines {
-		r, err := Measure(c, stream, engine, time.Minute)
+		r, err := Measure(c, stream, engine, 1, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
