@@ -161,23 +161,26 @@ type batch struct {
 }
 
 // match is a row a worker emitted: the position of the item it was
-// working on, the match's partition value, the row's cells in the
-// result's arena.
+// working on, the match's partition value, where its columns start in the
+// result's arenas.
 type match struct {
-	pos  int64
-	key  event.Value
-	cell int
+	pos     int64
+	key     event.Value
+	ev, val int
 }
 
 // result is what a worker made of one batch.
 type result struct {
 	matches []match
-	cells   []Cell
-	lists   []*event.Event // the closure lists' elements
-	err     error          // the worker stopped at errPos with err
-	errPos  int64
-	stats   *Stats // the worker's, with its last result
-	idle    bool   // the batch's
+	// The rows' columns, in order: a ColEvent's event and a ColList's
+	// elements in evs, a ColValue's value and a ColList's length in vals
+	// (a row of cells is four times larger and full of pointers).
+	evs    []*event.Event
+	vals   []event.Value
+	err    error // the worker stopped at errPos with err
+	errPos int64
+	stats  *Stats // the worker's, with its last result
+	idle   bool   // the batch's
 }
 
 // WorkerStats counts one worker's share of a parallel run.
@@ -192,8 +195,12 @@ type worker struct {
 	r   *runner
 	by  *planner.Equiv
 	pos int64
-	key event.Value
 	res *result
+	// key is the partition of the last match own saw, keyed whether it
+	// has seen one, mine whether it is this worker's.
+	key         event.Value
+	keyed, mine bool
+	kinds       []planner.ColumnKind // the rows' columns
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -206,10 +213,19 @@ type worker struct {
 func (w *worker) fresh() *result {
 	select {
 	case r := <-w.free:
-		*r = result{matches: r.matches[:0], cells: r.cells[:0], lists: r.lists[:0]}
+		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
 		return r
 	default:
-		return &result{}
+		// Sized like the last: a batch's arenas grown by doubling cost
+		// more than the matching.
+		if w.res == nil {
+			return &result{}
+		}
+		return &result{
+			matches: make([]match, 0, len(w.res.matches)),
+			evs:     make([]*event.Event, 0, len(w.res.evs)),
+			vals:    make([]event.Value, 0, len(w.res.vals)),
+		}
 	}
 }
 
@@ -239,26 +255,47 @@ func ownerOf(key event.Value, n int) int32 {
 
 func (w *worker) own(b *planner.Binding) bool {
 	key := event.PartitionKey(w.r.equivRef(w.by, b))
-	if ownerOf(key, w.n) != w.id {
-		return false // made of events lacking the attribute: one worker emits it
+	if key != w.key || !w.keyed {
+		// One partition's matches tend to come together: hash once.
+		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
 	}
-	w.key = key
-	return true
+	return w.mine // else made of events lacking the attribute: one worker emits it
 }
 
 func (w *worker) emit(row []Cell) bool {
 	res := w.res
-	at := len(res.cells)
-	for _, c := range row {
-		if c.List != nil {
-			from := len(res.lists)
-			res.lists = append(res.lists, c.List...)
-			c.List = res.lists[from:len(res.lists):len(res.lists)]
+	res.matches = append(res.matches, match{pos: w.pos, key: w.key, ev: len(res.evs), val: len(res.vals)})
+	for i, kind := range w.kinds {
+		switch kind {
+		case planner.ColEvent:
+			res.evs = append(res.evs, row[i].Event)
+		case planner.ColList:
+			res.evs = append(res.evs, row[i].List...)
+			res.vals = append(res.vals, event.IntValue(int64(len(row[i].List))))
+		default:
+			res.vals = append(res.vals, row[i].Value)
 		}
-		res.cells = append(res.cells, c)
 	}
-	res.matches = append(res.matches, match{pos: w.pos, key: w.key, cell: at})
 	return true
+}
+
+// row puts match m's columns into row.
+func (r *result) row(m match, kinds []planner.ColumnKind, row []Cell) {
+	e, v := m.ev, m.val
+	for i, kind := range kinds {
+		switch kind {
+		case planner.ColEvent:
+			row[i].Event = r.evs[e]
+			e++
+		case planner.ColList:
+			n := int(r.vals[v].Int())
+			row[i].List = r.evs[e : e+n : e+n]
+			e, v = e+n, v+1
+		default:
+			row[i].Value = r.vals[v]
+			v++
+		}
+	}
 }
 
 // step runs one batch (b nil: the stream's end, at position w.pos), and
@@ -340,9 +377,11 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	var live *Live
+	kinds := columnKinds(plan)
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
+		w.kinds = kinds
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
@@ -480,7 +519,8 @@ func (d *dispatcher) flush() bool {
 // ended says every worker reached the stream's end.
 // frees take back the results it is done with.
 func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
-	width := len(plan.Columns)
+	kinds := columnKinds(plan)
+	row := make([]Cell, len(kinds))
 	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	res := make([]*result, n)
 	heads := make([]int, n)
@@ -526,7 +566,8 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 			}
 			heads[best]++
 			stats.Matches++
-			if !emit(res[best].cells[m.cell : m.cell+width]) {
+			res[best].row(m, kinds, row)
+			if !emit(row) {
 				emitting = false
 			}
 		}
@@ -552,6 +593,14 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 			}
 		}
 	}
+}
+
+func columnKinds(plan *planner.Plan) []planner.ColumnKind {
+	kinds := make([]planner.ColumnKind, len(plan.Columns))
+	for i, c := range plan.Columns {
+		kinds[i] = c.Kind
+	}
+	return kinds
 }
 
 // add sums a worker's stats into a parallel run's.

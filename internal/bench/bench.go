@@ -167,7 +167,7 @@ type Result struct {
 	PeakHeap uint64 // bytes, sampled while the run goes
 	Stopped  bool   // the time limit ended the run
 	// CPU is the process's CPU time during the run (all goroutines, the
-	// runtime's included), as runtime/metrics estimates it.
+	// runtime's included); 0 where getrusage is not.
 	CPU time.Duration
 }
 
@@ -207,14 +207,6 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, limit tim
 		res.Stopped, err = true, nil
 	}
 	return res, err
-}
-
-// cpuTime is the process's CPU time so far: the time its Ps were not idle
-// (runtime/metrics, portable where getrusage is not).
-func cpuTime() time.Duration {
-	sample := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
-	metrics.Read(sample)
-	return time.Duration((sample[0].Value.Float64() - sample[1].Value.Float64()) * float64(time.Second))
 }
 
 // sampleHeap records the largest live heap seen; runtime/metrics reads it
