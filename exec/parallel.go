@@ -398,8 +398,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	}
 	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
 	if live != nil {
-		live.d = d
-		defer func() { live.d = nil }()
+		live.d = d // a Live is one run's
 	}
 	dispatched := make(chan struct{})
 	go func() {
