@@ -150,7 +150,7 @@ func sourcePartition(src planner.Source) *planner.Equiv {
 }
 
 // batchSize is how many stream items go to the workers in one hand-off.
-const batchSize = 2048
+const batchSize = 8192
 
 // batch is a run of stream items, shared read-only by every worker.
 type batch struct {
@@ -390,9 +390,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		live = w.r.par.live
 		w.r.par = parallel{}
 		w.r.own = w.own
-		ins[i] = make(chan *batch, 4)
-		outs[i] = make(chan *result, 4)
-		w.free = make(chan *result, 8)
+		ins[i] = make(chan *batch, 2)
+		outs[i] = make(chan *result, 2)
+		w.free = make(chan *result, 3)
 		frees[i] = w.free
 		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
 	}
