@@ -158,6 +158,8 @@ type batch struct {
 	items []*event.Event // events and ticks
 	owner []int32        // each item's worker; -1: every worker's
 	idle  bool           // the stream paused after it (Live)
+	// events counts the items that are events, not ticks.
+	events int64
 }
 
 // match is a row a worker emitted: the position of the item it was
@@ -465,13 +467,13 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 	}()
 	for ev := range events {
 		owner := int32(-1)
+		b := d.batch()
 		if !ev.IsTick() {
-			d.events.Add(1)
+			b.events++
 			if v := d.by.Value(ev); !v.IsAbsent() {
 				owner = ownerOf(event.PartitionKey(v), d.n)
 			}
 		}
-		b := d.batch()
 		b.items = append(b.items, ev)
 		b.owner = append(b.owner, owner)
 		d.pos++
@@ -503,6 +505,7 @@ func (d *dispatcher) flush() bool {
 		return d.ctx.Err() == nil
 	}
 	d.cur = nil
+	d.events.Add(b.events)
 	for _, in := range d.ins {
 		select {
 		case in <- b:
@@ -570,6 +573,9 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				emitting = false
 			}
 		}
+		if !emitting {
+			return stats, false, nil // the consumer stopped before any error
+		}
 		if firstErr != nil {
 			return stats, false, firstErr
 		}
@@ -578,9 +584,6 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				stats.add(r.stats, i)
 			}
 			return stats, true, nil
-		}
-		if !emitting {
-			return stats, false, nil
 		}
 		if res[0].idle {
 			live.idle()
