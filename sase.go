@@ -130,6 +130,29 @@ type RunOption = exec.Option
 // WithTiming measures each operator's time, for ExplainAnalyze.
 func WithTiming() RunOption { return exec.WithOpTiming() }
 
+// WithWorkers runs a partitioned query on n workers, its matches in the
+// order of one worker's run (n <= 1: one run on the caller's goroutine);
+// Split says how a run splits.
+func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
+
+// Live carries a live stream's pauses to a run (exec.Live): pass its
+// Pause to the stream's events and WithLive to Run.
+type Live = exec.Live
+
+// NewLive returns the pauses of a live stream for one run; the run calls
+// idle, on the goroutine that calls the sink, once the matches of the
+// events before a pause are out.
+func NewLive(idle func()) *Live { return exec.NewLive(idle) }
+
+// WithLive says the events come from a live stream that pauses through l.
+func WithLive(l *Live) RunOption { return exec.WithLive(l) }
+
+// Split is how a run divides its work over workers.
+type Split = exec.Split
+
+// Split says how a run on the given number of workers splits the query.
+func (q *Query) Split(workers int) Split { return exec.SplitOf(q.plan, workers) }
+
 // Run executes the query over events, calling sink for each match, until
 // the events end, sink returns false, or ctx is cancelled (then it returns
 // ctx's error, even in the middle of a burst of matches from one event).
@@ -154,4 +177,13 @@ func (q *Query) Explain() string { return q.plan.Explain(nil) }
 
 // ExplainAnalyze prints the plan with each operator's counts from a run
 // made WithTiming.
-func (q *Query) ExplainAnalyze(stats *Stats) string { return q.plan.Explain(stats.Annotate) }
+func (q *Query) ExplainAnalyze(stats *Stats) string { return stats.Explain(q.plan) }
+
+// ExplainOn prints the plan as EXPLAIN shows it for a run on the given
+// number of workers: with more than one, how the run splits.
+func (q *Query) ExplainOn(workers int) string {
+	if workers <= 1 {
+		return q.Explain()
+	}
+	return q.Explain() + q.Split(workers).String() + "\n"
+}

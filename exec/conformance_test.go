@@ -88,6 +88,15 @@ func checkCase(t *testing.T, c conformanceCase, engine string) {
 	if want := expected(c); !slices.Equal(got, want) {
 		t.Fatalf("query %q\nstream:\n%s\ngot  %d: %s\nwant %d: %s", c.Query, c.StreamCSV, len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
 	}
+	// With 3 workers: the same matches in one worker's order.
+	one, _, err := runOrdered(c, engine, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, split, err := runOrdered(c, engine, 3)
+	if err != nil || !slices.Equal(three, one) {
+		t.Fatalf("query %q with 3 workers (%s): %v\ngot  %v\nwant %v", c.Query, split, err, three, one)
+	}
 }
 
 // TestPaperQ3Counts checks the SASE paper's Figure 1 counts on its basic

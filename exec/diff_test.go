@@ -26,7 +26,7 @@ func TestDifferential(t *testing.T) {
 		seeds = nil
 	}
 	deadline := time.Now().Add(*diffTime)
-	ran := 0
+	ran, split := 0, 0
 	for seed := uint64(1); ; seed++ {
 		if seeds != nil {
 			if seed > 1 {
@@ -53,13 +53,40 @@ func TestDifferential(t *testing.T) {
 				t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
 					seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
 			}
+			split += checkWorkers(t, seed, c, engine)
 		}
 		ran++
 		if seeds != nil {
 			break
 		}
 	}
-	t.Logf("%d random cases agree on %s", ran, strings.Join(sase.EngineNames(), ", "))
+	t.Logf("%d random cases agree on %s; %d runs split over workers", ran, strings.Join(sase.EngineNames(), ", "), split)
+}
+
+// checkWorkers runs the case on engine with 1, 2 and 7 workers and
+// requires the same matches in the same order; it returns how many of the
+// runs split.
+func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) int {
+	t.Helper()
+	want, _, err := runOrdered(c, engine, 1)
+	if err != nil {
+		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
+	}
+	n := 0
+	for _, workers := range []int{2, 7} {
+		got, split, err := runOrdered(c, engine, workers)
+		if err != nil {
+			t.Fatalf("seed %d: %s, %d workers: %v\nquery: %s", seed, engine, workers, err, c.Query)
+		}
+		if split.Workers > 1 {
+			n++
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
+				seed, seed, engine, workers, split, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
+		}
+	}
+	return n
 }
 
 // randomCase is the shared generator's case for a seed: a small stream and

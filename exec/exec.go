@@ -50,7 +50,17 @@ type Stats struct {
 	// MaxBuffer is ReCEP's longest element buffer (events held at once).
 	MaxBuffer int64
 	Elapsed   time.Duration
-	timed     bool
+	// Split is how the run split, when more than one worker was asked
+	// for; Workers are a parallel run's workers' shares.
+	Split   *Split
+	Workers []WorkerStats
+	timed   bool
+}
+
+// Explain is EXPLAIN ANALYZE's text for plan after a run with these
+// stats: the plan with each operator's counters, then how the run split.
+func (s *Stats) Explain(plan *planner.Plan) string {
+	return plan.Explain(s.Annotate) + s.explainSplit()
 }
 
 // Annotate formats an operator's counters for EXPLAIN ANALYZE.
@@ -95,59 +105,87 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	for _, o := range opts {
 		o(r)
 	}
-	r.stats.timed = r.clock.on
+	if r.par.workers > 1 {
+		sp := SplitOf(plan, r.par.workers)
+		if sp.Workers > 1 {
+			return runParallel(ctx, plan, sp, events, emit, opts)
+		}
+		r.stats.Split = &sp
+	}
 	start := time.Now()
-	r.clock.last = start
+	r.begin(start)
 	defer func() {
-		r.stats.Elapsed = time.Since(start)
-		r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
-		r.src.report(&r.stats)
+		r.end(start)
 		if rec := recover(); rec != nil {
-			switch e := rec.(type) {
-			case *planner.RuntimeError:
-				err = e // it names the expression, with its position
-			case cancelled:
-				err = e.err
-			case error:
-				if e != errStopped {
-					panic(rec)
-				}
-			default:
-				panic(rec)
-			}
+			err = r.recovered(rec)
 		}
 		stats = &r.stats
 	}()
-	var lastTS int64
-	started := false // lastTS holds a time
-	keep := r.keepWindow()
 	for ev := range events {
-		if ev.IsTick() {
-			if !started || ev.TS > lastTS {
-				r.advance(ev.TS)
-				lastTS, started = ev.TS, true
-			}
-			continue
+		if err := r.feed(ev); err != nil {
+			return &r.stats, err
 		}
-		if r.stats.Events&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return &r.stats, err
-			}
-			if keep > 0 {
-				r.store.prune(satSub(lastTS, keep))
-			}
-		}
-		r.stats.Events++
-		if ev.TS > lastTS || !started {
-			r.advance(ev.TS)
-			lastTS, started = ev.TS, true
-		}
-		r.store.add(ev)
-		r.stats.Operators[0].In++
-		r.src.process(ev)
 	}
 	r.finish()
 	return &r.stats, nil
+}
+
+func (r *runner) begin(start time.Time) {
+	r.stats.timed = r.clock.on
+	r.clock.last = start
+	r.keep = r.keepWindow()
+}
+
+func (r *runner) end(start time.Time) {
+	r.stats.Elapsed = time.Since(start)
+	r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
+	r.src.report(&r.stats)
+}
+
+// recovered turns what a run's engine panicked with into the run's error:
+// a run-time error, a cancel, or nil for a consumer that stopped.
+func (r *runner) recovered(rec any) error {
+	switch e := rec.(type) {
+	case *planner.RuntimeError:
+		return e // it names the expression, with its position
+	case cancelled:
+		return e.err
+	case error:
+		if e == errStopped {
+			return nil
+		}
+	}
+	panic(rec)
+}
+
+// feed runs one item of the stream: an event, or a tick.
+func (r *runner) feed(ev *event.Event) error {
+	if ev.IsTick() {
+		r.pass(ev.TS)
+		return nil
+	}
+	if r.stats.Events&1023 == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		if r.keep > 0 {
+			r.store.prune(satSub(r.lastTS, r.keep))
+		}
+	}
+	r.stats.Events++
+	r.pass(ev.TS)
+	r.store.add(ev)
+	r.stats.Operators[0].In++
+	r.src.process(ev)
+	return nil
+}
+
+// pass moves the run's time to ts, if that is later than it is.
+func (r *runner) pass(ts int64) {
+	if ts > r.lastTS || !r.started {
+		r.advance(ts)
+		r.lastTS, r.started = ts, true
+	}
 }
 
 // runner holds the state of one run: the event store that negation and
@@ -163,6 +201,15 @@ type runner struct {
 	row    []Cell
 	ctx    context.Context
 	steps  uint
+	lastTS int64
+	// started: lastTS holds a time; keep: how far back the store must
+	// reach (keepWindow).
+	started bool
+	keep    int64
+	par     parallel // the run's split over workers (WithWorkers)
+	// own, in a worker of a parallel run, decides whether a match is this
+	// worker's to emit (parallel.go).
+	own func(b *planner.Binding) bool
 }
 
 // tick counts one step of a search, a construction or a scan of held

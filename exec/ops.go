@@ -395,6 +395,9 @@ type transformStage struct {
 }
 
 func (s *transformStage) push(b *planner.Binding) {
+	if s.r.own != nil && !s.r.own(b) {
+		return // another worker of a parallel run emits it
+	}
 	prev := s.in()
 	row := s.r.row
 	for i, col := range s.op.Columns {

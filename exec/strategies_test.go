@@ -200,6 +200,11 @@ func TestStrategyRandomCases(t *testing.T) {
 			t.Fatalf("seed %d: %v\nquery: %s", seed, err, c.Query)
 		}
 		ran++
+		for _, s := range chain {
+			sc := c
+			sc.Query = withStrategy(c.Query, s)
+			checkWorkers(t, seed, sc, "auto")
+		}
 		pattern, _, _ := strings.Cut(c.Query, " W")
 		trailing := strings.HasSuffix(pattern, "[])")
 		for i := range 3 {

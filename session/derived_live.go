@@ -77,7 +77,11 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		stats, err := lq.run(ctx, pq, sub, p, nil, 0) // SET limit is for results: the stream gets every match
+		// One worker: the producer releases derived events by the input's
+		// time as it reads it (Follow), which a parallel run reads ahead of
+		// the matches it has merged. SET limit is for results: the stream
+		// gets every match.
+		stats, err := lq.run(ctx, pq, sub, p, nil, 0, 1)
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}

@@ -195,7 +195,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		}
 	}
 	if q.Explain {
-		s.out.WriteString(s.explain(l.Name(), q, explainLive(cq.Explain(), l)))
+		s.out.WriteString(s.explain(l.Name(), q, explainLive(cq.ExplainOn(s.set.Workers), l)))
 		return nil
 	}
 	if !cq.Bounded() {
@@ -225,11 +225,11 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
 	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
-	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
+	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.Workers // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		stats, err := lq.run(ctx, cq, sub, w, bw, limit)
+		stats, err := lq.run(ctx, cq, sub, w, bw, limit, workers)
 		out.close()
 		if cerr := res.release(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
@@ -248,7 +248,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 // run runs the query until its stream ends, its limit, or ctx is done,
 // writing its matches through w and bw (nil for an INTO query, whose w is
 // its producer), and sets its final state.
-func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64) (*sase.Stats, error) {
+func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64, workers int) (*sase.Stats, error) {
 	flush := func() {
 		if bw != nil {
 			bw.Flush()
@@ -268,11 +268,12 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 		w.Sync()
 		flush()
 	}
-	events := sub.Events(ctx, idle)
+	live := sase.NewLive(idle)
+	events := sub.Events(ctx, live.Pause)
 	if q.into != nil {
 		events = q.into.Follow(events)
 	}
-	stats, err := cq.Run(ctx, events, emit)
+	stats, err := cq.Run(ctx, events, emit, sase.WithWorkers(workers), sase.WithLive(live))
 	sub.Close()
 	w.Finish()
 	flush()

@@ -37,7 +37,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		}
 	}
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(s.explain(e.name, q, cq.Explain()))
+		s.out.WriteString(s.explain(e.name, q, cq.ExplainOn(s.set.Workers)))
 		return nil
 	}
 	work := "query"
@@ -52,7 +52,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			n++
 			s.prog.matched(n)
 			return true
-		}, sase.WithTiming())
+		}, sase.WithTiming(), sase.WithWorkers(s.set.Workers))
 		if err != nil {
 			return runError(err, stats)
 		}
@@ -73,7 +73,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		n++
 		s.prog.matched(n)
 		return limit == 0 || n < limit
-	})
+	}, sase.WithWorkers(s.set.Workers))
 	werr := w.Finish()
 	if err != nil {
 		return runError(err, stats)

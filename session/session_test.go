@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ func newSession(t *testing.T, opts ...session.Option) (s *session.Session, stdou
 	}, opts...)
 	s = session.New(stdout, stderr, opts...)
 	if err := s.Set("timing", "off"); err != nil {
+		t.Fatal(err)
+	}
+	// One worker, so that goldens do not depend on the machine's CPUs
+	// (testdata/repl/workers.sase sets its own).
+	if err := s.Set("workers", "1"); err != nil {
 		t.Fatal(err)
 	}
 	return s, stdout, stderr
@@ -93,7 +99,7 @@ func TestCommands(t *testing.T) {
 			stderr: "engine = nfa\nexpanded display is on\n"},
 		{name: "set sets", text: "\\set format CSV\n\\set limit -1\n\\set colour red\n", fails: true,
 			stderr: "format = csv\nERROR: \\set limit: limit must be a whole number of matches, 0 for no limit; got \"-1\"\n" +
-				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded)\n"},
+				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded, workers)\n"},
 		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
 		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
 			stderr: "format = csv\n(291 matches, 10000 events)\n"},
@@ -479,6 +485,26 @@ func TestExplain(t *testing.T) {
 	}
 	if !regexp.MustCompile(`SSC  \(in=10000 out=\d+ time=`).MatchString(stdout.String()) || stderr.String() != "(519 matches, 10000 events)\n" {
 		t.Errorf("EXPLAIN ANALYZE:\n%s%s", stdout, stderr)
+	}
+
+	// A split run: each worker's share, which add up to the run's.
+	stdout.Reset()
+	stderr.Reset()
+	if err := exec(t, s, "SET workers = 3; EXPLAIN ANALYZE PATTERN SEQ(stock1 a, stock2 b) WHERE [volume] AND b.price > a.price WITHIN 300;"); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Parallel: 3 workers, partitioned by \[volume\]\n(?:   worker \d: events=(\d+) matches=(\d+)\n){3}$`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("EXPLAIN ANALYZE with 3 workers:\n%s%s", stdout, stderr)
+	}
+	var events, matches int
+	for _, w := range regexp.MustCompile(`events=(\d+) matches=(\d+)`).FindAllStringSubmatch(stdout.String(), -1) {
+		e, _ := strconv.Atoi(w[1])
+		n, _ := strconv.Atoi(w[2])
+		events, matches = events+e, matches+n
+	}
+	if want := fmt.Sprintf("(%d matches, %d events)\n", matches, events); events != 10000 || matches == 0 || stderr.String() != "workers = 3\n"+want {
+		t.Errorf("workers' shares add up to %d events, %d matches; summary %q", events, matches, stderr.String())
 	}
 }
 

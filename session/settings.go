@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,16 +18,19 @@ type Settings struct {
 	Limit    int64 // stop each query after Limit matches; 0: no limit
 	Timing   bool  // summaries with times (off: reproducible output)
 	Expanded bool  // tables one field per line (\x)
+	// Workers is how many goroutines run a query that splits (a
+	// partitioned query); 1 runs every query on one.
+	Workers int
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
-// limit, timing on, expanded off.
+// limit, timing on, expanded off, a worker per CPU.
 func DefaultSettings() Settings {
-	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
+	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true, Workers: runtime.NumCPU()}
 }
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
-var settingKeys = []string{"engine", "format", "limit", "timing", "expanded"}
+var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers"}
 
 // SettingKeys lists the keys SET accepts.
 func SettingKeys() []string { return slices.Clone(settingKeys) }
@@ -82,11 +86,21 @@ func (st *Settings) Set(key, value string) error {
 		} else {
 			st.Expanded = on
 		}
+	case "workers":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxWorkers {
+			return fmt.Errorf("workers must be a whole number from 1 to %d, got %q", maxWorkers, value)
+		}
+		st.Workers = n
 	default:
 		return fmt.Errorf("unknown setting %q (settings: %s)", key, strings.Join(settingKeys, ", "))
 	}
 	return nil
 }
+
+// maxWorkers bounds SET workers: each worker holds its partitions' state
+// and a copy of the window's events.
+const maxWorkers = 1024
 
 // isKey reports whether SET knows key (case-insensitively).
 func isKey(key string) bool { return slices.Contains(settingKeys, strings.ToLower(key)) }
@@ -104,6 +118,8 @@ func (st *Settings) get(key string) string {
 		return onOff(st.Timing)
 	case "expanded":
 		return onOff(st.Expanded)
+	case "workers":
+		return strconv.Itoa(st.Workers)
 	}
 	return ""
 }

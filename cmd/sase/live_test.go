@@ -364,3 +364,43 @@ func TestLiveInterrupt(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.errText())
 	}
 }
+
+// TestLiveWorkers pipes a stream in live to partitioned queries on 4
+// workers: each prints the bytes it prints on the loaded file (on 4
+// workers, and on one for a query whose partitions never complete matches
+// at one position: no postponement, no event lacking the attribute).
+func TestLiveWorkers(t *testing.T) {
+	gen := run(t, "", "gen", "stocks", "--events", "20000", "--symbols", "6", "--increase-probability", "55")
+	file := filepath.Join(t.TempDir(), "stocks.csv")
+	if err := os.WriteFile(file, []byte(gen.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query string
+		one   bool // one worker's order has no ties to put in partition order
+	}{
+		{"PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND b.price > a.price AND c.price > b.price WITHIN 20 RETURN a.ts, b.ts, c.ts, a.symbol", true},
+		{"PATTERN SEQ(stock a, stock b, !stock n) WHERE [symbol] AND b.price > a.price + 5 AND n.price > b.price WITHIN 10 RETURN a.ts, b.ts, a.symbol", false},
+		{"PATTERN SEQ(stock a, stock+ b[]) WHERE [symbol] AND b[i].price > b[i-1].price AND a.price > 900 WITHIN 6 RETURN a.ts, b.LEN, a.symbol", false},
+	} {
+		loaded := run(t, "", "--no-stocks", "--workers", "4", "--format", "csv", "-c", "LOAD '"+file+"' AS s; "+tc.query+";")
+		if loaded.code != 0 || strings.Count(loaded.stdout, "\n") < 20 {
+			t.Fatalf("%s: loaded: %s\n%s", tc.query, loaded.stderr, loaded.stdout)
+		}
+		cmd := exec.Command(sase, "--no-stocks", "--workers", "4", "--format", "csv", "-c", "LOAD '-' AS s; "+tc.query+";")
+		cmd.Stdin = strings.NewReader(gen.stdout)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %s", err, err.(*exec.ExitError).Stderr)
+		}
+		if string(out) != loaded.stdout {
+			t.Errorf("%s: live on 4 workers prints %d lines, loaded %d, or in another order", tc.query, strings.Count(string(out), "\n"), strings.Count(loaded.stdout, "\n"))
+		}
+		if tc.one {
+			one := run(t, "", "--no-stocks", "--workers", "1", "--format", "csv", "-c", "LOAD '"+file+"' AS s; "+tc.query+";")
+			if one.stdout != loaded.stdout {
+				t.Errorf("%s: one worker and 4 differ", tc.query)
+			}
+		}
+	}
+}

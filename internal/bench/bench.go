@@ -30,14 +30,20 @@ type Case struct {
 	// Floor, when set, is a hand-written loop for this query alone: Run
 	// prints it first, and each engine's time as a multiple of it.
 	Floor func(*event.Stream) (Result, error)
+	Workers []int // the workers each engine runs on (none: 1)
 }
 
 // Stocks returns the built-in generator's stream: uniform mode when
 // increase is 0, else a random walk with that increase probability and
 // prices up to 1000.
 func Stocks(events, increase int) func() *event.Stream {
+	return StocksOf(events, increase, source.DefaultStockConfig().Symbols)
+}
+
+// StocksOf is Stocks with a number of symbols.
+func StocksOf(events, increase, symbols int) func() *event.Stream {
 	cfg := source.DefaultStockConfig()
-	cfg.Events = events
+	cfg.Events, cfg.Symbols = events, symbols
 	if increase > 0 {
 		cfg.IncreaseProbability, cfg.MaxPrice = increase, 1000
 	}
@@ -121,7 +127,16 @@ func Suites() map[string][]Case {
 			strategies = append(strategies, Case{Name: "Kleene " + strategy + " " + p.name + " 1M", Stream: kleeneStream, Query: kleene(strategy, p.pred), Engines: []string{"auto"}})
 		}
 	}
+	w2 := "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120"
+	one2 := []int{1, 2}
+	workers := []Case{
+		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: w2, Engines: []string{"auto"}, Workers: one2},
+		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: w2, Engines: []string{"auto"}, Workers: one2},
+		{Name: "W1 uniform 1M (no split)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: one2},
+		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: one2},
+	}
 	return map[string][]Case{
+		"workers":    workers,
 		"strategies": strategies,
 		"workloads": {
 			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: W1, Engines: all,
@@ -131,6 +146,14 @@ func Suites() map[string][]Case {
 		"fig8":  fig8,
 		"fig10": fig10,
 	}
+}
+
+// RunsOn lists the numbers of workers the case runs on.
+func (c Case) RunsOn() []int {
+	if len(c.Workers) == 0 {
+		return []int{1}
+	}
+	return c.Workers
 }
 
 // Compile compiles a query on stream for the named engine.
@@ -145,11 +168,23 @@ func Compile(stream *event.Stream, query, engine string) (*sase.Query, error) {
 // Result is one engine's run of a case.
 type Result struct {
 	Engine   string
+	Workers  int
 	Events   int64
 	Matches  int64
 	Elapsed  time.Duration
 	PeakHeap uint64 // bytes, sampled while the run goes
 	Stopped  bool   // the time limit ended the run
+	// CPU is the process's CPU time during the run (all goroutines, the
+	// runtime's included); 0 where getrusage is not.
+	CPU time.Duration
+}
+
+// CPUPerEvent is the CPU time the run spent per event.
+func (r Result) CPUPerEvent() time.Duration {
+	if r.Events == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Events)
 }
 
 // EventsPerSecond is the throughput of the run.
@@ -158,7 +193,7 @@ func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed
 // Measure compiles a case's query for an engine and runs it over the
 // stream, enumerating every match without printing it. A run that takes
 // longer than limit is stopped and reported with the events it read.
-func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (Result, error) {
+func Measure(c Case, stream *event.Stream, engine string, workers int, limit time.Duration) (Result, error) {
 	q, err := Compile(stream, c.Query, engine)
 	if err != nil {
 		return Result{}, err
@@ -169,9 +204,10 @@ func Measure(c Case, stream *event.Stream, engine string, limit time.Duration) (
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	go sampleHeap(&peak, done)
-	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true })
+	cpu := cpuTime()
+	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
 	close(done)
-	res := Result{Engine: engine, PeakHeap: peak.Load()}
+	res := Result{Engine: engine, Workers: workers, PeakHeap: peak.Load(), CPU: cpuTime() - cpu}
 	if stats != nil {
 		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
 	}
@@ -205,11 +241,11 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 func Run(w io.Writer, names []string, limit time.Duration) error {
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies", "io"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "io"}
 	}
 	for _, name := range names {
 		if _, ok := suites[name]; !ok && name != "io" {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, io)", name)
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, io)", name)
 		}
 	}
 	for _, name := range names {
@@ -232,7 +268,7 @@ func Run(w io.Writer, names []string, limit time.Duration) error {
 var columns = []struct {
 	name  string
 	width int
-}{{"case", 0}, {"engine", 0}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"peak heap", 9}, {"vs floor", 8}}
+}{{"case", 0}, {"engine", 0}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"CPU/event", 9}, {"peak heap", 9}, {"vs floor", 8}}
 
 func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error {
 	// The widths are fixed before the first run, so that each row can be
@@ -278,8 +314,8 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 		if r.Stopped {
 			events += " (cut)"
 		}
-		cells := []string{c.Name, r.Engine, events, strconv.FormatInt(r.Matches, 10),
-			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), megabytes(r.PeakHeap), ratio}
+		cells := []string{c.Name, r.Engine, strconv.Itoa(r.Workers), events, strconv.FormatInt(r.Matches, 10),
+			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), r.CPUPerEvent().String(), megabytes(r.PeakHeap), ratio}
 		return row(cells[:len(cols)]...)
 	}
 	for _, c := range cases {
@@ -295,19 +331,21 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 			}
 		}
 		for _, engine := range c.Engines {
-			r, err := Measure(c, stream, engine, limit)
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
-			}
-			ratio := ""
-			if c.Floor != nil && floor.Elapsed > 0 {
-				ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
-				if !r.Stopped && r.Matches != floor.Matches {
-					ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+			for _, workers := range c.RunsOn() {
+				r, err := Measure(c, stream, engine, workers, limit)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 				}
-			}
-			if err := result(c, r, ratio); err != nil {
-				return err
+				ratio := ""
+				if c.Floor != nil && floor.Elapsed > 0 {
+					ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
+					if !r.Stopped && r.Matches != floor.Matches {
+						ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+					}
+				}
+				if err := result(c, r, ratio); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func W1Floor(stream *event.Stream, window int64, bind *[3]*event.Event) (int64, 
 // measureFloor runs W1Floor over a case's stream as Measure runs an engine.
 func measureFloor(stream *event.Stream, window int64) (Result, error) {
 	var bind [3]*event.Event
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	n, err := W1Floor(stream, window, &bind)
-	return Result{Engine: "floor", Events: int64(len(stream.Events)), Matches: n, Elapsed: time.Since(start)}, err
+	return Result{Engine: "floor", Workers: 1, Events: int64(len(stream.Events)), Matches: n, Elapsed: time.Since(start), CPU: cpuTime() - cpu}, err
 }

@@ -321,23 +321,29 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 	}
 	got := []string{}
 	_, err = cq.Run(ctx, events, func(row []sase.Cell) bool {
-		m := map[string]any{}
-		for i, col := range cq.Columns() {
-			if col.Kind == planner.ColList {
-				seqs := []int64{}
-				for _, e := range row[i].List {
-					seqs = append(seqs, e.Seq)
-				}
-				m[col.Name] = seqs
-			} else {
-				m[col.Name] = row[i].Event.Seq
-			}
-		}
-		got = append(got, Canonical(m))
+		got = append(got, Binding(cq.Columns(), row))
 		return true
 	})
 	slices.Sort(got)
 	return got, err
+}
+
+// Binding is a row of a query compiled without RETURN as a canonical
+// string: variables to seq numbers.
+func Binding(cols []planner.Column, row []sase.Cell) string {
+	m := map[string]any{}
+	for i, col := range cols {
+		if col.Kind == planner.ColList {
+			seqs := []int64{}
+			for _, e := range row[i].List {
+				seqs = append(seqs, e.Seq)
+			}
+			m[col.Name] = seqs
+		} else {
+			m[col.Name] = row[i].Event.Seq
+		}
+	}
+	return Canonical(m)
 }
 
 // Canonical is a match's JSON with its keys sorted.

@@ -1,0 +1,627 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// A parallel run splits a partitioned query over workers: a dispatcher
+// hashes each event's partition value to one worker and hands events
+// lacking it to all; every worker runs its own runner over the plan (read
+// only) and sees every position of the stream, its own events as events
+// and the others' as time, so that time-released matches come out at the
+// same position as in one run. A match is tagged with that position and
+// its partition value, and the merge emits by (position, value, the
+// worker's order): the one-worker order with the matches that several
+// partitions complete at one position sorted by partition value
+// (docs/LANGUAGE.md, workers).
+
+// parallel is what WithWorkers and WithLive ask of a run.
+type parallel struct {
+	workers int
+	live    *Live
+}
+
+// WithWorkers runs a partitioned query on n workers (goroutines); n <= 1
+// is one run on the caller's goroutine.
+func WithWorkers(n int) Option { return func(r *runner) { r.par.workers = n } }
+
+// WithLive says the events come from a live stream, which calls l.Pause
+// before it waits for more.
+func WithLive(l *Live) Option { return func(r *runner) { r.par.live = l } }
+
+// Live carries a live stream's pauses to the run: its source calls Pause
+// before it waits for events, and the run calls idle once it has emitted
+// every match of the events before the pause, on the goroutine that emits
+// (so that a writer may flush there). A parallel run hands a partial batch
+// to its workers at a pause, so a quiet stream's matches are not held back.
+type Live struct {
+	idle func()
+	d    *dispatcher // a parallel run's; nil for one run
+}
+
+// NewLive returns the pauses of a live stream for one run; idle may be nil.
+func NewLive(idle func()) *Live {
+	if idle == nil {
+		idle = func() {}
+	}
+	return &Live{idle: idle}
+}
+
+// Pause says the stream has no event ready; the source calls it on the
+// goroutine that iterates the events.
+func (l *Live) Pause() {
+	if l.d == nil {
+		l.idle()
+		return
+	}
+	l.d.pause()
+}
+
+// Split is how a run divides its work.
+type Split struct {
+	Workers int            // 1: one run
+	By      *planner.Equiv // the partition attribute of a split run
+	Why     string         // why one worker, when more were asked for
+}
+
+// String says how the run is split, for EXPLAIN.
+func (s Split) String() string {
+	if s.Workers > 1 {
+		return fmt.Sprintf("Parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
+	}
+	return "Parallel: one worker (" + s.Why + ")"
+}
+
+// Explain is the split's EXPLAIN ANALYZE lines: how the run split and each
+// worker's events and matches (events lacking the attribute count at
+// every worker).
+func (s *Stats) explainSplit() string {
+	if s.Split == nil {
+		return ""
+	}
+	text := s.Split.String() + "\n"
+	for i, w := range s.Workers {
+		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
+	}
+	return text
+}
+
+// SplitOf says how a run of plan on the given number of workers splits.
+// It reads the partition attribute from the plan: the one its source
+// partitions on, else its first top-level equivalence test (one the
+// optimizer recognised from a chain included). The basic engine stays the
+// reference: one run.
+func SplitOf(plan *planner.Plan, workers int) Split {
+	if workers <= 1 {
+		return Split{Workers: 1, Why: "workers = 1"}
+	}
+	if plan.Engine == "basic" {
+		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
+	}
+	if s := plan.Strategy; s != planner.NoStrategy && s != planner.AnyMatch {
+		// A run takes the next event that fits, and while its partition is
+		// open (its events so far lack the attribute) that may be any
+		// partition's: the partitions are not independent.
+		return Split{Workers: 1, Why: s.String() + ": a run's next event may be any partition's"}
+	}
+	by := sourcePartition(plan.Source)
+	if by == nil {
+		for _, q := range plan.Equivs {
+			if q.Const == nil {
+				by = q
+				break
+			}
+		}
+	}
+	if by == nil || by.Const != nil {
+		return Split{Workers: 1, Why: "no equivalence test to partition on"}
+	}
+	if _, ok := plan.Source.(*planner.ReCEP); ok && len(plan.Positives) < len(plan.Components) {
+		// The negations and closures of a match whose events lack the
+		// attribute read ReCEP's own buffers of every partition's events.
+		return Split{Workers: 1, Why: "recep with negation or closure reads every partition's buffers"}
+	}
+	return Split{Workers: workers, By: by}
+}
+
+func sourcePartition(src planner.Source) *planner.Equiv {
+	switch s := src.(type) {
+	case *planner.AISScan:
+		return s.Partition
+	case *planner.RunScan:
+		if len(s.Partition) > 0 {
+			return s.Partition[0]
+		}
+	case *planner.ReCEP:
+		return s.Cache.Partition
+	}
+	return nil
+}
+
+// batchSize is how many stream items go to the workers in one hand-off.
+const batchSize = 8192
+
+// batch is a run of stream items, shared read-only by every worker.
+type batch struct {
+	start int64          // the position of items[0] in the stream
+	items []*event.Event // events and ticks
+	owner []int32        // each item's worker; -1: every worker's
+	idle  bool           // the stream paused after it (Live)
+	// events counts the items that are events, not ticks.
+	events int64
+}
+
+// match is a row a worker emitted: the position of the item it was
+// working on, the match's partition value, where its columns start in the
+// result's arenas.
+type match struct {
+	pos     int64
+	key     event.Value
+	ev, val int
+}
+
+// result is what a worker made of one batch.
+type result struct {
+	matches []match
+	// The rows' columns, in order: a ColEvent's event and a ColList's
+	// elements in evs, a ColValue's value and a ColList's length in vals
+	// (a row of cells is four times larger and full of pointers).
+	evs    []*event.Event
+	vals   []event.Value
+	err    error // the worker stopped at errPos with err
+	errPos int64
+	stats  *Stats // the worker's, with its last result
+	idle   bool   // the batch's
+}
+
+// WorkerStats counts one worker's share of a parallel run.
+type WorkerStats struct {
+	Events, Matches int64
+}
+
+// worker is one runner of a parallel run.
+type worker struct {
+	id  int32
+	n   int
+	r   *runner
+	by  *planner.Equiv
+	pos int64
+	res *result
+	// key is the partition of the last match own saw, keyed whether it
+	// has seen one, mine whether it is this worker's.
+	key         event.Value
+	keyed, mine bool
+	kinds       []planner.ColumnKind // the rows' columns
+	// free has the results the merge is done with, for reuse.
+	free chan *result
+	// wild: this worker emits the matches whose positive events all lack
+	// the attribute; their negations and closures read every partition's
+	// events, so its store holds them all.
+	wild bool
+}
+
+// fresh returns an empty result, one the merge is done with if there is.
+func (w *worker) fresh() *result {
+	select {
+	case r := <-w.free:
+		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
+		return r
+	default:
+		// Sized like the last: a batch's arenas grown by doubling cost
+		// more than the matching.
+		if w.res == nil {
+			return &result{}
+		}
+		return &result{
+			matches: make([]match, 0, len(w.res.matches)),
+			evs:     make([]*event.Event, 0, len(w.res.evs)),
+			vals:    make([]event.Value, 0, len(w.res.vals)),
+		}
+	}
+}
+
+// ownerOf maps a partition key to a worker. The hash is fixed (not
+// seeded per run) so that a run's split, and EXPLAIN ANALYZE's per-worker
+// counts, are the same every time.
+func ownerOf(key event.Value, n int) int32 {
+	var h uint64
+	switch key.Kind() {
+	case event.Int, event.Bool:
+		h = uint64(key.Int())
+	case event.Float:
+		h = math.Float64bits(key.Float())
+	case event.String:
+		h = 14695981039346656037 // FNV-1a
+		for i := 0; i < len(key.Str()); i++ {
+			h = (h ^ uint64(key.Str()[i])) * 1099511628211
+		}
+	}
+	h ^= uint64(key.Kind()) << 56
+	// splitmix64's finaliser spreads consecutive ints over the workers.
+	h = (h ^ h>>30) * 0xbf58476d1ce4e5b9
+	h = (h ^ h>>27) * 0x94d049bb133111eb
+	h ^= h >> 31
+	return int32(h % uint64(n))
+}
+
+func (w *worker) own(b *planner.Binding) bool {
+	key := event.PartitionKey(w.r.equivRef(w.by, b))
+	if key != w.key || !w.keyed {
+		// One partition's matches tend to come together: hash once.
+		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
+	}
+	return w.mine // else made of events lacking the attribute: one worker emits it
+}
+
+func (w *worker) emit(row []Cell) bool {
+	res := w.res
+	res.matches = append(res.matches, match{pos: w.pos, key: w.key, ev: len(res.evs), val: len(res.vals)})
+	for i, kind := range w.kinds {
+		switch kind {
+		case planner.ColEvent:
+			res.evs = append(res.evs, row[i].Event)
+		case planner.ColList:
+			res.evs = append(res.evs, row[i].List...)
+			res.vals = append(res.vals, event.IntValue(int64(len(row[i].List))))
+		default:
+			res.vals = append(res.vals, row[i].Value)
+		}
+	}
+	return true
+}
+
+// row puts match m's columns into row.
+func (r *result) row(m match, kinds []planner.ColumnKind, row []Cell) {
+	e, v := m.ev, m.val
+	for i, kind := range kinds {
+		switch kind {
+		case planner.ColEvent:
+			row[i].Event = r.evs[e]
+			e++
+		case planner.ColList:
+			n := int(r.vals[v].Int())
+			row[i].List = r.evs[e : e+n : e+n]
+			e, v = e+n, v+1
+		default:
+			row[i].Value = r.vals[v]
+			v++
+		}
+	}
+}
+
+// step runs one batch (b nil: the stream's end, at position w.pos), and
+// returns what it emitted.
+func (w *worker) step(b *batch) (res *result) {
+	w.res = w.fresh()
+	defer func() {
+		if rec := recover(); rec != nil {
+			if err := w.r.recovered(rec); err != nil {
+				w.res.err, w.res.errPos = err, w.pos
+			}
+		}
+		res = w.res
+		sortRuns(res.matches)
+	}()
+	if b == nil {
+		w.r.finish()
+		return
+	}
+	w.res.idle = b.idle
+	for i, ev := range b.items {
+		w.pos = b.start + int64(i)
+		if o := b.owner[i]; o == w.id || o < 0 {
+			if err := w.r.feed(ev); err != nil {
+				w.res.err, w.res.errPos = err, w.pos
+				return
+			}
+		} else {
+			w.r.pass(ev.TS)
+			if w.wild && !ev.IsTick() {
+				w.r.store.add(ev)
+			}
+		}
+	}
+	return
+}
+
+// sortRuns orders the matches of each position by partition value; a
+// worker emits one position's matches of one value in the one-run order.
+func sortRuns(ms []match) {
+	for i := 0; i < len(ms); {
+		j := i + 1
+		sorted := true
+		for ; j < len(ms) && ms[j].pos == ms[i].pos; j++ {
+			sorted = sorted && CompareKeys(ms[j-1].key, ms[j].key) <= 0
+		}
+		if !sorted {
+			slices.SortStableFunc(ms[i:j], func(a, b match) int { return CompareKeys(a.key, b.key) })
+		}
+		i = j
+	}
+}
+
+// CompareKeys is the order in which a parallel run emits the matches that
+// several partitions complete at one position, by partition key: a total
+// order (absent first, then by kind, then by value), the same for any
+// number of workers.
+func CompareKeys(a, b event.Value) int {
+	if a == b {
+		return 0
+	}
+	if c := cmp.Compare(a.Kind(), b.Kind()); c != 0 {
+		return c
+	}
+	if c, ok := a.Compare(b); ok && c != 0 {
+		return c
+	}
+	return cmp.Compare(a.String(), b.String())
+}
+
+// runParallel runs plan on sp.Workers workers.
+func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := sp.Workers
+	ins := make([]chan *batch, n)
+	outs := make([]chan *result, n)
+	frees := make([]chan *result, n)
+	var wg sync.WaitGroup
+	var live *Live
+	kinds := columnKinds(plan)
+	for i := range n {
+		w := &worker{id: int32(i), n: n, by: sp.By}
+		w.wild = ownerOf(event.Value{}, n) == w.id
+		w.kinds = kinds
+		w.r = newRunner(plan, w.emit)
+		w.r.ctx = ctx
+		for _, o := range opts {
+			o(w.r)
+		}
+		live = w.r.par.live
+		w.r.par = parallel{}
+		w.r.own = w.own
+		ins[i] = make(chan *batch, 2)
+		outs[i] = make(chan *result, 2)
+		w.free = make(chan *result, 3)
+		frees[i] = w.free
+		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
+	}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
+	if live != nil {
+		live.d = d // a Live is one run's
+	}
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d.run(events)
+	}()
+	stats, ended, err := merge(ctx, plan, n, outs, frees, emit, live)
+	cancel()
+	wg.Wait()
+	if ended {
+		// The dispatcher has closed the batches. A stopped run does not
+		// wait for it: a live stream may block it until its next event,
+		// where it stops.
+		<-dispatched
+	}
+	stats.Events = d.events.Load()
+	stats.Elapsed = time.Since(start)
+	stats.Split = &sp
+	return stats, err
+}
+
+// loop runs the worker's batches, then the stream's end; it sends one
+// result per batch, the last with the worker's stats.
+func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, out chan<- *result) {
+	defer close(out)
+	w.r.begin(start)
+	send := func(res *result) bool {
+		select {
+		case out <- res:
+			return res.err == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for b := range in {
+		if !send(w.step(b)) {
+			return
+		}
+		w.pos = b.start + int64(len(b.items))
+	}
+	res := w.step(nil)
+	w.r.end(start)
+	res.stats = &w.r.stats
+	send(res)
+}
+
+// dispatcher hands the stream to the workers in batches.
+type dispatcher struct {
+	ctx context.Context
+	ins []chan *batch
+	by  *planner.Equiv
+	n   int
+	// events counts the events read (the stats' Events).
+	events atomic.Int64
+	cur    *batch
+	pos    int64
+}
+
+func (d *dispatcher) run(events iter.Seq[*event.Event]) {
+	defer func() {
+		for _, in := range d.ins {
+			close(in)
+		}
+	}()
+	for ev := range events {
+		owner := int32(-1)
+		b := d.batch()
+		if !ev.IsTick() {
+			b.events++
+			if v := d.by.Value(ev); !v.IsAbsent() {
+				owner = ownerOf(event.PartitionKey(v), d.n)
+			}
+		}
+		b.items = append(b.items, ev)
+		b.owner = append(b.owner, owner)
+		d.pos++
+		if len(b.items) == batchSize && !d.flush() {
+			return
+		}
+	}
+	d.flush()
+}
+
+func (d *dispatcher) batch() *batch {
+	if d.cur == nil {
+		d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+	}
+	return d.cur
+}
+
+// pause hands on the items so far, marked for the merge to call idle
+// after their matches.
+func (d *dispatcher) pause() {
+	d.batch().idle = true
+	d.flush()
+}
+
+// flush hands the current batch to every worker.
+func (d *dispatcher) flush() bool {
+	b := d.cur
+	if b == nil {
+		return d.ctx.Err() == nil
+	}
+	d.cur = nil
+	d.events.Add(b.events)
+	for _, in := range d.ins {
+		select {
+		case in <- b:
+		case <-d.ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// merge emits the workers' matches in order, batch by batch, and sums
+// their stats; it stops at the first error in stream order.
+// ended says every worker reached the stream's end.
+// frees take back the results it is done with.
+func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
+	kinds := columnKinds(plan)
+	row := make([]Cell, len(kinds))
+	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+	res := make([]*result, n)
+	heads := make([]int, n)
+	emitting := true
+	for {
+		var firstErr error
+		errPos := int64(-1)
+		for i, out := range outs {
+			r, ok := <-out
+			if !ok {
+				if firstErr == nil {
+					firstErr = ctx.Err()
+				}
+				return stats, false, firstErr
+			}
+			res[i], heads[i] = r, 0
+			if r.err != nil && (errPos < 0 || r.errPos < errPos) {
+				firstErr, errPos = r.err, r.errPos
+			}
+		}
+		for emitting {
+			best := -1
+			for i, r := range res {
+				if heads[i] == len(r.matches) {
+					continue
+				}
+				m := r.matches[heads[i]]
+				if best < 0 {
+					best = i
+					continue
+				}
+				b := res[best].matches[heads[best]]
+				if m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			m := res[best].matches[heads[best]]
+			if errPos >= 0 && m.pos >= errPos {
+				break
+			}
+			heads[best]++
+			stats.Matches++
+			res[best].row(m, kinds, row)
+			if !emit(row) {
+				emitting = false
+			}
+		}
+		if !emitting {
+			return stats, false, nil // the consumer stopped before any error
+		}
+		if firstErr != nil {
+			return stats, false, firstErr
+		}
+		if res[0].stats != nil {
+			for i, r := range res {
+				stats.add(r.stats, i)
+			}
+			return stats, true, nil
+		}
+		if res[0].idle {
+			live.idle()
+		}
+		for i, r := range res {
+			select {
+			case frees[i] <- r:
+			default: // the worker has enough
+			}
+		}
+	}
+}
+
+func columnKinds(plan *planner.Plan) []planner.ColumnKind {
+	kinds := make([]planner.ColumnKind, len(plan.Columns))
+	for i, c := range plan.Columns {
+		kinds[i] = c.Kind
+	}
+	return kinds
+}
+
+// add sums a worker's stats into a parallel run's.
+func (s *Stats) add(w *Stats, i int) {
+	s.Workers[i] = WorkerStats{Events: w.Events, Matches: w.Matches}
+	s.Instances += w.Instances
+	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
+	s.timed = w.timed
+	for j := range s.Operators {
+		o, wo := &s.Operators[j], w.Operators[j]
+		o.In += wo.In
+		o.Out += wo.Out
+		o.Time += wo.Time
+		for k, c := range wo.Counters {
+			if k < len(o.Counters) {
+				o.Counters[k].N += c.N
+			} else {
+				o.Counters = append(o.Counters, c)
+			}
+		}
+	}
+}

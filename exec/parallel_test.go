@@ -1,0 +1,215 @@
+package exec_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
+)
+
+// runOrdered runs a case on an engine with a number of workers and returns
+// its matches (bindings, as randquery.Matches) in the order it emitted
+// them, and how the run split. With one worker it puts the matches that
+// several partitions complete at one position in partition-key order, the
+// order a parallel run promises (docs/LANGUAGE.md, workers); the position
+// is the number of stream items read when a match came out, since one run
+// is synchronous.
+func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.Split, error) {
+	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
+	if err != nil {
+		return nil, sase.Split{}, err
+	}
+	stream.Name = "s"
+	src := &ast.Source{Name: "<query>", Text: c.Query}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return nil, sase.Split{}, err
+	}
+	e, err := sase.LookupEngine(engine)
+	if err != nil {
+		return nil, sase.Split{}, err
+	}
+	q.Return = nil
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	if err != nil {
+		return nil, sase.Split{}, err
+	}
+	split := cq.Split(workers)
+	by := cq.Split(2).By // the partition a parallel run would use
+	for _, q := range cq.Plan().Equivs {
+		if by == nil && q.Const == nil {
+			by = q // one run's order across partitions, for a run that does not split
+		}
+	}
+	var pos int64
+	counted := func(yield func(*event.Event) bool) {
+		for ev := range stream.All() {
+			pos++
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+	type tagged struct {
+		pos int64
+		key event.Value
+		m   string
+	}
+	var got []tagged
+	cols := cq.Columns()
+	_, err = cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
+		got = append(got, tagged{pos, matchKey(cq.Plan(), by, row), randquery.Binding(cols, row)})
+		return true
+	}, sase.WithWorkers(workers))
+	if split.Workers == 1 && by != nil {
+		slices.SortStableFunc(got, func(a, b tagged) int {
+			return cmp.Or(cmp.Compare(a.pos, b.pos), exec.CompareKeys(a.key, b.key))
+		})
+	}
+	var out []string
+	for _, g := range got {
+		out = append(out, g.m)
+	}
+	return out, split, err
+}
+
+// matchKey is the match's value of the partition attribute: its first
+// positive event's that has it, else its first closure element's.
+func matchKey(p *planner.Plan, by *planner.Equiv, row []sase.Cell) event.Value {
+	if by == nil {
+		return event.Value{}
+	}
+	for _, kind := range []planner.ColumnKind{planner.ColEvent, planner.ColList} {
+		for _, c := range p.Components {
+			for i, col := range p.Columns {
+				if col.Comp != c.Index || col.Kind != kind {
+					continue
+				}
+				evs := row[i].List
+				if kind == planner.ColEvent {
+					evs = []*event.Event{row[i].Event}
+				}
+				for _, ev := range evs {
+					if v := by.Value(ev); !v.IsAbsent() {
+						return event.PartitionKey(v)
+					}
+				}
+			}
+		}
+	}
+	return event.Value{}
+}
+
+// TestWorkersOrder runs partitioned queries on streams where many events
+// lack the attribute, so that one event completes matches in several
+// partitions and time releases several partitions' matches at once, on
+// every engine and strategy with 2, 3 and 7 workers: the same matches in
+// the same order as one worker's run.
+func TestWorkersOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	var csv strings.Builder
+	csv.WriteString("type,ts,price,sym\n")
+	ts := 0
+	for range 120 {
+		ts += rng.IntN(2)
+		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D"}[rng.IntN(4)], ts, rng.IntN(10), []string{"x", "y", "z", "w", "", ""}[rng.IntN(6)])
+	}
+	queries := []string{
+		"PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN 6",
+		"PATTERN SEQ(A a, B b, !C n) WHERE [sym] WITHIN 5",
+		"PATTERN SEQ(!D n, A a, B b) WHERE [sym] AND b.price > a.price WITHIN 5",
+		"PATTERN SEQ(A a, !D n, B b) WHERE [sym] WITHIN 5",
+		"PATTERN SEQ(A a, B b, C+ c[]) WHERE [sym] WITHIN 4",
+		"PATTERN SEQ(C+ c[], A a, B b) WHERE [sym] AND c[i].price > c[i-1].price WITHIN 4",
+		"PATTERN SEQ(ANY(A, B) a, D d) WHERE [sym] AND a.sym = d.sym WITHIN 5",
+		"PATTERN SEQ(A a, B b) WHERE a.sym = b.sym AND a.price < b.price WITHIN 5",
+	}
+	strategies := []string{"", "skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
+	split := 0
+	for _, q := range queries {
+		for _, s := range strategies {
+			c := conformanceCase{Name: "order", StreamCSV: csv.String(), Query: q}
+			if s != "" {
+				c.Query = withStrategy(q, s)
+			}
+			for _, engine := range engines {
+				want, _, err := runOrdered(c, engine, 1)
+				if err != nil {
+					t.Fatalf("%s, %s: %v", c.Query, engine, err)
+				}
+				for _, workers := range []int{2, 3, 7} {
+					got, sp, err := runOrdered(c, engine, workers)
+					if err != nil {
+						t.Fatalf("%s, %s, %d workers: %v", c.Query, engine, workers, err)
+					}
+					if sp.Workers > 1 {
+						split++
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s, %s, %d workers (%s): got %d %v\nwant %d %v", c.Query, engine, workers, sp, len(got), got, len(want), want)
+					}
+				}
+			}
+		}
+	}
+	if split == 0 {
+		t.Fatal("no run split over workers")
+	}
+}
+
+// TestWorkersStop: a run-time error in a worker stops the query with the
+// error of the first failing event in stream order; a consumer that stops
+// and a cancelled ctx stop every worker.
+func TestWorkersStop(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("type,ts,x,sym\n")
+	for i := range 5000 {
+		x := 1 + i%7
+		if i == 3001 || i == 4002 {
+			x = 0
+		}
+		fmt.Fprintf(&csv, "A,%d,%d,%d\nB,%d,5,%d\n", 2*i, x, i%5, 2*i+1, i%5)
+	}
+	stream, err := source.LoadCSV(strings.NewReader(csv.String()), "stop.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := sase.Compile("PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, workers int, sink sase.Sink) (int, error) {
+		n := 0
+		_, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
+		return n, err
+	}
+	all := func([]sase.Cell) bool { return true }
+	n1, err1 := run(context.Background(), 1, all)
+	n3, err3 := run(context.Background(), 3, all)
+	if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
+		t.Errorf("run-time error: one worker %d matches, %v; three %d, %v", n1, err1, n3, err3)
+	}
+	limit := func(row []sase.Cell) bool { return false }
+	if n, err := run(context.Background(), 3, limit); n != 1 || err != nil {
+		t.Errorf("a sink that stops at once: %d matches, %v", n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := func([]sase.Cell) bool { cancel(); return true }
+	if _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
