@@ -144,6 +144,9 @@ func (s *Session) loadLive(st *ast.Load, opts source.Options) error {
 }
 
 func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
+	if listenScheme(st.Addr) {
+		return s.listenURL(src, st)
+	}
 	opts, err := loadOptions(src, st.Options)
 	if err != nil {
 		return err
@@ -180,6 +183,12 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
 	}
+	out := &lineSink{o: s.outs}
+	bw := bufio.NewWriterSize(out, 32<<10)
+	w, err := s.liveWriter(len(s.queries)+1, bw, schemaOf(cq, stream.Schema, l.Update))
+	if err != nil {
+		return errAt(src, q.Span.Start, "%v", err)
+	}
 	sub, err := l.Subscribe()
 	if err != nil {
 		return err
@@ -193,12 +202,9 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	s.note("%s", text)
 
-	out := &lineSink{o: s.outs}
 	if s.interactive {
 		out.prefix = []byte("[" + strconv.Itoa(lq.id) + "] ")
 	}
-	bw := bufio.NewWriterSize(out, 32<<10)
-	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update))
 	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)

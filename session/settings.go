@@ -16,6 +16,9 @@ type Settings struct {
 	Format output.Format
 	Limit  int64 // stop each query after Limit matches; 0: no limit
 	Timing bool  // summaries with times (off: reproducible output)
+	// Output is where live queries' matches go: "" for standard output,
+	// or a sink URL (nats://host:port/STREAM).
+	Output string
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
@@ -25,7 +28,7 @@ func DefaultSettings() Settings {
 }
 
 // settingKeys are the keys SET accepts, sorted for the error message.
-var settingKeys = []string{"engine", "format", "limit", "timing"}
+var settingKeys = []string{"engine", "format", "limit", "output", "timing"}
 
 // Set validates and applies one setting; key and value are as the user
 // wrote them (keys and words are case-insensitive).
@@ -50,6 +53,15 @@ func (st *Settings) Set(key, value string) error {
 			return fmt.Errorf("limit must be a whole number of matches, 0 for no limit; got %q", value)
 		}
 		st.Limit = n
+	case "output":
+		if v == "" || v == "-" || v == "stdout" {
+			st.Output = ""
+			return nil
+		}
+		if _, _, err := output.CheckSink(strings.TrimSpace(value)); err != nil {
+			return err
+		}
+		st.Output = strings.TrimSpace(value)
 	case "timing":
 		switch v {
 		case "on", "true", "1":
@@ -77,6 +89,11 @@ func (st *Settings) get(key string) string {
 		return string(st.Format)
 	case "limit":
 		return strconv.FormatInt(st.Limit, 10)
+	case "output":
+		if st.Output == "" {
+			return "stdout"
+		}
+		return st.Output
 	case "timing":
 		return onOff(st.Timing)
 	}
