@@ -41,11 +41,13 @@ func connect(t testing.TB, server string) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
+// symbols are walkCSV's: enough for each partition of eight to have some.
+var symbols = []string{"IBM", "SUN", "ORCL", "HP", "DELL", "SAP", "ACME", "INTC", "AMD", "ARM", "TI", "NXP"}
+
 // walkCSV is a random walk of stock prices per symbol, with a halt event
 // now and then (for negations): n events, one per tick.
 func walkCSV(n int, seed uint64) string {
 	r := rand.New(rand.NewPCG(seed, seed))
-	symbols := []string{"IBM", "SUN", "ORCL", "HP"}
 	price := map[string]int{}
 	for _, s := range symbols {
 		price[s] = 490 + r.IntN(20)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -48,9 +49,22 @@ func OpenSink(ctx context.Context, u *url.URL, c output.SinkConfig) (output.Writ
 		nc.Close()
 		return nil, err
 	}
-	w := &sinkWriter{nc: nc, js: js, query: c.Query, pos: -1, subject: "matches." + c.Query + "." + GlobalPartition}
-	w.enc = output.New(output.JSONL, lineFunc(w.publish), c.Schema)
+	w := newSinkWriter(js, c, GlobalPartition)
+	w.nc = nc
 	return w, nil
+}
+
+// newSinkWriter publishes c.Query's matches of partition on
+// matches.<query>.<partition>.
+func newSinkWriter(js jetstream.JetStream, c output.SinkConfig, partition string) *sinkWriter {
+	w := &sinkWriter{js: js, query: c.Query, pos: -1, subject: MatchesSubject(c.Query, partition)}
+	w.enc = output.New(output.JSONL, lineFunc(w.publish), c.Schema)
+	return w
+}
+
+// MatchesSubject is where a query's matches of a partition are published.
+func MatchesSubject(query, partition string) string {
+	return "matches." + query + "." + partition
 }
 
 func ensureMatches(ctx context.Context, js jetstream.JetStream, t Target) error {
@@ -77,9 +91,12 @@ func (f lineFunc) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sinkWriter publishes each row as a JSON Lines message.
+// sinkWriter publishes each row as a JSON Lines message. A group's
+// writer holds its rows until the partition's owner has checked it still
+// owns it (release), and drops those a replay regenerates at or below
+// the last position published before.
 type sinkWriter struct {
-	nc      *nats.Conn
+	nc      *nats.Conn // closed by Finish; nil when shared
 	js      jetstream.JetStream
 	enc     output.Writer
 	query   string
@@ -90,6 +107,33 @@ type sinkWriter struct {
 	index    int    // its index among the rows pos completed
 	inFlight []jetstream.PubAckFuture
 	err      error
+
+	hold     bool
+	held     []*nats.Msg
+	floor    position // with floorSet, rows at or below it were published before
+	floorSet bool
+}
+
+// position is a match's place in its partition: the seq of the event
+// that completed it, and its index among that event's matches.
+type position struct {
+	seq   int64
+	index int
+}
+
+func (p position) after(q position) bool {
+	return p.seq > q.seq || p.seq == q.seq && p.index > q.index
+}
+
+// parsePosition reads a Sase-Position header.
+func parsePosition(h string) (position, error) {
+	seq, index, ok := strings.Cut(h, ".")
+	s, err1 := strconv.ParseInt(seq, 10, 64)
+	i, err2 := strconv.Atoi(index)
+	if !ok || err1 != nil || err2 != nil {
+		return position{}, fmt.Errorf("bad %s header %q", HeaderPosition, h)
+	}
+	return position{s, i}, nil
 }
 
 func (w *sinkWriter) Row(cells []sase.Cell) error {
@@ -135,10 +179,34 @@ func (w *sinkWriter) identify(cells []sase.Cell) {
 }
 
 func (w *sinkWriter) publish(line []byte) error {
+	if w.floorSet && !(position{w.pos, w.index}).after(w.floor) {
+		return nil // published before this replay
+	}
 	m := nats.NewMsg(w.subject)
 	m.Data = append([]byte(nil), line...)
 	m.Header.Set(jetstream.MsgIDHeader, string(w.id))
 	m.Header.Set(HeaderPosition, strconv.FormatInt(w.pos, 10)+"."+strconv.Itoa(w.index))
+	if w.hold {
+		w.held = append(w.held, m)
+		return nil
+	}
+	return w.send(m)
+}
+
+// release publishes the rows held and waits until they are stored.
+func (w *sinkWriter) release() error {
+	for i, m := range w.held {
+		if err := w.send(m); err != nil {
+			w.held = w.held[:0]
+			return err
+		}
+		w.held[i] = nil
+	}
+	w.held = w.held[:0]
+	return w.confirm()
+}
+
+func (w *sinkWriter) send(m *nats.Msg) error {
 	f, err := w.js.PublishMsgAsync(m)
 	if err != nil {
 		return fmt.Errorf("publishing a match on %s: %w", w.subject, err)
@@ -179,6 +247,8 @@ func (w *sinkWriter) Finish() error {
 		w.err = w.enc.Finish()
 	}
 	w.Sync()
-	w.nc.Close()
+	if w.nc != nil {
+		w.nc.Close()
+	}
 	return w.err
 }

@@ -191,9 +191,26 @@ func (s *natsSource) feedMsg(msg jetstream.Msg, c source.Config, feed func(sourc
 
 // isTick reports whether a JSON Lines message holds the timestamp alone.
 func isTick(data, typeKey []byte, tsKey string) bool {
+	_, ok := tickTS(data, typeKey, tsKey)
+	return ok
+}
+
+// tickTS is a tick's timestamp.
+func tickTS(data, typeKey []byte, tsKey string) (int64, bool) {
 	if bytes.Contains(data, typeKey) {
-		return false
+		return 0, false
 	}
 	var m map[string]json.RawMessage
-	return json.Unmarshal(data, &m) == nil && len(m) == 1 && m[tsKey] != nil
+	if json.Unmarshal(data, &m) != nil || len(m) != 1 || m[tsKey] == nil {
+		return 0, false
+	}
+	ts, err := strconv.ParseInt(string(m[tsKey]), 10, 64)
+	return ts, err == nil
+}
+
+func (s *natsSource) tickTS(data []byte) (int64, bool) {
+	if s.csv {
+		return 0, false
+	}
+	return tickTS(bytes.TrimSpace(data), s.typeKey, s.tsKey)
 }
