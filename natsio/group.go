@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
@@ -311,8 +313,8 @@ type owner struct {
 	cons jetstream.Consumer
 	sink *sinkWriter
 
-	src  *natsSource
-	cfg  source.Config
+	src *natsSource
+	cfg source.Config
 
 	window  int64
 	maxTS   int64
@@ -492,4 +494,53 @@ func (o *owner) handOver(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)
 	return o.g.events.UnpinConsumer(ctx, o.g.cfg.Group+"_"+o.p, o.g.cfg.Group)
+}
+
+// groupSource is LISTEN 'nats://...' WITH (group = 'g'): the session
+// hands it each query (RunGroupQuery), which it runs with RunGroup. As a
+// stream it delivers nothing itself.
+type groupSource struct {
+	source.Source
+	nc    *nats.Conn
+	cfg   GroupConfig
+	key   string
+	parts int
+}
+
+func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) *groupSource {
+	g := &groupSource{nc: nc, key: StreamKey(st), parts: Partitions(st), cfg: GroupConfig{
+		Server: t.Server, Stream: t.Name, Group: group, Format: c.Format, Options: c.Options, Errors: c.Errors,
+	}}
+	// The session's stream: its schema, read by the queries it compiles;
+	// its Read waits for Close.
+	g.Source, _ = source.NewLineSource(url, c, func(ctx context.Context, _ func(source.Producer) error) error {
+		<-ctx.Done()
+		return nil
+	}, nc.Close)
+	return g
+}
+
+// RunGroupQuery runs a query as this instance of the group until ctx is
+// done, publishing its matches to the output URL's stream.
+func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, partitionedBy func(string) bool,
+	compile func(*event.Schema) (*sase.Query, output.Schema, int64, error)) error {
+	u, err := url.Parse(out)
+	if err != nil {
+		return err
+	}
+	t, err := ParseURL(u)
+	if err != nil {
+		return err
+	}
+	if t.Server != g.cfg.Server {
+		return fmt.Errorf("a group publishes its matches to its stream's server %s, not %s", g.cfg.Server, t.Server)
+	}
+	cfg := g.cfg
+	cfg.Matches, cfg.Query = t.Name, query
+	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
+	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
+		q, rows, w, err := compile(sc)
+		return Compiled{Query: q, Schema: rows, Window: w}, err
+	}
+	return RunGroup(ctx, cfg)
 }

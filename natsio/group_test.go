@@ -3,6 +3,7 @@ package natsio_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,9 +18,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/natsio"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/session"
 )
 
 // The group tests run the negated-end query, per partition of the
@@ -215,7 +219,7 @@ func failover(t *testing.T, seed uint64, hit func(*exec.Cmd)) {
 	_, js := connect(t, server)
 	csv := groupCSV(4000, seed)
 	want := expected(t, csv)
-	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions); err != nil {
+	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := child(t, server, "a"), child(t, server, "b")
@@ -229,4 +233,42 @@ func failover(t *testing.T, seed uint64, hit func(*exec.Cmd)) {
 	hit(a)
 	<-done
 	awaitMatches(t, js, want)
+}
+
+// TestGroupScript runs one script in two sessions, as two instances of
+// an alert script would run: LISTEN WITH (group = ...) and SET output.
+func TestGroupScript(t *testing.T) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := groupCSV(3000, 5)
+	publishCSV(t, js, "EVENTS", partitions, csv)
+	want := expected(t, csv)
+	script := "LISTEN '" + streamURL(server, "EVENTS") + "' AS ev FORMAT csv WITH (group = 'alerts');\n" +
+		"SET output = '" + streamURL(server, "MATCHES") + "';\n" + groupQuery + ";\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var logs [2]*testkit.SyncBuffer
+	for i := range 2 {
+		stderr := &testkit.SyncBuffer{}
+		logs[i] = stderr
+		s := session.New(io.Discard, stderr)
+		if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: script}); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		wg.Go(func() {
+			if err := s.Wait(ctx); err != context.Canceled {
+				t.Errorf("Wait: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(stderr.String(), "query 1 started on ev, with the other instances of its group") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
+	}
+	awaitMatches(t, js, want)
+	cancel()
+	wg.Wait()
+	// [symbol] holds the stream's key: each partition runs its own query.
+	if all := logs[0].String() + logs[1].String(); !strings.Contains(all, "owns partition 1") || strings.Contains(all, "global") {
+		t.Errorf("the partitions were not shared:\n%s", all)
+	}
 }

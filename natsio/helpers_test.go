@@ -72,7 +72,7 @@ func publishCSV(t testing.TB, js jetstream.JetStream, name string, partitions in
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, name, partitions); err != nil {
+	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
 	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})

@@ -24,13 +24,15 @@ const EventsPrefix = "events"
 // <p>.events, p the key's partition of partitions (at least 1), so that
 // each partition can be consumed in order by one consumer with one
 // filter subject (a consumer filtering many distinct subjects is much
-// slower).
-func InitStream(ctx context.Context, js jetstream.JetStream, name string, partitions int) (jetstream.Stream, error) {
+// slower). key, the attribute producers key by, is kept in the stream's
+// metadata: a group runs a query per partition when it holds [key].
+func InitStream(ctx context.Context, js jetstream.JetStream, name string, partitions int, key string) (jetstream.Stream, error) {
 	if partitions < 1 {
 		return nil, fmt.Errorf("--partitions must be at least 1, got %d", partitions)
 	}
 	cfg := jetstream.StreamConfig{
 		Name:       name,
+		Metadata:   map[string]string{metaKey: key},
 		Subjects:   []string{EventsPrefix + ".*"},
 		Duplicates: DuplicateWindow,
 		SubjectTransform: &jetstream.SubjectTransformConfig{
@@ -44,6 +46,12 @@ func InitStream(ctx context.Context, js jetstream.JetStream, name string, partit
 	}
 	return st, nil
 }
+
+// metaKey is the stream metadata entry holding the key attribute.
+const metaKey = "sase_key"
+
+// StreamKey reads the key attribute InitStream recorded ("" if none).
+func StreamKey(st jetstream.Stream) string { return st.CachedInfo().Config.Metadata[metaKey] }
 
 // Partitions reads the number of partitions InitStream gave a stream.
 func Partitions(st jetstream.Stream) int {

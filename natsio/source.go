@@ -36,9 +36,6 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 	if err := sourceOptions(t.Query, &c); err != nil {
 		return nil, err
 	}
-	if t.Query.Get("group") != "" {
-		return nil, fmt.Errorf("%s: WITH group (instances sharing a stream's partitions) is not supported yet: run one instance without it", u.Redacted())
-	}
 	until := t.Query.Get("until")
 	if until != "" && until != "now" {
 		return nil, fmt.Errorf("%s: until must be 'now' (read what the stream holds, then end), got %q", u.Redacted(), until)
@@ -61,6 +58,13 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 	s := &natsSource{last: -1, typeKey: []byte(strconv.Quote(typeColumn(c.Options))), tsKey: tsColumn(c.Options), csv: c.Format == "csv"}
 	if until == "now" {
 		s.last = int64(st.CachedInfo().State.LastSeq)
+	}
+	if group := t.Query.Get("group"); group != "" {
+		if until != "" {
+			nc.Close()
+			return nil, fmt.Errorf("%s: a group's stream has no end: until is for one instance", u.Redacted())
+		}
+		return newGroupSource(u.Redacted(), t, group, st, c, nc), nil
 	}
 	run := func(ctx context.Context, feed func(source.Producer) error) error {
 		cons, err := js.OrderedConsumer(ctx, t.Name, jetstream.OrderedConsumerConfig{})

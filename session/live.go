@@ -165,6 +165,9 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 
 // liveQuery compiles a query on a live stream and starts it.
 func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error {
+	if g := s.groups[l]; g != nil {
+		return s.groupQuery(src, q, l, g)
+	}
 	if q.Analyze {
 		return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", l.Name())
 	}

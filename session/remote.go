@@ -5,7 +5,11 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+
 	"strings"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
@@ -45,8 +49,88 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 		return errAt(src, st.Span.Start, "%v", err)
 	}
 	l := source.NewLive(name, ls)
+	if g, ok := ls.(groupSource); ok {
+		if s.groups == nil {
+			s.groups = map[*source.Live]groupSource{}
+		}
+		s.groups[l] = g
+	}
 	s.addLive(l, "listening on "+ls.URL()+" as "+name)
 	return nil
+}
+
+// A groupSource is a stream that instances of a group share (a nats://
+// LISTEN WITH (group = 'g')): it runs each query itself, once per
+// partition this instance owns, and publishes the matches to the output
+// URL. partitionedBy says whether the query holds an equivalence test on
+// the stream's key (each partition then runs its own query); compile
+// compiles it on a partition's schema.
+type groupSource interface {
+	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
+		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
+}
+
+// groupQuery starts a query on a group's stream: it runs until STOP
+// QUERY or the end of the session, publishing to SET output.
+func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g groupSource) error {
+	if q.Explain || q.Analyze {
+		return errAt(src, q.Span.Start, "EXPLAIN needs a stream of this instance; %s is shared by a group", l.Name())
+	}
+	if !strings.HasPrefix(s.set.Output, "nats://") {
+		return errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
+	}
+	engine, out := s.set.Engine, s.set.Output
+	compile := func(sc *event.Schema) (*sase.Query, output.Schema, int64, error) {
+		register(sc, q)
+		cq, err := sase.CompileAST(q, src, &event.Stream{Schema: sc}, sase.WithEngine(engine))
+		if err != nil {
+			return nil, output.Schema{}, 0, err
+		}
+		return cq, schemaOf(cq, sc, nil), cq.Plan().Window, nil
+	}
+	// A first compilation, so that a bad query fails its statement.
+	var err error
+	l.Update(func(sc *event.Schema) { _, _, _, err = compile(sc) })
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	s.queries = append(s.queries, lq)
+	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
+	go func() {
+		defer close(lq.done)
+		defer cancel()
+		err := g.RunGroupQuery(ctx, "q"+strconv.Itoa(lq.id), out, func(key string) bool { return equivalentOn(q, key) }, compile)
+		state := Stopped
+		if err != nil && ctx.Err() == nil {
+			state = Failed
+			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
+		}
+		lq.state.Store(int32(state))
+		s.bgNote("(query %d %s)", lq.id, state)
+	}()
+	return nil
+}
+
+// equivalentOn reports whether q's WHERE has [key] as a top-level
+// conjunct: its matches then never span two values of key.
+func equivalentOn(q *ast.Query, key string) bool {
+	var conj func(e ast.Expr) bool
+	conj = func(e ast.Expr) bool {
+		switch x := e.(type) {
+		case *ast.BinaryExpr:
+			return x.Op == ast.OpAnd && (conj(x.X) || conj(x.Y))
+		case *ast.Equivalence:
+			for _, a := range x.Attrs {
+				if a.Attr.Name == key {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return key != "" && q.Where != nil && conj(q.Where)
 }
 
 // liveWriter is a live query's writer: the SET output sink, or bw (the

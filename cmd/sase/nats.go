@@ -16,7 +16,7 @@ import (
 	"github.com/sase-cep/sase/natsio"
 )
 
-const natsUsage = `usage: sase nats init URL --stream S [--partitions P]
+const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
        sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--tick 1s] [FILE|-]
        sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
 URL is nats://host:port (the stream may be its path instead of --stream).`
@@ -87,6 +87,7 @@ func natsInit(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	var stream string
 	partitions := fs.Int("partitions", 1, "number of partitions `P`: events.<key> is stored as <p>.events")
+	key := fs.String("key", "", "the `ATTR` producers key by: a group runs a query with [ATTR] per partition")
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func natsInit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	if _, err := natsio.InitStream(ctx, js, stream, *partitions); err != nil {
+	if _, err := natsio.InitStream(ctx, js, stream, *partitions, *key); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on events.<key>, stored in %d partitions\n", stream, server, *partitions)
