@@ -140,6 +140,7 @@ func diff(a, b []string) (onlyA, onlyB []string) {
 func TestGroupInstances(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel() // each has its server; they mostly wait
 			server := startServer(t)
 			_, js := connect(t, server)
 			csv := groupCSV(3000, uint64(n))
@@ -197,6 +198,7 @@ func publishSlowly(t *testing.T, js jetstream.JetStream, csv string, d time.Dura
 func TestFailover(t *testing.T) {
 	for trial := range 2 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			t.Parallel()
 			failover(t, uint64(10+trial), func(cmd *exec.Cmd) {
 				cmd.Process.Signal(syscall.SIGKILL)
 			})
@@ -207,6 +209,7 @@ func TestFailover(t *testing.T) {
 // TestZombie pauses a member past the pin TTL and resumes it: it has lost
 // its partitions, and writes nothing more for them.
 func TestZombie(t *testing.T) {
+	t.Parallel()
 	failover(t, 20, func(cmd *exec.Cmd) {
 		cmd.Process.Signal(syscall.SIGSTOP)
 		time.Sleep(4 * testPinTTL)
@@ -238,6 +241,7 @@ func failover(t *testing.T, seed uint64, hit func(*exec.Cmd)) {
 // TestGroupScript runs one script in two sessions, as two instances of
 // an alert script would run: LISTEN WITH (group = ...) and SET output.
 func TestGroupScript(t *testing.T) {
+	t.Parallel()
 	server := startServer(t)
 	_, js := connect(t, server)
 	csv := groupCSV(3000, 5)
