@@ -340,6 +340,7 @@ func (o *owner) run(ctx context.Context) error {
 	}
 	o.src = &natsSource{last: -1, typeKey: []byte(strconv.Quote(typeColumn(c.Options))), tsKey: tsColumn(c.Options), csv: c.Format == "csv"}
 	o.cfg = c
+	o.src.onTick = func(ts int64) { o.maxTS = max(o.maxTS, ts) }
 	var err error
 	if o.src.Source, err = source.NewLineSource(c.Name, c, transport, nil); err != nil {
 		return err
@@ -404,34 +405,43 @@ func (o *owner) readFloor(ctx context.Context) error {
 // pull feeds the partition's messages to the query, checkpointing
 // after each batch, until the partition is handed over or lost.
 func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
-	for ctx.Err() == nil {
-		if !o.g.wants(o.p) {
-			return o.handOver(ctx)
+	var msgs <-chan jetstream.Msg
+	var last jetstream.Msg // fed; its event has been run when next is called again
+	var stop error
+	next := func() (jetstream.Msg, error) {
+		if last != nil {
+			o.pending = append(o.pending, delivered{last, o.maxTS})
+			last = nil
 		}
-		batch, err := o.cons.Fetch(fetchBatch, jetstream.FetchMaxWait(o.g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(o.g.cfg.Group))
-		if err != nil {
+		for {
+			if msgs != nil {
+				if m, ok := <-msgs; ok {
+					last = m
+					return m, nil
+				}
+				msgs = nil
+				if stop = o.checkpoint(ctx); stop != nil {
+					return nil, io.EOF
+				}
+			}
 			if ctx.Err() != nil {
-				return nil
+				return nil, io.EOF
 			}
-			continue
-		}
-		for m := range batch.Messages() {
-			meta, err := m.Metadata()
-			if err != nil {
-				return err
+			if !o.g.wants(o.p) {
+				stop = o.handOver(ctx)
+				return nil, io.EOF
 			}
-			o.src.seq = int64(meta.Sequence.Stream)
-			if ts, ok := o.src.tickTS(m.Data()); ok {
-				o.maxTS = max(o.maxTS, ts)
+			batch, err := o.cons.Fetch(fetchBatch, jetstream.FetchMaxWait(o.g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(o.g.cfg.Group))
+			if err == nil {
+				msgs = batch.Messages()
 			}
-			o.src.feedMsg(m, o.cfg, feed) // a bad message has been reported
-			o.pending = append(o.pending, delivered{m, o.maxTS})
-		}
-		if err := o.checkpoint(ctx); err != nil {
-			return err
 		}
 	}
-	return nil
+	err := o.src.feedAll(ctx, o.cfg, feed, next)
+	if stop != nil {
+		return stop
+	}
+	return err
 }
 
 // guard checks, by compare-and-set, that this member still owns the

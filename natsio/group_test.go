@@ -163,7 +163,7 @@ func TestGroupInstances(t *testing.T) {
 }
 
 // child starts a member as a child process (this test binary).
-func child(t *testing.T, server, member string) *exec.Cmd {
+func child(t testing.TB, server, member string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+server, childMember+"="+member)
 	cmd.Stderr = os.Stderr

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,6 +74,7 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 		}
 		return s.consume(ctx, cons, c, feed)
 	}
+	c.Errors = &seqErrors{w: c.Errors, s: s, prefix: c.Name + ":"}
 	s.Source, err = source.NewLineSource(u.Redacted(), c, run, nc.Close)
 	if err != nil {
 		nc.Close()
@@ -125,6 +127,7 @@ type natsSource struct {
 	seq     int64 // the message being fed; set and read on the transport's goroutine
 	last    int64 // with until = 'now', the last message to read; else -1
 	ticks   atomic.Int64
+	onTick  func(ts int64) // a group owner's: a tick moves its time on
 }
 
 func (s *natsSource) Read(ctx context.Context, emit func([]*event.Event) bool) error {
@@ -141,8 +144,8 @@ func (s *natsSource) Read(ctx context.Context, emit func([]*event.Event) bool) e
 // Ticks counts the time-only messages read.
 func (s *natsSource) Ticks() int64 { return s.ticks.Load() }
 
-// consume feeds each message of cons as a producer of one line, until
-// ctx is done.
+// consume feeds the messages of cons until ctx is done (or, with until =
+// 'now', the last one is read).
 func (s *natsSource) consume(ctx context.Context, cons jetstream.Consumer, c source.Config, feed func(source.Producer) error) error {
 	it, err := cons.Messages()
 	if err != nil {
@@ -151,52 +154,122 @@ func (s *natsSource) consume(ctx context.Context, cons jetstream.Consumer, c sou
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
-	for s.last != 0 {
-		msg, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
+	var fetched uint64 // the last message's seq
+	next := func() (jetstream.Msg, error) {
+		if s.last >= 0 && fetched >= uint64(s.last) {
+			return nil, io.EOF
+		}
+		m, err := it.Next()
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			return nil, io.EOF
+		}
+		if err == nil {
+			meta, merr := m.Metadata()
+			if merr != nil {
+				return nil, merr
 			}
-			return fmt.Errorf("%s: %w", c.Name, err)
+			fetched = meta.Sequence.Stream
 		}
-		meta, err := msg.Metadata()
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		s.seq = int64(meta.Sequence.Stream)
-		if err := s.feedMsg(msg, c, feed); err != nil && ctx.Err() != nil {
-			return nil // on_error = 'stop' ended the stream; Read returns its error
-		}
-		if s.last > 0 && s.seq >= s.last {
+		return m, err
+	}
+	return s.feedAll(ctx, c, feed, next)
+}
+
+// feedAll feeds the messages next returns, one line each, to one producer
+// while their CSV header stays the same, until next returns io.EOF or
+// ctx is done.
+func (s *natsSource) feedAll(ctx context.Context, c source.Config, feed func(source.Producer) error, next func() (jetstream.Msg, error)) error {
+	r := &msgReader{s: s, c: c, next: next}
+	for {
+		r.header, r.headerDone = "", false
+		ferr := feed(source.Producer{Name: c.Name, R: r})
+		switch {
+		case ctx.Err() != nil || ferr != nil && errors.Is(r.err, io.EOF):
+			return nil // ended, or on_error = 'stop' ended the stream (Read returns its error)
+		case r.err != nil && !errors.Is(r.err, io.EOF):
+			return fmt.Errorf("%s: %w", c.Name, r.err)
+		case r.held == nil: // the end
 			return nil
 		}
 	}
-	return nil
 }
 
-// feedMsg hands one message over as a producer; its error has been
-// reported.
-func (s *natsSource) feedMsg(msg jetstream.Msg, c source.Config, feed func(source.Producer) error) error {
-	data := bytes.TrimRight(msg.Data(), "\r\n")
-	name := c.Name + " seq " + strconv.FormatInt(s.seq, 10)
-	if bytes.IndexByte(data, '\n') >= 0 {
-		fmt.Fprintf(c.Errors, "%s: a message holds one event, this one has several lines (skipped)\n", name)
-		return nil
+// msgReader hands a producer one message per Read, so that a message's
+// line is decoded and its event emitted before the next Read numbers the
+// next event.
+type msgReader struct {
+	s          *natsSource
+	c          source.Config
+	next       func() (jetstream.Msg, error)
+	rest       []byte
+	buf        []byte
+	held       jetstream.Msg // a CSV message with another header: the next producer's first
+	header     string
+	headerDone bool
+	err        error
+}
+
+func (r *msgReader) Read(p []byte) (int, error) {
+	for len(r.rest) == 0 {
+		if r.err != nil {
+			return 0, io.EOF
+		}
+		m := r.held
+		r.held = nil
+		if m == nil {
+			if m, r.err = r.next(); r.err != nil {
+				return 0, io.EOF
+			}
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			r.err = err
+			return 0, io.EOF
+		}
+		if !r.load(m, int64(meta.Sequence.Stream)) {
+			return 0, io.EOF // a new CSV header: a new producer
+		}
 	}
-	var r io.Reader = bytes.NewReader(data)
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
+
+// load makes m the next bytes to read, or returns false when m is CSV
+// under another header than this producer's.
+func (r *msgReader) load(m jetstream.Msg, seq int64) bool {
+	s := r.s
+	data := bytes.TrimRight(m.Data(), "\r\n")
 	if s.csv {
-		r = io.MultiReader(bytes.NewReader([]byte(msg.Headers().Get(HeaderCSV)+"\n")), r)
-	} else if isTick(data, s.typeKey, s.tsKey) {
-		s.ticks.Add(1)
-		return nil
+		h := m.Headers().Get(HeaderCSV)
+		if r.headerDone && h != r.header {
+			r.held = m
+			return false
+		}
+		if !r.headerDone {
+			r.header, r.headerDone = h, true
+			r.buf = append(append(r.buf[:0], h...), '\n')
+		} else {
+			r.buf = r.buf[:0]
+		}
+	} else {
+		r.buf = r.buf[:0]
+		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
+			s.ticks.Add(1)
+			if s.onTick != nil {
+				s.onTick(ts)
+			}
+			return true
+		}
 	}
-	return feed(source.Producer{Name: name, R: r})
-}
-
-// isTick reports whether a JSON Lines message holds the timestamp alone.
-func isTick(data, typeKey []byte, tsKey string) bool {
-	_, ok := tickTS(data, typeKey, tsKey)
-	return ok
+	if bytes.IndexByte(data, '\n') >= 0 {
+		fmt.Fprintf(r.c.Errors, "%s seq %d: a message holds one event, this one has several lines (skipped)\n", r.c.Name, seq)
+		return true
+	}
+	s.seq = seq
+	r.buf = append(append(r.buf, data...), '\n')
+	r.rest = r.buf
+	return true
 }
 
 // tickTS is a tick's timestamp.
@@ -212,9 +285,23 @@ func tickTS(data, typeKey []byte, tsKey string) (int64, bool) {
 	return ts, err == nil
 }
 
-func (s *natsSource) tickTS(data []byte) (int64, bool) {
-	if s.csv {
-		return 0, false
+// seqErrors names a bad message by its stream sequence: the line source
+// reports "name:line: ...", and a producer's lines are not the stream's.
+type seqErrors struct {
+	w      io.Writer
+	s      *natsSource
+	prefix string
+}
+
+func (e *seqErrors) Write(p []byte) (int, error) {
+	rest, ok := bytes.CutPrefix(p, []byte(e.prefix))
+	i := 0
+	for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
+		i++
 	}
-	return tickTS(bytes.TrimSpace(data), s.typeKey, s.tsKey)
+	if !ok || i == 0 || i == len(rest) || rest[i] != ':' {
+		return e.w.Write(p)
+	}
+	_, err := fmt.Fprintf(e.w, "%s seq %d%s", strings.TrimSuffix(e.prefix, ":"), e.s.seq, rest[i:])
+	return len(p), err
 }

@@ -159,7 +159,7 @@ func TestSourceErrors(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"4@4"}) {
 		t.Errorf("%v: events %v, want [4@4]", err, got)
 	}
-	for _, want := range []string{"ev seq 1:1:", "ev seq 2:1:"} {
+	for _, want := range []string{"ev seq 1: ", "ev seq 2: "} {
 		if !strings.Contains(errs.String(), want) {
 			t.Errorf("errors lack %q:\n%s", want, errs)
 		}
