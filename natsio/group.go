@@ -263,13 +263,32 @@ func (g *group) work(ctx context.Context, p string) {
 		for range batch.Messages() {
 			got = true // pinned: what came before the reset is replayed
 		}
-		if !got {
+		if !got && !g.orphaned(ctx, p, cons) {
 			continue
 		}
 		if err := g.own(ctx, p, cons); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
 		}
 	}
+}
+
+// orphaned reports whether p's events wait for an owner that is gone:
+// delivered to a member that died or handed p over, and not acked. They
+// are not delivered again (until AckWait), and no new event may come to
+// show the server has pinned this member: it takes p over at once.
+func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer) bool {
+	info, err := cons.Info(ctx)
+	if err != nil || info.NumAckPending == 0 {
+		return false
+	}
+	e, err := g.checkpoints.Get(ctx, "p"+p)
+	if err != nil {
+		return false
+	}
+	owner := string(e.Value())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return owner == "" || owner != g.cfg.Member && !slices.Contains(g.alive, owner)
 }
 
 // errLost ends an owner that another member has fenced out.
@@ -501,6 +520,10 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 func (o *owner) handOver(ctx context.Context) error {
 	if err := o.checkpoint(ctx); err != nil {
 		return err
+	}
+	// Released: the next owner need not wait for a new event.
+	if _, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev); err != nil {
+		return errLost
 	}
 	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)
 	return o.g.events.UnpinConsumer(ctx, o.g.cfg.Group+"_"+o.p, o.g.cfg.Group)

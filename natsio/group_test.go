@@ -194,12 +194,15 @@ func publishSlowly(t *testing.T, js jetstream.JetStream, csv string, d time.Dura
 }
 
 // TestFailover kills a member with SIGKILL at a random point: the other
-// takes its partitions over, and no match is lost or stored twice.
+// takes its partitions over, and no match is lost or stored twice. In
+// the last trial the stream is all published when the member dies: the
+// events it had not acked wait for the next owner, with no new event to
+// bring it.
 func TestFailover(t *testing.T) {
-	for trial := range 2 {
+	for trial := range 3 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			t.Parallel()
-			failover(t, uint64(10+trial), func(cmd *exec.Cmd) {
+			failover(t, uint64(10+trial), trial == 2, func(cmd *exec.Cmd) {
 				cmd.Process.Signal(syscall.SIGKILL)
 			})
 		})
@@ -210,29 +213,43 @@ func TestFailover(t *testing.T) {
 // its partitions, and writes nothing more for them.
 func TestZombie(t *testing.T) {
 	t.Parallel()
-	failover(t, 20, func(cmd *exec.Cmd) {
+	failover(t, 20, false, func(cmd *exec.Cmd) {
 		cmd.Process.Signal(syscall.SIGSTOP)
 		time.Sleep(4 * testPinTTL)
 		cmd.Process.Signal(syscall.SIGCONT)
 	})
 }
 
-func failover(t *testing.T, seed uint64, hit func(*exec.Cmd)) {
+func failover(t *testing.T, seed uint64, idle bool, hit func(*exec.Cmd)) {
 	server := startServer(t)
 	_, js := connect(t, server)
-	csv := groupCSV(4000, seed)
+	n := 4000
+	if idle {
+		n = 20000 // long enough to be read still when the member dies
+	}
+	csv := groupCSV(n, seed)
 	want := expected(t, csv)
 	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := child(t, server, "a"), child(t, server, "b")
 	done := make(chan struct{})
+	r := rand.New(rand.NewPCG(seed, 1))
+	pause := time.Duration(500+r.IntN(1500)) * time.Millisecond
 	go func() {
 		defer close(done)
+		if idle {
+			time.Sleep(time.Second) // the members have their partitions
+			publishSlowly(t, js, csv, 0)
+			return
+		}
 		publishSlowly(t, js, csv, 2*time.Second)
 	}()
-	r := rand.New(rand.NewPCG(seed, 1))
-	time.Sleep(time.Duration(500+r.IntN(1500)) * time.Millisecond)
+	if idle {
+		<-done
+		pause = time.Duration(r.IntN(200)) * time.Millisecond
+	}
+	time.Sleep(pause)
 	hit(a)
 	<-done
 	awaitMatches(t, js, want)

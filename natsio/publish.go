@@ -238,3 +238,40 @@ func SubjectToken(key string) string {
 		return r
 	}, key)
 }
+
+// Cat writes the data of each message a stream holds now, one line
+// each, in stream order.
+func Cat(ctx context.Context, js jetstream.JetStream, server, name string, w io.Writer) error {
+	st, err := stream(ctx, js, server, name)
+	if err != nil {
+		return err
+	}
+	last := st.CachedInfo().State.LastSeq
+	if last == 0 {
+		return nil
+	}
+	cons, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	bw := bufio.NewWriter(w)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			return err
+		}
+		bw.Write(bytes.TrimRight(m.Data(), "\n"))
+		bw.WriteByte('\n')
+		if meta, err := m.Metadata(); err != nil || meta.Sequence.Stream >= last {
+			if err == nil {
+				err = bw.Flush()
+			}
+			return err
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
        sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--tick 1s] [FILE|-]
+       sase nats cat URL --stream S   (each message the stream holds, one a line)
        sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
 URL is nats://host:port (the stream may be its path instead of --stream).`
 
@@ -35,6 +36,8 @@ func natsCmd(args []string) int {
 		err = natsInit(ctx, args[1:])
 	case "publish":
 		err = natsPublish(ctx, args[1:])
+	case "cat":
+		err = natsCat(ctx, args[1:])
 	case "serve":
 		err = natsServe(ctx, args[1:])
 	default:
@@ -105,6 +108,24 @@ func natsInit(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on events.<key>, stored in %d partitions\n", stream, server, *partitions)
 	return nil
+}
+
+func natsCat(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
+	var stream string
+	server, rest, err := natsFlags(fs, args, &stream)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	nc, js, err := natsio.Connect(ctx, server, "sase nats cat")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return natsio.Cat(ctx, js, server, stream, os.Stdout)
 }
 
 func natsPublish(ctx context.Context, args []string) error {
