@@ -115,8 +115,8 @@ func liveEvents(src source.Source) func(func(*event.Event) bool) {
 }
 
 // BenchmarkTakeover kills (SIGKILL) one of two members and reports how
-// long until the other has claimed each of its partitions (pin TTL 1 s,
-// heartbeats expiring after 1.5 s).
+// long until the other has claimed each of its partitions (pin TTL and
+// heartbeat TTL 1 s).
 func BenchmarkTakeover(b *testing.B) {
 	var total time.Duration
 	for b.Loop() {

@@ -102,7 +102,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 		return err
 	}
 	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}}
-	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), 3*cfg.PinTTL/2); err != nil {
+	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
 		return err
 	}
 	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
