@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,28 @@ func TestSessionSink(t *testing.T) {
 		}
 		if got = shiftSeqs(t, got, 0); !slices.Equal(got, want) {
 			t.Errorf("run %d: %d matches stored, %d from the file: %s", run, len(got), len(want), firstDiff(got, want))
+		}
+	}
+}
+
+// TestSetOutput: SET output takes a registered sink's URL or stdout, and
+// a query on a group's stream needs a NATS one.
+func TestSetOutput(t *testing.T) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	publishCSV(t, js, "EVENTS", 2, "type,ts,symbol,price\nstock,1,IBM,500\n")
+	for _, tt := range []struct{ stmts, err string }{
+		{"SET output = 'kafka://x/M';", `output "kafka://x/M": not a sink URL (known: nats://)`},
+		{"SET output = 'nats://127.0.0.1:1/M'; SET output = 'stdout'; SHOW STREAMS;", ""},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g'); PATTERN SEQ(stock a) WITHIN 5;", "SET output = 'nats://host:port/MATCHES' first"},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g', until = 'now');", "a group's stream has no end"},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g'); SET output = 'nats://127.0.0.1:1/M'; PATTERN SEQ(stock a) WITHIN 5; EXPLAIN PATTERN SEQ(stock a) WITHIN 5;", "EXPLAIN needs a stream of this instance"},
+	} {
+		stderr := &testkit.SyncBuffer{}
+		s := session.New(io.Discard, stderr)
+		err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: tt.stmts})
+		if tt.err == "" && err != nil || tt.err != "" && !strings.Contains(stderr.String(), tt.err) {
+			t.Errorf("%s: %v\n%s", tt.stmts, err, stderr)
 		}
 	}
 }
