@@ -55,18 +55,23 @@ func groupConfig(server, member string) natsio.GroupConfig {
 	}
 }
 
-// compileGroupQuery declares the stream's names (a partition starts with
-// no event) and compiles groupQuery.
+// compileGroupQuery compiles groupQuery.
 func compileGroupQuery(sc *event.Schema) (natsio.Compiled, error) {
+	return compileOn(sc, groupQuery, 20)
+}
+
+// compileOn declares the stream's names (a partition starts with no
+// event) and compiles text, whose rows are its variables a and b.
+func compileOn(sc *event.Schema, text string, window int64) (natsio.Compiled, error) {
 	for _, t := range []string{"stock", "halt", "end"} {
 		id := sc.AddType(t)
 		for _, a := range []string{"symbol", "price"} {
 			sc.Declare(id, sc.AddAttr(a))
 		}
 	}
-	q, err := sase.Compile(groupQuery, &event.Stream{Schema: sc})
+	q, err := sase.Compile(text, &event.Stream{Schema: sc})
 	cols := []output.Column{{Name: "a", Kind: output.Event}, {Name: "b", Kind: output.Event}}
-	return natsio.Compiled{Query: q, Schema: output.Schema{Columns: cols}, Window: 20}, err
+	return natsio.Compiled{Query: q, Schema: output.Schema{Columns: cols}, Window: window}, err
 }
 
 // groupCSV is a walk that ends with an event per symbol past every
@@ -81,12 +86,14 @@ func groupCSV(n int, seed uint64) string {
 
 // expected is what one process finds in csv: groupQuery's matches as
 // jsonl rows with the stream's seqs.
-func expected(t *testing.T, csv string) []string {
+func expected(t *testing.T, csv string) []string { return expectedOf(t, csv, groupQuery) }
+
+func expectedOf(t *testing.T, csv, query string) []string {
 	path := filepath.Join(t.TempDir(), "events.csv")
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+groupQuery+";")), 1)
+	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+query+";")), 1)
 	if len(want) < 100 {
 		t.Fatalf("only %d matches: the stream does not exercise the group", len(want))
 	}
@@ -160,6 +167,33 @@ func TestGroupInstances(t *testing.T) {
 			wg.Wait()
 		})
 	}
+}
+
+// TestGroupGlobal: a query with no equivalence test on the key runs on
+// the whole stream, on one member at a time.
+func TestGroupGlobal(t *testing.T) {
+	t.Parallel()
+	const text = "PATTERN SEQ(stock a, stock b) WHERE b.price > a.price + 8 WITHIN 3"
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := groupCSV(3000, 4)
+	publishCSV(t, js, "EVENTS", partitions, csv)
+	want := expectedOf(t, csv, text)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cfg := groupConfig(server, fmt.Sprintf("m%d", i))
+		cfg.PerPartition = false
+		cfg.Compile = func(sc *event.Schema) (natsio.Compiled, error) { return compileOn(sc, text, 3) }
+		wg.Go(func() {
+			if err := natsio.RunGroup(ctx, cfg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	awaitMatches(t, js, want)
+	cancel()
+	wg.Wait()
 }
 
 // child starts a member as a child process (this test binary).
