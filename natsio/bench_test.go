@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/natsio"
@@ -175,4 +178,68 @@ func takeover(b *testing.B) time.Duration {
 		}
 	}
 	return time.Since(start)
+}
+
+// BenchmarkGroup runs 1, 2 and 3 members of a group (in this process, as
+// the server is) on 20,000 events in 8 partitions, until every match is
+// stored: events/s and CPU per event, the server's included.
+func BenchmarkGroup(b *testing.B) {
+	const n = 20000
+	csv := groupCSV(n, 6)
+	for _, members := range []int{1, 2, 3} {
+		b.Run(strconv.Itoa(members), func(b *testing.B) {
+			var elapsed, cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				server := startServer(b)
+				_, js := connect(b, server)
+				publishCSV(b, js, "EVENTS", partitions, csv)
+				want := countMatches(b, csv)
+				b.StartTimer()
+				start, cpu0 := time.Now(), cpuTime(b)
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				for i := range members {
+					wg.Go(func() { natsio.RunGroup(ctx, groupConfig(server, "m"+strconv.Itoa(i))) })
+				}
+				for stored(b, js) < want {
+					time.Sleep(5 * time.Millisecond)
+				}
+				elapsed, cpu = elapsed+time.Since(start), cpu+cpuTime(b)-cpu0
+				cancel()
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*n)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(float64(cpu)/float64(b.N*n), "cpu-ns/event")
+		})
+	}
+}
+
+// countMatches is groupQuery's number of matches in csv, found in memory.
+func countMatches(b *testing.B, csv string) uint64 {
+	path := filepath.Join(b.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	file, err := source.Load(path, "", source.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := sase.Compile(groupQuery, file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stats, err := q.Run(context.Background(), file.All(), func([]sase.Cell) bool { return true })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return uint64(stats.Matches)
+}
+
+func stored(b *testing.B, js jetstream.JetStream) uint64 {
+	st, err := js.Stream(context.Background(), "MATCHES")
+	if err != nil {
+		return 0
+	}
+	return st.CachedInfo().State.Msgs
 }

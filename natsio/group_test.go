@@ -47,11 +47,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// memberLog is where members note the partitions they take and lose:
+// stderr with SASE_NATS_LOG=1.
+func memberLog() io.Writer {
+	if os.Getenv("SASE_NATS_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
+
 func groupConfig(server, member string) natsio.GroupConfig {
 	return natsio.GroupConfig{
 		Server: server, Stream: "EVENTS", Group: "alerts", Matches: "MATCHES", Query: "q1",
 		Compile: compileGroupQuery, PerPartition: true, Format: "csv",
-		Member: member, PinTTL: testPinTTL, Errors: os.Stderr,
+		Member: member, PinTTL: testPinTTL, Errors: memberLog(),
 	}
 }
 
