@@ -161,7 +161,6 @@ type group struct {
 	mu      sync.Mutex
 	alive   []string        // members with a live heartbeat, this one included
 	running map[string]bool // partitions with a worker
-	owned   map[string]bool
 }
 
 // heartbeat refreshes this member's key and reads the others'.
@@ -257,6 +256,7 @@ func (g *group) work(ctx context.Context, p string) {
 	for ctx.Err() == nil && g.wants(p) {
 		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
 		if err != nil {
+			pause(ctx, g.cfg.PinTTL/8) // a failed request fails at once
 			continue
 		}
 		got := false
@@ -269,6 +269,16 @@ func (g *group) work(ctx context.Context, p string) {
 		if err := g.own(ctx, p, cons); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
 		}
+	}
+}
+
+// pause waits d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
@@ -451,9 +461,11 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 				return nil, io.EOF
 			}
 			batch, err := o.cons.Fetch(fetchBatch, jetstream.FetchMaxWait(o.g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(o.g.cfg.Group))
-			if err == nil {
-				msgs = batch.Messages()
+			if err != nil {
+				pause(ctx, o.g.cfg.PinTTL/8)
+				continue
 			}
+			msgs = batch.Messages()
 		}
 	}
 	err := o.src.feedAll(ctx, o.cfg, feed, next)
