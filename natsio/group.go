@@ -356,8 +356,6 @@ type delivered struct {
 }
 
 func (o *owner) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var runErr error
 	transport := func(ctx context.Context, feed func(source.Producer) error) error {
 		runErr = o.pull(ctx, feed)
@@ -367,7 +365,7 @@ func (o *owner) run(ctx context.Context) error {
 	if c.Format == "" {
 		c.Format = "jsonl"
 	}
-	o.src = &natsSource{last: -1, typeKey: []byte(strconv.Quote(typeColumn(c.Options))), tsKey: tsColumn(c.Options), csv: c.Format == "csv"}
+	o.src = newNatsSource(&c)
 	o.cfg = c
 	o.src.onTick = func(ts int64) { o.maxTS = max(o.maxTS, ts) }
 	var err error
@@ -552,17 +550,22 @@ type groupSource struct {
 	parts int
 }
 
-func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) *groupSource {
+func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) (*groupSource, error) {
 	g := &groupSource{nc: nc, key: StreamKey(st), parts: Partitions(st), cfg: GroupConfig{
 		Server: t.Server, Stream: t.Name, Group: group, Format: c.Format, Options: c.Options, Errors: c.Errors,
 	}}
 	// The session's stream: its schema, read by the queries it compiles;
 	// its Read waits for Close.
-	g.Source, _ = source.NewLineSource(url, c, func(ctx context.Context, _ func(source.Producer) error) error {
+	var err error
+	g.Source, err = source.NewLineSource(url, c, func(ctx context.Context, _ func(source.Producer) error) error {
 		<-ctx.Done()
 		return nil
 	}, nc.Close)
-	return g
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return g, nil
 }
 
 // RunGroupQuery runs a query as this instance of the group until ctx is

@@ -56,16 +56,20 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 		nc.Close()
 		return nil, err
 	}
-	s := &natsSource{last: -1, typeKey: []byte(strconv.Quote(typeColumn(c.Options))), tsKey: tsColumn(c.Options), csv: c.Format == "csv"}
-	if until == "now" {
-		s.last = int64(st.CachedInfo().State.LastSeq)
-	}
 	if group := t.Query.Get("group"); group != "" {
 		if until != "" {
 			nc.Close()
 			return nil, fmt.Errorf("%s: a group's stream has no end: until is for one instance", u.Redacted())
 		}
-		return newGroupSource(u.Redacted(), t, group, st, c, nc), nil
+		g, err := newGroupSource(u.Redacted(), t, group, st, c, nc)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	s := newNatsSource(&c)
+	if until == "now" {
+		s.last = int64(st.CachedInfo().State.LastSeq)
 	}
 	run := func(ctx context.Context, feed func(source.Producer) error) error {
 		cons, err := js.OrderedConsumer(ctx, t.Name, jetstream.OrderedConsumerConfig{})
@@ -74,7 +78,6 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 		}
 		return s.consume(ctx, cons, c, feed)
 	}
-	c.Errors = &seqErrors{w: c.Errors, s: s, prefix: c.Name + ":"}
 	s.Source, err = source.NewLineSource(u.Redacted(), c, run, nc.Close)
 	if err != nil {
 		nc.Close()
@@ -115,6 +118,15 @@ func tsColumn(o source.Options) string {
 		return "ts"
 	}
 	return o.TSColumn
+}
+
+// newNatsSource is the state that decodes a stream's messages in c's
+// format; its Source is still to be set. It makes c.Errors name a bad
+// message by its seq.
+func newNatsSource(c *source.Config) *natsSource {
+	s := &natsSource{last: -1, typeKey: []byte(strconv.Quote(typeColumn(c.Options))), tsKey: tsColumn(c.Options), csv: c.Format == "csv"}
+	c.Errors = &seqErrors{w: c.Errors, s: s, prefix: c.Name + ":"}
+	return s
 }
 
 // natsSource is a line source fed one message at a time, whose events
