@@ -85,6 +85,15 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if cfg.Errors == nil {
 		cfg.Errors = io.Discard
 	}
+	// The query compiles, and its matches can be told apart, before any
+	// partition is taken.
+	first, err := cfg.Compile(event.NewSchema())
+	if err != nil {
+		return err
+	}
+	if !namesEvents(first.Schema) {
+		return errNoEvents
+	}
 	nc, js, err := Connect(ctx, cfg.Server, "sase "+cfg.Group+" "+cfg.Member)
 	if err != nil {
 		return err

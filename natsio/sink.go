@@ -41,6 +41,9 @@ func OpenSink(ctx context.Context, u *url.URL, c output.SinkConfig) (output.Writ
 	if err != nil {
 		return nil, err
 	}
+	if !namesEvents(c.Schema) {
+		return nil, fmt.Errorf("%s: %w", u.Redacted(), errNoEvents)
+	}
 	nc, js, err := Connect(ctx, t.Server, "sase sink "+c.Query)
 	if err != nil {
 		return nil, err
@@ -52,6 +55,19 @@ func OpenSink(ctx context.Context, u *url.URL, c output.SinkConfig) (output.Writ
 	w := newSinkWriter(js, c, GlobalPartition)
 	w.nc = nc
 	return w, nil
+}
+
+var errNoEvents = errors.New("a match is published once by the seqs of its events, and this query's RETURN names none: RETURN a variable too")
+
+// namesEvents reports whether rows of sc hold events (their seqs make
+// the Msg-Id).
+func namesEvents(sc output.Schema) bool {
+	for _, c := range sc.Columns {
+		if c.Kind == output.Event || c.Kind == output.List {
+			return true
+		}
+	}
+	return false
 }
 
 // newSinkWriter publishes c.Query's matches of partition on

@@ -154,6 +154,7 @@ func TestSetOutput(t *testing.T) {
 	publishCSV(t, js, "EVENTS", 2, "type,ts,symbol,price\nstock,1,IBM,500\n")
 	for _, tt := range []struct{ stmts, err string }{
 		{"SET output = 'kafka://x/M';", `output "kafka://x/M": not a sink URL (known: nats://)`},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev; SET output = '" + streamURL(server, "M") + "'; PATTERN SEQ(stock a) WITHIN 5 RETURN a.price;", "RETURN a variable too"},
 		{"SET output = 'nats://127.0.0.1:1/M'; SET output = 'stdout'; SHOW STREAMS;", ""},
 		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g'); PATTERN SEQ(stock a) WITHIN 5;", "SET output = 'nats://host:port/MATCHES' first"},
 		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g', until = 'now');", "a group's stream has no end"},
