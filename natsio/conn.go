@@ -24,6 +24,14 @@
 // acknowledgements (PubAck) before a query reports its end: a match is
 // stored exactly once. Standard output gives no such guarantee: a query
 // run again after a crash writes again what it wrote before.
+//
+// # Groups
+//
+// LISTEN ... WITH (group = 'g') makes the instances that run a script
+// share the stream's partitions, each query running per partition (see
+// RunGroup and group.go). The server itself is not here: package
+// natsserver runs one for the tests and for `sase nats serve`, which
+// only a binary built with -tags natsserver has.
 package natsio
 
 import (
