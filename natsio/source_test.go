@@ -16,6 +16,8 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/natsio"
+	"github.com/sase-cep/sase/natsio/natsserver"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -167,4 +169,65 @@ func TestSourceErrors(t *testing.T) {
 	if st := src.Stats(); st.Rejected != 2 || st.Used+st.Read == 0 {
 		t.Errorf("stats %+v, want 2 rejected", st)
 	}
+}
+
+// TestReconnect restarts the server while a source reads: the source
+// reconnects and goes on from the event it had reached, nothing lost or
+// read twice.
+func TestReconnect(t *testing.T) {
+	dir := t.TempDir()
+	s, err := natsserver.Start("127.0.0.1", 0, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := s.ClientURL()
+	nc, js := connect(t, server)
+	publishCSV(t, js, "EVENTS", 1, "type,ts,symbol,price\nstock,1,IBM,1\nstock,2,IBM,2\n")
+	src, err := source.Open(context.Background(), streamURL(server, "EVENTS"), source.WithFormat("csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int64, 16)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	go src.Read(ctx, func(b []*event.Event) bool {
+		for _, e := range b {
+			got <- e.Seq
+		}
+		return true
+	})
+	want := int64(1)
+	expect := func(n int64) {
+		for ; want <= n; want++ {
+			select {
+			case seq := <-got:
+				if seq != want {
+					t.Fatalf("event seq %d, want %d", seq, want)
+				}
+			case <-ctx.Done():
+				t.Fatalf("no event %d", want)
+			}
+		}
+	}
+	expect(2)
+	s.Shutdown()
+	s.WaitForShutdown()
+	p, _ := strconv.Atoi(server[strings.LastIndexByte(server, ':')+1:])
+	s, err = natsserver.Start("127.0.0.1", p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	for end := time.Now().Add(testkit.Deadline); !nc.IsConnected(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the client did not reconnect")
+		}
+	}
+	for i := range 3 {
+		if _, err := natsio.Publish(ctx, js, strings.NewReader(fmt.Sprintf("type,ts,symbol,price\nstock,%d,IBM,3\n", 3+i)), natsio.PublishConfig{Key: "symbol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect(5)
+	src.Close()
 }
