@@ -135,10 +135,10 @@ func takeover(b *testing.B) time.Duration {
 	a := child(b, server, "a")
 	child(b, server, "b")
 	ctx := context.Background()
-	kv, err := js.KeyValue(ctx, "sase_EVENTS_alerts_checkpoints")
+	kv, err := js.KeyValue(ctx, "sase_EVENTS_alerts_q1_checkpoints")
 	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
-		kv, err = js.KeyValue(ctx, "sase_EVENTS_alerts_checkpoints")
+		kv, err = js.KeyValue(ctx, "sase_EVENTS_alerts_q1_checkpoints")
 	}
 	if err != nil {
 		b.Fatal(err)

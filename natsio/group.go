@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -149,8 +150,14 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	}
 }
 
+// bucketName and consumerName are a query's own: two queries of one
+// group are two groups of consumers.
 func bucketName(cfg GroupConfig, what string) string {
-	return "sase_" + cfg.Stream + "_" + cfg.Group + "_" + what
+	return "sase_" + cfg.Stream + "_" + cfg.Group + "_" + cfg.Query + "_" + what
+}
+
+func consumerName(cfg GroupConfig, p string) string {
+	return cfg.Group + "_" + cfg.Query + "_" + p
 }
 
 func keyValue(ctx context.Context, js jetstream.JetStream, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
@@ -238,7 +245,7 @@ func (g *group) stop(p string) {
 
 func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, error) {
 	cfg := jetstream.ConsumerConfig{
-		Durable:        g.cfg.Group + "_" + p,
+		Durable:        consumerName(g.cfg, p),
 		AckPolicy:      jetstream.AckAllPolicy,
 		AckWait:        time.Hour, // never redeliver: a new owner resets
 		MaxAckPending:  -1,
@@ -321,7 +328,7 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer) erro
 	if err != nil {
 		return err
 	}
-	if _, err := g.js.ResetConsumer(ctx, g.cfg.Stream, g.cfg.Group+"_"+p); err != nil {
+	if _, err := g.js.ResetConsumer(ctx, g.cfg.Stream, consumerName(g.cfg, p)); err != nil {
 		return fmt.Errorf("reset to the ack floor: %w", err)
 	}
 	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s\n", g.cfg.Member, p)
@@ -545,7 +552,7 @@ func (o *owner) handOver(ctx context.Context) error {
 		return errLost
 	}
 	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)
-	return o.g.events.UnpinConsumer(ctx, o.g.cfg.Group+"_"+o.p, o.g.cfg.Group)
+	return o.g.events.UnpinConsumer(ctx, consumerName(o.g.cfg, o.p), o.g.cfg.Group)
 }
 
 // groupSource is LISTEN 'nats://...' WITH (group = 'g'): the session
@@ -594,6 +601,10 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 	}
 	cfg := g.cfg
 	cfg.Matches, cfg.Query = t.Name, query
+	if host, err := os.Hostname(); err == nil {
+		// Readable in notes, and unique: two sessions may share a process.
+		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()[:8]
+	}
 	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
 	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
 		q, rows, w, err := compile(sc)
