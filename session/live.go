@@ -150,6 +150,9 @@ func (s *Session) loadLive(st *ast.Load, path string, opts source.Options) error
 }
 
 func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
+	if listenScheme(st.Addr) {
+		return s.listenURL(src, st)
+	}
 	opts, err := loadOptions(src, st.Options)
 	if err == nil {
 		err = timeOptions(src, st.Options, true)
@@ -178,6 +181,9 @@ func explainLive(plan string, l *source.Live) string {
 
 // liveQuery compiles a query on a live stream and starts it.
 func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error {
+	if g := s.groups[l]; g != nil {
+		return s.groupQuery(src, q, l, g)
+	}
 	if q.Analyze {
 		return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", l.Name())
 	}
@@ -205,26 +211,31 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	if q.Into != nil {
 		return s.intoLive(src, q, l, into, cq)
 	}
+	id := len(s.queries) + 1
+	res := s.res.hold() // the results go where they went at the start, even after \o
+	out := &lineSink{o: s.outs, dst: res.w}
+	if s.interactive {
+		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+	}
+	bw := bufio.NewWriterSize(out, 32<<10)
+	w, err := s.liveWriter(id, bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
+	if err != nil {
+		res.release()
+		return errAt(src, q.Span.Start, "%v", err)
+	}
 	sub, err := l.Subscribe()
 	if err != nil {
+		res.release()
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
 	s.queries = append(s.queries, lq)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-
-	res := s.res.hold() // the results go where they went at the start, even after \o
-	out := &lineSink{o: s.outs, dst: res.w}
-	if s.interactive {
-		out.prefix = []byte("[" + strconv.Itoa(lq.id) + "] ")
-	}
-	bw := bufio.NewWriterSize(out, 32<<10)
-	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
 	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.Workers // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)

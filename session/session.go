@@ -19,6 +19,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/source"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -44,7 +45,8 @@ type Session struct {
 	set  Settings
 	quit bool
 
-	queries []*liveQuery // started on live streams; query n is queries[n-1]
+	queries []*liveQuery                 // started on live streams; query n is queries[n-1]
+	groups  map[*source.Live]groupSource // the LISTENs a group shares (remote.go)
 	// interactive starts a live stream with its first query and prefixes
 	// each query's lines with "[n] " (the shell); otherwise streams start
 	// at Wait and output is the bare results (a script).

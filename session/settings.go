@@ -21,6 +21,9 @@ type Settings struct {
 	// Workers is how many goroutines run a query that splits (a
 	// partitioned query); 1 runs every query on one.
 	Workers int
+	// Output is where live queries' matches go: "" for standard output,
+	// or a sink URL (nats://host:port/STREAM).
+	Output string
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
@@ -30,7 +33,7 @@ func DefaultSettings() Settings {
 }
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
-var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers"}
+var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output"}
 
 // SettingKeys lists the keys SET accepts.
 func SettingKeys() []string { return slices.Clone(settingKeys) }
@@ -76,6 +79,15 @@ func (st *Settings) Set(key, value string) error {
 			return fmt.Errorf("limit must be a whole number of matches, 0 for no limit; got %q", value)
 		}
 		st.Limit = n
+	case "output":
+		if v == "" || v == "-" || v == "stdout" {
+			st.Output = ""
+			return nil
+		}
+		if _, _, err := output.CheckSink(strings.TrimSpace(value)); err != nil {
+			return err
+		}
+		st.Output = strings.TrimSpace(value)
 	case "timing", "expanded":
 		on := v == "on" || v == "true" || v == "1"
 		if !on && v != "off" && v != "false" && v != "0" {
@@ -114,6 +126,11 @@ func (st *Settings) get(key string) string {
 		return string(st.Format)
 	case "limit":
 		return strconv.FormatInt(st.Limit, 10)
+	case "output":
+		if st.Output == "" {
+			return "stdout"
+		}
+		return st.Output
 	case "timing":
 		return onOff(st.Timing)
 	case "expanded":

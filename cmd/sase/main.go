@@ -80,6 +80,9 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "gen" {
 		return gen(args[1:])
 	}
+	if len(args) > 0 && args[0] == "nats" {
+		return natsCmd(args[1:])
+	}
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:])
 	}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sase-cep/sase/natsio"
+)
+
+const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
+       sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--tick 1s] [FILE|-]
+       sase nats cat URL --stream S   (each message the stream holds, one a line)
+       sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
+URL is nats://host:port (the stream may be its path instead of --stream).`
+
+// natsCmd is `sase nats`: create an events stream, publish a file to it,
+// or run a local server.
+func natsCmd(args []string) int {
+	if len(args) == 0 {
+		return usageError(errors.New(natsUsage))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "init":
+		err = natsInit(ctx, args[1:])
+	case "publish":
+		err = natsPublish(ctx, args[1:])
+	case "cat":
+		err = natsCat(ctx, args[1:])
+	case "serve":
+		err = natsServe(ctx, args[1:])
+	default:
+		return usageError(fmt.Errorf("unknown command nats %s\n%s", args[0], natsUsage))
+	}
+	var usage usageErr
+	switch {
+	case errors.As(err, &usage):
+		return usageError(usage.error)
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "sase:", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+type usageErr struct{ error }
+
+// natsFlags parses URL [flags] [ARG]: the URL comes first, then flags,
+// then at most one more argument.
+func natsFlags(fs *flag.FlagSet, args []string, stream *string) (server string, rest []string, err error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", nil, usageErr{fmt.Errorf("sase nats %s: the server URL comes first\n%s", fs.Name(), natsUsage)}
+	}
+	fs.StringVar(stream, "stream", "", "the stream's `NAME`")
+	if err := fs.Parse(args[1:]); err != nil {
+		return "", nil, err
+	}
+	u, err := url.Parse(args[0])
+	if err != nil || u.Scheme != "nats" || u.Host == "" {
+		return "", nil, usageErr{fmt.Errorf("%q is not a server URL like nats://127.0.0.1:4222", args[0])}
+	}
+	if name := strings.Trim(u.Path, "/"); name != "" && *stream == "" {
+		*stream = name
+	}
+	if *stream == "" {
+		return "", nil, usageErr{fmt.Errorf("sase nats %s: --stream is missing", fs.Name())}
+	}
+	u.Path = "/" + *stream
+	t, err := natsio.ParseURL(u)
+	if err != nil {
+		return "", nil, usageErr{err}
+	}
+	return t.Server, fs.Args(), nil
+}
+
+func natsInit(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	var stream string
+	partitions := fs.Int("partitions", 1, "number of partitions `P`: events.<key> is stored as <p>.events")
+	key := fs.String("key", "", "the `ATTR` producers key by: a group runs a query with [ATTR] per partition")
+	server, rest, err := natsFlags(fs, args, &stream)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	nc, js, err := natsio.Connect(ctx, server, "sase nats init")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if _, err := natsio.InitStream(ctx, js, stream, *partitions, *key); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on events.<key>, stored in %d partitions\n", stream, server, *partitions)
+	return nil
+}
+
+func natsCat(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
+	var stream string
+	server, rest, err := natsFlags(fs, args, &stream)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	nc, js, err := natsio.Connect(ctx, server, "sase nats cat")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return natsio.Cat(ctx, js, server, stream, os.Stdout)
+}
+
+func natsPublish(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	var stream string
+	var c natsio.PublishConfig
+	fs.StringVar(&c.Key, "key", "", "the `ATTR` whose value is the subject's last token (events.<value>)")
+	fs.StringVar(&c.Format, "format", "", "csv or jsonl (by default, told by the first line)")
+	fs.DurationVar(&c.Tick, "tick", 0, "publish a tick {\"ts\": now} after each `D` without a line")
+	fs.DurationVar(&c.TickUnit, "tick-unit", time.Millisecond, "the duration of one timestamp tick, for --tick")
+	server, rest, err := natsFlags(fs, args, &stream)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = os.Stdin
+	switch {
+	case len(rest) > 1:
+		return usageErr{fmt.Errorf("unexpected argument %q", rest[1])}
+	case len(rest) == 1 && rest[0] != "-":
+		f, err := os.Open(rest[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	var refused atomic.Int64
+	nc, js, err := natsio.Connect(ctx, server, "sase nats publish", natsio.PublishErrors(&refused))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	n, err := natsio.Publish(ctx, js, r, c)
+	if err == nil && refused.Load() > 0 {
+		err = fmt.Errorf("the server refused %d of %d messages (is stream %s on events.*?)", refused.Load(), n, stream)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "published %d messages to %s on %s\n", n, stream, server)
+	return nil
+}

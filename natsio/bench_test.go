@@ -1,0 +1,245 @@
+package natsio_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/natsio"
+	"github.com/sase-cep/sase/source"
+)
+
+// cpuTime is the process's user and system time: the server's and the
+// client's, as the server runs in this process.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkOneInstance runs the negated-end query on 20,000 events, read
+// from a file loaded in memory and over NATS (an ordered consumer of an
+// embedded server): events/s and CPU per event.
+func BenchmarkOneInstance(b *testing.B) {
+	const n = 20000
+	csv := walkCSV(n, 3)
+	path := filepath.Join(b.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	file, err := source.Load(path, "", source.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := queries[1].text
+	run := func(b *testing.B, events func() (*event.Stream, func(yield func(*event.Event) bool))) {
+		cpu := cpuTime(b)
+		b.ResetTimer()
+		for b.Loop() {
+			stream, all := events()
+			q, err := sase.Compile(text, stream)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := q.Run(context.Background(), all, func([]sase.Cell) bool { return true }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		perEvent := float64(cpuTime(b)-cpu) / float64(b.N*n)
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(perEvent, "cpu-ns/event")
+	}
+	b.Run("in-process", func(b *testing.B) {
+		run(b, func() (*event.Stream, func(func(*event.Event) bool)) { return file, file.All() })
+	})
+	b.Run("nats", func(b *testing.B) {
+		server := startServer(b)
+		_, js := connect(b, server)
+		publishCSV(b, js, "EVENTS", 1, csv)
+		run(b, func() (*event.Stream, func(func(*event.Event) bool)) {
+			src, err := source.Open(context.Background(), streamURL(server, "EVENTS")+"?until=now", source.WithFormat("csv"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The schema as a live query sees it before its first event.
+			var sc *event.Schema
+			src.Schema(func(s *event.Schema) {
+				for _, t := range []string{"stock", "halt"} {
+					id := s.AddType(t)
+					for _, a := range []string{"symbol", "price"} {
+						s.Declare(id, s.AddAttr(a))
+					}
+				}
+				sc = s
+			})
+			return &event.Stream{Schema: sc}, liveEvents(src)
+		})
+	})
+}
+
+// liveEvents reads src in the background, as a live query does, and
+// yields its events.
+func liveEvents(src source.Source) func(func(*event.Event) bool) {
+	return func(yield func(*event.Event) bool) {
+		batches := make(chan []*event.Event, 64)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			defer close(batches)
+			src.Read(ctx, func(b []*event.Event) bool {
+				select {
+				case batches <- b:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			})
+		}()
+		for batch := range batches {
+			for _, e := range batch {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkTakeover kills (SIGKILL) one of two members and reports how
+// long until the other has claimed each of its partitions (pin TTL and
+// heartbeat TTL 1 s).
+func BenchmarkTakeover(b *testing.B) {
+	var total time.Duration
+	for b.Loop() {
+		total += takeover(b)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "takeover-ms")
+}
+
+func takeover(b *testing.B) time.Duration {
+	server := startServer(b)
+	_, js := connect(b, server)
+	publishCSV(b, js, "EVENTS", partitions, groupCSV(4000, 9))
+	a := child(b, server, "a")
+	child(b, server, "b")
+	ctx := context.Background()
+	kv, err := js.KeyValue(ctx, "sase_EVENTS_alerts_q1_checkpoints")
+	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kv, err = js.KeyValue(ctx, "sase_EVENTS_alerts_q1_checkpoints")
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(3 * testPinTTL) // settled: each member owns its partitions
+	var owned []string
+	keys, _ := kv.Keys(ctx)
+	for _, k := range keys {
+		if e, err := kv.Get(ctx, k); err == nil && string(e.Value()) == "a" {
+			owned = append(owned, k)
+		}
+	}
+	if len(owned) == 0 {
+		b.Fatalf("member a owns no partition of %v", keys)
+	}
+	start := time.Now()
+	a.Process.Signal(syscall.SIGKILL)
+	// A partition is taken over when its next event arrives: until then
+	// nothing is due (time moves with the events).
+	var more strings.Builder
+	more.WriteString("type,ts,symbol,price\n")
+	for _, s := range symbols {
+		more.WriteString("end," + "99999," + s + ",0\n")
+	}
+	if _, err := natsio.Publish(ctx, js, strings.NewReader(more.String()), natsio.PublishConfig{Key: "symbol"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range owned {
+		for {
+			if e, err := kv.Get(ctx, k); err == nil && string(e.Value()) == "b" {
+				break
+			}
+			if time.Since(start) > 20*time.Second {
+				b.Fatalf("%s not taken over in 20 s", k)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkGroup runs 1, 2 and 3 members of a group (in this process, as
+// the server is) on 20,000 events in 8 partitions, until every match is
+// stored: events/s and CPU per event, the server's included.
+func BenchmarkGroup(b *testing.B) {
+	const n = 20000
+	csv := groupCSV(n, 6)
+	for _, members := range []int{1, 2, 3} {
+		b.Run(strconv.Itoa(members), func(b *testing.B) {
+			var elapsed, cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				server := startServer(b)
+				_, js := connect(b, server)
+				publishCSV(b, js, "EVENTS", partitions, csv)
+				want := countMatches(b, csv)
+				b.StartTimer()
+				start, cpu0 := time.Now(), cpuTime(b)
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				for i := range members {
+					wg.Go(func() { natsio.RunGroup(ctx, groupConfig(server, "m"+strconv.Itoa(i))) })
+				}
+				for stored(b, js) < want {
+					time.Sleep(5 * time.Millisecond)
+				}
+				elapsed, cpu = elapsed+time.Since(start), cpu+cpuTime(b)-cpu0
+				cancel()
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*n)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(float64(cpu)/float64(b.N*n), "cpu-ns/event")
+		})
+	}
+}
+
+// countMatches is groupQuery's number of matches in csv, found in memory.
+func countMatches(b *testing.B, csv string) uint64 {
+	path := filepath.Join(b.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	file, err := source.Load(path, "", source.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := sase.Compile(groupQuery, file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stats, err := q.Run(context.Background(), file.All(), func([]sase.Cell) bool { return true })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return uint64(stats.Matches)
+}
+
+func stored(b *testing.B, js jetstream.JetStream) uint64 {
+	st, err := js.Stream(context.Background(), "MATCHES")
+	if err != nil {
+		return 0
+	}
+	return st.CachedInfo().State.Msgs
+}

@@ -1,0 +1,614 @@
+package natsio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/source"
+)
+
+// A group is the instances that share a stream's partitions (LISTEN ...
+// WITH (group = 'g')). Each partition <p>.events has a durable pull
+// consumer with a pinned_client priority group, so the server delivers
+// it to one instance at a time. The instances list themselves in a KV
+// bucket whose keys expire (heartbeats); the one that rendezvous hashing
+// ranks first for a partition pulls it, the others hold it as standbys,
+// and when its owner's heartbeat expires (or it joins late and ranks
+// first) the next one takes over once the server pins it.
+//
+// A new owner claims the partition's checkpoint key by compare-and-set,
+// resets the consumer to its ack floor (redelivery after AckWait would
+// replay out of order), runs a fresh query from there, and drops the
+// matches it regenerates at or below the last one published on the
+// partition's subject; the matches stream's Msg-Id window is the
+// backstop. An owner acks an event only once no match can still include
+// it (its ts is below the partition's latest ts minus the window) and
+// the matches before it are stored; it publishes and acks only after a
+// compare-and-set of its checkpoint, so an owner that was paused past its
+// pin and lost the partition stops without writing.
+
+// Compiled is a query compiled for one partition.
+type Compiled struct {
+	Query  *sase.Query
+	Schema output.Schema // its rows' (Update is set by RunGroup)
+	Window int64         // WITHIN, in the stream's ticks
+}
+
+// GroupConfig configures RunGroup.
+type GroupConfig struct {
+	Server, Stream, Group string
+	Matches               string // the matches stream
+	Query                 string // the query's name in subjects and Msg-Ids
+	// Compile compiles the query on a partition's schema (called under
+	// the schema's lock, before any event): once per partition owned.
+	Compile func(*event.Schema) (Compiled, error)
+	// PerPartition runs a query in each partition: exact for a query
+	// whose equivalence test holds the publishers' key. Otherwise one
+	// instance runs it on the whole stream (the global consumer).
+	PerPartition bool
+	Format       string
+	Options      source.Options
+	Member       string        // this instance's name; a random one by default
+	PinTTL       time.Duration // how long a silent owner keeps its partitions; 2 s by default
+	Errors       io.Writer     // notes on partitions taken and lost
+}
+
+const (
+	defaultPinTTL = 2 * time.Second
+	fetchBatch    = 256
+)
+
+// RunGroup runs cfg's query as one instance of its group until ctx is
+// done.
+func RunGroup(ctx context.Context, cfg GroupConfig) error {
+	if cfg.PinTTL == 0 {
+		cfg.PinTTL = defaultPinTTL
+	}
+	if cfg.Member == "" {
+		cfg.Member = nuid.Next()
+	}
+	if cfg.Errors == nil {
+		cfg.Errors = io.Discard
+	}
+	// The query compiles, and its matches can be told apart, before any
+	// partition is taken.
+	first, err := cfg.Compile(event.NewSchema())
+	if err != nil {
+		return err
+	}
+	if !namesEvents(first.Schema) {
+		return errNoEvents
+	}
+	nc, js, err := Connect(ctx, cfg.Server, "sase "+cfg.Group+" "+cfg.Member)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	st, err := stream(ctx, js, cfg.Server, cfg.Stream)
+	if err != nil {
+		return err
+	}
+	if err := ensureMatches(ctx, js, Target{Server: cfg.Server, Name: cfg.Matches}); err != nil {
+		return err
+	}
+	matches, err := js.Stream(ctx, cfg.Matches)
+	if err != nil {
+		return err
+	}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}}
+	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
+		return err
+	}
+	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
+		return err
+	}
+	parts := []string{GlobalPartition}
+	if cfg.PerPartition {
+		parts = parts[:0]
+		for p := range Partitions(st) {
+			parts = append(parts, strconv.Itoa(p))
+		}
+	}
+	beat := time.NewTicker(cfg.PinTTL / 4)
+	defer beat.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		if err := g.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(cfg.Errors, "%s: heartbeat: %v\n", cfg.Member, err)
+		}
+		for _, p := range parts {
+			if g.wants(p) && g.start(p) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					g.work(ctx, p)
+				}()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+		}
+	}
+}
+
+// bucketName and consumerName are a query's own: two queries of one
+// group are two groups of consumers.
+func bucketName(cfg GroupConfig, what string) string {
+	return "sase_" + cfg.Stream + "_" + cfg.Group + "_" + cfg.Query + "_" + what
+}
+
+func consumerName(cfg GroupConfig, p string) string {
+	return cfg.Group + "_" + cfg.Query + "_" + p
+}
+
+func keyValue(ctx context.Context, js jetstream.JetStream, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, TTL: ttl})
+	if err != nil {
+		return nil, fmt.Errorf("KV bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+type group struct {
+	cfg                  GroupConfig
+	js                   jetstream.JetStream
+	events, matches      jetstream.Stream
+	members, checkpoints jetstream.KeyValue
+
+	mu      sync.Mutex
+	alive   []string        // members with a live heartbeat, this one included
+	running map[string]bool // partitions with a worker
+}
+
+// heartbeat refreshes this member's key and reads the others'.
+func (g *group) heartbeat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.PinTTL)
+	defer cancel()
+	if _, err := g.members.PutString(ctx, g.cfg.Member, "alive"); err != nil {
+		return err
+	}
+	keys, err := g.members.Keys(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		return err
+	}
+	if !slices.Contains(keys, g.cfg.Member) {
+		keys = append(keys, g.cfg.Member)
+	}
+	g.mu.Lock()
+	g.alive = keys
+	g.mu.Unlock()
+	return nil
+}
+
+// first is the live member rendezvous hashing ranks first for p.
+func (g *group) first(p string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var best string
+	var top uint64
+	for _, m := range g.alive {
+		h := fnv.New64a()
+		h.Write([]byte(m + "\x00" + p))
+		if s := mix(h.Sum64()); best == "" || s > top {
+			best, top = m, s
+		}
+	}
+	return best
+}
+
+// mix is SplitMix64's finalizer: FNV alone barely changes its high bits
+// between names that differ in their last byte.
+func mix(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// wants reports whether this member should pull p: it ranks first.
+func (g *group) wants(p string) bool { return g.first(p) == g.cfg.Member }
+
+// start marks p as having a worker, unless it has one.
+func (g *group) start(p string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running[p] {
+		return false
+	}
+	g.running[p] = true
+	return true
+}
+
+func (g *group) stop(p string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.running, p)
+}
+
+func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{
+		Durable:        consumerName(g.cfg, p),
+		AckPolicy:      jetstream.AckAllPolicy,
+		AckWait:        time.Hour, // never redeliver: a new owner resets
+		MaxAckPending:  -1,
+		PriorityPolicy: jetstream.PriorityPolicyPinned,
+		PinnedTTL:      g.cfg.PinTTL,
+		PriorityGroups: []string{g.cfg.Group},
+	}
+	if p != GlobalPartition {
+		cfg.FilterSubject = p + "." + EventsPrefix
+	}
+	return g.events.CreateOrUpdateConsumer(ctx, cfg)
+}
+
+// work pulls p while this member should: waiting as a standby until the
+// server pins it, then owning the partition until it hands it over (a
+// member ranked first for it has joined) or loses it.
+func (g *group) work(ctx context.Context, p string) {
+	defer g.stop(p)
+	cons, err := g.consumer(ctx, p)
+	if err != nil {
+		fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
+		return
+	}
+	for ctx.Err() == nil && g.wants(p) {
+		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
+		if err != nil {
+			pause(ctx, g.cfg.PinTTL/8) // a failed request fails at once
+			continue
+		}
+		got := false
+		for range batch.Messages() {
+			got = true // pinned: what came before the reset is replayed
+		}
+		if !got && !g.orphaned(ctx, p, cons) {
+			continue
+		}
+		if err := g.own(ctx, p, cons); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
+		}
+	}
+}
+
+// pause waits d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// orphaned reports whether p's events wait for an owner that is gone:
+// delivered to a member that died or handed p over, and not acked. They
+// are not delivered again (until AckWait), and no new event may come to
+// show the server has pinned this member: it takes p over at once.
+func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer) bool {
+	info, err := cons.Info(ctx)
+	if err != nil || info.NumAckPending == 0 {
+		return false
+	}
+	e, err := g.checkpoints.Get(ctx, "p"+p)
+	if err != nil {
+		return false
+	}
+	owner := string(e.Value())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return owner == "" || owner != g.cfg.Member && !slices.Contains(g.alive, owner)
+}
+
+// errLost ends an owner that another member has fenced out.
+var errLost = errors.New("lost the partition to another member")
+
+// own runs the query on p from its ack floor, as its owner, until the
+// partition is handed over or lost.
+func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer) error {
+	key := "p" + p
+	rev, err := g.claim(ctx, key)
+	if err != nil {
+		return err
+	}
+	if _, err := g.js.ResetConsumer(ctx, g.cfg.Stream, consumerName(g.cfg, p)); err != nil {
+		return fmt.Errorf("reset to the ack floor: %w", err)
+	}
+	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s\n", g.cfg.Member, p)
+	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons}
+	return o.run(ctx)
+}
+
+// claim takes key by compare-and-set: whoever held it fails its next
+// check.
+func (g *group) claim(ctx context.Context, key string) (uint64, error) {
+	e, err := g.checkpoints.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return g.checkpoints.Create(ctx, key, []byte(g.cfg.Member))
+	case err != nil:
+		return 0, err
+	}
+	return g.checkpoints.Update(ctx, key, []byte(g.cfg.Member), e.Revision())
+}
+
+// owner is the state of one owned partition.
+type owner struct {
+	g    *group
+	p    string
+	key  string
+	rev  uint64
+	cons jetstream.Consumer
+	sink *sinkWriter
+
+	src *natsSource
+	cfg source.Config
+
+	window  int64
+	maxTS   int64
+	pending []delivered // delivered, not yet acked, in order
+}
+
+type delivered struct {
+	msg jetstream.Msg
+	ts  int64
+}
+
+func (o *owner) run(ctx context.Context) error {
+	var runErr error
+	transport := func(ctx context.Context, feed func(source.Producer) error) error {
+		runErr = o.pull(ctx, feed)
+		return nil
+	}
+	c := source.Config{Name: o.g.cfg.Stream + "/" + o.p, Format: o.g.cfg.Format, Options: o.g.cfg.Options, Errors: o.g.cfg.Errors}
+	if c.Format == "" {
+		c.Format = "jsonl"
+	}
+	o.src = newNatsSource(&c)
+	o.cfg = c
+	o.src.onTick = func(ts int64) { o.maxTS = max(o.maxTS, ts) }
+	var err error
+	if o.src.Source, err = source.NewLineSource(c.Name, c, transport, nil); err != nil {
+		return err
+	}
+	var cq Compiled
+	o.src.Schema(func(sc *event.Schema) {
+		cq, err = o.g.cfg.Compile(sc)
+		cq.Schema.Events = sc
+	})
+	if err != nil {
+		return err
+	}
+	q := cq.Query
+	o.window = cq.Window
+	cq.Schema.Update = o.src.Schema
+	o.sink = newSinkWriter(o.g.js, output.SinkConfig{Query: o.g.cfg.Query, Schema: cq.Schema}, o.p)
+	o.sink.hold = true
+	if err := o.readFloor(ctx); err != nil {
+		return err
+	}
+	events := func(yield func(*event.Event) bool) {
+		o.src.Read(ctx, func(b []*event.Event) bool {
+			for _, e := range b {
+				o.maxTS = max(o.maxTS, e.TS)
+				if !yield(e) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	_, qerr := q.Run(ctx, events, func(row []sase.Cell) bool {
+		return o.sink.Row(row) == nil
+	})
+	// The end of the run released matches whose window is still open:
+	// they are not complete, and the next owner finds them.
+	o.sink.held = nil
+	if runErr != nil {
+		return runErr
+	}
+	return qerr
+}
+
+// readFloor finds the last match published on the partition's subject:
+// a replay drops what it regenerates up to there.
+func (o *owner) readFloor(ctx context.Context) error {
+	m, err := o.g.matches.GetLastMsgForSubject(ctx, o.sink.subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the last match on %s: %w", o.sink.subject, err)
+	}
+	pos, err := parsePosition(m.Header.Get(HeaderPosition))
+	if err != nil {
+		return fmt.Errorf("the last match on %s: %w", o.sink.subject, err)
+	}
+	o.sink.floor, o.sink.floorSet = pos, true
+	return nil
+}
+
+// pull feeds the partition's messages to the query, checkpointing
+// after each batch, until the partition is handed over or lost.
+func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
+	var msgs <-chan jetstream.Msg
+	var last jetstream.Msg // fed; its event has been run when next is called again
+	var stop error
+	next := func() (jetstream.Msg, error) {
+		if last != nil {
+			o.pending = append(o.pending, delivered{last, o.maxTS})
+			last = nil
+		}
+		for {
+			if msgs != nil {
+				if m, ok := <-msgs; ok {
+					last = m
+					return m, nil
+				}
+				msgs = nil
+				if stop = o.checkpoint(ctx); stop != nil {
+					return nil, io.EOF
+				}
+			}
+			if ctx.Err() != nil {
+				return nil, io.EOF
+			}
+			if !o.g.wants(o.p) {
+				stop = o.handOver(ctx)
+				return nil, io.EOF
+			}
+			batch, err := o.cons.Fetch(fetchBatch, jetstream.FetchMaxWait(o.g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(o.g.cfg.Group))
+			if err != nil {
+				pause(ctx, o.g.cfg.PinTTL/8)
+				continue
+			}
+			msgs = batch.Messages()
+		}
+	}
+	err := o.src.feedAll(ctx, o.cfg, feed, next)
+	if stop != nil {
+		return stop
+	}
+	return err
+}
+
+// guard checks, by compare-and-set, that this member still owns the
+// partition.
+func (o *owner) guard(ctx context.Context) error {
+	rev, err := o.g.checkpoints.Update(ctx, o.key, []byte(o.g.cfg.Member), o.rev)
+	if err != nil {
+		fmt.Fprintf(o.g.cfg.Errors, "%s: lost partition %s\n", o.g.cfg.Member, o.p)
+		return errLost
+	}
+	o.rev = rev
+	return nil
+}
+
+// checkpoint publishes the matches completed so far and acks the events
+// no later match can include.
+func (o *owner) checkpoint(ctx context.Context) error {
+	if len(o.sink.held) == 0 && !o.ackable() {
+		return nil
+	}
+	if err := o.guard(ctx); err != nil {
+		return err
+	}
+	if err := o.sink.release(); err != nil {
+		return err
+	}
+	return o.ack(ctx, o.maxTS-o.window)
+}
+
+// ackable reports whether an event is ready for its ack.
+func (o *owner) ackable() bool {
+	return len(o.pending) > 0 && o.pending[0].ts < o.maxTS-o.window
+}
+
+// ack acks (AckAll, confirmed) the delivered messages whose ts is below
+// floor.
+func (o *owner) ack(ctx context.Context, floor int64) error {
+	n := 0
+	for n < len(o.pending) && o.pending[n].ts < floor {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := o.guard(ctx); err != nil {
+		return err
+	}
+	if err := o.pending[n-1].msg.DoubleAck(ctx); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	o.pending = slices.Delete(o.pending, 0, n)
+	return nil
+}
+
+// handOver gives the partition to the member now ranked first for it:
+// what is complete is published and acked, and the pin released.
+func (o *owner) handOver(ctx context.Context) error {
+	if err := o.checkpoint(ctx); err != nil {
+		return err
+	}
+	// Released: the next owner need not wait for a new event.
+	if _, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev); err != nil {
+		return errLost
+	}
+	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)
+	return o.g.events.UnpinConsumer(ctx, consumerName(o.g.cfg, o.p), o.g.cfg.Group)
+}
+
+// groupSource is LISTEN 'nats://...' WITH (group = 'g'): the session
+// hands it each query (RunGroupQuery), which it runs with RunGroup. As a
+// stream it delivers nothing itself.
+type groupSource struct {
+	source.Source
+	nc    *nats.Conn
+	cfg   GroupConfig
+	key   string
+	parts int
+}
+
+func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) (*groupSource, error) {
+	g := &groupSource{nc: nc, key: StreamKey(st), parts: Partitions(st), cfg: GroupConfig{
+		Server: t.Server, Stream: t.Name, Group: group, Format: c.Format, Options: c.Options, Errors: c.Errors,
+	}}
+	// The session's stream: its schema, read by the queries it compiles;
+	// its Read waits for Close.
+	var err error
+	g.Source, err = source.NewLineSource(url, c, func(ctx context.Context, _ func(source.Producer) error) error {
+		<-ctx.Done()
+		return nil
+	}, nc.Close)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// RunGroupQuery runs a query as this instance of the group until ctx is
+// done, publishing its matches to the output URL's stream.
+func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, partitionedBy func(string) bool,
+	compile func(*event.Schema) (*sase.Query, output.Schema, int64, error)) error {
+	u, err := url.Parse(out)
+	if err != nil {
+		return err
+	}
+	t, err := ParseURL(u)
+	if err != nil {
+		return err
+	}
+	if t.Server != g.cfg.Server {
+		return fmt.Errorf("a group publishes its matches to its stream's server %s, not %s", g.cfg.Server, t.Server)
+	}
+	cfg := g.cfg
+	cfg.Matches, cfg.Query = t.Name, query
+	if host, err := os.Hostname(); err == nil {
+		// Readable in notes, and unique: two sessions may share a process.
+		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()[:8]
+	}
+	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
+	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
+		q, rows, w, err := compile(sc)
+		return Compiled{Query: q, Schema: rows, Window: w}, err
+	}
+	return RunGroup(ctx, cfg)
+}

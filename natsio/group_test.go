@@ -1,0 +1,341 @@
+package natsio_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/natsio"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/session"
+)
+
+// The group tests run the negated-end query, per partition of the
+// symbol key: its matches wait for their window to close, so an owner
+// killed mid-run leaves some to be found by the next.
+const (
+	groupQuery  = "PATTERN SEQ(stock a, stock b, !halt h) WHERE [symbol] AND b.price > a.price + 4 WITHIN 20"
+	partitions  = 8
+	testPinTTL  = time.Second
+	childEnv    = "SASE_NATS_CHILD" // server URL: this process is a group member
+	childMember = "SASE_NATS_MEMBER"
+)
+
+func TestMain(m *testing.M) {
+	if server := os.Getenv(childEnv); server != "" {
+		// A member run by a failover test, until it is killed.
+		err := natsio.RunGroup(context.Background(), groupConfig(server, os.Getenv(childMember)))
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// memberLog is where members note the partitions they take and lose:
+// stderr with SASE_NATS_LOG=1.
+func memberLog() io.Writer {
+	if os.Getenv("SASE_NATS_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
+
+func groupConfig(server, member string) natsio.GroupConfig {
+	return natsio.GroupConfig{
+		Server: server, Stream: "EVENTS", Group: "alerts", Matches: "MATCHES", Query: "q1",
+		Compile: compileGroupQuery, PerPartition: true, Format: "csv",
+		Member: member, PinTTL: testPinTTL, Errors: memberLog(),
+	}
+}
+
+// compileGroupQuery compiles groupQuery.
+func compileGroupQuery(sc *event.Schema) (natsio.Compiled, error) {
+	return compileOn(sc, groupQuery, 20)
+}
+
+// compileOn declares the stream's names (a partition starts with no
+// event) and compiles text, whose rows are its variables a and b.
+func compileOn(sc *event.Schema, text string, window int64) (natsio.Compiled, error) {
+	for _, t := range []string{"stock", "halt", "end"} {
+		id := sc.AddType(t)
+		for _, a := range []string{"symbol", "price"} {
+			sc.Declare(id, sc.AddAttr(a))
+		}
+	}
+	q, err := sase.Compile(text, &event.Stream{Schema: sc})
+	cols := []output.Column{{Name: "a", Kind: output.Event}, {Name: "b", Kind: output.Event}}
+	return natsio.Compiled{Query: q, Schema: output.Schema{Columns: cols}, Window: window}, err
+}
+
+// groupCSV is a walk that ends with an event per symbol past every
+// window, so that every match is complete in the stream as in a file.
+func groupCSV(n int, seed uint64) string {
+	csv := walkCSV(n, seed)
+	for _, s := range symbols {
+		csv += fmt.Sprintf("end,%d,%s,0\n", n+1000, s)
+	}
+	return csv
+}
+
+// expected is what one process finds in csv: groupQuery's matches as
+// jsonl rows with the stream's seqs.
+func expected(t *testing.T, csv string) []string { return expectedOf(t, csv, groupQuery) }
+
+func expectedOf(t *testing.T, csv, query string) []string {
+	path := filepath.Join(t.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+query+";")), 1)
+	if len(want) < 100 {
+		t.Fatalf("only %d matches: the stream does not exercise the group", len(want))
+	}
+	return want
+}
+
+// awaitMatches waits until the matches stream holds want's number of
+// matches, and a pin TTL more, then compares it with want.
+func awaitMatches(t *testing.T, js jetstream.JetStream, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := js.Stream(context.Background(), "MATCHES")
+		if err == nil && st.CachedInfo().State.Msgs >= uint64(len(want)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * testPinTTL) // for any match stored twice, or late
+	got, dups := published(t, js, "MATCHES")
+	if len(dups) > 0 {
+		t.Errorf("%d Msg-Ids stored twice: %v", len(dups), dups[:min(3, len(dups))])
+	}
+	got = shiftSeqs(t, got, 0)
+	if !slices.Equal(got, want) {
+		lost, extra := diff(want, got)
+		t.Errorf("%d matches stored, %d expected: %d lost, %d duplicated or wrong (%v)", len(got), len(want), len(lost), len(extra), extra[:min(2, len(extra))])
+	}
+}
+
+// diff is what a (sorted) has that b lacks, and the reverse, as multisets.
+func diff(a, b []string) (onlyA, onlyB []string) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			onlyA = append(onlyA, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			onlyB = append(onlyB, b[j])
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return onlyA, onlyB
+}
+
+// TestGroupInstances: two and three members of one group share the
+// partitions, and together store each match once.
+func TestGroupInstances(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel() // each has its server; they mostly wait
+			server := startServer(t)
+			_, js := connect(t, server)
+			csv := groupCSV(3000, uint64(n))
+			publishCSV(t, js, "EVENTS", partitions, csv)
+			want := expected(t, csv)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					if err := natsio.RunGroup(ctx, groupConfig(server, fmt.Sprintf("m%d", i))); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			awaitMatches(t, js, want)
+			cancel()
+			wg.Wait()
+		})
+	}
+}
+
+// TestGroupGlobal: a query with no equivalence test on the key runs on
+// the whole stream, on one member at a time.
+func TestGroupGlobal(t *testing.T) {
+	t.Parallel()
+	const text = "PATTERN SEQ(stock a, stock b) WHERE b.price > a.price + 8 WITHIN 3"
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := groupCSV(3000, 4)
+	publishCSV(t, js, "EVENTS", partitions, csv)
+	want := expectedOf(t, csv, text)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cfg := groupConfig(server, fmt.Sprintf("m%d", i))
+		cfg.PerPartition = false
+		cfg.Compile = func(sc *event.Schema) (natsio.Compiled, error) { return compileOn(sc, text, 3) }
+		wg.Go(func() {
+			if err := natsio.RunGroup(ctx, cfg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	awaitMatches(t, js, want)
+	cancel()
+	wg.Wait()
+}
+
+// child starts a member as a child process (this test binary).
+func child(t testing.TB, server, member string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+server, childMember+"="+member)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
+}
+
+// publishSlowly publishes csv's rows over about d, so that members are
+// killed or paused in the middle of the stream.
+func publishSlowly(t *testing.T, js jetstream.JetStream, csv string, d time.Duration) {
+	rows := strings.SplitAfter(strings.TrimSpace(csv), "\n")
+	header, rows := rows[0], rows[1:]
+	const chunks = 20
+	for i := range chunks {
+		part := rows[i*len(rows)/chunks : (i+1)*len(rows)/chunks]
+		if _, err := natsio.Publish(context.Background(), js, strings.NewReader(header+strings.Join(part, "")+"\n"), natsio.PublishConfig{Key: "symbol", Format: "csv"}); err != nil {
+			t.Error(err)
+			return
+		}
+		time.Sleep(d / chunks)
+	}
+}
+
+// TestFailover kills a member with SIGKILL at a random point: the other
+// takes its partitions over, and no match is lost or stored twice. In
+// the last trial the stream is all published when the member dies: the
+// events it had not acked wait for the next owner, with no new event to
+// bring it.
+func TestFailover(t *testing.T) {
+	for trial := range 3 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			t.Parallel()
+			failover(t, uint64(10+trial), trial == 2, func(cmd *exec.Cmd) {
+				cmd.Process.Signal(syscall.SIGKILL)
+			})
+		})
+	}
+}
+
+// TestZombie pauses a member past the pin TTL and resumes it: it has lost
+// its partitions, and writes nothing more for them.
+func TestZombie(t *testing.T) {
+	t.Parallel()
+	failover(t, 20, false, func(cmd *exec.Cmd) {
+		cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(4 * testPinTTL)
+		cmd.Process.Signal(syscall.SIGCONT)
+	})
+}
+
+func failover(t *testing.T, seed uint64, idle bool, hit func(*exec.Cmd)) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	n := 4000
+	if idle {
+		n = 20000 // long enough to be read still when the member dies
+	}
+	csv := groupCSV(n, seed)
+	want := expected(t, csv)
+	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := child(t, server, "a"), child(t, server, "b")
+	done := make(chan struct{})
+	r := rand.New(rand.NewPCG(seed, 1))
+	pause := time.Duration(500+r.IntN(1500)) * time.Millisecond
+	go func() {
+		defer close(done)
+		if idle {
+			time.Sleep(time.Second) // the members have their partitions
+			publishSlowly(t, js, csv, 0)
+			return
+		}
+		publishSlowly(t, js, csv, 2*time.Second)
+	}()
+	if idle {
+		<-done
+		pause = time.Duration(r.IntN(200)) * time.Millisecond
+	}
+	time.Sleep(pause)
+	hit(a)
+	<-done
+	awaitMatches(t, js, want)
+}
+
+// TestGroupScript runs one script in two sessions, as two instances of
+// an alert script would run: LISTEN WITH (group = ...) and SET output.
+func TestGroupScript(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := groupCSV(3000, 5)
+	publishCSV(t, js, "EVENTS", partitions, csv)
+	// Two queries: each its own consumers and checkpoints.
+	const drop = "PATTERN SEQ(stock a, stock b) WHERE [symbol] AND b.price < a.price - 2 WITHIN 20"
+	want := append(expected(t, csv), expectedOf(t, csv, drop)...)
+	slices.Sort(want)
+	script := "LISTEN '" + streamURL(server, "EVENTS") + "' AS ev FORMAT csv WITH (group = 'alerts');\n" +
+		"SET output = '" + streamURL(server, "MATCHES") + "';\n" + groupQuery + ";\n" + drop + ";\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var logs [2]*testkit.SyncBuffer
+	for i := range 2 {
+		stderr := &testkit.SyncBuffer{}
+		logs[i] = stderr
+		s := session.New(io.Discard, stderr)
+		if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: script}); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		wg.Go(func() {
+			if err := s.Wait(ctx); err != context.Canceled {
+				t.Errorf("Wait: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(stderr.String(), "query 1 started on ev, with the other instances of its group") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
+	}
+	awaitMatches(t, js, want)
+	cancel()
+	wg.Wait()
+	// [symbol] holds the stream's key: each partition runs its own query.
+	if all := logs[0].String() + logs[1].String(); !strings.Contains(all, "owns partition 1") || strings.Contains(all, "global") {
+		t.Errorf("the partitions were not shared:\n%s", all)
+	}
+}

@@ -1,0 +1,88 @@
+package natsio_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sase-cep/sase/natsio"
+	"github.com/sase-cep/sase/natsio/natsserver"
+)
+
+// startServer runs a NATS server with JetStream for the test, on
+// 127.0.0.1 and a free port, and returns its URL.
+func startServer(t testing.TB) string {
+	t.Helper()
+	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return s.ClientURL()
+}
+
+// connect returns a JetStream context on server, closed at the test's end.
+func connect(t testing.TB, server string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, js, err := natsio.Connect(context.Background(), server, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, js
+}
+
+// symbols are walkCSV's: enough for each partition of eight to have some.
+var symbols = []string{"IBM", "SUN", "ORCL", "HP", "DELL", "SAP", "ACME", "INTC", "AMD", "ARM", "TI", "NXP"}
+
+// walkCSV is a random walk of stock prices per symbol, with a halt event
+// now and then (for negations): n events, one per tick.
+func walkCSV(n int, seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, seed))
+	price := map[string]int{}
+	for _, s := range symbols {
+		price[s] = 490 + r.IntN(20)
+	}
+	var b strings.Builder
+	b.WriteString("type,ts,symbol,price\n")
+	for i := range n {
+		s := symbols[r.IntN(len(symbols))]
+		if r.IntN(20) == 0 {
+			fmt.Fprintf(&b, "halt,%d,%s,0\n", i, s)
+			continue
+		}
+		price[s] += r.IntN(7) - 3
+		fmt.Fprintf(&b, "stock,%d,%s,%d\n", i, s, price[s])
+	}
+	return b.String()
+}
+
+// publishCSV creates stream name (partitions of it) and publishes csv to
+// it, keyed by symbol.
+func publishCSV(t testing.TB, js jetstream.JetStream, name string, partitions int, csv string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(strings.Count(csv, "\n") - 1); n != want {
+		t.Fatalf("published %d messages, want %d", n, want)
+	}
+}
+
+// streamURL is nats://host:port/name.
+func streamURL(server, name string) string { return server + "/" + name }

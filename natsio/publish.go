@@ -1,0 +1,277 @@
+package natsio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// EventsPrefix is the subject prefix producers publish on: events.<key>.
+const EventsPrefix = "events"
+
+// InitStream creates an events stream that stores events.<key> as
+// <p>.events, p the key's partition of partitions (at least 1), so that
+// each partition can be consumed in order by one consumer with one
+// filter subject (a consumer filtering many distinct subjects is much
+// slower). key, the attribute producers key by, is kept in the stream's
+// metadata: a group runs a query per partition when it holds [key].
+func InitStream(ctx context.Context, js jetstream.JetStream, name string, partitions int, key string) (jetstream.Stream, error) {
+	if partitions < 1 {
+		return nil, fmt.Errorf("--partitions must be at least 1, got %d", partitions)
+	}
+	cfg := jetstream.StreamConfig{
+		Name:       name,
+		Metadata:   map[string]string{metaKey: key},
+		Subjects:   []string{EventsPrefix + ".*"},
+		Duplicates: DuplicateWindow,
+		SubjectTransform: &jetstream.SubjectTransformConfig{
+			Source:      EventsPrefix + ".*",
+			Destination: "{{partition(" + strconv.Itoa(partitions) + ",1)}}." + EventsPrefix,
+		},
+	}
+	st, err := js.CreateStream(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating stream %s: %w", name, err)
+	}
+	return st, nil
+}
+
+// metaKey is the stream metadata entry holding the key attribute.
+const metaKey = "sase_key"
+
+// StreamKey reads the key attribute InitStream recorded ("" if none).
+func StreamKey(st jetstream.Stream) string { return st.CachedInfo().Config.Metadata[metaKey] }
+
+// Partitions reads the number of partitions InitStream gave a stream.
+func Partitions(st jetstream.Stream) int {
+	t := st.CachedInfo().Config.SubjectTransform
+	if t == nil {
+		return 1
+	}
+	var n int
+	if _, err := fmt.Sscanf(t.Destination, "{{partition(%d,", &n); err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// PublishErrors is the JetStream option that counts the asynchronous
+// publishes the server refused into *n, for Publish to report.
+func PublishErrors(n *atomic.Int64) jetstream.JetStreamOpt {
+	return jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) { n.Add(1) })
+}
+
+// PublishConfig says how Publish reads and sends lines.
+type PublishConfig struct {
+	Key    string        // the attribute whose value is the subject's last token; "" publishes on events._
+	Format string        // csv or jsonl; "" tells them apart by the first line
+	Tick   time.Duration // while no line arrives for this long, publish a tick
+	// TickUnit is the duration of one timestamp tick of the stream: a tick
+	// carries the time now in it.
+	TickUnit time.Duration
+}
+
+// Publish sends each line of r as one message on events.<key>, CSV rows
+// with their header row in the Sase-Csv-Header header, and waits until
+// the server has stored them all. It returns the number published.
+func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (int64, error) {
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 256<<20)
+		for sc.Scan() {
+			select {
+			case lines <- bytes.Clone(sc.Bytes()):
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	p := publisher{js: js, cfg: c, keyCol: -1}
+	var tick <-chan time.Time
+	if c.Tick > 0 {
+		t := time.NewTicker(c.Tick)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return p.n, err
+				}
+				return p.n, p.wait(ctx)
+			}
+			if err := p.line(line); err != nil {
+				return p.n, err
+			}
+		case now := <-tick:
+			if err := p.tick(now); err != nil {
+				return p.n, err
+			}
+		case <-ctx.Done():
+			return p.n, ctx.Err()
+		}
+	}
+}
+
+type publisher struct {
+	js     jetstream.JetStream
+	cfg    PublishConfig
+	header string // CSV
+	keyCol int
+	lineNo int
+	n      int64
+}
+
+func (p *publisher) line(line []byte) error {
+	p.lineNo++
+	line = bytes.TrimRight(line, "\r")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	if p.cfg.Format == "" {
+		p.cfg.Format = "csv"
+		if line[0] == '{' {
+			p.cfg.Format = "jsonl"
+		}
+	}
+	m := nats.NewMsg("")
+	var key string
+	if p.cfg.Format == "csv" {
+		if p.header == "" {
+			p.header = string(line)
+			cols, err := csv.NewReader(strings.NewReader(p.header)).Read()
+			if err != nil {
+				return fmt.Errorf("line %d: the CSV header: %w", p.lineNo, err)
+			}
+			for i, c := range cols {
+				if c == p.cfg.Key {
+					p.keyCol = i
+				}
+			}
+			if p.cfg.Key != "" && p.keyCol < 0 {
+				return fmt.Errorf("line %d: the CSV header has no column %q (--key)", p.lineNo, p.cfg.Key)
+			}
+			return nil
+		}
+		m.Header.Set(HeaderCSV, p.header)
+		if p.keyCol >= 0 {
+			cells, err := csv.NewReader(bytes.NewReader(line)).Read()
+			if err != nil || p.keyCol >= len(cells) {
+				return fmt.Errorf("line %d: no %s cell: %v", p.lineNo, p.cfg.Key, err)
+			}
+			key = cells[p.keyCol]
+		}
+	} else if p.cfg.Key != "" {
+		var obj map[string]any
+		if err := json.Unmarshal(line, &obj); err != nil {
+			return fmt.Errorf("line %d: %w", p.lineNo, err)
+		}
+		v, ok := obj[p.cfg.Key]
+		if !ok {
+			return fmt.Errorf("line %d: no key %q (--key)", p.lineNo, p.cfg.Key)
+		}
+		key = fmt.Sprint(v)
+	}
+	m.Subject = EventsPrefix + "." + SubjectToken(key)
+	m.Data = line
+	return p.send(m)
+}
+
+// tick publishes {"ts": now} in the stream's time unit.
+func (p *publisher) tick(now time.Time) error {
+	unit := p.cfg.TickUnit
+	if unit <= 0 {
+		unit = time.Millisecond
+	}
+	m := nats.NewMsg(EventsPrefix + "." + SubjectToken(""))
+	m.Data = []byte(`{"ts":` + strconv.FormatInt(now.UnixNano()/int64(unit), 10) + `}`)
+	return p.send(m)
+}
+
+func (p *publisher) send(m *nats.Msg) error {
+	if _, err := p.js.PublishMsgAsync(m); err != nil {
+		return fmt.Errorf("line %d: %w", p.lineNo, err)
+	}
+	p.n++
+	return nil
+}
+
+func (p *publisher) wait(ctx context.Context) error {
+	select {
+	case <-p.js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("the server did not acknowledge %d messages in 30 s", p.js.PublishAsyncPending())
+	}
+}
+
+// SubjectToken makes a key value one subject token: the characters a
+// token cannot hold become '_', and an empty key is "_".
+func SubjectToken(key string) string {
+	if key == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '*', '>', ' ', '\t', '\r', '\n':
+			return '_'
+		}
+		return r
+	}, key)
+}
+
+// Cat writes the data of each message a stream holds now, one line
+// each, in stream order.
+func Cat(ctx context.Context, js jetstream.JetStream, server, name string, w io.Writer) error {
+	st, err := stream(ctx, js, server, name)
+	if err != nil {
+		return err
+	}
+	last := st.CachedInfo().State.LastSeq
+	if last == 0 {
+		return nil
+	}
+	cons, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	bw := bufio.NewWriter(w)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			return err
+		}
+		bw.Write(bytes.TrimRight(m.Data(), "\n"))
+		bw.WriteByte('\n')
+		if meta, err := m.Metadata(); err != nil || meta.Sequence.Stream >= last {
+			if err == nil {
+				err = bw.Flush()
+			}
+			return err
+		}
+	}
+}

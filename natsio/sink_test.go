@@ -1,0 +1,170 @@
+package natsio_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/natsio"
+	"github.com/sase-cep/sase/session"
+)
+
+// runScript runs a script in a new session to its end (its live queries
+// included) and returns its stdout.
+func runScript(t *testing.T, script string) string {
+	t.Helper()
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr)
+	s.Set("timing", "off")
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: script}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := s.Wait(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return stdout.String()
+}
+
+// published reads every message of a matches stream: its lines, and
+// the Msg-Ids seen more than once.
+func published(t *testing.T, js jetstream.JetStream, name string) (lines []string, dupIDs []string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for seq := uint64(1); seq <= st.CachedInfo().State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := m.Header.Get(jetstream.MsgIDHeader)
+		if seen[id] {
+			dupIDs = append(dupIDs, id)
+		}
+		seen[id] = true
+		if m.Header.Get(natsio.HeaderPosition) == "" || !strings.HasPrefix(m.Subject, "matches.q") {
+			t.Fatalf("match %d: subject %s, headers %v", seq, m.Subject, m.Header)
+		}
+		lines = append(lines, string(bytes.TrimSpace(m.Data)))
+	}
+	return lines, dupIDs
+}
+
+// shiftSeqs renumbers the "seq" keys of jsonl matches by d, so that a
+// file's (from 0) and a stream's (from 1) compare.
+func shiftSeqs(t *testing.T, lines []string, d int64) []string {
+	t.Helper()
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		var row map[string]any
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.UseNumber()
+		if err := dec.Decode(&row); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		shift(row, d)
+		b, _ := json.Marshal(row) // sorted keys: one text per row
+		out = append(out, string(b))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func shift(v any, d int64) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok && k == "seq" {
+				i, _ := n.Int64()
+				x[k] = json.Number(fmt.Sprint(i + d))
+				continue
+			}
+			shift(e, d)
+		}
+	case []any:
+		for _, e := range x {
+			shift(e, d)
+		}
+	}
+}
+
+func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+// TestSessionSink runs a script that LISTENs on a NATS stream and
+// publishes its matches to a matches stream: they are the script's
+// matches on the file, each stored once, and a second run (a restart)
+// stores none again.
+func TestSessionSink(t *testing.T) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := walkCSV(2000, 11)
+	publishCSV(t, js, "EVENTS", 1, csv)
+	path := filepath.Join(t.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var qs strings.Builder
+	for _, q := range queries[1:] { // W2's 100K matches would only slow this down
+		qs.WriteString(q.text + ";\n")
+	}
+	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+qs.String())), 1)
+
+	stdout := runScript(t, "SET format = jsonl; LISTEN '"+streamURL(server, "EVENTS")+"' AS ev FORMAT csv WITH (until = 'now');\n"+qs.String())
+	if got := shiftSeqs(t, lines(stdout), 0); !slices.Equal(got, want) {
+		t.Errorf("stdout: %d matches over NATS, %d from the file: %s", len(got), len(want), firstDiff(got, want))
+	}
+
+	script := "LISTEN '" + streamURL(server, "EVENTS") + "' AS ev FORMAT csv WITH (until = 'now');\nSET output = '" + streamURL(server, "MATCHES") + "';\n" + qs.String()
+	for run := range 2 {
+		if out := runScript(t, script); out != "" {
+			t.Errorf("run %d wrote to stdout with SET output: %q", run, out)
+		}
+		got, dups := published(t, js, "MATCHES")
+		if len(dups) > 0 {
+			t.Errorf("run %d: Msg-Ids stored twice: %v", run, dups[:min(3, len(dups))])
+		}
+		if got = shiftSeqs(t, got, 0); !slices.Equal(got, want) {
+			t.Errorf("run %d: %d matches stored, %d from the file: %s", run, len(got), len(want), firstDiff(got, want))
+		}
+	}
+}
+
+// TestSetOutput: SET output takes a registered sink's URL or stdout, and
+// a query on a group's stream needs a NATS one.
+func TestSetOutput(t *testing.T) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	publishCSV(t, js, "EVENTS", 2, "type,ts,symbol,price\nstock,1,IBM,500\n")
+	for _, tt := range []struct{ stmts, err string }{
+		{"SET output = 'kafka://x/M';", `output "kafka://x/M": not a sink URL (known: nats://)`},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev; SET output = '" + streamURL(server, "M") + "'; PATTERN SEQ(stock a) WITHIN 5 RETURN a.price;", "RETURN a variable too"},
+		{"SET output = 'nats://127.0.0.1:1/M'; SET output = 'stdout'; SHOW STREAMS;", ""},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g'); PATTERN SEQ(stock a) WITHIN 5;", "SET output = 'nats://host:port/MATCHES' first"},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g', until = 'now');", "a group's stream has no end"},
+		{"LISTEN '" + streamURL(server, "EVENTS") + "' AS ev WITH (group = 'g'); SET output = 'nats://127.0.0.1:1/M'; PATTERN SEQ(stock a) WITHIN 5; EXPLAIN PATTERN SEQ(stock a) WITHIN 5;", "EXPLAIN needs a stream of this instance"},
+	} {
+		stderr := &testkit.SyncBuffer{}
+		s := session.New(io.Discard, stderr)
+		err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: tt.stmts})
+		if tt.err == "" && err != nil || tt.err != "" && !strings.Contains(stderr.String(), tt.err) {
+			t.Errorf("%s: %v\n%s", tt.stmts, err, stderr)
+		}
+	}
+}

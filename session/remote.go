@@ -1,0 +1,143 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"net/url"
+	"strconv"
+
+	"strings"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/source"
+)
+
+// A LISTEN on a scheme other than tcp:// (nats://, registered by a
+// package the program imports) is opened by source.Open; its WITH options
+// travel as the URL's query, where the scheme reads its own (group) and
+// the source's (type_column, on_error, ...). A SET output URL is a sink
+// that output.Open finds the same way.
+
+// listenScheme reports whether a LISTEN names a registered scheme rather
+// than a TCP address.
+func listenScheme(addr string) bool {
+	scheme, _, ok := strings.Cut(addr, "://")
+	return ok && !strings.EqualFold(scheme, "tcp")
+}
+
+// listenURL opens LISTEN 'scheme://...'.
+func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
+	u, err := url.Parse(st.Addr)
+	if err != nil {
+		return errAt(src, st.Span.Start, "LISTEN %q: %v", st.Addr, err)
+	}
+	q := u.Query()
+	for _, o := range st.Options {
+		q.Set(strings.ToLower(o.Key), literalText(o.Value))
+	}
+	u.RawQuery = q.Encode()
+	name, err := s.claim(st.Name, "listen")
+	if err != nil {
+		return err
+	}
+	ls, err := source.Open(context.Background(), u.String(), source.WithName(name), source.WithFormat(st.Format), source.WithErrors(s.errw))
+	if err != nil {
+		return errAt(src, st.Span.Start, "%v", err)
+	}
+	l := source.NewLive(name, ls)
+	if g, ok := ls.(groupSource); ok {
+		if s.groups == nil {
+			s.groups = map[*source.Live]groupSource{}
+		}
+		s.groups[l] = g
+	}
+	s.addLive(l, "listening on "+ls.URL()+" as "+name)
+	return nil
+}
+
+// A groupSource is a stream that instances of a group share (a nats://
+// LISTEN WITH (group = 'g')): it runs each query itself, once per
+// partition this instance owns, and publishes the matches to the output
+// URL. partitionedBy says whether the query holds an equivalence test on
+// the stream's key (each partition then runs its own query); compile
+// compiles it on a partition's schema.
+type groupSource interface {
+	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
+		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
+}
+
+// groupQuery starts a query on a group's stream: it runs until STOP
+// QUERY or the end of the session, publishing to SET output.
+func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g groupSource) error {
+	if q.Explain || q.Analyze {
+		return errAt(src, q.Span.Start, "EXPLAIN needs a stream of this instance; %s is shared by a group", l.Name())
+	}
+	if !strings.HasPrefix(s.set.Output, "nats://") {
+		return errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
+	}
+	engine, out := s.set.Engine, s.set.Output
+	compile := func(sc *event.Schema) (*sase.Query, output.Schema, int64, error) {
+		register(sc, q)
+		cq, err := sase.CompileAST(q, src, &event.Stream{Schema: sc}, sase.WithEngine(engine))
+		if err != nil {
+			return nil, output.Schema{}, 0, err
+		}
+		return cq, schemaOf(cq, sc, nil), cq.Plan().Window, nil
+	}
+	// A first compilation, so that a bad query fails its statement.
+	var err error
+	l.Update(func(sc *event.Schema) { _, _, _, err = compile(sc) })
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	s.queries = append(s.queries, lq)
+	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
+	go func() {
+		defer close(lq.done)
+		defer cancel()
+		err := g.RunGroupQuery(ctx, "q"+strconv.Itoa(lq.id), out, func(key string) bool { return equivalentOn(q, key) }, compile)
+		state := Stopped
+		if err != nil && ctx.Err() == nil {
+			state = Failed
+			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
+		}
+		lq.state.Store(int32(state))
+		s.bgNote("(query %d %s)", lq.id, state)
+	}()
+	return nil
+}
+
+// equivalentOn reports whether q's WHERE has [key] as a top-level
+// conjunct: its matches then never span two values of key.
+func equivalentOn(q *ast.Query, key string) bool {
+	var conj func(e ast.Expr) bool
+	conj = func(e ast.Expr) bool {
+		switch x := e.(type) {
+		case *ast.BinaryExpr:
+			return x.Op == ast.OpAnd && (conj(x.X) || conj(x.Y))
+		case *ast.Equivalence:
+			for _, a := range x.Attrs {
+				if a.Attr.Name == key {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return key != "" && q.Where != nil && conj(q.Where)
+}
+
+// liveWriter is a live query's writer: the SET output sink, or bw (the
+// session's output) in SET format.
+func (s *Session) liveWriter(id int, bw *bufio.Writer, sc output.Schema, prefix int) (output.Writer, error) {
+	if s.set.Output == "" {
+		return s.writer(bw, sc, prefix), nil
+	}
+	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc})
+}
