@@ -107,7 +107,7 @@ func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*entr
 		if e, ok := s.cat.entries[name.Name]; ok {
 			return e, nil
 		}
-		return nil, errAt(src, name.Span.Start, "no stream named %s%s", name.Name, s.cat.names())
+		return nil, errAt(src, name.Span.Start, "no stream named %s%s%s", name.Name, s.cat.names(), ast.DidYouMean(name.Name, s.cat.order))
 	}
 	if s.cat.current == "" {
 		return nil, errAt(src, offset, "no stream loaded: LOAD a file or GENERATE STOCKS first")

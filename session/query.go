@@ -26,6 +26,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return s.liveQuery(src, q, e.live)
 	}
 	stream := e.stream
+	s.absentTypes(src, q, e.name, stream.Schema)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err

@@ -50,6 +50,7 @@ type Session struct {
 	// at Wait and output is the bare results (a script).
 	interactive bool
 	files       []script // the script files running, outermost first
+	stmt        stmtBase // where the statement running is in its script
 }
 
 // Style dresses text for a terminal (colour); a nil function leaves the
@@ -163,6 +164,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	}()
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
+	s.stmt = stmtBase{sub: sub, src: src, start: start}
 	stmts, err := grammar.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {

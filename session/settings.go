@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
 )
 
@@ -83,7 +84,7 @@ func (st *Settings) Set(key, value string) error {
 			st.Expanded = on
 		}
 	default:
-		return fmt.Errorf("unknown setting %q (settings: %s)", key, strings.Join(settingKeys, ", "))
+		return fmt.Errorf("unknown setting %q (settings: %s)%s", key, strings.Join(settingKeys, ", "), ast.DidYouMean(key, settingKeys))
 	}
 	return nil
 }

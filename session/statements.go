@@ -280,8 +280,8 @@ func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 		for i, t := range schema.Types {
 			types[i] = t.Name
 		}
-		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s",
-			name, s.cat.names(), s.cat.current, strings.Join(types, ", "))
+		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s%s",
+			name, s.cat.names(), s.cat.current, strings.Join(types, ", "), ast.DidYouMean(name, append(types, s.cat.order...)))
 	}
 	var rows [][]event.Value
 	names, kinds := typeAttrs(schema, id)
