@@ -212,7 +212,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, timing))
+		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
 	}()
 	if s.interactive {
 		l.Start()

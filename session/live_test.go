@@ -33,7 +33,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 	testkit.WaitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
 
 	exec(t, s, "STOP QUERY 1;") // returns once the query has ended
-	if want := "(query 1 stopped: 1 match, 2 events)\n"; !strings.Contains(stderr.String(), want) {
+	if want := "(query 1 stopped: 1 match, 2 events on s)\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	io.WriteString(pw, "A,3,30\nB,4,40\nC,5,50\n")
@@ -50,7 +50,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 		}
 	}
 	pw.Close() // the stream ends, and with it query 2
-	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events)")
+	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events on s)")
 	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 lines rejected)")
 }
 

@@ -52,7 +52,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			return runError(err, stats)
 		}
 		s.out.WriteString(cq.ExplainAnalyze(stats))
-		s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+		s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
 		return nil
 	}
 
@@ -73,7 +73,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if werr != nil {
 		return fmt.Errorf("writing the results: %w", werr)
 	}
-	s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+	s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
 	if limit > 0 && n >= limit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
@@ -125,10 +125,12 @@ func runError(err error, stats *sase.Stats) error {
 	return err
 }
 
-// counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary,
-// without the times when timing is off (so that output is reproducible).
-func counts(matches int64, stats *sase.Stats, timing bool) string {
-	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
+// counts is "N matches, M events on stream, 12.3ms, 8.1M events/s" for a
+// summary, without the times when timing is off (so that output is
+// reproducible). It names the stream: the one the query ran on may not be
+// the one the user had in mind.
+func counts(matches int64, stats *sase.Stats, stream string, timing bool) string {
+	text := fmt.Sprintf("%s, %s on %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"), stream)
 	if timing {
 		text += ", " + formatDuration(stats.Elapsed)
 		if secs := stats.Elapsed.Seconds(); secs > 0 {

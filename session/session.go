@@ -207,13 +207,13 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 	case *ast.Query:
 		return s.query(ctx, src, st)
 	case *ast.Load:
-		return s.load(src, st)
+		return s.creating(s.load(src, st))
 	case *ast.Generate:
-		return s.generate(src, st)
+		return s.creating(s.generate(src, st))
 	case *ast.Use:
 		return s.use(src, st)
 	case *ast.Listen:
-		return s.listen(src, st)
+		return s.creating(s.listen(src, st))
 	case *ast.ShowStreams:
 		s.showStreams()
 		return nil

@@ -80,14 +80,14 @@ func TestCommands(t *testing.T) {
 		{name: "help", text: `\help`, stdout: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"},
 		{name: "unknown command", text: `\y`, fails: true, stderr: "ERROR: unknown command \\y (\\help lists the commands)\n"},
 		{name: "include a script", text: `\i ../testdata/repl/include.sase`, stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},
 		{name: "include a missing file", text: "\\i nope.sase\n\\i\n", fails: true,
 			stderr: "ERROR: open nope.sase: no such file or directory\nERROR: \\i needs a file name: \\i queries.sase\n"},
 		{name: "quit ends the script", text: "\\q\nSHOW STREAMS;", quit: true},
 		{name: "after a statement", text: "SET limit = 3; \\timing off", stderr: "limit = 3\ntiming is off\n"},
 		{name: "expanded toggles", text: "\\x\n\\x\n\\x on\nSET limit = 1; PATTERN stock1 a RETURN a.price, a.symbol;\n\\x nope\n", fails: true,
 			stdout: "-[ RECORD 1 ]-\na.price  | 5\na.symbol | 1\n",
-			stderr: "expanded display is on\nexpanded display is off\nexpanded display is on\nlimit = 1\n(1 match, 18 events)\n" +
+			stderr: "expanded display is on\nexpanded display is off\nexpanded display is on\nlimit = 1\n(1 match, 18 events on stocks)\n" +
 				"(stopped at the limit of 1 match; SET limit = 0 for all)\nERROR: expanded must be on or off, got \"nope\"\n"},
 		{name: "set lists the settings", text: "SET engine = nfa; \\x\n\\set\n", stdout: "engine = nfa\nformat = table\nlimit = 0\ntiming = off\nexpanded = on\n",
 			stderr: "engine = nfa\nexpanded display is on\n"},
@@ -96,7 +96,7 @@ func TestCommands(t *testing.T) {
 				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded)\n"},
 		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
 		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},
 		{name: "include with a bad quote", text: "\\i 'a.sase\n\\i 'a'b'\n", fails: true,
 			stderr: "ERROR: unterminated quote in 'a.sase\nERROR: unexpected ' in 'a'b' (a quote inside the name is doubled)\n"},
 	}
@@ -191,8 +191,8 @@ func TestOutputFile(t *testing.T) {
 	if want := "a.price\n9\n37\n"; stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant\n%s", stdout, want)
 	}
-	want := "format = csv\nlimit = 2\nresults go to my results.csv\n(2 matches, 34 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
-		"results go to standard output\n(2 matches, 11 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+	want := "format = csv\nlimit = 2\nresults go to my results.csv\n(2 matches, 34 events on stocks)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+		"results go to standard output\n(2 matches, 11 events on stocks)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
 		"ERROR: \\o: open no/such/dir/x.csv: no such file or directory\n"
 	if stderr.String() != want {
 		t.Errorf("stderr:\n%s\nwant\n%s", stderr, want)
@@ -477,7 +477,7 @@ func TestExplain(t *testing.T) {
 	if err := exec(t, s, "EXPLAIN ANALYZE "+q); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`SSC  \(in=10000 out=\d+ time=`).MatchString(stdout.String()) || stderr.String() != "(519 matches, 10000 events)\n" {
+	if !regexp.MustCompile(`SSC  \(in=10000 out=\d+ time=`).MatchString(stdout.String()) || stderr.String() != "(519 matches, 10000 events on stocks)\n" {
 		t.Errorf("EXPLAIN ANALYZE:\n%s%s", stdout, stderr)
 	}
 }
@@ -510,5 +510,40 @@ func Example() {
 	// {"a.price":71,"b.price":39}
 	// {"a.price":97,"b.price":76}
 	// {"a.price":97,"b.price":84}
-	// (3 matches, 100 events)
+	// (3 matches, 100 events on stocks)
+}
+
+// TestFailedLoad checks that a LOAD, GENERATE or LISTEN that fails while
+// the built-in stream is current leaves no stream current: the next query
+// must not run on data the user did not name. A stream of the user's stays
+// current.
+func TestFailedLoad(t *testing.T) {
+	const note = "(no stream is current now: the built-in stocks was current only until a stream of your own; USE stocks to query it)\n"
+	tests := []struct {
+		name, text, current, stderr string
+	}{
+		{"a missing file", "LOAD 'no/such.csv';\nPATTERN stock1 a;", "",
+			"ERROR: open no/such.csv: no such file or directory\n" + note +
+				"ERROR: <test>:2:1: no current stream: USE one, or name it with FROM (streams: stocks)\n    PATTERN stock1 a;\n    ^\n"},
+		{"a bad option", "GENERATE STOCKS WITH (events = -1);", "",
+			"ERROR: <test>:1:23: GENERATE STOCKS option events must be positive, got -1\n    GENERATE STOCKS WITH (events = -1);\n                          ^\n" + note},
+		{"the user's stream stays current", "GENERATE STOCKS AS mine WITH (events = 10);\nLOAD 'no/such.csv';", "mine",
+			"generated mine: 10 events of 10 types, the current stream\nERROR: open no/such.csv: no such file or directory\n"},
+		{"USE brings the built-in back", "LOAD 'no/such.csv'; USE stocks;", "stocks",
+			"ERROR: open no/such.csv: no such file or directory\n" + note + "using stream stocks\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, stderr := newSession(t)
+			if err := exec(t, s, tt.text); err != session.ErrFailed {
+				t.Fatalf("Exec = %v", err)
+			}
+			if s.Current() != tt.current {
+				t.Errorf("current = %q, want %q", s.Current(), tt.current)
+			}
+			if stderr.String() != tt.stderr {
+				t.Errorf("stderr:\n%s\nwant\n%s", stderr, tt.stderr)
+			}
+		})
+	}
 }
