@@ -9,6 +9,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/internal/teststream"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -40,4 +41,38 @@ func TestExplainAnalyzeGolden(t *testing.T) {
 		}
 	}
 	testkit.Golden(t, filepath.Join("testdata", "explain", "analyze.golden"), out.String())
+}
+
+// TestHas checks the guard against the absent-attribute rule on every
+// engine: a comparison with an empty cell holds, has() tells it apart.
+func TestHas(t *testing.T) {
+	stream := teststream.CSV(t, "h", "type,ts,amount\nA,1,5\nB,2,\nB,3,20\nB,4,3\nC,5,1\n")
+	tests := []struct {
+		query string
+		want  int64
+	}{
+		{"PATTERN SEQ(A a, B b) WHERE b.amount > 10", 2},
+		{"PATTERN SEQ(A a, B b) WHERE b.amount < 10", 2},
+		{"PATTERN SEQ(A a, B b) WHERE has(b.amount) AND b.amount > 10", 1},
+		{"PATTERN SEQ(A a, B b) WHERE NOT has(b.amount)", 1},
+		{"PATTERN SEQ(A a, B b) WHERE has(b.amount) OR a.amount > 100", 2},
+		{"PATTERN SEQ(A a, B+ b[], C c) WHERE count(b[]) = 2 WITHIN 10", 0},
+		{"PATTERN SEQ(A a, B+ b[], C c) WHERE has(b[i].amount) AND count(b[]) = 2 WITHIN 10", 1},
+		{"PATTERN SEQ(A a, B b) WHERE has(b.ts)", 3},
+	}
+	for _, tt := range tests {
+		for _, e := range sase.Engines {
+			q, err := sase.Compile(tt.query, stream, sase.WithEngine(e))
+			if err != nil {
+				t.Fatalf("%s on %s: %v", tt.query, e.Name, err)
+			}
+			stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Matches != tt.want {
+				t.Errorf("%s on %s: %d matches, want %d", tt.query, e.Name, stats.Matches, tt.want)
+			}
+		}
+	}
 }

@@ -460,6 +460,8 @@ func isCondition(e ast.Expr) bool {
 		return true
 	case *ast.Literal:
 		return e.Kind == ast.LitBool
+	case *ast.Call:
+		return e.Func == "has" // the planner checks its argument
 	}
 	return false
 }

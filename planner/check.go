@@ -107,6 +107,22 @@ func (c *compiler) attr(comp *Component, id *ast.Ident) (f Field, kinds event.Ki
 	return f, 0, false
 }
 
+// has checks has(v.attr): the guard against the absent-attribute rule,
+// under which a comparison with an attribute the event lacks holds.
+func (c *compiler) has(e *ast.Call) Expr {
+	if len(e.Args) != 1 {
+		c.errorf(e, "has takes one attribute: has(b.x)")
+		return nil
+	}
+	ref, ok := e.Args[0].(*ast.AttrRef)
+	if !ok {
+		c.errorf(e.Args[0], "has takes an attribute such as b.x or b[i].x, not %s", c.text(e.Args[0]))
+		return nil
+	}
+	x, _ := c.attrRef(ref)
+	return &Has{node: at(e, boolKinds), X: x}
+}
+
 // cond checks a condition.
 func (c *compiler) cond(e ast.Expr) Expr {
 	switch e := e.(type) {
@@ -128,6 +144,10 @@ func (c *compiler) cond(e ast.Expr) Expr {
 		}
 	case *ast.Equivalence:
 		return &EquivTest{node: at(e, boolKinds), Equivs: c.equivs(e)}
+	case *ast.Call:
+		if e.Func == "has" {
+			return c.has(e)
+		}
 	case *ast.Strategy:
 		c.errorf(e, "an event selection strategy must be a top-level conjunct of WHERE")
 		return nil
@@ -298,8 +318,11 @@ func (c *compiler) call(e *ast.Call) (Expr, event.KindSet) {
 		return &Abs{node: at(e, k&numberKinds), X: x}, k & numberKinds
 	case "count", "sum", "avg", "min", "max":
 		return c.aggregate(e)
+	case "has":
+		c.errorf(e, "has(...) is a condition, not a value: WHERE has(b.x) AND b.x > 1")
+		return nil, 0
 	}
-	funcs := []string{"abs", "count", "sum", "avg", "min", "max"}
+	funcs := []string{"abs", "count", "sum", "avg", "min", "max", "has"}
 	c.errorf(e, "unknown function %s (functions: %s)%s", e.Func, strings.Join(funcs, ", "), ast.DidYouMean(e.Func, funcs))
 	return nil, 0
 }
