@@ -213,6 +213,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
 		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
+		s.carriedNote(lq, q)
 	}()
 	if s.interactive {
 		l.Start()

@@ -142,3 +142,26 @@ func TestReplaceLiveStream(t *testing.T) {
 		t.Errorf("Streams() = %q, want %q", got, want)
 	}
 }
+
+// TestNeverCarried checks the warning at a live stream's end about the
+// types and attributes a query named that the stream never carried.
+func TestNeverCarried(t *testing.T) {
+	s, _, stderr := newSession(t, session.WithStdin(strings.NewReader("type,ts,amount\nA,1,5\nB,2,20\nB,3,\n")))
+	exec(t, s, "LOAD '-' AS feed; PATTERN SEQ(A a, B b) WHERE b.amout > 10 WITHIN 5; PATTERN SEQ(A a, C c) WITHIN 5; PATTERN SEQ(A a, B b) WHERE b.amount > 10 WITHIN 5;")
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"query 1 started on feed (not seen yet: type A, type B, attribute amout)\n",
+		"(query 1 ended: 2 matches, 3 events on feed)\nwarning: query 1: the stream never carried attribute amout (a comparison with an absent attribute is true: has(v.x) guards it)\n",
+		"(query 2 ended: 0 matches, 3 events on feed)\nwarning: query 2: the stream never carried type C\n",
+		"(query 3 ended: 2 matches, 3 events on feed)\n",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Count(stderr.String(), "warning:") != 2 {
+		t.Errorf("want two warnings:\n%s", stderr)
+	}
+}

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 )
@@ -58,4 +60,48 @@ func listOf(names []string, max int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:max], ", ") + ", ... (" + plural(int64(len(names)-max), "more", "more") + ")"
+}
+
+// neverCarried lists the types and attributes q names that a live
+// stream, of schema sc at its end, never carried: a misspelled type there
+// only never matched, and a comparison with a misspelled attribute was
+// always true (the absent-attribute rule).
+func neverCarried(sc *event.Schema, q *ast.Query) []string {
+	var miss []string
+	names := sase.Names(q)
+	for _, t := range names.Types {
+		if id, ok := sc.TypeID(t); !ok || sc.Types[id].Count == 0 {
+			miss = append(miss, "type "+t)
+		}
+	}
+	for _, u := range names.Attrs {
+		slot, ok := sc.AttrSlot(u.Attr)
+		present := int64(0)
+		for _, t := range u.Types {
+			if id, known := sc.TypeID(t); ok && known && slot < len(sc.Types[id].Present) {
+				present += sc.Types[id].Present[slot]
+			}
+		}
+		if text := "attribute " + u.Attr; present == 0 && !slices.Contains(miss, text) {
+			miss = append(miss, text)
+		}
+	}
+	return miss
+}
+
+// carriedNote warns, when live query lq has read its stream to the end,
+// about what q named that the stream never carried.
+func (s *Session) carriedNote(lq *liveQuery, q *ast.Query) {
+	if st := lq.State(); st != Ended {
+		return
+	}
+	miss := neverCarried(lq.live.Snapshot().Schema, q)
+	if len(miss) == 0 {
+		return
+	}
+	why := ""
+	if strings.HasPrefix(miss[len(miss)-1], "attribute ") {
+		why = " (a comparison with an absent attribute is true: has(v.x) guards it)"
+	}
+	s.bgNote("warning: query %d: the stream never carried %s%s", lq.id, strings.Join(miss, ", "), why)
 }
