@@ -168,6 +168,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	var unseen []string
 	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
 	stream := l.Snapshot()
+	s.bareWindow(src, q, l.Name(), stream.Unit)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err

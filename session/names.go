@@ -3,6 +3,7 @@ package session
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -104,4 +105,27 @@ func (s *Session) carriedNote(lq *liveQuery, q *ast.Query) {
 		why = " (a comparison with an absent attribute is true: has(v.x) guards it)"
 	}
 	s.bgNote("warning: query %d: the stream never carried %s%s", lq.id, strings.Join(miss, ", "), why)
+}
+
+// bareWindow warns about a WITHIN without a unit on a stream whose
+// timestamps are wall-clock times (unit is a tick's duration): it counts
+// ticks, which is easy to take for seconds.
+func (s *Session) bareWindow(src *ast.Source, q *ast.Query, stream string, unit time.Duration) {
+	w := q.Within
+	if w == nil || w.Unit != "" || unit == 0 {
+		return
+	}
+	s.warnAt(src, w.Span.Start, "WITHIN %s on stream %s means %s %s (a tick of its timestamps): write the unit, such as WITHIN %s s",
+		w.Raw, stream, w.Raw, unitName(unit), w.Raw)
+}
+
+// unitName is a tick's unit as WITHIN writes it: "ms", or "10ms" for a
+// duration that is no unit of its own.
+func unitName(d time.Duration) string {
+	for _, u := range event.TimeUnits() {
+		if u.Duration == d {
+			return u.Name
+		}
+	}
+	return d.String()
 }

@@ -27,6 +27,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	}
 	stream := e.stream
 	s.absentTypes(src, q, e.name, stream.Schema)
+	s.bareWindow(src, q, e.name, stream.Unit)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
