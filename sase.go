@@ -12,6 +12,7 @@ package sase
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/sase-cep/sase/ast"
@@ -151,3 +152,36 @@ func (q *Query) Explain() string { return q.plan.Explain(nil) }
 // ExplainAnalyze prints the plan with each operator's counts from a run
 // made WithTiming.
 func (q *Query) ExplainAnalyze(stats *Stats) string { return q.plan.Explain(stats.Annotate) }
+
+// ExplainAs prints the plan in format "text" (as Explain), "dot" (a
+// Graphviz digraph) or "json"; with each operator's counts when stats is
+// not nil, as ExplainAnalyze.
+func (q *Query) ExplainAs(format string, stats *Stats) (string, error) {
+	var annotate func(int) string
+	if stats != nil {
+		annotate = stats.Annotate
+	}
+	switch format {
+	case "", "text":
+		return q.plan.Explain(annotate), nil
+	case "dot":
+		return q.plan.ExplainDOT(annotate), nil
+	case "json":
+		var analyzed func(int) planner.Analyzed
+		if stats != nil {
+			analyzed = func(op int) planner.Analyzed {
+				o := stats.Operators[op]
+				a := planner.Analyzed{In: o.In, Out: o.Out, Time: o.Time}
+				for _, c := range o.Counters {
+					if a.Counters == nil {
+						a.Counters = map[string]int64{}
+					}
+					a.Counters[c.Name] = c.N
+				}
+				return a
+			}
+		}
+		return q.plan.ExplainJSON(analyzed), nil
+	}
+	return "", fmt.Errorf("unknown EXPLAIN format %q (formats: text, dot, json)", format)
+}

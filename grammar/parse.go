@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -182,6 +183,9 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 		if c.QUERIES() != nil {
 			return &ast.ShowQueries{Span: sp}
 		}
+		if c.SETTINGS() != nil {
+			return &ast.ShowSettings{Span: sp}
+		}
 		s := &ast.ShowTypes{Span: sp}
 		if c.Name() != nil {
 			s.From = b.name(c.Name())
@@ -305,6 +309,9 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		Event:   ctx.EVENT() != nil,
 		Pattern: b.pattern(ctx.Pattern()),
 	}
+	if opts := ctx.ExplainOptions(); opts != nil {
+		b.explainOptions(q, opts)
+	}
 	if ctx.FROM() != nil {
 		q.From = b.name(ctx.Name())
 	}
@@ -318,6 +325,32 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		q.Return = b.returns(ctx.ReturnList())
 	}
 	return q
+}
+
+// explainFormats are EXPLAIN's (FORMAT name)s, "" being text.
+var explainFormats = []string{"text", "dot", "json"}
+
+// explainOptions reads EXPLAIN (ANALYZE, FORMAT name), each at most once.
+func (b *builder) explainOptions(q *ast.Query, ctx gen.IExplainOptionsContext) {
+	seen := map[string]bool{}
+	for _, o := range ctx.AllExplainOption() {
+		o := o.(*gen.ExplainOptionContext)
+		if o.ANALYZE() != nil {
+			b.clauseOnce(seen, "ANALYZE", o)
+			q.Analyze = true
+			continue
+		}
+		b.clauseOnce(seen, "FORMAT", o)
+		f := o.ID().GetSymbol()
+		name := strings.ToLower(f.GetText())
+		if !slices.Contains(explainFormats, name) {
+			b.errorf(b.off(f), "unknown EXPLAIN format %s (formats: %s)%s", quote(f.GetText()), strings.Join(explainFormats, ", "), ast.DidYouMean(name, explainFormats))
+			continue
+		}
+		if name != "text" {
+			q.ExplainFormat = name
+		}
+	}
 }
 
 func (b *builder) pattern(ctx gen.IPatternContext) *ast.Pattern {

@@ -127,7 +127,7 @@ func TestParseErrors(t *testing.T) {
     	FOO
     	^`},
 		{"SHOW", `
-<input>:1:5: expected STREAMS, TYPES or QUERIES at end of input
+<input>:1:5: expected STREAMS, TYPES, QUERIES or SETTINGS at end of input
     SHOW
         ^`},
 		{"PATTERN SEQ(A a, B+ b[]) WHERE b[j].x = 1 AND b[..i-2].x = 1", `
@@ -252,7 +252,7 @@ func TestParseErrorsPointAtTheFix(t *testing.T) {
     SET limit 5
               ^`},
 		{"EXPLAIN SHOW TYPES", `
-<input>:1:9: expected PATTERN, EVENT or ANALYZE at 'SHOW'
+<input>:1:9: expected PATTERN, EVENT, ANALYZE or '(' at 'SHOW'
     EXPLAIN SHOW TYPES
             ^`},
 		{"STOP QUERY", `
@@ -300,6 +300,9 @@ var canonical = []string{
 	"PATTERN SEQ(A a, B b)",
 	"EXPLAIN ANALYZE EVENT (A a; !(B b); C{2,} c[]; D^3 d[]; ANY(E, F) e) FROM s WHERE [sym, id = 3] AND a.x = -7 WITHIN 1.5e-3 h RETURN *",
 	"EXPLAIN PATTERN !A a",
+	"EXPLAIN (FORMAT dot) PATTERN SEQ(A a, B b)",
+	"EXPLAIN ANALYZE (FORMAT json) PATTERN A a",
+	"SHOW SETTINGS",
 	"EVENT SEQ(A a, B b)",
 	"PATTERN A",
 	"PATTERN SEQ(A a, B{3,} b, C c)",

@@ -50,7 +50,7 @@ func TestComplete(t *testing.T) {
 		{"statements after a finished one", "SHOW STREAMS; ", "", statements},
 		{"a statement, lower case", "sh", "sh", []string{"show "}},
 		{"a statement, upper case", "S", "S", []string{"SET ", "SHOW ", "STOP "}},
-		{"SHOW", "SHOW ", "", []string{"QUERIES ", "STREAMS ", "TYPES "}},
+		{"SHOW", "SHOW ", "", []string{"QUERIES ", "SETTINGS ", "STREAMS ", "TYPES "}},
 		{"EXPLAIN", "explain ", "", []string{"analyze ", "event ", "pattern "}},
 		{"clauses after a pattern", "PATTERN SEQ(stock1 a, stock2 b) W", "W", []string{"WHERE ", "WITHIN "}},
 		{"every clause after a pattern", "PATTERN SEQ(stock1 a, stock2 b) ", "", []string{"FROM ", "RETURN ", "WHERE ", "WITHIN "}},

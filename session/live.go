@@ -174,8 +174,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		return err
 	}
 	if q.Explain {
-		s.out.WriteString(cq.Explain())
-		return nil
+		return s.explain(cq, q, nil)
 	}
 	if !cq.Bounded() {
 		// Its state would grow with the stream.

@@ -33,8 +33,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return err
 	}
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(cq.Explain())
-		return nil
+		return s.explain(cq, q, nil)
 	}
 	work := "query"
 	if q.Analyze {
@@ -52,7 +51,9 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		if err != nil {
 			return runError(err, stats)
 		}
-		s.out.WriteString(cq.ExplainAnalyze(stats))
+		if err := s.explain(cq, q, stats); err != nil {
+			return err
+		}
 		s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
 		return nil
 	}
@@ -78,6 +79,17 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if limit > 0 && n >= limit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
+	return nil
+}
+
+// explain prints a query's plan in its EXPLAIN's format, with the counts
+// of a run (stats) for EXPLAIN ANALYZE.
+func (s *Session) explain(cq *sase.Query, q *ast.Query, stats *sase.Stats) error {
+	text, err := cq.ExplainAs(q.ExplainFormat, stats)
+	if err != nil {
+		return err
+	}
+	s.out.WriteString(text)
 	return nil
 }
 

@@ -220,6 +220,9 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 	case *ast.ShowQueries:
 		s.showQueries()
 		return nil
+	case *ast.ShowSettings:
+		s.showSettings()
+		return nil
 	case *ast.StopQuery:
 		return s.stopQuery(src, st)
 	case *ast.ShowTypes:
