@@ -207,9 +207,9 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 	case *ast.Query:
 		return s.query(ctx, src, st)
 	case *ast.Load:
-		return s.creating(s.load(src, st))
+		return s.creating(s.load(ctx, src, st))
 	case *ast.Generate:
-		return s.creating(s.generate(src, st))
+		return s.creating(s.generate(ctx, src, st))
 	case *ast.Use:
 		return s.use(src, st)
 	case *ast.Listen:

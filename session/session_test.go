@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -543,6 +544,61 @@ func TestFailedLoad(t *testing.T) {
 			}
 			if stderr.String() != tt.stderr {
 				t.Errorf("stderr:\n%s\nwant\n%s", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestCancelLoadAndGenerate checks that a cancel (Ctrl-C in the shell)
+// stops LOAD and GENERATE and leaves nothing loaded. The LOAD reads a pipe
+// that never ends, so only the cancel can stop it. The bound is loose so
+// as not to flake on a busy machine; the latency is logged (go test -v).
+func TestCancelLoadAndGenerate(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "endless.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("type,ts,x\n")
+		line := []byte{}
+		for ts := 0; ; ts++ {
+			line = fmt.Appendf(line[:0], "A,%d,1\n", ts)
+			if _, err := f.Write(line); err != nil {
+				return // the load was cancelled and closed the pipe
+			}
+		}
+	}()
+	for _, tt := range []struct{ stmt, err string }{
+		{"LOAD '" + fifo + "' AS endless;", "ERROR: LOAD '" + fifo + "' cancelled: nothing loaded: context canceled\n"},
+		{"GENERATE STOCKS AS big WITH (events = 20000000);", "ERROR: GENERATE STOCKS cancelled: nothing generated: context canceled\n"},
+	} {
+		t.Run(strings.Fields(tt.stmt)[0], func(t *testing.T) {
+			s, _, stderr := newSession(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: tt.stmt}) }()
+			time.Sleep(50 * time.Millisecond)
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				t.Logf("%s stopped %v after the cancel", tt.stmt, time.Since(start))
+				if err != session.ErrFailed {
+					t.Errorf("Exec = %v", err)
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatalf("%s still runs 2s after the cancel", tt.stmt)
+			}
+			if !strings.HasPrefix(stderr.String(), tt.err) {
+				t.Errorf("stderr:\n%s\nwant it to begin with\n%s", stderr, tt.err)
+			}
+			if len(s.Streams()) != 1 {
+				t.Errorf("streams after a cancel: %v", s.Streams())
 			}
 		})
 	}

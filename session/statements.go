@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -86,7 +88,7 @@ func literalText(l *ast.Literal) string {
 	return l.Str
 }
 
-func (s *Session) load(src *ast.Source, st *ast.Load) error {
+func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error {
 	opts, err := loadOptions(src, st.Options)
 	if err != nil {
 		return err
@@ -106,7 +108,10 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	}
 	defer s.prog.begin("LOAD "+quote(path), 0)()
 	start := time.Now()
-	stream, err := source.Load(path, st.Format, opts)
+	stream, err := source.LoadContext(ctx, path, st.Format, opts)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("LOAD %s cancelled: nothing loaded: %w", quote(path), err)
+	}
 	if err != nil {
 		return err // names the file and line already
 	}
@@ -129,7 +134,7 @@ func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 	return opts, err
 }
 
-func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
+func (s *Session) generate(ctx context.Context, src *ast.Source, st *ast.Generate) error {
 	kv, err := options(src, st.Options, func(o *ast.Option) (int64, error) {
 		if o.Value.Kind != ast.LitInt {
 			return 0, fmt.Errorf("GENERATE STOCKS option %s must be a whole number", o.Key)
@@ -155,7 +160,10 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 	}
 	defer s.prog.begin("GENERATE STOCKS", 0)()
 	start := time.Now()
-	stream := source.GenerateStocks(name, cfg)
+	stream, err := source.GenerateStocksContext(ctx, name, cfg)
+	if err != nil {
+		return fmt.Errorf("GENERATE STOCKS cancelled: nothing generated: %w", err)
+	}
 	s.added("generated", stream, time.Since(start))
 	return nil
 }

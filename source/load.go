@@ -17,6 +17,11 @@ import (
 // it a live source); a file:// URL is its path. The stream's Source is
 // path; its Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
+	return LoadContext(context.Background(), path, format, opts)
+}
+
+// LoadContext is Load, stopped with ctx's error once ctx is done.
+func LoadContext(ctx context.Context, path, format string, opts Options) (*event.Stream, error) {
 	file, err := localPath(path)
 	if err != nil {
 		return nil, err
@@ -25,7 +30,7 @@ func Load(path, format string, opts Options) (*event.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := Collect(context.Background(), src)
+	s, err := Collect(ctx, src)
 	if err != nil {
 		return nil, err
 	}
