@@ -558,6 +558,7 @@ func TestCancelLoadAndGenerate(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	reading := make(chan struct{}) // the LOAD has opened the pipe
 	go func() {
 		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
@@ -565,6 +566,7 @@ func TestCancelLoadAndGenerate(t *testing.T) {
 		}
 		defer f.Close()
 		f.WriteString("type,ts,x\n")
+		close(reading)
 		line := []byte{}
 		for ts := 0; ; ts++ {
 			line = fmt.Appendf(line[:0], "A,%d,1\n", ts)
@@ -573,16 +575,29 @@ func TestCancelLoadAndGenerate(t *testing.T) {
 			}
 		}
 	}()
-	for _, tt := range []struct{ stmt, err string }{
-		{"LOAD '" + fifo + "' AS endless;", "ERROR: LOAD '" + fifo + "' cancelled: nothing loaded: context canceled\n"},
-		{"GENERATE STOCKS AS big WITH (events = 20000000);", "ERROR: GENERATE STOCKS cancelled: nothing generated: context canceled\n"},
+	generating := make(chan struct{})
+	close(generating)
+	for _, tt := range []struct {
+		stmt, err string
+		running   chan struct{}
+	}{
+		{"LOAD '" + fifo + "' AS endless;", "ERROR: LOAD '" + fifo + "' cancelled: nothing loaded: context canceled\n", reading},
+		{"GENERATE STOCKS AS big WITH (events = 20000000);", "ERROR: GENERATE STOCKS cancelled: nothing generated: context canceled\n", generating},
 	} {
 		t.Run(strings.Fields(tt.stmt)[0], func(t *testing.T) {
 			s, _, stderr := newSession(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error)
-			go func() { done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: tt.stmt}) }()
-			time.Sleep(50 * time.Millisecond)
+			started := make(chan struct{})
+			go func() {
+				close(started)
+				done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: tt.stmt})
+			}()
+			<-started
+			<-tt.running
+			// Well into the statement (a cancel before it would skip it):
+			// 20M events take seconds to generate.
+			time.Sleep(100 * time.Millisecond)
 			start := time.Now()
 			cancel()
 			select {

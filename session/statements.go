@@ -108,6 +108,8 @@ func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error
 	}
 	defer s.prog.begin("LOAD "+quote(path), 0)()
 	start := time.Now()
+	var notes []string
+	opts.Notes = &notes
 	stream, err := source.LoadContext(ctx, path, st.Format, opts)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("LOAD %s cancelled: nothing loaded: %w", quote(path), err)
@@ -117,6 +119,9 @@ func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error
 	}
 	stream.Name = name
 	s.added("loaded", stream, time.Since(start))
+	for _, n := range notes {
+		s.note("warning: %s", n)
+	}
 	return nil
 }
 
