@@ -199,7 +199,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		out.prefix = []byte("[" + strconv.Itoa(lq.id) + "] ")
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
-	w := s.writer(bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
+	w := s.writer(bw, schemaOf(cq, stream.Schema, stream.Unit, l.Update), len(out.prefix))
 	limit, timing := s.set.Limit, s.set.Timing // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)

@@ -58,7 +58,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 
-	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil), 0)
+	w := s.writer(s.out, schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
 	limit, n := s.set.Limit, int64(0)
 	stats, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
 		if w.Row(row) != nil {
@@ -112,11 +112,12 @@ func (s *Session) writer(w io.Writer, sc output.Schema, indent int) output.Write
 	return output.New(s.set.Format, w, sc, opts...)
 }
 
-// schemaOf is the output schema of a compiled query's rows; update reads
-// a live stream's growing schema (nil for a loaded one).
-func schemaOf(cq *sase.Query, events *event.Schema, update func(func(*event.Schema))) output.Schema {
+// schemaOf is the output schema of a compiled query's rows on a stream
+// with schema events and tick unit; update reads a live stream's growing
+// schema (nil for a loaded one).
+func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update func(func(*event.Schema))) output.Schema {
 	cols := cq.Columns()
-	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update}
+	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update, Unit: unit}
 	for i, c := range cols {
 		kind := output.Value
 		switch c.Kind {
@@ -125,7 +126,8 @@ func schemaOf(cq *sase.Query, events *event.Schema, update func(func(*event.Sche
 		case planner.ColList:
 			kind = output.List
 		}
-		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind}
+		a, isAttr := c.Expr.(*planner.Attr)
+		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
 	}
 	return sc
 }
