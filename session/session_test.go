@@ -550,7 +550,8 @@ func TestFailedLoad(t *testing.T) {
 }
 
 // TestCancelLoadAndGenerate checks that a cancel (Ctrl-C in the shell)
-// stops LOAD and GENERATE and leaves nothing loaded. The LOAD reads a pipe
+// stops LOAD, GENERATE (which then leave nothing loaded) and EXPLAIN
+// ANALYZE. The LOAD reads a pipe
 // that never ends, so only the cancel can stop it. The bound is loose so
 // as not to flake on a busy machine; the latency is logged (go test -v).
 func TestCancelLoadAndGenerate(t *testing.T) {
@@ -583,6 +584,8 @@ func TestCancelLoadAndGenerate(t *testing.T) {
 	}{
 		{"LOAD '" + fifo + "' AS endless;", "ERROR: LOAD '" + fifo + "' cancelled: nothing loaded: context canceled\n", reading},
 		{"GENERATE STOCKS AS big WITH (events = 20000000);", "ERROR: GENERATE STOCKS cancelled: nothing generated: context canceled\n", generating},
+		// Without a window its matches are every ordered 4-tuple: it never ends.
+		{"EXPLAIN ANALYZE PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d);", "ERROR: query cancelled after ", generating},
 	} {
 		t.Run(strings.Fields(tt.stmt)[0], func(t *testing.T) {
 			s, _, stderr := newSession(t)
