@@ -549,12 +549,12 @@ func TestFailedLoad(t *testing.T) {
 	}
 }
 
-// TestCancelLoadAndGenerate checks that a cancel (Ctrl-C in the shell)
+// TestCancelStatements checks that a cancel (Ctrl-C in the shell)
 // stops LOAD, GENERATE (which then leave nothing loaded) and EXPLAIN
 // ANALYZE. The LOAD reads a pipe
 // that never ends, so only the cancel can stop it. The bound is loose so
 // as not to flake on a busy machine; the latency is logged (go test -v).
-func TestCancelLoadAndGenerate(t *testing.T) {
+func TestCancelStatements(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "endless.csv")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
