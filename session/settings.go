@@ -58,13 +58,13 @@ func (st *Settings) Set(key, value string) error {
 	case "engine":
 		e, err := sase.LookupEngine(v)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, ast.DidYouMean(v, SettingValues("engine")))
 		}
 		st.Engine = e
 	case "format":
 		f, err := output.ParseFormat(value)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, ast.DidYouMean(v, SettingValues("format")))
 		}
 		st.Format = f
 	case "limit":
