@@ -57,6 +57,9 @@ type Completion struct {
 	Var    string       // for ExpectAttribute
 	Key    string       // for ExpectSettingValue
 	Vars   []PatternVar // for ExpectVariable and ExpectAttribute; nil while the pattern is incomplete
+	// Values are the fixed words that fit and begin with Word: the
+	// formats after LOAD's or EXPLAIN's FORMAT.
+	Values []string
 	lower  bool         // keywords in lower case
 }
 
@@ -103,6 +106,7 @@ func CompletionContext(text string) Completion {
 	}
 	if ok, chain := probe(before, "x"); ok {
 		c.nameFor(chain)
+		c.valuesFor(chain)
 	}
 	if ok, chain := probe(before, "1"); ok {
 		if inside[*gen.StopStmtContext](chain) {
@@ -176,6 +180,23 @@ func (c *Completion) nameFor(chain []antlr.Tree) {
 				c.Expect |= ExpectSettingValue
 				c.Key = set.Word().GetText()
 			}
+		}
+	}
+}
+
+// valuesFor notes the fixed words that fit where the parser took a word
+// that is no name.
+func (c *Completion) valuesFor(chain []antlr.Tree) {
+	var words []string
+	switch chain[0].(type) {
+	case *gen.FormatClauseContext:
+		words = loadFormats
+	case *gen.ExplainOptionContext:
+		words = explainFormats
+	}
+	for _, w := range words {
+		if strings.HasPrefix(w, strings.ToLower(c.Word)) {
+			c.Values = append(c.Values, w)
 		}
 	}
 }

@@ -249,8 +249,8 @@ func (b *builder) loadClauses(n *ast.Load, clauses []gen.ILoadClauseContext) {
 			b.clauseOnce(seen, "FORMAT", c)
 			f := c.ID().GetSymbol()
 			n.Format = strings.ToLower(f.GetText())
-			if n.Format != "csv" && n.Format != "jsonl" {
-				b.errorf(b.off(f), "unknown format %s (expected csv or jsonl)", quote(f.GetText()))
+			if !slices.Contains(loadFormats, n.Format) {
+				b.errorf(b.off(f), "unknown format %s (expected %s)%s", quote(f.GetText()), orList(loadFormats), ast.DidYouMean(n.Format, loadFormats))
 			}
 		case *gen.WithClauseContext:
 			b.clauseOnce(seen, "WITH", c)
@@ -327,7 +327,10 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 	return q
 }
 
-// explainFormats are EXPLAIN's (FORMAT name)s, "" being text.
+// loadFormats are LOAD's FORMAT names.
+var loadFormats = []string{"csv", "jsonl"}
+
+// explainFormats are EXPLAIN's (FORMAT name)s.
 var explainFormats = []string{"text", "dot", "json"}
 
 // explainOptions reads EXPLAIN (ANALYZE, FORMAT name), each at most once.

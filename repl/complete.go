@@ -94,6 +94,9 @@ func (c *completer) candidates() []string {
 			}
 		}
 	}
+	for _, v := range ctx.Values {
+		c.name(v, " ")
+	}
 	words := make([]string, len(ctx.Keywords))
 	for i, kw := range ctx.Keywords {
 		words[i] = kw + " "
