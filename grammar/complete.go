@@ -60,7 +60,7 @@ type Completion struct {
 	// Values are the fixed words that fit and begin with Word: the
 	// formats after LOAD's or EXPLAIN's FORMAT.
 	Values []string
-	lower  bool         // keywords in lower case
+	lower  bool // keywords in lower case
 }
 
 // Keyword returns keyword kw (upper case) spelled as Keywords are, if it
