@@ -90,6 +90,22 @@ func neverCarried(sc *event.Schema, q *ast.Query) []string {
 	return miss
 }
 
+// emptyAttrs warns about each attribute the query reads that loaded
+// stream name has on no event of the types it is read on (a CSV column
+// left empty for them): every comparison with it is true.
+func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
+	var attrs []string
+	for _, m := range neverCarried(sc, q) {
+		if a, ok := strings.CutPrefix(m, "attribute "); ok {
+			attrs = append(attrs, a)
+		}
+	}
+	if len(attrs) > 0 {
+		s.note("warning: stream %s has no value of %s on the types the query reads it on: every comparison with it is true (has(v.x) guards it)",
+			name, strings.Join(attrs, ", "))
+	}
+}
+
 // carriedNote warns, when live query lq has read its stream to the end,
 // about what q named that the stream never carried.
 func (s *Session) carriedNote(lq *liveQuery, q *ast.Query) {

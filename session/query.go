@@ -32,6 +32,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if err != nil {
 		return err
 	}
+	s.emptyAttrs(q, e.name, stream.Schema)
 	if q.Explain && !q.Analyze {
 		return s.explain(cq, q, nil)
 	}
