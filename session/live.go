@@ -263,10 +263,15 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 // there cannot be caught, it only never matches (or reads as absent).
 func register(sc *event.Schema, q *ast.Query) (unseen []string) {
 	names := sase.Names(q)
+	seen := typeNames(sc) // before the query's own are added
 	for _, t := range names.Types {
 		if _, ok := sc.TypeID(t); !ok {
 			sc.AddType(t)
-			unseen = append(unseen, "type "+t)
+			text := "type " + t
+			if near := ast.DidYouMean(t, seen); near != "" {
+				text += " (" + strings.TrimPrefix(near, "; ") + ")"
+			}
+			unseen = append(unseen, text)
 		}
 	}
 	for _, u := range names.Attrs {

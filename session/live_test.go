@@ -169,3 +169,18 @@ func TestNeverCarried(t *testing.T) {
 		t.Errorf("want two warnings:\n%s", stderr)
 	}
 }
+
+// TestUnseenTypeSuggestion checks that a live query's start suggests the
+// type seen so far that a type not seen yet is likely a typo of.
+func TestUnseenTypeSuggestion(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	exec(t, s, "LOAD '-' AS s; PATTERN login a WITHIN 5;")
+	io.WriteString(pw, "type,ts,x\nlogin,1,10\n")
+	testkit.WaitFor(t, stdout, "[1] ")
+	exec(t, s, "PATTERN SEQ(login a, logn b) WITHIN 5;")
+	testkit.WaitFor(t, stderr, "query 2 started on s (not seen yet: type logn (did you mean login?))\n")
+	exec(t, s, "STOP QUERY 1; STOP QUERY 2;")
+}
