@@ -39,7 +39,7 @@ func ExampleCompile_error() {
 	_, err := sase.Compile("PATTERN SEQ(stock1 a) WHERE a.prise > 1", stream)
 	fmt.Println(err)
 	// Output:
-	// <query>:1:31: no type of a has attribute "prise" (stock1 has id, price, symbol, volume, ts, seq)
+	// <query>:1:31: no type of a has attribute "prise" (stock1 has id, price, symbol, volume, ts, seq); did you mean price?
 	//     PATTERN SEQ(stock1 a) WHERE a.prise > 1
 	//                                   ^
 }

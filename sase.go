@@ -12,6 +12,7 @@ package sase
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/sase-cep/sase/ast"
@@ -186,4 +187,41 @@ func (q *Query) ExplainOn(workers int) string {
 		return q.Explain()
 	}
 	return q.Explain() + q.Split(workers).String() + "\n"
+}
+
+
+// ExplainAs prints the plan in format "text" (as ExplainOn), "dot" (a
+// Graphviz digraph) or "json"; with each operator's counts when stats is
+// not nil, as ExplainAnalyze.
+func (q *Query) ExplainAs(format string, workers int, stats *Stats) (string, error) {
+	var annotate func(int) string
+	if stats != nil {
+		annotate = stats.Annotate
+	}
+	switch format {
+	case "", "text":
+		if stats != nil {
+			return q.ExplainAnalyze(stats), nil
+		}
+		return q.ExplainOn(workers), nil
+	case "dot":
+		return q.plan.ExplainDOT(annotate), nil
+	case "json":
+		var analyzed func(int) planner.Analyzed
+		if stats != nil {
+			analyzed = func(op int) planner.Analyzed {
+				o := stats.Operators[op]
+				a := planner.Analyzed{In: o.In, Out: o.Out, Time: o.Time}
+				for _, c := range o.Counters {
+					if a.Counters == nil {
+						a.Counters = map[string]int64{}
+					}
+					a.Counters[c.Name] = c.N
+				}
+				return a
+			}
+		}
+		return q.plan.ExplainJSON(analyzed), nil
+	}
+	return "", fmt.Errorf("unknown EXPLAIN format %q (formats: text, dot, json)", format)
 }

@@ -28,17 +28,20 @@ type Expr interface {
 // ---- statements ----
 
 // Query is PATTERN/EVENT pattern [FROM s] [WHERE c] [WITHIN d] [RETURN r]
-// [INTO name], optionally preceded by EXPLAIN [ANALYZE].
+// [INTO name], optionally preceded by EXPLAIN [ANALYZE] [(options)].
 type Query struct {
 	Span    Span
 	Explain bool
 	Analyze bool
-	Event   bool // written with the EVENT keyword instead of PATTERN
-	Pattern *Pattern
-	From    *Ident    // nil when absent
-	Where   Expr      // nil when absent
-	Within  *Duration // nil when absent
-	Return  *Return   // nil when absent
+	// ExplainFormat is EXPLAIN's (FORMAT name), lower case: "" for the
+	// text tree, "dot" or "json".
+	ExplainFormat string
+	Event         bool // written with the EVENT keyword instead of PATTERN
+	Pattern       *Pattern
+	From          *Ident    // nil when absent
+	Where         Expr      // nil when absent
+	Within        *Duration // nil when absent
+	Return        *Return   // nil when absent
 	// Into names the derived stream the matches become events of
 	// (docs/LANGUAGE.md, Derived streams); nil when absent.
 	Into *Ident
@@ -90,6 +93,9 @@ type ShowStreams struct{ Span Span }
 // ShowQueries is SHOW QUERIES: the queries started on live streams.
 type ShowQueries struct{ Span Span }
 
+// ShowSettings is SHOW SETTINGS: the settings as \set lists them.
+type ShowSettings struct{ Span Span }
+
 // StopQuery is STOP QUERY n.
 type StopQuery struct {
 	Span Span
@@ -116,30 +122,32 @@ type Set struct {
 	Value   *Literal
 }
 
-func (*Query) stmtNode()       {}
-func (*Load) stmtNode()        {}
-func (*Listen) stmtNode()      {}
-func (*Generate) stmtNode()    {}
-func (*Use) stmtNode()         {}
-func (*ShowStreams) stmtNode() {}
-func (*ShowQueries) stmtNode() {}
-func (*StopQuery) stmtNode()   {}
-func (*ShowTypes) stmtNode()   {}
-func (*Describe) stmtNode()    {}
-func (*Set) stmtNode()         {}
+func (*Query) stmtNode()        {}
+func (*Load) stmtNode()         {}
+func (*Listen) stmtNode()       {}
+func (*Generate) stmtNode()     {}
+func (*Use) stmtNode()          {}
+func (*ShowStreams) stmtNode()  {}
+func (*ShowQueries) stmtNode()  {}
+func (*ShowSettings) stmtNode() {}
+func (*StopQuery) stmtNode()    {}
+func (*ShowTypes) stmtNode()    {}
+func (*Describe) stmtNode()     {}
+func (*Set) stmtNode()          {}
 
-func (n *Query) NodeSpan() Span       { return n.Span }
-func (n *Load) NodeSpan() Span        { return n.Span }
-func (n *Listen) NodeSpan() Span      { return n.Span }
-func (n *Generate) NodeSpan() Span    { return n.Span }
-func (n *Option) NodeSpan() Span      { return n.Span }
-func (n *Use) NodeSpan() Span         { return n.Span }
-func (n *ShowStreams) NodeSpan() Span { return n.Span }
-func (n *ShowQueries) NodeSpan() Span { return n.Span }
-func (n *StopQuery) NodeSpan() Span   { return n.Span }
-func (n *ShowTypes) NodeSpan() Span   { return n.Span }
-func (n *Describe) NodeSpan() Span    { return n.Span }
-func (n *Set) NodeSpan() Span         { return n.Span }
+func (n *Query) NodeSpan() Span        { return n.Span }
+func (n *Load) NodeSpan() Span         { return n.Span }
+func (n *Listen) NodeSpan() Span       { return n.Span }
+func (n *Generate) NodeSpan() Span     { return n.Span }
+func (n *Option) NodeSpan() Span       { return n.Span }
+func (n *Use) NodeSpan() Span          { return n.Span }
+func (n *ShowStreams) NodeSpan() Span  { return n.Span }
+func (n *ShowQueries) NodeSpan() Span  { return n.Span }
+func (n *ShowSettings) NodeSpan() Span { return n.Span }
+func (n *StopQuery) NodeSpan() Span    { return n.Span }
+func (n *ShowTypes) NodeSpan() Span    { return n.Span }
+func (n *Describe) NodeSpan() Span     { return n.Span }
+func (n *Set) NodeSpan() Span          { return n.Span }
 
 // ---- query parts ----
 

@@ -15,7 +15,7 @@ var keywords = map[string]bool{
 	"format": true, "with": true, "generate": true, "stocks": true, "use": true,
 	"show": true, "streams": true, "types": true, "describe": true, "set": true,
 	"follow": true, "true": true, "false": true, "len": true, "listen": true,
-	"queries": true, "query": true, "stop": true,
+	"queries": true, "query": true, "stop": true, "settings": true,
 }
 
 // IsKeyword reports whether name is a keyword of the language, in any case.
@@ -62,6 +62,9 @@ func (n *Query) String() string {
 		b.WriteString("EXPLAIN ")
 		if n.Analyze {
 			b.WriteString("ANALYZE ")
+		}
+		if n.ExplainFormat != "" {
+			b.WriteString("(FORMAT " + n.ExplainFormat + ") ")
 		}
 	}
 	if n.Event {
@@ -232,8 +235,9 @@ func (*ShowStreams) String() string {
 	return "SHOW STREAMS"
 }
 
-func (*ShowQueries) String() string { return "SHOW QUERIES" }
-func (n *StopQuery) String() string { return "STOP QUERY " + strconv.Itoa(n.ID) }
+func (*ShowQueries) String() string  { return "SHOW QUERIES" }
+func (*ShowSettings) String() string { return "SHOW SETTINGS" }
+func (n *StopQuery) String() string  { return "STOP QUERY " + strconv.Itoa(n.ID) }
 
 func (n *ShowTypes) String() string {
 	if n.From == nil {

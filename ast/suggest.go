@@ -69,3 +69,15 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(y)]
 }
+
+// DidYouMean is "; did you mean X?" for the candidate word is most likely a
+// typo of, or "" when none is near: the tail of a message about an unknown
+// name.
+func DidYouMean(word string, candidates []string) string {
+	for _, c := range Closest(word, candidates) {
+		if c != word {
+			return "; did you mean " + c + "?"
+		}
+	}
+	return ""
+}

@@ -24,7 +24,7 @@ statement
     | LISTEN STRING loadClause*                   # listenStmt
     | GENERATE STOCKS generateClause*             # generateStmt
     | USE name                                    # useStmt
-    | SHOW (STREAMS | QUERIES | TYPES (FROM name)?)   # showStmt
+    | SHOW (STREAMS | QUERIES | SETTINGS | TYPES (FROM name)?)   # showStmt
     | STOP QUERY INT                              # stopStmt
     | DESCRIBE name                               # describeStmt
     | SET word EQ value                           # setStmt
@@ -66,9 +66,19 @@ signedNumber
 // ---- queries ----
 
 query
-    : (EXPLAIN ANALYZE?)? (PATTERN | EVENT) pattern
+    : (EXPLAIN ANALYZE? explainOptions?)? (PATTERN | EVENT) pattern
       (FROM name)? (WHERE expr)? (WITHIN duration)?
       (RETURN returnList (INTO name)?)?
+    ;
+
+// PostgreSQL's form: EXPLAIN (ANALYZE, FORMAT json) query.
+explainOptions
+    : LPAREN explainOption (COMMA explainOption)* RPAREN
+    ;
+
+explainOption
+    : ANALYZE
+    | FORMAT ID
     ;
 
 pattern
@@ -169,7 +179,7 @@ ident
     : ID | BQUOTED | DQUOTED
     | EXPLAIN | ANALYZE | LOAD | FORMAT | FOLLOW | GENERATE | STOCKS | USE
     | SHOW | STREAMS | TYPES | DESCRIBE | SET
-    | LISTEN | QUERIES | QUERY | STOP
+    | LISTEN | QUERIES | QUERY | STOP | SETTINGS
     ;
 
 // attrName follows a '.', where every keyword is unambiguous except LEN
@@ -218,6 +228,7 @@ FOLLOW   : 'follow';
 LISTEN   : 'listen';
 QUERIES  : 'queries';
 QUERY    : 'query';
+SETTINGS : 'settings';
 STOP     : 'stop';
 TRUE     : 'true';
 FALSE    : 'false';

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -182,6 +183,9 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 		if c.QUERIES() != nil {
 			return &ast.ShowQueries{Span: sp}
 		}
+		if c.SETTINGS() != nil {
+			return &ast.ShowSettings{Span: sp}
+		}
 		s := &ast.ShowTypes{Span: sp}
 		if c.Name() != nil {
 			s.From = b.name(c.Name())
@@ -245,8 +249,8 @@ func (b *builder) loadClauses(n *ast.Load, clauses []gen.ILoadClauseContext) {
 			b.clauseOnce(seen, "FORMAT", c)
 			f := c.ID().GetSymbol()
 			n.Format = strings.ToLower(f.GetText())
-			if n.Format != "csv" && n.Format != "jsonl" {
-				b.errorf(b.off(f), "unknown format %s (expected csv or jsonl)", quote(f.GetText()))
+			if !slices.Contains(loadFormats, n.Format) {
+				b.errorf(b.off(f), "unknown format %s (expected %s)%s", quote(f.GetText()), orList(loadFormats), ast.DidYouMean(n.Format, loadFormats))
 			}
 		case *gen.WithClauseContext:
 			b.clauseOnce(seen, "WITH", c)
@@ -305,6 +309,9 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		Event:   ctx.EVENT() != nil,
 		Pattern: b.pattern(ctx.Pattern()),
 	}
+	if opts := ctx.ExplainOptions(); opts != nil {
+		b.explainOptions(q, opts)
+	}
 	names := ctx.AllName() // FROM's, then INTO's
 	if ctx.FROM() != nil {
 		q.From = b.name(names[0])
@@ -322,6 +329,35 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		q.Into = b.name(names[len(names)-1])
 	}
 	return q
+}
+
+// loadFormats are LOAD's FORMAT names.
+var loadFormats = []string{"csv", "jsonl"}
+
+// explainFormats are EXPLAIN's (FORMAT name)s.
+var explainFormats = []string{"text", "dot", "json"}
+
+// explainOptions reads EXPLAIN (ANALYZE, FORMAT name), each at most once.
+func (b *builder) explainOptions(q *ast.Query, ctx gen.IExplainOptionsContext) {
+	seen := map[string]bool{}
+	for _, o := range ctx.AllExplainOption() {
+		o := o.(*gen.ExplainOptionContext)
+		if o.ANALYZE() != nil {
+			b.clauseOnce(seen, "ANALYZE", o)
+			q.Analyze = true
+			continue
+		}
+		b.clauseOnce(seen, "FORMAT", o)
+		f := o.ID().GetSymbol()
+		name := strings.ToLower(f.GetText())
+		if !slices.Contains(explainFormats, name) {
+			b.errorf(b.off(f), "unknown EXPLAIN format %s (formats: %s)%s", quote(f.GetText()), strings.Join(explainFormats, ", "), ast.DidYouMean(name, explainFormats))
+			continue
+		}
+		if name != "text" {
+			q.ExplainFormat = name
+		}
+	}
 }
 
 func (b *builder) pattern(ctx gen.IPatternContext) *ast.Pattern {
@@ -464,6 +500,8 @@ func isCondition(e ast.Expr) bool {
 		return true
 	case *ast.Literal:
 		return e.Kind == ast.LitBool
+	case *ast.Call:
+		return e.Func == "has" // the planner checks its argument
 	}
 	return false
 }

@@ -127,7 +127,7 @@ func TestParseErrors(t *testing.T) {
     	FOO
     	^`},
 		{"SHOW", `
-<input>:1:5: expected STREAMS, TYPES or QUERIES at end of input
+<input>:1:5: expected STREAMS, TYPES, QUERIES or SETTINGS at end of input
     SHOW
         ^`},
 		{"PATTERN SEQ(A a, B+ b[]) WHERE b[j].x = 1 AND b[..i-2].x = 1", `
@@ -277,7 +277,7 @@ func TestParseErrorsPointAtTheFix(t *testing.T) {
     SET limit 5
               ^`},
 		{"EXPLAIN SHOW TYPES", `
-<input>:1:9: expected PATTERN, EVENT or ANALYZE at 'SHOW'
+<input>:1:9: expected PATTERN, EVENT, ANALYZE or '(' at 'SHOW'
     EXPLAIN SHOW TYPES
             ^`},
 		{"STOP QUERY", `
@@ -327,6 +327,9 @@ var canonical = []string{
 	"EXPLAIN PATTERN !A a",
 	"PATTERN SEQ(A a, !B n, C+ c[]) FROM s WHERE a.x < c[i].x WITHIN 10 RETURN a.x, count(c[]) AS n, a.x + 1 INTO spikes",
 	"EXPLAIN ANALYZE PATTERN A a RETURN a.`into` AS `from` INTO `SHELF-READING`",
+	"EXPLAIN (FORMAT dot) PATTERN SEQ(A a, B b)",
+	"EXPLAIN ANALYZE (FORMAT json) PATTERN A a",
+	"SHOW SETTINGS",
 	"EVENT SEQ(A a, B b)",
 	"PATTERN A",
 	"PATTERN SEQ(A a, B{3,} b, C c)",

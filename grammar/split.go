@@ -6,6 +6,7 @@ import (
 
 	"github.com/antlr4-go/antlr/v4"
 
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar/gen"
 )
 
@@ -148,4 +149,17 @@ type badChars struct {
 
 func (b *badChars) SyntaxError(antlr.Recognizer, any, int, int, string, antlr.RecognitionException) {
 	b.runes = append(b.runes, b.lx.TokenStartCharIndex)
+}
+
+// TokenSpans returns where text's tokens are, as byte offsets, in order;
+// what lies between them the lexer skipped (blanks, comments) or could not
+// read.
+func TokenSpans(text string) []ast.Span {
+	at := &cursor{text: text}
+	toks := lex(text)
+	spans := make([]ast.Span, len(toks))
+	for i, t := range toks {
+		spans[i] = ast.Span{Start: at.byteOf(t.GetStart()), End: at.byteOf(t.GetStop() + 1)}
+	}
+	return spans
 }

@@ -2,6 +2,7 @@ package output
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -14,6 +15,16 @@ type eventFormat struct {
 	textKey  [][]byte // per attribute slot:  <name>=
 	types    []string
 	update   func(func(*event.Schema)) // Schema.Update; nil if fixed
+	unit     time.Duration             // Schema.Unit: text timestamps are times of day
+}
+
+// appendTS appends a timestamp for people: RFC 3339 (UTC) on a stream of
+// wall-clock times, else the number of ticks.
+func (f *eventFormat) appendTS(b []byte, ts int64) []byte {
+	if f.unit < time.Millisecond {
+		return strconv.AppendInt(b, ts, 10)
+	}
+	return time.UnixMilli(ts*int64(f.unit/time.Millisecond)).UTC().AppendFormat(b, time.RFC3339Nano)
 }
 
 // extend encodes the names of schema that f does not have yet.
@@ -65,7 +76,7 @@ func (f *eventFormat) appendText(b []byte, e *event.Event) []byte {
 	f.cover(e)
 	b = append(b, f.types[e.Type]...)
 	b = append(b, '@')
-	b = strconv.AppendInt(b, e.TS, 10)
+	b = f.appendTS(b, e.TS)
 	open := false
 	for slot, v := range e.Attrs {
 		if v.IsAbsent() {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
@@ -61,6 +62,9 @@ const (
 type Column struct {
 	Name string
 	Kind Kind
+	// Time marks a Value column that holds timestamps (a.ts): a table
+	// prints them as times of day when Schema.Unit is set.
+	Time bool
 }
 
 // Schema describes the rows a writer receives.
@@ -74,6 +78,10 @@ type Schema struct {
 	// calls it when an event has a type or attribute it cannot name yet.
 	// Nil when Events is fixed.
 	Update func(func(*event.Schema))
+	// Unit is a timestamp tick of a stream with wall-clock timestamps (RFC
+	// 3339, or a time_unit); 0 for unit-less ones. Tables then print
+	// timestamps in RFC 3339; CSV and JSON Lines keep the numbers.
+	Unit time.Duration
 }
 
 // Writer writes the rows of one result. A write error stops it: every
@@ -128,6 +136,7 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 		ev.extend(sc.Events)
 	}
 	out := sink{w: w}
+	ev.unit = sc.Unit // only tables print text for events
 	switch f {
 	case JSONL:
 		return newJSONL(out, sc.Columns, ev)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
@@ -132,5 +133,42 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("xml"); err == nil || err.Error() != `unknown format "xml" (formats: table, csv, jsonl, count)` {
 		t.Errorf("ParseFormat(xml) = %v", err)
+	}
+}
+
+// TestWallClockTimes checks that a table prints the timestamps of a
+// stream with wall-clock times in RFC 3339, events' and a.ts columns
+// alike, while CSV and JSON Lines keep the numbers.
+func TestWallClockTimes(t *testing.T) {
+	sc := event.NewSchema()
+	sc.AddType("A")
+	cols := []Column{{Name: "a", Kind: Event}, {Name: "a.ts", Kind: Value, Time: true}, {Name: "n", Kind: Value}}
+	for _, tt := range []struct {
+		format Format
+		unit   time.Duration
+		ts     int64
+		want   string
+	}{
+		{Table, time.Millisecond, 1767225600500, " a                        | a.ts                   | n\n" +
+			"--------------------------+------------------------+---------------\n" +
+			" A@2026-01-01T00:00:00.5Z | 2026-01-01T00:00:00.5Z | 1767225600500\n"},
+		{Table, time.Second, 1767225600, " a                      | a.ts                 | n\n" +
+			"------------------------+----------------------+------------\n" +
+			" A@2026-01-01T00:00:00Z | 2026-01-01T00:00:00Z | 1767225600\n"},
+		{Table, 0, 1767225600500, " a               | a.ts          | n\n" +
+			"-----------------+---------------+---------------\n" +
+			" A@1767225600500 | 1767225600500 | 1767225600500\n"},
+		{CSV, time.Millisecond, 1767225600500, "a,a.ts,n\n0,1767225600500,1767225600500\n"},
+		{JSONL, time.Millisecond, 1767225600500, `{"a":{"type":"A","ts":1767225600500,"seq":0},"a.ts":1767225600500,"n":1767225600500}` + "\n"},
+	} {
+		e := &event.Event{Type: 0, TS: tt.ts}
+		row := []sase.Cell{{Event: e}, {Value: event.IntValue(e.TS)}, {Value: event.IntValue(e.TS)}}
+		var b strings.Builder
+		w := New(tt.format, &b, Schema{Columns: cols, Events: sc, Unit: tt.unit})
+		w.Row(row)
+		w.Finish()
+		if b.String() != tt.want {
+			t.Errorf("%v, unit %v:\n%s\nwant\n%s", tt.format, tt.unit, b.String(), tt.want)
+		}
 	}
 }

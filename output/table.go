@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 )
 
 // tablePage is how many rows the table collects before it prints. The
@@ -61,6 +62,10 @@ func (t *tableWriter) Row(cells []sase.Cell) error {
 		right := false
 		switch t.cols[i].Kind {
 		case Value:
+			if t.cols[i].Time && t.ev.unit != 0 && c.Value.Kind() == event.Int {
+				t.arena = t.ev.appendTS(t.arena, c.Value.Int())
+				break
+			}
 			right = c.Value.IsNumber()
 			t.arena = c.Value.AppendText(t.arena)
 		case Event:

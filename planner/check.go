@@ -53,18 +53,20 @@ func at(n ast.Node, kinds event.KindSet) node { return node{pos: n.NodeSpan().St
 func (c *compiler) component(id *ast.Ident) (*Component, bool) {
 	i, ok := c.vars[id.Name]
 	if !ok {
-		c.errorf(id, "unknown variable %q (the pattern has %s)", id.Name, c.varList())
+		c.errorf(id, "unknown variable %q (the pattern has %s)%s", id.Name, c.varList(), ast.DidYouMean(id.Name, c.varNames()))
 		return nil, false
 	}
 	return c.plan.Components[i], true
 }
 
-func (c *compiler) varList() string {
+func (c *compiler) varList() string { return strings.Join(c.varNames(), ", ") }
+
+func (c *compiler) varNames() []string {
 	names := make([]string, len(c.plan.Components))
 	for i, comp := range c.plan.Components {
 		names[i] = comp.Var
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // attr resolves an attribute of a component to a slot, with the kinds its
@@ -91,15 +93,34 @@ func (c *compiler) attr(comp *Component, id *ast.Ident) (f Field, kinds event.Ki
 			return f, kinds, true
 		}
 	}
-	var have []string
+	var have, names []string
 	for _, t := range comp.Types {
-		have = append(have, fmt.Sprintf("%s has %s", schema.Types[t].Name, strings.Join(append(schema.AttrsOf(t), "ts", "seq"), ", ")))
+		attrs := append(schema.AttrsOf(t), "ts", "seq")
+		have = append(have, fmt.Sprintf("%s has %s", schema.Types[t].Name, strings.Join(attrs, ", ")))
+		names = append(names, attrs...)
 	}
 	if len(comp.Types) == 0 {
-		have = append(have, fmt.Sprintf("the stream has %s", strings.Join(append(append([]string{}, schema.Attrs...), "ts", "seq"), ", ")))
+		names = append(append([]string{}, schema.Attrs...), "ts", "seq")
+		have = append(have, fmt.Sprintf("the stream has %s", strings.Join(names, ", ")))
 	}
-	c.errorf(id, "no type of %s has attribute %q (%s)", comp.Var, id.Name, strings.Join(have, "; "))
+	c.errorf(id, "no type of %s has attribute %q (%s)%s", comp.Var, id.Name, strings.Join(have, "; "), ast.DidYouMean(id.Name, names))
 	return f, 0, false
+}
+
+// has checks has(v.attr): the guard against the absent-attribute rule,
+// under which a comparison with an attribute the event lacks holds.
+func (c *compiler) has(e *ast.Call) Expr {
+	if len(e.Args) != 1 {
+		c.errorf(e, "has takes one attribute: has(b.x)")
+		return nil
+	}
+	ref, ok := e.Args[0].(*ast.AttrRef)
+	if !ok {
+		c.errorf(e.Args[0], "has takes an attribute such as b.x or b[i].x, not %s", c.text(e.Args[0]))
+		return nil
+	}
+	x, _ := c.attrRef(ref)
+	return &Has{node: at(e, boolKinds), X: x}
 }
 
 // cond checks a condition.
@@ -123,6 +144,10 @@ func (c *compiler) cond(e ast.Expr) Expr {
 		}
 	case *ast.Equivalence:
 		return &EquivTest{node: at(e, boolKinds), Equivs: c.equivs(e)}
+	case *ast.Call:
+		if e.Func == "has" {
+			return c.has(e)
+		}
 	case *ast.Strategy:
 		c.errorf(e, "an event selection strategy must be a top-level conjunct of WHERE")
 		return nil
@@ -293,8 +318,12 @@ func (c *compiler) call(e *ast.Call) (Expr, event.KindSet) {
 		return &Abs{node: at(e, k&numberKinds), X: x}, k & numberKinds
 	case "count", "sum", "avg", "min", "max":
 		return c.aggregate(e)
+	case "has":
+		c.errorf(e, "has(...) is a condition, not a value: WHERE has(b.x) AND b.x > 1")
+		return nil, 0
 	}
-	c.errorf(e, "unknown function %s (functions: abs, count, sum, avg, min, max)", e.Func)
+	funcs := []string{"abs", "count", "sum", "avg", "min", "max", "has"}
+	c.errorf(e, "unknown function %s (functions: %s)%s", e.Func, strings.Join(funcs, ", "), ast.DidYouMean(e.Func, funcs))
 	return nil, 0
 }
 

@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Explain prints the plan as a tree, root (the output) first, each
@@ -76,4 +78,104 @@ func (p *Plan) interval(c *Component) string {
 		return fmt.Sprintf("(%s, %s + %s]", ts(c.Prev), first, w)
 	}
 	return fmt.Sprintf("(%s, +inf)", ts(c.Prev))
+}
+
+// Analyzed is what a run measured of one operator, for EXPLAIN ANALYZE in
+// JSON.
+type Analyzed struct {
+	In, Out  int64
+	Time     time.Duration
+	Counters map[string]int64 // the engine's own: instances, max_buffer, ...
+}
+
+// ExplainJSON prints the plan as one JSON object (docs/LANGUAGE.md has its
+// schema): the operators in execution order, each fed by the one before
+// it. analyzed, when not nil, adds each operator's counts.
+func (p *Plan) ExplainJSON(analyzed func(op int) Analyzed) string {
+	type counts struct {
+		In       int64            `json:"in"`
+		Out      int64            `json:"out"`
+		TimeNS   int64            `json:"time_ns"`
+		Counters map[string]int64 `json:"counters,omitempty"`
+	}
+	type operator struct {
+		ID      int      `json:"id"`
+		Name    string   `json:"name"`
+		Details []string `json:"details"`
+		Input   *int     `json:"input"`
+		Analyze *counts  `json:"analyze,omitempty"`
+	}
+	out := struct {
+		Engine    string     `json:"engine"`
+		Operators []operator `json:"operators"`
+		Rules     []string   `json:"rules"`
+		Notes     []string   `json:"notes"`
+	}{Engine: p.Engine, Rules: nonNil(p.Rules), Notes: nonNil(p.Notes)}
+	for i, op := range p.Operators() {
+		o := operator{ID: i, Name: op.Name(), Details: nonNil(op.Details(p))}
+		if i > 0 {
+			o.Input = &[]int{i - 1}[0]
+		}
+		if analyzed != nil {
+			a := analyzed(i)
+			o.Analyze = &counts{In: a.In, Out: a.Out, TimeNS: a.Time.Nanoseconds(), Counters: a.Counters}
+		}
+		out.Operators = append(out.Operators, o)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a < in a condition stays readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		panic(fmt.Sprintf("planner: EXPLAIN json: %v", err)) // strings and numbers only
+	}
+	return b.String()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ExplainDOT prints the plan as a Graphviz digraph: one box per operator
+// with its details, an edge from each to the operator it feeds, the output
+// on top as in the text tree. annotate is as for Explain.
+func (p *Plan) ExplainDOT(annotate func(op int) string) string {
+	var b strings.Builder
+	title := dotEscape("Plan (engine " + p.Engine + ")")
+	for _, r := range p.Rules {
+		title += `\lRule: ` + dotEscape(r)
+	}
+	for _, n := range p.Notes {
+		title += `\lNote: ` + dotEscape(n)
+	}
+	fmt.Fprintf(&b, "digraph plan {\n  rankdir=BT;\n  labelloc=t;\n  labeljust=l;\n  label=\"%s\\l\";\n", title)
+	b.WriteString("  node [shape=box, fontname=\"monospace\"];\n")
+	ops := p.Operators()
+	for i, op := range ops {
+		label := dotEscape(op.Name())
+		if annotate != nil {
+			if a := annotate(i); a != "" {
+				label += "  " + dotEscape(a)
+			}
+		}
+		label += `\l`
+		for _, d := range op.Details(p) {
+			label += dotEscape("  "+d) + `\l`
+		}
+		fmt.Fprintf(&b, "  op%d [label=\"%s\"];\n", i, label)
+	}
+	for i := 1; i < len(ops); i++ {
+		fmt.Fprintf(&b, "  op%d -> op%d;\n", i-1, i)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// dotEscape quotes text for a DOT string: a '\' or '"' escaped, a line
+// break as a left-justified one.
+func dotEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\l`).Replace(s)
 }

@@ -79,6 +79,9 @@ func (p *Plan) lowerCond(e Expr) Cond {
 		return func(*Binding) bool { return v }
 	case *EquivTest:
 		return p.nestedEquivalence(e.Equivs)
+	case *Has:
+		x := p.lowerExpr(e.X)
+		return func(b *Binding) bool { return !x(b).IsAbsent() }
 	}
 	panic(fmt.Sprintf("planner: cannot lower condition %T", e))
 }

@@ -86,6 +86,12 @@ type Abs struct {
 	X Expr
 }
 
+// Has is has(X): whether the event has attribute X.
+type Has struct {
+	node
+	X Expr
+}
+
 // Aggregate is Func (count, sum, avg, min or max) over closure Comp's list
 // (the elements before i when Running, in a per-element predicate): of the
 // attribute Field, or of the elements themselves (count(c[])) when HasAttr
@@ -119,6 +125,8 @@ func Inspect(e Expr, f func(Expr) bool) {
 		Inspect(e.X, f)
 		Inspect(e.Y, f)
 	case *Abs:
+		Inspect(e.X, f)
+	case *Has:
 		Inspect(e.X, f)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sase-cep/sase/grammar"
 )
 
 // The history file keeps one entry per statement or command: a statement
@@ -92,15 +94,14 @@ func (h *history) close() error { return h.f.Close() }
 // comments, which would swallow what follows them, are dropped. A string
 // that itself spans lines is kept as it is.
 func historyEntry(text string) string {
-	r := []rune(text)
 	var b strings.Builder
 	prev := 0
-	for _, t := range lex(text) {
-		b.WriteString(joinGap(string(r[prev:t.GetStart()])))
-		b.WriteString(string(r[t.GetStart() : t.GetStop()+1]))
-		prev = t.GetStop() + 1
+	for _, sp := range grammar.TokenSpans(text) {
+		b.WriteString(joinGap(text[prev:sp.Start]))
+		b.WriteString(text[sp.Start:sp.End])
+		prev = sp.End
 	}
-	b.WriteString(joinGap(string(r[prev:])))
+	b.WriteString(joinGap(text[prev:]))
 	return strings.TrimSpace(b.String())
 }
 

@@ -47,7 +47,7 @@ func TestProcess(t *testing.T) {
 				{";", true},
 			},
 			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n",
 		},
 		{
 			name: "semicolons in quotes, parens and comments",
@@ -57,13 +57,13 @@ func TestProcess(t *testing.T) {
 				{"WITHIN 3 RETURN a.price AS `a;b`, 'p;q' AS \"c;d\"; SET format = table;", true},
 			},
 			stdout: "a;b,c;d\n96,p;q\n",
-			stderr: "format = csv\n(1 match, 10000 events)\nformat = table\n",
+			stderr: "format = csv\n(1 match, 10000 events on stocks)\nformat = table\n",
 		},
 		{
 			name:   "ReCEP notation keeps its semicolons",
 			steps:  []step{{"SET format = csv; PATTERN (stock1 a; stock2 b) WITHIN 3;", true}},
 			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n",
 		},
 		{
 			name:       "comments and blank lines alone",
@@ -100,7 +100,7 @@ func TestProcess(t *testing.T) {
 			name:   "include a script",
 			steps:  []step{{`\i ../testdata/repl/include.sase`, true}},
 			stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n",
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n",
 		},
 	}
 	for _, tt := range tests {
@@ -199,7 +199,7 @@ func TestHelpExitQuit(t *testing.T) {
 		{lines: []string{"Quit"}, quit: true, complete: true},
 		{lines: []string{"PATTERN SEQ(stock1 a,", "quit"}, stderr: "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n"},
 		{lines: []string{"PATTERN SEQ(stock1 a,", "exit;", "stock2 b) WITHIN 1;"}, complete: true,
-			stderr: "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n(90 matches, 10000 events)\n"},
+			stderr: "(a statement is pending: end it with ;, clear it with Ctrl-C, or type \\q to quit)\n(90 matches, 10000 events on stocks)\n"},
 	} {
 		var notes bytes.Buffer
 		_, s, stdout, stderr := newShell(t)

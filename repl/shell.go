@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 
 	"github.com/chzyer/readline"
 	"github.com/fatih/color"
@@ -65,10 +66,27 @@ func sprint(c *color.Color) func(string) string {
 	return func(s string) string { return c.Sprint(s) }
 }
 
+// ErrAbandoned is what Run returns when a second Ctrl-C came within a
+// second of the first while a statement still ran: the escape from a
+// statement that does not notice its cancel.
+var ErrAbandoned = errors.New("abandoned the running statement (a second Ctrl-C)")
+
+// interrupts counts the Ctrl-Cs during one statement.
+type interrupts struct{ last time.Time }
+
+// interrupt records a Ctrl-C at now and reports whether it is the second
+// within a second, which abandons the statement.
+func (i *interrupts) interrupt(now time.Time) bool {
+	again := !i.last.IsZero() && now.Sub(i.last) < time.Second
+	i.last = now
+	return again
+}
+
 // Run is the interactive shell: it starts a session with opts, writing to
 // the terminal, and feeds it the lines it reads with readline (history in
 // historyFile, "" for none; completion with TAB) until \q, Ctrl-D or ctx
-// ends. Ctrl-C while a statement runs cancels it; Ctrl-C at the prompt
+// ends. Ctrl-C while a statement runs cancels it, and a second one within
+// a second returns ErrAbandoned at once; Ctrl-C at the prompt
 // clears the pending input. A statement that runs longer than a second
 // shows a progress line on stderr, if stderr is a terminal. Errors in
 // statements never end it. Queries on live streams run in the background,
@@ -126,6 +144,8 @@ func Run(ctx context.Context, historyFile string, opts ...session.Option) error 
 	// SIGINT, which cancels the running statement's context.
 	var mu sync.Mutex
 	var cancel context.CancelFunc
+	var ints interrupts
+	abandon := make(chan struct{})
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer func() {
@@ -137,6 +157,10 @@ func Run(ctx context.Context, historyFile string, opts ...session.Option) error 
 			mu.Lock()
 			if cancel != nil {
 				cancel()
+				if ints.interrupt(time.Now()) {
+					close(abandon)
+					cancel = nil
+				}
 			}
 			mu.Unlock()
 		}
@@ -159,9 +183,20 @@ func Run(ctx context.Context, historyFile string, opts ...session.Option) error 
 		cancel = qcancel
 		mu.Unlock()
 		stop := pl.show(s)
-		sh.Process(qctx, line)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sh.Process(qctx, line)
+		}()
+		select {
+		case <-done:
+		case <-abandon:
+			stop()
+			return ErrAbandoned // the statement may still run: only exiting ends it
+		}
 		stop()
 		mu.Lock()
+		ints = interrupts{}
 		cancel = nil
 		mu.Unlock()
 		qcancel()

@@ -119,7 +119,10 @@ func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*entr
 		if e, ok := s.cat.entries[name.Name]; ok {
 			return e, nil
 		}
-		return nil, errAt(src, name.Span.Start, "no stream named %s%s", name.Name, s.cat.names())
+		return nil, errAt(src, name.Span.Start, "no stream named %s%s%s", name.Name, s.cat.names(), ast.DidYouMean(name.Name, s.cat.order))
+	}
+	if s.cat.current == "" && len(s.cat.order) > 0 {
+		return nil, errAt(src, offset, "no current stream: USE one, or name it with FROM%s", s.cat.names())
 	}
 	if s.cat.current == "" {
 		return nil, errAt(src, offset, "no stream loaded: LOAD a file or GENERATE STOCKS first")
@@ -159,4 +162,17 @@ func (s *Session) Schema(name string) *event.Schema {
 		return e.view().Schema
 	}
 	return nil
+}
+
+// creating ends a statement that makes a stream (LOAD, LISTEN, GENERATE).
+// If it failed while the built-in stream was current only until the
+// user's first, that stream stops being current: the next query must not
+// run on data the user did not name (it can still name it).
+func (s *Session) creating(err error) error {
+	if err == nil || !s.cat.builtin {
+		return err
+	}
+	name := s.cat.current
+	s.cat.current, s.cat.builtin = "", false
+	return fmt.Errorf("%w\n(no stream is current now: the built-in %s was current only until a stream of your own; USE %s to query it)", err, name, name)
 }

@@ -87,14 +87,20 @@ func (s *Session) toggle(key, arg, format string) bool {
 	return true
 }
 
+// showSettings is SHOW SETTINGS and `\set` alone: the settings on stdout,
+// one `name = value` a line.
+func (s *Session) showSettings() {
+	for _, k := range settingKeys {
+		fmt.Fprintf(s.out, "%s = %s\n", k, s.set.get(k))
+	}
+	s.out.Flush()
+}
+
 // setCommand is `\set`: alone it lists the settings on stdout, one
 // `name = value` a line; `\set name value` is SET name = value.
 func (s *Session) setCommand(_ context.Context, arg string) bool {
 	if arg == "" {
-		for _, k := range settingKeys {
-			fmt.Fprintf(s.out, "%s = %s\n", k, s.set.get(k))
-		}
-		s.out.Flush()
+		s.showSettings()
 		return true
 	}
 	key, value, _ := strings.Cut(arg, " ")
@@ -255,7 +261,8 @@ const statementsHelp = `Statements (end each with ;):
   SHOW QUERIES | STOP QUERY n            queries running in the background on live streams
   SET engine = %s
   SET format = table|csv|jsonl|count   SET limit = N (0: all)   SET timing = on|off   SET expanded = on|off
-  [EXPLAIN [ANALYZE]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items [INTO name]]
+  SHOW SETTINGS                          the settings (as \set)
+  [EXPLAIN [ANALYZE] [(FORMAT dot|json)]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items [INTO name]]
                                          (INTO: the matches become the events of the stream name)
 `
 

@@ -59,9 +59,9 @@ func (d *derivation) describe() string {
 	return "INTO from " + strings.Join(parts, ", ")
 }
 
-// explain is a plan as EXPLAIN prints it, with where a derived stream it
-// reads comes from, and the stream an INTO query writes into.
-func (s *Session) explain(from string, q *ast.Query, plan string) string {
+// explainHeader adds to a plan as EXPLAIN prints it where a derived
+// stream it reads comes from, and the stream an INTO query writes into.
+func (s *Session) explainHeader(from string, q *ast.Query, plan string) string {
 	if e := s.cat.entries[from]; e != nil && e.derived != nil {
 		plan = "Stream: " + from + " (derived: " + e.derived.describe() + ")\n" + plan
 	}
@@ -191,7 +191,7 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	if err != nil {
 		return runError(err, stats)
 	}
-	s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+	s.note("(%s)", counts(stats.Matches, stats, from.name, s.set.Timing))
 
 	name := q.Into.Name
 	if target == nil {

@@ -85,7 +85,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, timing))
+		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
 	}()
 	if s.interactive {
 		l.Start()

@@ -190,6 +190,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	var unseen []string
 	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
 	stream := l.Snapshot()
+	s.bareWindow(src, q, l.Name(), stream.Unit)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
@@ -201,8 +202,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		}
 	}
 	if q.Explain {
-		s.out.WriteString(s.explain(l.Name(), q, explainLive(cq.ExplainOn(s.set.Workers), l)))
-		return nil
+		return s.explain(cq, q, l.Name(), l, nil)
 	}
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
@@ -218,7 +218,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
-	w, err := s.liveWriter(id, bw, schemaOf(cq, stream.Schema, l.Update), len(out.prefix))
+	w, err := s.liveWriter(id, bw, schemaOf(cq, stream.Schema, stream.Unit, l.Update), len(out.prefix))
 	if err != nil {
 		res.release()
 		return errAt(src, q.Span.Start, "%v", err)
@@ -248,7 +248,8 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, timing))
+		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
+		s.carriedNote(lq, q)
 	}()
 	if s.interactive {
 		l.Start()
@@ -309,10 +310,15 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 // there cannot be caught, it only never matches (or reads as absent).
 func register(sc *event.Schema, q *ast.Query) (unseen []string) {
 	names := sase.Names(q)
+	seen := typeNames(sc) // before the query's own are added
 	for _, t := range names.Types {
 		if _, ok := sc.TypeID(t); !ok {
 			sc.AddType(t)
-			unseen = append(unseen, "type "+t)
+			text := "type " + t
+			if near := ast.DidYouMean(t, seen); near != "" {
+				text += " (" + strings.TrimPrefix(near, "; ") + ")"
+			}
+			unseen = append(unseen, text)
 		}
 	}
 	for _, u := range names.Attrs {

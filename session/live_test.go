@@ -33,7 +33,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 	testkit.WaitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
 
 	exec(t, s, "STOP QUERY 1;") // returns once the query has ended
-	if want := "(query 1 stopped: 1 match, 2 events)\n"; !strings.Contains(stderr.String(), want) {
+	if want := "(query 1 stopped: 1 match, 2 events on s)\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	io.WriteString(pw, "A,3,30\nB,4,40\nC,5,50\n")
@@ -50,7 +50,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 		}
 	}
 	pw.Close() // the stream ends, and with it query 2
-	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events)")
+	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events on s)")
 	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 late, 0 lines rejected)")
 }
 
@@ -146,4 +146,46 @@ func TestReplaceLiveStream(t *testing.T) {
 	if want := []string{"stocks loaded 10000 false", "s loaded 5 true", "n live 0 false"}; !slices.Equal(got, want) {
 		t.Errorf("Streams() = %q, want %q", got, want)
 	}
+}
+
+// TestNeverCarried checks the warning at a live stream's end about the
+// types and attributes a query named that the stream never carried.
+func TestNeverCarried(t *testing.T) {
+	s, _, stderr := newSession(t, session.WithStdin(strings.NewReader("type,ts,amount\nA,1,5\nB,2,20\nB,3,\n")))
+	exec(t, s, "LOAD '-' AS feed; PATTERN SEQ(A a, B b) WHERE b.amout > 10 WITHIN 5; PATTERN SEQ(A a, C c) WITHIN 5; PATTERN SEQ(A a, B b) WHERE b.amount > 10 WITHIN 5;")
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"query 1 started on feed (not seen yet: type A, type B, attribute amout)\n",
+		// Each query's goroutine writes its summary, then its warning; the
+		// others' lines may come between.
+		"(query 1 ended: 2 matches, 3 events on feed)\n",
+		"warning: query 1: the stream never carried attribute amout (a comparison with an absent attribute is true: has(v.x) guards it)\n",
+		"(query 2 ended: 0 matches, 3 events on feed)\n",
+		"warning: query 2: the stream never carried type C\n",
+		"(query 3 ended: 2 matches, 3 events on feed)\n",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Count(stderr.String(), "warning:") != 2 {
+		t.Errorf("want two warnings:\n%s", stderr)
+	}
+}
+
+// TestUnseenTypeSuggestion checks that a live query's start suggests the
+// type seen so far that a type not seen yet is likely a typo of.
+func TestUnseenTypeSuggestion(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	exec(t, s, "LOAD '-' AS s; PATTERN login a WITHIN 5;")
+	io.WriteString(pw, "type,ts,x\nlogin,1,10\n")
+	testkit.WaitFor(t, stdout, "[1] ")
+	exec(t, s, "PATTERN SEQ(login a, logn b) WITHIN 5;")
+	testkit.WaitFor(t, stderr, "query 2 started on s (not seen yet: type logn (did you mean login?))\n")
+	exec(t, s, "STOP QUERY 1; STOP QUERY 2;")
 }

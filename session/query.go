@@ -13,6 +13,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // query compiles and runs a query, or prints its plan (EXPLAIN), or runs it
@@ -26,6 +27,8 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return s.liveQuery(src, q, e.live)
 	}
 	stream := e.stream
+	s.absentTypes(src, q, e.name, stream.Schema)
+	s.bareWindow(src, q, e.name, stream.Unit)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
@@ -36,9 +39,9 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			return err
 		}
 	}
+	s.emptyAttrs(q, e.name, stream.Schema)
 	if q.Explain && !q.Analyze {
-		s.out.WriteString(s.explain(e.name, q, cq.ExplainOn(s.set.Workers)))
-		return nil
+		return s.explain(cq, q, e.name, nil, nil)
 	}
 	work := "query"
 	if q.Analyze {
@@ -56,15 +59,17 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		if err != nil {
 			return runError(err, stats)
 		}
-		s.out.WriteString(s.explain(e.name, q, cq.ExplainAnalyze(stats)))
-		s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+		if err := s.explain(cq, q, e.name, nil, stats); err != nil {
+			return err
+		}
+		s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
 		return nil
 	}
 	if q.Into != nil {
 		return s.intoLoaded(ctx, src, q, e, into, cq)
 	}
 
-	w := s.writer(s.out, schemaOf(cq, stream.Schema, nil), 0)
+	w := s.writer(s.out, schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
 	limit, n := s.set.Limit, int64(0)
 	stats, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
 		if w.Row(row) != nil {
@@ -81,10 +86,27 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if werr != nil {
 		return fmt.Errorf("writing the results: %w", werr)
 	}
-	s.note("(%s)", counts(stats.Matches, stats, s.set.Timing))
+	s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
 	if limit > 0 && n >= limit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
+	return nil
+}
+
+// explain prints a query's plan in its EXPLAIN's format, with the counts
+// of a run (stats) for EXPLAIN ANALYZE.
+func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, stats *sase.Stats) error {
+	text, err := cq.ExplainAs(q.ExplainFormat, s.set.Workers, stats)
+	if err != nil {
+		return err
+	}
+	if q.ExplainFormat == "" || q.ExplainFormat == "text" {
+		if live != nil {
+			text = explainLive(text, live)
+		}
+		text = s.explainHeader(from, q, text)
+	}
+	s.out.WriteString(text)
 	return nil
 }
 
@@ -107,11 +129,12 @@ func (s *Session) writer(w io.Writer, sc output.Schema, indent int) output.Write
 	return output.New(s.set.Format, w, sc, opts...)
 }
 
-// schemaOf is the output schema of a compiled query's rows; update reads
-// a live stream's growing schema (nil for a loaded one).
-func schemaOf(cq *sase.Query, events *event.Schema, update func(func(*event.Schema))) output.Schema {
+// schemaOf is the output schema of a compiled query's rows on a stream
+// with schema events and tick unit; update reads a live stream's growing
+// schema (nil for a loaded one).
+func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update func(func(*event.Schema))) output.Schema {
 	cols := cq.Columns()
-	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update}
+	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update, Unit: unit}
 	for i, c := range cols {
 		kind := output.Value
 		switch c.Kind {
@@ -120,7 +143,8 @@ func schemaOf(cq *sase.Query, events *event.Schema, update func(func(*event.Sche
 		case planner.ColList:
 			kind = output.List
 		}
-		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind}
+		a, isAttr := c.Expr.(*planner.Attr)
+		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
 	}
 	return sc
 }
@@ -133,10 +157,12 @@ func runError(err error, stats *sase.Stats) error {
 	return err
 }
 
-// counts is "N matches, M events, 12.3ms, 8.1M events/s" for a summary,
-// without the times when timing is off (so that output is reproducible).
-func counts(matches int64, stats *sase.Stats, timing bool) string {
-	text := fmt.Sprintf("%s, %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"))
+// counts is "N matches, M events on stream, 12.3ms, 8.1M events/s" for a
+// summary, without the times when timing is off (so that output is
+// reproducible). It names the stream: the one the query ran on may not be
+// the one the user had in mind.
+func counts(matches int64, stats *sase.Stats, stream string, timing bool) string {
+	text := fmt.Sprintf("%s, %s on %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"), stream)
 	if timing {
 		text += ", " + formatDuration(stats.Elapsed)
 		if secs := stats.Elapsed.Seconds(); secs > 0 {

@@ -86,7 +86,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}
-		return cq, schemaOf(cq, sc, nil), cq.Plan().Window, nil
+		return cq, schemaOf(cq, sc, 0, nil), cq.Plan().Window, nil
 	}
 	// A first compilation, so that a bad query fails its statement.
 	var err error

@@ -52,6 +52,7 @@ type Session struct {
 	// at Wait and output is the bare results (a script).
 	interactive bool
 	files       []script // the script files running, outermost first
+	stmt        stmtBase // where the statement running is in its script
 }
 
 // Style dresses text for a terminal (colour); a nil function leaves the
@@ -165,6 +166,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	}()
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
+	s.stmt = stmtBase{sub: sub, src: src, start: start}
 	stmts, err := grammar.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {
@@ -207,18 +209,21 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 	case *ast.Query:
 		return s.query(ctx, src, st)
 	case *ast.Load:
-		return s.load(src, st)
+		return s.creating(s.load(ctx, src, st))
 	case *ast.Generate:
-		return s.generate(src, st)
+		return s.creating(s.generate(ctx, src, st))
 	case *ast.Use:
 		return s.use(src, st)
 	case *ast.Listen:
-		return s.listen(src, st)
+		return s.creating(s.listen(src, st))
 	case *ast.ShowStreams:
 		s.showStreams()
 		return nil
 	case *ast.ShowQueries:
 		s.showQueries()
+		return nil
+	case *ast.ShowSettings:
+		s.showSettings()
 		return nil
 	case *ast.StopQuery:
 		return s.stopQuery(src, st)

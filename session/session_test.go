@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,14 +87,14 @@ func TestCommands(t *testing.T) {
 		{name: "help", text: `\help`, stdout: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"},
 		{name: "unknown command", text: `\y`, fails: true, stderr: "ERROR: unknown command \\y (\\help lists the commands)\n"},
 		{name: "include a script", text: `\i ../testdata/repl/include.sase`, stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},
 		{name: "include a missing file", text: "\\i nope.sase\n\\i\n", fails: true,
 			stderr: "ERROR: open nope.sase: no such file or directory\nERROR: \\i needs a file name: \\i queries.sase\n"},
 		{name: "quit ends the script", text: "\\q\nSHOW STREAMS;", quit: true},
 		{name: "after a statement", text: "SET limit = 3; \\timing off", stderr: "limit = 3\ntiming is off\n"},
 		{name: "expanded toggles", text: "\\x\n\\x\n\\x on\nSET limit = 1; PATTERN stock1 a RETURN a.price, a.symbol;\n\\x nope\n", fails: true,
 			stdout: "-[ RECORD 1 ]-\na.price  | 5\na.symbol | 1\n",
-			stderr: "expanded display is on\nexpanded display is off\nexpanded display is on\nlimit = 1\n(1 match, 18 events)\n" +
+			stderr: "expanded display is on\nexpanded display is off\nexpanded display is on\nlimit = 1\n(1 match, 18 events on stocks)\n" +
 				"(stopped at the limit of 1 match; SET limit = 0 for all)\nERROR: expanded must be on or off, got \"nope\"\n"},
 		{name: "set lists the settings", text: "SET engine = nfa; \\x\n\\set\n", stdout: "engine = nfa\nformat = table\nlimit = 0\ntiming = off\nexpanded = on\n",
 			stderr: "engine = nfa\nexpanded display is on\n"},
@@ -102,7 +103,7 @@ func TestCommands(t *testing.T) {
 				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded, workers, output)\n"},
 		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
 		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
-			stderr: "format = csv\n(291 matches, 10000 events)\n"},
+			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},
 		{name: "include with a bad quote", text: "\\i 'a.sase\n\\i 'a'b'\n", fails: true,
 			stderr: "ERROR: unterminated quote in 'a.sase\nERROR: unexpected ' in 'a'b' (a quote inside the name is doubled)\n"},
 	}
@@ -197,8 +198,8 @@ func TestOutputFile(t *testing.T) {
 	if want := "a.price\n9\n37\n"; stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant\n%s", stdout, want)
 	}
-	want := "format = csv\nlimit = 2\nresults go to my results.csv\n(2 matches, 34 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
-		"results go to standard output\n(2 matches, 11 events)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+	want := "format = csv\nlimit = 2\nresults go to my results.csv\n(2 matches, 34 events on stocks)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
+		"results go to standard output\n(2 matches, 11 events on stocks)\n(stopped at the limit of 2 matches; SET limit = 0 for all)\n" +
 		"ERROR: \\o: open no/such/dir/x.csv: no such file or directory\n"
 	if stderr.String() != want {
 		t.Errorf("stderr:\n%s\nwant\n%s", stderr, want)
@@ -483,7 +484,7 @@ func TestExplain(t *testing.T) {
 	if err := exec(t, s, "EXPLAIN ANALYZE "+q); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`SSC  \(in=10000 out=\d+ time=`).MatchString(stdout.String()) || stderr.String() != "(519 matches, 10000 events)\n" {
+	if !regexp.MustCompile(`SSC  \(in=10000 out=\d+ time=`).MatchString(stdout.String()) || stderr.String() != "(519 matches, 10000 events on stocks)\n" {
 		t.Errorf("EXPLAIN ANALYZE:\n%s%s", stdout, stderr)
 	}
 
@@ -503,7 +504,7 @@ func TestExplain(t *testing.T) {
 		n, _ := strconv.Atoi(w[2])
 		events, matches = events+e, matches+n
 	}
-	if want := fmt.Sprintf("(%d matches, %d events)\n", matches, events); events != 10000 || matches == 0 || stderr.String() != "workers = 3\n"+want {
+	if want := fmt.Sprintf("(%d matches, %d events on stocks)\n", matches, events); events != 10000 || matches == 0 || stderr.String() != "workers = 3\n"+want {
 		t.Errorf("workers' shares add up to %d events, %d matches; summary %q", events, matches, stderr.String())
 	}
 }
@@ -536,5 +537,113 @@ func Example() {
 	// {"a.price":71,"b.price":39}
 	// {"a.price":97,"b.price":76}
 	// {"a.price":97,"b.price":84}
-	// (3 matches, 100 events)
+	// (3 matches, 100 events on stocks)
+}
+
+// TestFailedLoad checks that a LOAD, GENERATE or LISTEN that fails while
+// the built-in stream is current leaves no stream current: the next query
+// must not run on data the user did not name. A stream of the user's stays
+// current.
+func TestFailedLoad(t *testing.T) {
+	const note = "(no stream is current now: the built-in stocks was current only until a stream of your own; USE stocks to query it)\n"
+	tests := []struct {
+		name, text, current, stderr string
+	}{
+		{"a missing file", "LOAD 'no/such.csv';\nPATTERN stock1 a;", "",
+			"ERROR: open no/such.csv: no such file or directory\n" + note +
+				"ERROR: <test>:2:1: no current stream: USE one, or name it with FROM (streams: stocks)\n    PATTERN stock1 a;\n    ^\n"},
+		{"a bad option", "GENERATE STOCKS WITH (events = -1);", "",
+			"ERROR: <test>:1:23: GENERATE STOCKS option events must be positive, got -1\n    GENERATE STOCKS WITH (events = -1);\n                          ^\n" + note},
+		{"the user's stream stays current", "GENERATE STOCKS AS mine WITH (events = 10);\nLOAD 'no/such.csv';", "mine",
+			"generated mine: 10 events of 10 types, the current stream\nERROR: open no/such.csv: no such file or directory\n"},
+		{"USE brings the built-in back", "LOAD 'no/such.csv'; USE stocks;", "stocks",
+			"ERROR: open no/such.csv: no such file or directory\n" + note + "using stream stocks\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, stderr := newSession(t)
+			if err := exec(t, s, tt.text); err != session.ErrFailed {
+				t.Fatalf("Exec = %v", err)
+			}
+			if s.Current() != tt.current {
+				t.Errorf("current = %q, want %q", s.Current(), tt.current)
+			}
+			if stderr.String() != tt.stderr {
+				t.Errorf("stderr:\n%s\nwant\n%s", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestCancelStatements checks that a cancel (Ctrl-C in the shell)
+// stops LOAD, GENERATE (which then leave nothing loaded) and EXPLAIN
+// ANALYZE. The LOAD reads a pipe
+// that never ends, so only the cancel can stop it. The bound is loose so
+// as not to flake on a busy machine; the latency is logged (go test -v).
+func TestCancelStatements(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "endless.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reading := make(chan struct{}) // the LOAD has opened the pipe
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("type,ts,x\n")
+		close(reading)
+		line := []byte{}
+		for ts := 0; ; ts++ {
+			line = fmt.Appendf(line[:0], "A,%d,1\n", ts)
+			if _, err := f.Write(line); err != nil {
+				return // the load was cancelled and closed the pipe
+			}
+		}
+	}()
+	generating := make(chan struct{})
+	close(generating)
+	for _, tt := range []struct {
+		stmt, err string
+		running   chan struct{}
+	}{
+		{"LOAD '" + fifo + "' AS endless;", "ERROR: LOAD '" + fifo + "' cancelled: nothing loaded: context canceled\n", reading},
+		{"GENERATE STOCKS AS big WITH (events = 20000000);", "ERROR: GENERATE STOCKS cancelled: nothing generated: context canceled\n", generating},
+		// Without a window its matches are every ordered 4-tuple: it never ends.
+		{"EXPLAIN ANALYZE PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d);", "ERROR: query cancelled after ", generating},
+	} {
+		t.Run(strings.Fields(tt.stmt)[0], func(t *testing.T) {
+			s, _, stderr := newSession(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			started := make(chan struct{})
+			go func() {
+				close(started)
+				done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: tt.stmt})
+			}()
+			<-started
+			<-tt.running
+			// Well into the statement (a cancel before it would skip it):
+			// 20M events take seconds to generate.
+			time.Sleep(100 * time.Millisecond)
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				t.Logf("%s stopped %v after the cancel", tt.stmt, time.Since(start))
+				if err != session.ErrFailed {
+					t.Errorf("Exec = %v", err)
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatalf("%s still runs 2s after the cancel", tt.stmt)
+			}
+			if !strings.HasPrefix(stderr.String(), tt.err) {
+				t.Errorf("stderr:\n%s\nwant it to begin with\n%s", stderr, tt.err)
+			}
+			if len(s.Streams()) != 1 {
+				t.Errorf("streams after a cancel: %v", s.Streams())
+			}
+		})
+	}
 }

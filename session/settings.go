@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
 )
 
@@ -64,13 +65,13 @@ func (st *Settings) Set(key, value string) error {
 	case "engine":
 		e, err := sase.LookupEngine(v)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, ast.DidYouMean(v, SettingValues("engine")))
 		}
 		st.Engine = e
 	case "format":
 		f, err := output.ParseFormat(value)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, ast.DidYouMean(v, SettingValues("format")))
 		}
 		st.Format = f
 	case "limit":
@@ -105,7 +106,7 @@ func (st *Settings) Set(key, value string) error {
 		}
 		st.Workers = n
 	default:
-		return fmt.Errorf("unknown setting %q (settings: %s)", key, strings.Join(settingKeys, ", "))
+		return fmt.Errorf("unknown setting %q (settings: %s)%s", key, strings.Join(settingKeys, ", "), ast.DidYouMean(key, settingKeys))
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -86,7 +88,7 @@ func literalText(l *ast.Literal) string {
 	return l.Str
 }
 
-func (s *Session) load(src *ast.Source, st *ast.Load) error {
+func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error {
 	opts, err := loadOptions(src, st.Options)
 	if err != nil {
 		return err
@@ -105,12 +107,20 @@ func (s *Session) load(src *ast.Source, st *ast.Load) error {
 	}
 	defer s.prog.begin("LOAD "+quote(path), 0)()
 	start := time.Now()
-	stream, stats, err := source.LoadReport(path, st.Format, opts, s.errw)
+	var notes []string
+	opts.Notes = &notes
+	stream, stats, err := source.LoadReportContext(ctx, path, st.Format, opts, s.errw)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("LOAD %s cancelled: nothing loaded: %w", quote(path), err)
+	}
 	if err != nil {
 		return err // names the file and line already
 	}
 	stream.Name = name
 	s.added("loaded", stream, time.Since(start))
+	for _, n := range notes {
+		s.note("warning: %s", n)
+	}
 	s.loadReport(name, opts, stats)
 	return nil
 }
@@ -162,7 +172,7 @@ func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 	return opts, err
 }
 
-func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
+func (s *Session) generate(ctx context.Context, src *ast.Source, st *ast.Generate) error {
 	for _, o := range st.Options {
 		switch strings.ToLower(o.Key) {
 		case "late", "slack", "sort", "clock", "lag":
@@ -194,7 +204,10 @@ func (s *Session) generate(src *ast.Source, st *ast.Generate) error {
 	}
 	defer s.prog.begin("GENERATE STOCKS", 0)()
 	start := time.Now()
-	stream := source.GenerateStocks(name, cfg)
+	stream, err := source.GenerateStocksContext(ctx, name, cfg)
+	if err != nil {
+		return fmt.Errorf("GENERATE STOCKS cancelled: nothing generated: %w", err)
+	}
 	s.added("generated", stream, time.Since(start))
 	return nil
 }
@@ -334,8 +347,8 @@ func (s *Session) describe(src *ast.Source, st *ast.Describe) error {
 		for i, t := range schema.Types {
 			types[i] = t.Name
 		}
-		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s",
-			name, s.cat.names(), s.cat.current, strings.Join(types, ", "))
+		return errAt(src, st.Name.Span.Start, "no stream or event type named %s%s; types of %s: %s%s",
+			name, s.cat.names(), s.cat.current, strings.Join(types, ", "), ast.DidYouMean(name, append(types, s.cat.order...)))
 	}
 	var rows [][]event.Value
 	names, kinds := typeAttrs(schema, id)

@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -60,6 +61,7 @@ type builder struct {
 	prevTS   int64
 	hasPrev  bool
 	prevText []byte // a copy: text is often a view of a read buffer
+	cut      bool // a timestamp lost digits below the tick: noted once
 
 	// The type of the previous row: consecutive rows often share a type, and
 	// a string compare is cheaper than a map lookup.
@@ -123,15 +125,17 @@ func (b *builder) parseTS(text []byte, line int) (int64, error) {
 	} else if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
 		ts = i
 	} else {
-		t, terr := time.Parse(time.RFC3339Nano, string(text))
-		if terr != nil {
-			return 0, b.errorf(line, "bad timestamp %q (want an integer or an RFC 3339 time)", text)
+		t, ok := wallClock(string(text))
+		if !ok {
+			return 0, b.errorf(line, "bad timestamp %q (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction)", text)
 		}
 		mode = tsRFC3339
 		ts = t.UnixMilli()
+		tick := time.Millisecond
 		if u := b.opts.TimeUnit; u > time.Millisecond {
-			ts = floorDiv(ts, int64(u/time.Millisecond))
+			ts, tick = floorDiv(ts, int64(u/time.Millisecond)), u
 		}
+		b.noteCut(t, tick, string(text), line)
 	}
 	switch {
 	case b.mode == tsUnknown:
@@ -164,6 +168,39 @@ func smallInt(text []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// wallClock reads a timestamp that is a time of day: RFC 3339,
+// "YYYY-MM-DD HH:MM:SS[.fff]" (UTC), or epoch seconds with a fraction
+// (1715678229.5), read exactly, to the nanosecond.
+func wallClock(text string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, text); err == nil {
+			return t, true
+		}
+	}
+	secs, frac, ok := strings.Cut(text, ".")
+	if !ok || frac == "" || len(frac) > 9 || strings.TrimLeft(frac, "0123456789") != "" {
+		return time.Time{}, false
+	}
+	s, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil || s < 0 || secs[0] == '+' {
+		return time.Time{}, false
+	}
+	ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	return time.Unix(s, ns).UTC(), true
+}
+
+// noteCut notes, once, that a timestamp had digits below the stream's
+// tick, which loading drops: two events closer than a tick become
+// concurrent. Never silent.
+func (b *builder) noteCut(t time.Time, tick time.Duration, text string, line int) {
+	if b.cut || b.opts.Notes == nil || t.Sub(t.Truncate(tick)) == 0 {
+		return
+	}
+	b.cut = true
+	*b.opts.Notes = append(*b.opts.Notes, fmt.Sprintf("%s:%d: timestamp %s is finer than the stream's tick (%s): timestamps are cut to it, so events closer than %s become concurrent",
+		b.file, line, text, tick, tick))
 }
 
 func floorDiv(a, b int64) int64 {

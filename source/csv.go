@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -54,7 +55,7 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 	if s.b.ord != nil {
 		defer s.b.ord.close()
 	}
-	recs := newCSVRecords(s.r, s.name, s.b.opts.maxLine())
+	recs := newCSVRecords(s.r, s.name, s.b.opts.maxLine(), s.b.opts.delimiter())
 	header, _, err := recs.next()
 	if err == io.EOF {
 		return fmt.Errorf("%s: empty file (want a header row such as type,ts,...)", s.name)
@@ -179,12 +180,35 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 		seen[h] = true
 	}
 	if l.typeCol < 0 {
-		return nil, b.errorf(line, "no type column %q in the header", b.opts.typeColumn())
+		return nil, b.errorf(line, "no type column %q in the header%s", b.opts.typeColumn(), headerHint(header, b.opts, "type_column"))
 	}
 	if l.tsCol < 0 {
-		return nil, b.errorf(line, "no timestamp column %q in the header", b.opts.tsColumn())
+		return nil, b.errorf(line, "no timestamp column %q in the header%s", b.opts.tsColumn(), headerHint(header, b.opts, "ts_column"))
 	}
 	return l, nil
+}
+
+// headerHint says what a header without the type or timestamp column
+// holds, and the option that fixes it: delimiter when the header is one
+// column that holds a ';' or a tab, else the column option.
+func headerHint(header []string, opts Options, option string) string {
+	cols := make([]string, len(header))
+	for i, h := range header {
+		cols[i] = strconv.Quote(validUTF8(h))
+	}
+	text := " (columns: " + strings.Join(cols, ", ") + ")"
+	if len(header) == 1 {
+		for _, d := range []string{";", "\t", "|"} {
+			if strings.Contains(header[0], d) && opts.delimiter() != []rune(d)[0] {
+				name := d
+				if d == "\t" {
+					name = "tab"
+				}
+				return text + "; the fields look separated by " + strconv.Quote(d) + ": WITH (delimiter = '" + name + "')"
+			}
+		}
+	}
+	return text + "; name the column with WITH (" + option + " = '...')"
 }
 
 // event builds the event of one record, its fields views of the input.
@@ -296,6 +320,7 @@ func newCSVLines() *csvLines {
 }
 
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
+	d.cr.Comma = b.opts.delimiter()
 	d.feed.text = text
 	rec, err := d.cr.Read()
 	d.feed.text = nil

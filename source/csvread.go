@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -13,13 +14,14 @@ const csvReadSize = 1 << 20
 
 // csvRecords reads a CSV file's records as encoding/csv does (a blank
 // line is skipped, \r\n ends a line as \n does), numbered by the line they
-// start on. A line without a quote is split at its commas in place, in a
+// start on. A line without a quote is split at its separators in place, in a
 // large read buffer; from the first line with a quote on, encoding/csv
 // reads the rest, since a quoted field may span lines.
 type csvRecords struct {
 	r      io.Reader
 	name   string
 	max    int
+	comma  rune // the field separator (delimiter)
 	buf    []byte
 	pos    int   // buf[pos:] is unread
 	start  int   // where the line last returned starts in buf
@@ -31,8 +33,8 @@ type csvRecords struct {
 	crOffset int         // lines before cr's first
 }
 
-func newCSVRecords(r io.Reader, name string, max int) *csvRecords {
-	return &csvRecords{r: r, name: name, max: max}
+func newCSVRecords(r io.Reader, name string, max int, comma rune) *csvRecords {
+	return &csvRecords{r: r, name: name, max: max, comma: comma}
 }
 
 // next returns the next record, its fields valid until the next call, and
@@ -57,11 +59,16 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 		}
 		// One pass for commas and quotes: fields are short, so a loop
 		// beats a call per field.
+		if c.comma >= utf8.RuneSelf { // a multi-byte separator: encoding/csv splits
+			c.startSlow()
+			return c.slow()
+		}
+		comma := byte(c.comma)
 		c.fields = c.fields[:0]
 		start := 0
 		for i, b := range text {
 			switch b {
-			case ',':
+			case comma:
 				c.fields = append(c.fields, text[start:i:i])
 				start = i + 1
 			case '"':
@@ -135,6 +142,7 @@ func (c *csvRecords) startSlow() {
 	}
 	c.crOffset = c.line
 	c.cr = csv.NewReader(&lineLimit{r: io.MultiReader(rest...), name: c.name, max: c.max, line: c.line})
+	c.cr.Comma = c.comma
 	c.cr.ReuseRecord = true // fields are substrings of a fresh per-record string, so keeping them is safe
 	c.cr.FieldsPerRecord = -1
 	c.buf = nil // the reader holds what is left of it

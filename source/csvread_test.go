@@ -73,7 +73,7 @@ func TestCSVRecords(t *testing.T) {
 		}
 		want := csv.NewReader(bytes.NewReader(data))
 		want.FieldsPerRecord = -1
-		got := newCSVRecords(&chunky{r: r, buf: data}, "t.csv", DefaultMaxLine)
+		got := newCSVRecords(&chunky{r: r, buf: data}, "t.csv", DefaultMaxLine, ',')
 		for n := 0; ; n++ {
 			wrec, werr := want.Read()
 			grec, gline, gerr := got.next()

@@ -16,7 +16,8 @@ import (
 // attribute of that event's type (a type's attributes are the union of the
 // keys seen with it): a number is an int when written as an integer literal
 // that fits int64, else a float; strings and bools are kept; null is an
-// absent attribute; nested objects and arrays are an error.
+// absent attribute; a nested object's members are attributes named by their
+// dotted path ({"geo": {"city": "Oslo"}} has geo.city); arrays are an error.
 //
 // An empty input is an empty stream. Errors give name and line (and, for
 // malformed JSON, the column); on any error the stream is nil.
@@ -102,6 +103,10 @@ type jsonRecord struct {
 	posSlots []int
 	seen     []int // by slot: lines when the key was last seen (no set to clear per line)
 	lines    int   // lines parsed, this one included
+	// Nested objects: the dotted path of those being read ("geo."), the
+	// path's length at each level, and the current key with its path.
+	prefix, full []byte
+	levels       []int
 }
 
 // slot is the schema slot of the attribute key at position k of a line.
@@ -277,6 +282,7 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 		return b.errorf(line, "%s at column %d", fe.msg, lead+fe.off+1)
 	}
 	s := &rec.scan
+	rec.prefix, rec.levels = rec.prefix[:0], rec.levels[:0]
 	v, ok, err := s.open(body)
 	if err != nil {
 		return syntax(err)
@@ -290,10 +296,30 @@ func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 			return syntax(err)
 		}
 		if !ok {
-			break
+			if len(rec.levels) == 0 {
+				break
+			}
+			rec.prefix = rec.prefix[:rec.levels[len(rec.levels)-1]]
+			rec.levels = rec.levels[:len(rec.levels)-1]
+			s.first = false // the enclosing object goes on
+			continue
+		}
+		if len(rec.prefix) > 0 {
+			rec.full = append(append(rec.full[:0], rec.prefix...), key...)
+			key = rec.full
 		}
 		if v.kind == flatNested {
-			return b.errorf(line, "key %q: nested objects and arrays are not supported (attributes are numbers, strings or bools)", key)
+			if k := string(key); k == typeKey || k == tsKey {
+				return b.errorf(line, "key %q holds an object or array: the type must be a string, the timestamp a number or string", key)
+			}
+			if v.text[0] == '[' {
+				return b.errorf(line, "key %q: arrays are not supported (attributes are numbers, strings or bools; a nested object's keys become dotted attributes such as geo.city)", key)
+			}
+			// A nested object: its members are attributes named by their path.
+			rec.levels = append(rec.levels, len(rec.prefix))
+			rec.prefix = append(append(rec.prefix[:0], key...), '.') // key holds the path already
+			s.first = true
+			continue
 		}
 		switch {
 		case string(key) == typeKey:

@@ -168,7 +168,7 @@ func TestLiveBadLines(t *testing.T) {
 	for range reader(t, l) {
 		n++
 	}
-	if n != 1 || l.Err() == nil || !strings.Contains(errs.String(), "stdin:3: bad timestamp \"x\" (want an integer or an RFC 3339 time) (stopped reading stdin)") {
+	if n != 1 || l.Err() == nil || !strings.Contains(errs.String(), "stdin:3: bad timestamp \"x\" (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction) (stopped reading stdin)") {
 		t.Errorf("on_error = 'stop': %d events, err %v, stderr %s", n, l.Err(), errs.String())
 	}
 }

@@ -18,13 +18,14 @@ import (
 // it a live source); a file:// URL is its path. The stream's Source is
 // path; its Name is left empty for the caller (see DefaultName).
 func Load(path, format string, opts Options) (*event.Stream, error) {
-	s, _, err := LoadReport(path, format, opts, io.Discard)
+	s, _, err := LoadReportContext(context.Background(), path, format, opts, io.Discard)
 	return s, err
 }
 
-// LoadReport is Load that reports skipped (on_error = 'skip') and late
-// lines on errs, and returns the counts for the stream's report line.
-func LoadReport(path, format string, opts Options, errs io.Writer) (*event.Stream, Stats, error) {
+// LoadReportContext is Load, stopped with ctx's error once ctx is done,
+// that reports skipped (on_error = 'skip') and late lines on errs and
+// returns the counts for the stream's report line.
+func LoadReportContext(ctx context.Context, path, format string, opts Options, errs io.Writer) (*event.Stream, Stats, error) {
 	file, err := localPath(path)
 	if err != nil {
 		return nil, Stats{}, err
@@ -34,7 +35,7 @@ func LoadReport(path, format string, opts Options, errs io.Writer) (*event.Strea
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	s, err := Collect(context.Background(), src)
+	s, err := Collect(ctx, src)
 	if err != nil {
 		return nil, Stats{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -22,6 +23,11 @@ type Options struct {
 	// 'stop'); by default a bad line is reported, counted and skipped. A
 	// loaded stream always stops: nothing is partially loaded.
 	StopOnError bool
+	// Notes, when not nil, receives what a load changed in the data
+	// without failing: timestamps cut to the millisecond.
+	Notes *[]string
+	// Delimiter separates CSV fields (delimiter = ';'); 0 means ','.
+	Delimiter rune
 	// MaxLine is the longest line (record) any loader or live source
 	// reads, in bytes without the newline (max_line); 0 means
 	// DefaultMaxLine.
@@ -71,7 +77,7 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"clock", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type_column"}
+var optionKeys = []string{"clock", "delimiter", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
 // time_unit = 'ms', on_error = 'stop', max_line = '1MB'). Keys and units
@@ -111,6 +117,12 @@ func ParseOptions(kv map[string]string) (Options, error) {
 				return Options{}, err
 			}
 			opts.MaxLine = n
+		case "delimiter":
+			d, err := parseDelimiter(v)
+			if err != nil {
+				return Options{}, err
+			}
+			opts.Delimiter = d
 		case "time_unit":
 			u, err := parseTimeUnit(v)
 			if err != nil {
@@ -181,6 +193,26 @@ func parseDuration(s string) (int64, time.Duration, error) {
 		return 0, 0, bad
 	}
 	return n, u.Duration, nil
+}
+
+// parseDelimiter reads delimiter: one character, or 'tab' ('\t' in SQL's
+// quotes is two characters, so a word names it).
+func parseDelimiter(v string) (rune, error) {
+	if strings.EqualFold(v, "tab") || v == `\t` {
+		return '\t', nil
+	}
+	r := []rune(v)
+	if len(r) != 1 || r[0] == '"' || r[0] == '\r' || r[0] == '\n' || r[0] == utf8.RuneError {
+		return 0, fmt.Errorf("delimiter must be one character other than a quote or a line break (or 'tab'), got %q", v)
+	}
+	return r[0], nil
+}
+
+func (o Options) delimiter() rune {
+	if o.Delimiter == 0 {
+		return ','
+	}
+	return o.Delimiter
 }
 
 // parseSize reads max_line: a number of bytes, or one with a unit (KB, MB,

@@ -286,10 +286,10 @@ func TestRejectedLinesRateLimited(t *testing.T) {
 		t.Fatalf("%d events, %d lines reported:\n%s", n, len(shown), errs.String())
 	}
 	for i, want := range map[int]string{
-		0:  `stdin:2: bad timestamp "x" (want an integer or an RFC 3339 time) (line skipped)`,
-		9:  `stdin:11: bad timestamp "x" (want an integer or an RFC 3339 time) (line skipped)`,
-		10: `stdin:12: bad timestamp "x" (want an integer or an RFC 3339 time) (line skipped; 11 lines rejected so far, reported at most once a second)`,
-		18: `stdin:92: bad timestamp "x" (want an integer or an RFC 3339 time) (line skipped; 91 lines rejected so far, reported at most once a second)`,
+		0:  `stdin:2: bad timestamp "x" (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction) (line skipped)`,
+		9:  `stdin:11: bad timestamp "x" (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction) (line skipped)`,
+		10: `stdin:12: bad timestamp "x" (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction) (line skipped; 11 lines rejected so far, reported at most once a second)`,
+		18: `stdin:92: bad timestamp "x" (want an integer, an RFC 3339 time, YYYY-MM-DD HH:MM:SS[.fff] or epoch seconds with a fraction) (line skipped; 91 lines rejected so far, reported at most once a second)`,
 	} {
 		if shown[i] != want {
 			t.Errorf("report %d: %s\nwant %s", i, shown[i], want)

@@ -65,7 +65,7 @@ func TestLoadEventTime(t *testing.T) {
 				t.Fatal(err)
 			}
 			var errs strings.Builder
-			s, st, err := LoadReport(path, "", tt.opts, &errs)
+			s, st, err := LoadReportContext(context.Background(), path, "", tt.opts, &errs)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)

@@ -298,6 +298,9 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 		events = append(events, batch...)
 		return true
 	})
+	if err == nil {
+		err = ctx.Err() // a source stops at a cancel without an error
+	}
 	if err != nil {
 		return nil, err
 	}

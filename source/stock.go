@@ -2,6 +2,7 @@ package source
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"iter"
@@ -327,19 +328,39 @@ func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 // unit-less timestamps (ts = seq) and Source "generated". cfg must be
 // valid, and fit in memory (StockConfigFromOptions checks both).
 func GenerateStocks(name string, cfg StockConfig) *event.Stream {
+	s, _ := GenerateStocksContext(context.Background(), name, cfg)
+	return s
+}
+
+// stockCheckEvery is how many events GenerateStocksContext makes between
+// two looks at its context: about a millisecond of work.
+const stockCheckEvery = 1 << 14
+
+// GenerateStocksContext is GenerateStocks, stopped with ctx's error once
+// ctx is done.
+func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*event.Stream, error) {
 	schema := StockSchema(cfg)
-	// One block for all values and one for all events: the size is known.
-	// The values first: the allocation that starts a garbage collection
-	// is the one it scans, and theirs holds no pointer yet; the others,
-	// allocated while it marks, it does not scan.
-	values := make([]event.Value, cfg.Events*stockAttrs)
-	block := make([]event.Event, cfg.Events)
 	events := make([]*event.Event, cfg.Events)
+	// Events and their values in blocks of stockCheckEvery, allocated as
+	// they are filled: a cancel need not wait for gigabytes to be zeroed.
+	// The values first: the allocation that starts a garbage collection
+	// is the one it scans, and theirs holds no pointer yet.
+	var block []event.Event
+	var values []event.Value
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
-	for i := range block {
-		e := &block[i]
-		e.Attrs = values[i*stockAttrs : (i+1)*stockAttrs : (i+1)*stockAttrs]
+	for i := range events {
+		k := i % stockCheckEvery
+		if k == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			n := min(stockCheckEvery, cfg.Events-i)
+			values = make([]event.Value, n*stockAttrs)
+			block = make([]event.Event, n)
+		}
+		e := &block[k]
+		e.Attrs = values[k*stockAttrs : (k+1)*stockAttrs : (k+1)*stockAttrs]
 		g.fill(e)
 		counts[e.Type]++
 		events[i] = e
@@ -353,7 +374,7 @@ func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 			t.Present[slot] += n
 		}
 	}
-	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}
+	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}, nil
 }
 
 // WriteStocksCSV writes the stream cfg describes as CSV with the header

@@ -72,7 +72,7 @@ func TestJSONLMatchesSummary(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	m := regexp.MustCompile(`\((\d+) matches, 1000 events, [^)]*events/s\)`).FindStringSubmatch(r.stderr)
+	m := regexp.MustCompile(`\((\d+) matches, 1000 events on stocks, [^)]*events/s\)`).FindStringSubmatch(r.stderr)
 	if m == nil {
 		t.Fatalf("no summary in stderr:\n%s", r.stderr)
 	}
@@ -120,7 +120,7 @@ func TestRun(t *testing.T) {
 		{name: "script and commands in order", args: []string{"-c", `\timing off`, "-f", "testdata/cli/ok.sase", "-c", "SET format = csv; SHOW STREAMS"},
 			stdout: `{"a.seq":4930,"b.seq":4932}` + "\n" + `{"a.seq":8257,"b.seq":8262}` + "\n" +
 				"name,events,types,source,time_unit,current,live,slack,time,max_ts,late\nstocks,10000,10,generated,,true,false,,,,\n",
-			stderr: "timing is off\ntiming is off\nformat = jsonl\n(2 matches, 10000 events)\nformat = csv\n"},
+			stderr: "timing is off\ntiming is off\nformat = jsonl\n(2 matches, 10000 events on stocks)\nformat = csv\n"},
 		{name: "statements on stdin", stdin: "SET format = csv;\nSHOW\n  STREAMS;\nUSE nothing;\nSHOW TYPES",
 			code: 1, prefix: true, stdout: "name,events,types,source,time_unit,current,live,slack,time,max_ts,late\nstocks,10000,10,generated,,true,false,,,,\ntype,count,attributes\nstock1,937,",
 			stderr: "ERROR: <stdin>:4:5: no stream named nothing (streams: stocks)\n    USE nothing;\n        ^\n"},
