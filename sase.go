@@ -189,7 +189,6 @@ func (q *Query) ExplainOn(workers int) string {
 	return q.Explain() + q.Split(workers).String() + "\n"
 }
 
-
 // ExplainAs prints the plan in format "text" (as ExplainOn), "dot" (a
 // Graphviz digraph) or "json"; with each operator's counts when stats is
 // not nil, as ExplainAnalyze.

@@ -61,7 +61,7 @@ type builder struct {
 	prevTS   int64
 	hasPrev  bool
 	prevText []byte // a copy: text is often a view of a read buffer
-	cut      bool // a timestamp lost digits below the tick: noted once
+	cut      bool   // a timestamp lost digits below the tick: noted once
 
 	// The type of the previous row: consecutive rows often share a type, and
 	// a string compare is cheaper than a map lookup.

@@ -29,7 +29,7 @@ type Case struct {
 	Engines []string
 	// Floor, when set, is a hand-written loop for this query alone: Run
 	// prints it first, and each engine's time as a multiple of it.
-	Floor func(*event.Stream) (Result, error)
+	Floor   func(*event.Stream) (Result, error)
 	Workers []int // the workers each engine runs on (none: 1)
 }
 
