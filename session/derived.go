@@ -189,7 +189,7 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	})
 	p.Finish()
 	if err != nil {
-		return runError(err, stats)
+		return runError(err, stats, stats.Matches)
 	}
 	s.note("(%s)", counts(stats.Matches, stats, from.name, s.set.Timing))
 

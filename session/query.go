@@ -57,7 +57,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			return true
 		}, sase.WithTiming(), sase.WithWorkers(s.set.Workers))
 		if err != nil {
-			return runError(err, stats)
+			return runError(err, stats, stats.Matches)
 		}
 		if err := s.explain(cq, q, e.name, nil, stats); err != nil {
 			return err
@@ -81,7 +81,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	}, sase.WithWorkers(s.set.Workers))
 	werr := w.Finish()
 	if err != nil {
-		return runError(err, stats)
+		return runError(err, stats, n) // the matches written: the engine counts one the sink refused
 	}
 	if werr != nil {
 		return fmt.Errorf("writing the results: %w", werr)
@@ -150,9 +150,9 @@ func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update f
 }
 
 // runError words a failed run; a cancelled one says how far it got.
-func runError(err error, stats *sase.Stats) error {
+func runError(err error, stats *sase.Stats, matches int64) error {
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("query cancelled after %d events and %d matches", stats.Events, stats.Matches)
+		return fmt.Errorf("query cancelled after %s and %s", plural(stats.Events, "event", "events"), plural(matches, "match", "matches"))
 	}
 	return err
 }

@@ -647,3 +647,32 @@ func TestCancelStatements(t *testing.T) {
 		})
 	}
 }
+
+// cancelWriter cancels its context at the first write of results, when
+// the query is well under way.
+type cancelWriter struct {
+	bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return w.Buffer.Write(p)
+}
+
+// TestCancelCountsWritten: a cancelled query's message counts the matches
+// it wrote, not one more (the engine counts the match the sink refused).
+func TestCancelCountsWritten(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &cancelWriter{cancel: cancel}, &bytes.Buffer{}
+	s := session.New(stdout, stderr, session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())))
+	// Without a window its matches are every ordered 4-tuple: it never ends.
+	if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d);"}); err != session.ErrFailed {
+		t.Fatalf("Exec = %v", err)
+	}
+	rows := strings.Count(stdout.String(), "\n") - 1 // the header
+	m := regexp.MustCompile(`query cancelled after \d+ events and (\d+) matches`).FindStringSubmatch(stderr.String())
+	if m == nil || m[1] != strconv.Itoa(rows) || rows <= 0 {
+		t.Errorf("%d rows written; stderr:\n%s", rows, stderr)
+	}
+}
