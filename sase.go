@@ -2,7 +2,7 @@
 // against a stream's schema, plan, optimize for an engine, and run over
 // events, handing each match to a sink.
 //
-//	stream := source.Stocks(source.StockConfig{Events: 1000})
+//	stream := source.GenerateStocks("stocks", source.DefaultStockConfig())
 //	q, err := sase.Compile("PATTERN SEQ(stock1 a, stock2 b) WITHIN 10", stream)
 //	if err != nil { ... }
 //	stats, err := q.Run(ctx, stream.All(), func(row []sase.Cell) bool { ...; return true })
