@@ -111,7 +111,7 @@ func (s *aisSSC) process(ev *event.Event) {
 		s.enter(s.parts.wild, ev, m, true)
 		return
 	}
-	if !s.op.Partition.Agrees(event.Value{}, v) {
+	if none := (event.Value{}); !s.op.Partition.Agrees(&none, ev) {
 		return // not the test's constant
 	}
 	p := s.parts.get(v)
@@ -307,7 +307,7 @@ func (s *aisSSC) checks(j int) bool {
 // attribute).
 func (s *aisSSC) dynamicAgrees(ev *event.Event) bool {
 	for _, q := range s.op.Dynamic {
-		if !q.Agrees(q.Value(s.accept), q.Value(ev)) {
+		if ref := q.Value(s.accept); !q.Agrees(&ref, ev) {
 			return false
 		}
 	}

@@ -201,11 +201,10 @@ func (r *runner) equivRef(q *planner.Equiv, b *planner.Binding) event.Value {
 // match.
 func (r *runner) equivHolds(e *event.Event, b *planner.Binding) bool {
 	for _, q := range r.plan.Equivs {
-		v := q.Value(e)
-		if v.IsAbsent() {
+		if q.Value(e).IsAbsent() {
 			continue // constrained by nothing: spare the search for ref
 		}
-		if !q.Agrees(r.equivRef(q, b), v) {
+		if ref := r.equivRef(q, b); !q.Agrees(&ref, e) {
 			return false
 		}
 	}
@@ -316,7 +315,7 @@ func (r *runner) positivesAgree(equivs []*planner.Equiv, b *planner.Binding) boo
 	for _, q := range equivs {
 		var ref event.Value
 		for _, i := range r.plan.Positives {
-			if !q.Fold(&ref, b.Events[i]) {
+			if !q.Agrees(&ref, b.Events[i]) {
 				return false
 			}
 		}

@@ -185,7 +185,7 @@ func (c *eventCache) process(ev *event.Event) {
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
 	for _, q := range buf.Consts {
-		if !q.Agrees(event.Value{}, q.Value(ev)) {
+		if none := (event.Value{}); !q.Agrees(&none, ev) {
 			return false
 		}
 	}
@@ -278,7 +278,7 @@ func (c *eventCache) narrows(trigger *event.Event) bool {
 // test.
 func (c *eventCache) agrees(e, trigger *event.Event) bool {
 	for _, q := range c.equivs {
-		if !q.Agrees(q.Value(trigger), q.Value(e)) {
+		if ref := q.Value(trigger); !q.Agrees(&ref, e) {
 			return false
 		}
 	}

@@ -300,13 +300,14 @@ func (s *runScan) holdsAll(r *run, preds []*planner.Pred) bool {
 }
 
 // inPartition is rule (b): e agrees with the partition values the run has
-// fixed (planner.Equiv.Agrees).
+// fixed (planner.Equiv.Agrees, which changes a key only while it is
+// absent; fixKey fixes them once e is taken).
 func (s *runScan) inPartition(key []event.Value, e *event.Event) bool {
 	if e == s.visiting {
 		return true
 	}
 	for i, q := range s.op.Partition {
-		if !q.Agrees(key[i], q.Value(e)) {
+		if !key[i].IsAbsent() && !q.Agrees(&key[i], e) {
 			return false
 		}
 	}

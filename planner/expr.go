@@ -337,7 +337,7 @@ func (c *compiler) nestedEquivalence(e *ast.Equivalence) Cond {
 					evs = b.Lists[comp.Index]
 				}
 				for _, ev := range evs {
-					if !q.Fold(&ref, ev) {
+					if !q.Agrees(&ref, ev) {
 						return false
 					}
 				}
