@@ -111,8 +111,9 @@ func (s *aisSSC) process(ev *event.Event) {
 		s.enter(s.parts.wild, ev, m, true)
 		return
 	}
-	if none := (event.Value{}); !s.op.Partition.Agrees(&none, ev) {
-		return // not the test's constant
+	var fixed event.Value // none: only a constant constrains ev
+	if !s.op.Partition.Agrees(&fixed, ev) {
+		return
 	}
 	p := s.parts.get(v)
 	if p == nil {

@@ -185,7 +185,8 @@ func (c *eventCache) process(ev *event.Event) {
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
 	for _, q := range buf.Consts {
-		if none := (event.Value{}); !q.Agrees(&none, ev) {
+		var fixed event.Value // none: only the constant constrains ev
+		if !q.Agrees(&fixed, ev) {
 			return false
 		}
 	}

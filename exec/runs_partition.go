@@ -34,6 +34,8 @@ type bucket struct {
 	idx  int   // position in the deadline heap, -1 when not queued
 }
 
+// newBucket makes a bucket; it starts empty, since the wild bucket's runs
+// move on their own once an event keys them.
 func newBucket(*bucket) *bucket { return &bucket{idx: -1} }
 
 func (p *buckets) init(by *planner.Equiv, windowed bool, window, slack int64) {
