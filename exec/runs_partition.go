@@ -18,8 +18,7 @@ import (
 // sweep then drops the empty buckets.
 type buckets struct {
 	partitions[bucket]
-	by       *planner.Equiv // nil: one bucket
-	windowed bool
+	by *planner.Equiv // nil: one bucket
 	// slack delays the sweep of an idle bucket past its runs' deadlines:
 	// a run past its window can do nothing, so finishing it late only
 	// costs memory, unless it is a trailing closure's, due to be emitted.
@@ -39,7 +38,7 @@ type bucket struct {
 func newBucket(*bucket) *bucket { return &bucket{idx: -1} }
 
 func (p *buckets) init(by *planner.Equiv, windowed bool, window, slack int64) {
-	p.by, p.windowed, p.slack = by, windowed, slack
+	p.by, p.slack = by, slack
 	p.partitions.init(newBucket(nil), newBucket, windowed, window)
 }
 
