@@ -23,9 +23,10 @@ import (
 //
 // A partition that no event visits any more keeps what it holds until a
 // sweep prunes it and drops it if empty. Sweeps come once per window of
-// stream time: one visits every partition, whose number is bounded by the
-// events of the last two windows, so the cost per event is O(1) amortized,
-// and an idle partition is dropped within about two windows.
+// stream time (the engine's window, the one constant of the schedule): a
+// sweep visits every partition, and those that survive it hold events of
+// the last few windows, so sweeping costs O(1) per event amortized and an
+// idle partition lives a few windows at most.
 type partitions[S any] struct {
 	wild  *S
 	seed  func(wild *S) *S
