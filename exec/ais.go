@@ -111,9 +111,11 @@ func (s *aisSSC) process(ev *event.Event) {
 		s.enter(s.parts.wild, ev, m, true)
 		return
 	}
-	var fixed event.Value // none: only a constant constrains ev
-	if !s.op.Partition.Agrees(&fixed, ev) {
-		return
+	if q := s.op.Partition; q.Const != nil { // without one, nothing rejects a first value
+		var fixed event.Value
+		if !q.Agrees(&fixed, ev) {
+			return
+		}
 	}
 	p := s.parts.get(v)
 	if p == nil {
