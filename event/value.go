@@ -304,8 +304,10 @@ func AppendJSONString(b []byte, s string) []byte {
 }
 
 // PartitionKey maps a value to a comparable key such that two values are
-// Equal exactly when their keys are ==: an integral float becomes an int.
-// NaN, which no loader produces, is the exception: its key equals itself.
+// Equal exactly when their keys are ==: an integral float becomes an int
+// (2.0 and -0.0 key as 2 and 0). Two exceptions no loader meets: a NaN,
+// Equal to nothing, has a key; an int beyond 2^53 is Equal to the float it
+// rounds to, whose key is another int.
 func PartitionKey(v Value) Value {
 	if v.kind == Float {
 		f := v.Float()

@@ -23,16 +23,13 @@ type aisSSC struct {
 	comps      []int
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
 	bind       *planner.Binding
-	parts      map[event.Value]*partition // PAIS: by partition key
-	order      []*partition               // PAIS: the partitions in creation order
-	wild       *partition                 // PAIS: the events lacking the attribute
-	single     *partition                 // without PAIS
-	cur        *partition                 // the partition being searched
-	keyed      int                        // bound events that have the partition attribute
-	minTS      int64                      // window's lower bound for the current event
+	parts      *partitions[partition] // PAIS; wild holds the events lacking the attribute
+	single     *partition             // without PAIS
+	cur        *partition             // the partition being searched
+	keyed      int                    // bound events that have the partition attribute
+	minTS      int64                  // window's lower bound for the current event
 	accept     *event.Event
 	multiKey   []byte
-	sinceSweep int
 }
 
 type instance struct {
@@ -51,16 +48,11 @@ type aisStack struct {
 func (s *aisStack) top() int { return s.base + len(s.items) - 1 }
 
 type partition struct {
-	key    event.Value
 	stacks []aisStack
 	// multi[j] counts the instances of state j by their Multi-PAIS
 	// attribute values, for cross-attribute transition filtering.
 	multi []map[string]int
 }
-
-// sweepEvery is how often (in events) every partition is pruned, so that
-// partitions no event touches any more do not keep their instances.
-const sweepEvery = 4096
 
 func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind()}
@@ -73,8 +65,8 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 		}
 	}
 	if op.Partition != nil {
-		s.parts = map[event.Value]*partition{}
-		s.wild = s.newPartition()
+		s.parts = &partitions[partition]{}
+		s.parts.init(s.newPartition(), s.clonePartition, op.WindowPushed, op.Window)
 	} else {
 		s.single = s.newPartition()
 	}
@@ -99,7 +91,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	}
 	if s.op.WindowPushed {
 		s.minTS = satSub(ev.TS, s.op.Window)
-		if s.sinceSweep++; s.sinceSweep == sweepEvery {
+		if s.parts != nil && s.parts.sweepDue(ev.TS) {
 			s.sweep()
 		}
 	} else {
@@ -114,25 +106,25 @@ func (s *aisSSC) process(ev *event.Event) {
 	}
 	v := s.op.Partition.Value(ev)
 	if v.IsAbsent() {
-		for _, p := range s.order {
+		for _, p := range s.parts.all() {
 			s.r.tick()
 			s.enter(p, ev, m, true)
 		}
-		s.enter(s.wild, ev, m, true)
+		s.enter(s.parts.wild, ev, m, true)
 		return
 	}
-	key := event.PartitionKey(v)
-	if c := s.op.Partition.Const; c != nil && !c.Equal(key) {
-		return
+	if q := s.op.Partition; q.Const != nil { // without one, nothing rejects a first value
+		var fixed event.Value
+		if !q.Agrees(&fixed, ev) {
+			return
+		}
 	}
-	p := s.parts[key]
+	p := s.parts.get(v)
 	if p == nil {
-		if m&1 == 0 && s.wild.empty() {
+		if m&1 == 0 && s.parts.wild.empty() {
 			return // no instance of this value can precede it
 		}
-		p = s.clonePartition(key, s.wild)
-		s.parts[key] = p
-		s.order = append(s.order, p)
+		p = s.parts.create(v)
 	}
 	s.enter(p, ev, m, false)
 }
@@ -169,9 +161,8 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 // clonePartition starts the partition of a new value with the wildcard
 // events still in the window: they belong to it too. Their RIPs point into
 // the same stacks, so the copy keeps them valid.
-func (s *aisSSC) clonePartition(key event.Value, from *partition) *partition {
+func (s *aisSSC) clonePartition(from *partition) *partition {
 	p := s.newPartition()
-	p.key = key
 	for j, st := range from.stacks {
 		p.stacks[j] = aisStack{items: append([]instance(nil), st.items...), base: st.base}
 	}
@@ -246,21 +237,11 @@ func (s *aisSSC) prune(p *partition) {
 
 // sweep prunes every partition and forgets the empty ones.
 func (s *aisSSC) sweep() {
-	s.sinceSweep = 0
-	if s.parts == nil {
-		return
-	}
-	s.prune(s.wild)
-	kept := s.order[:0]
-	for _, p := range s.order {
-		if s.prune(p); p.empty() {
-			delete(s.parts, p.key)
-			continue
-		}
-		kept = append(kept, p)
-	}
-	clear(s.order[len(kept):])
-	s.order = kept
+	s.prune(s.parts.wild)
+	s.parts.sweep(func(p *partition) bool {
+		s.prune(p)
+		return !p.empty()
+	})
 }
 
 // construct enumerates the sequences ending with ev in the accepting
@@ -327,16 +308,12 @@ func (s *aisSSC) checks(j int) bool {
 	return true
 }
 
-// dynamicAgrees is dynamic filtering in SC: every positive event has the
-// attribute (the optimizer checked), so each must equal the test's
-// constant or, without one, the accepting event's value.
+// dynamicAgrees is dynamic filtering in SC: every positive event agrees
+// with the accepting event (the optimizer checked that all have the
+// attribute).
 func (s *aisSSC) dynamicAgrees(ev *event.Event) bool {
 	for _, q := range s.op.Dynamic {
-		ref := q.Value(s.accept)
-		if q.Const != nil {
-			ref = *q.Const
-		}
-		if !q.Value(ev).Equal(ref) {
+		if ref := q.Value(s.accept); !q.Agrees(&ref, ev) {
 			return false
 		}
 	}
@@ -344,7 +321,7 @@ func (s *aisSSC) dynamicAgrees(ev *event.Event) bool {
 }
 
 func (s *aisSSC) emit() {
-	if s.parts != nil && s.keyed == 0 && s.cur != s.wild {
+	if s.parts != nil && s.keyed == 0 && s.cur != s.parts.wild {
 		return // made of wildcard events only: the wildcard partition finds it
 	}
 	s.r.stats.Operators[0].Out++

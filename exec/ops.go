@@ -164,13 +164,10 @@ func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
 	return bounds{lo, hi}
 }
 
-// equivRef is the value an equivalence attribute must have in this match:
-// its constant, else the first positive single's value that is present,
-// else the first present value among the closure elements collected so far.
+// equivRef is the value of an equivalence attribute the match has fixed:
+// the first positive single's value that is present, else the first
+// present value among the closure elements collected so far.
 func (r *runner) equivRef(q *planner.Equiv, b *planner.Binding) event.Value {
-	if q.Const != nil {
-		return *q.Const
-	}
 	for _, i := range r.plan.Positives {
 		if v := q.Value(b.Events[i]); !v.IsAbsent() {
 			return v
@@ -190,14 +187,13 @@ func (r *runner) equivRef(q *planner.Equiv, b *planner.Binding) event.Value {
 }
 
 // equivHolds reports whether e agrees with every equivalence test of the
-// match; an event that lacks the attribute is not constrained by it.
+// match.
 func (r *runner) equivHolds(e *event.Event, b *planner.Binding) bool {
 	for _, q := range r.plan.Equivs {
-		v := q.Value(e)
-		if v.IsAbsent() {
-			continue
+		if q.Value(e).IsAbsent() {
+			continue // constrained by nothing: spare the search for ref
 		}
-		if ref := r.equivRef(q, b); !ref.IsAbsent() && !ref.Equal(v) {
+		if ref := r.equivRef(q, b); !q.Agrees(&ref, e) {
 			return false
 		}
 	}
@@ -303,14 +299,11 @@ func (s *selectionStage) holds(b *planner.Binding) bool {
 	return true
 }
 
-// positivesAgree reports whether the positive singles that have each
-// equivalence attribute agree on it (and equal its constant).
+// positivesAgree reports whether the positive singles agree on each
+// equivalence test (planner.Equiv.Agrees).
 func (r *runner) positivesAgree(equivs []*planner.Equiv, b *planner.Binding) bool {
 	for _, q := range equivs {
-		ref := event.Value{}
-		if q.Const != nil {
-			ref = *q.Const
-		}
+		var ref event.Value
 		for _, i := range r.plan.Positives {
 			if !q.Agrees(&ref, b.Events[i]) {
 				return false

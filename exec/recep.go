@@ -65,10 +65,6 @@ func (s *rset) empty() bool {
 	return true
 }
 
-// smallPartitions is how many small non-negative int partition values are found
-// by index rather than through the map.
-const smallPartitions = 1024
-
 // eventCache is the EventCache operator and ReCEP's event loop. It hands
 // each event that enters the last positive's buffer to QueryFilter, with
 // the buffer set to search.
@@ -82,16 +78,13 @@ type eventCache struct {
 	hits    []int
 	last    int // the last positive single: its buffer triggers the search
 	global  *rset
-	// Partitioned: absent holds the events lacking the attribute (copied
-	// into each new partition), small and parts the partitions.
-	absent    *rset
-	small     []*rset
-	parts     map[event.Value]*rset
+	// Partitioned: wild holds the events lacking the attribute, copied
+	// into each new partition.
+	parts     *partitions[rset]
 	enforcing bool             // the partition and filters enforce every equivalence test
 	equivs    []*planner.Equiv // the equivalence tests without constant
 	minTS     int64
 	lastTS    int64
-	sweepAt   int64
 	// cur is the buffer set of the current trigger and whether the
 	// equivalence tests hold by construction there.
 	cur         *rset
@@ -101,7 +94,7 @@ type eventCache struct {
 func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *pending) *eventCache {
 	p := r.plan
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
-		minTS: math.MinInt64, lastTS: math.MinInt64, sweepAt: math.MinInt64}
+		minTS: math.MinInt64, lastTS: math.MinInt64}
 	for _, b := range op.Buffers {
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
@@ -119,14 +112,24 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 		}
 	}
 	if op.Partition != nil {
-		c.absent = c.newSet()
-		c.parts = map[event.Value]*rset{}
+		c.parts = &partitions[rset]{}
+		c.parts.init(c.newSet(), c.seed, op.HasWindow, op.Window)
 	}
 	return c
 }
 
 func (c *eventCache) newSet() *rset {
 	return &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+}
+
+// seed starts a new partition's buffers with the events lacking the
+// attribute.
+func (c *eventCache) seed(wild *rset) *rset {
+	s := c.newSet()
+	for i := range s.bufs {
+		s.bufs[i].evs = append([]*event.Event(nil), wild.bufs[i].live()...)
+	}
+	return s
 }
 
 func (c *eventCache) process(ev *event.Event) {
@@ -152,24 +155,20 @@ func (c *eventCache) process(ev *event.Event) {
 	c.add(c.global, ev)
 	c.cur, c.curEnforced = c.global, c.enforcing && c.op.Partition == nil
 	if c.op.Partition != nil {
-		key, ok := c.key(ev)
-		switch {
-		case ok:
-			s := c.partition(key, true)
-			c.add(s, ev)
-			c.cur, c.curEnforced = s, c.enforcing
-		case c.op.Partition.Value(ev).IsAbsent():
-			c.add(c.absent, ev)
-			for _, s := range c.small {
-				if s != nil {
-					c.add(s, ev)
-				}
-			}
-			for _, s := range c.parts {
+		switch v := c.op.Partition.Value(ev); {
+		case v.IsAbsent():
+			c.add(c.parts.wild, ev)
+			for _, s := range c.parts.all() {
 				c.add(s, ev)
 			}
+		case !isNaN(v): // a NaN equals nothing: it stays in the global buffers only
+			s := c.parts.get(v)
+			if s == nil {
+				s = c.parts.create(v)
+			}
+			c.add(s, ev)
+			c.cur, c.curEnforced = s, c.enforcing
 		}
-		// A NaN equals nothing: it stays in the global buffers only.
 	}
 	if trigger {
 		b := c.qf.b
@@ -183,7 +182,8 @@ func (c *eventCache) process(ev *event.Event) {
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
 	for _, q := range buf.Consts {
-		if v := q.Value(ev); !v.IsAbsent() && !v.Equal(*q.Const) {
+		var fixed event.Value // none: only the constant constrains ev
+		if !q.Agrees(&fixed, ev) {
 			return false
 		}
 	}
@@ -233,68 +233,18 @@ func (c *eventCache) advance(now int64) {
 	if len(c.pending.items) > 0 {
 		c.minTS = min(c.minTS, satSub(satSub(c.pending.items[0].deadline, w), w))
 	}
-	if c.op.Partition == nil || now < c.sweepAt {
+	if c.op.Partition == nil || !c.parts.sweepDue(now) {
 		return
 	}
-	c.sweepAt = satAdd(now, max(w, 1))
 	sweep := func(s *rset) bool {
 		for i := range s.bufs {
 			s.bufs[i].prune(c.minTS)
 		}
-		return s.empty()
+		return !s.empty()
 	}
 	sweep(c.global)
-	sweep(c.absent)
-	for i, s := range c.small {
-		if s != nil && sweep(s) {
-			c.small[i] = nil
-		}
-	}
-	for k, s := range c.parts {
-		if sweep(s) {
-			delete(c.parts, k)
-		}
-	}
-}
-
-// key returns ev's partition key; ok is false when ev lacks the attribute
-// or holds a NaN.
-func (c *eventCache) key(ev *event.Event) (event.Value, bool) {
-	v := c.op.Partition.Value(ev)
-	if v.IsAbsent() || (v.Kind() == event.Float && math.IsNaN(v.Float())) {
-		return v, false
-	}
-	return event.PartitionKey(v), true
-}
-
-// partition returns the buffers of a key; create makes missing ones,
-// seeded with the events that lack the attribute.
-func (c *eventCache) partition(key event.Value, create bool) *rset {
-	small := key.Kind() == event.Int && key.Int() >= 0 && key.Int() < smallPartitions
-	var s *rset
-	if small {
-		if i := int(key.Int()); i < len(c.small) {
-			s = c.small[i]
-		}
-	} else {
-		s = c.parts[key]
-	}
-	if s != nil || !create {
-		return s
-	}
-	s = c.newSet()
-	for i := range s.bufs {
-		s.bufs[i].evs = append([]*event.Event(nil), c.absent.bufs[i].live()...)
-	}
-	if small {
-		for len(c.small) <= int(key.Int()) {
-			c.small = append(c.small, nil)
-		}
-		c.small[key.Int()] = s
-	} else {
-		c.parts[key] = s
-	}
-	return s
+	sweep(c.parts.wild)
+	c.parts.sweep(sweep)
 }
 
 // setFor returns the buffer set a trigger was searched in, and whether it
@@ -303,8 +253,8 @@ func (c *eventCache) setFor(trigger *event.Event) (*rset, bool) {
 	if c.op.Partition == nil {
 		return c.global, c.enforcing
 	}
-	if key, ok := c.key(trigger); ok {
-		return c.partition(key, false), c.enforcing
+	if v := c.op.Partition.Value(trigger); !v.IsAbsent() && !isNaN(v) {
+		return c.parts.get(v), c.enforcing
 	}
 	return c.global, false
 }
@@ -315,20 +265,24 @@ func (c *eventCache) setFor(trigger *event.Event) (*rset, bool) {
 // event blocks it only if it agrees with them (agrees).
 func (c *eventCache) narrows(trigger *event.Event) bool {
 	for _, q := range c.equivs {
-		if v := q.Value(trigger); v.IsAbsent() || (v.Kind() == event.Float && math.IsNaN(v.Float())) {
+		if v := q.Value(trigger); v.IsAbsent() || isNaN(v) {
 			return false
 		}
 	}
 	return true
 }
 
-// agrees reports whether e lacks or has the trigger's value of every
-// equivalence attribute.
+// agrees reports whether e agrees with the trigger on every equivalence
+// test.
 func (c *eventCache) agrees(e, trigger *event.Event) bool {
 	for _, q := range c.equivs {
-		if v := q.Value(e); !v.IsAbsent() && !v.Equal(q.Value(trigger)) {
+		if ref := q.Value(trigger); !q.Agrees(&ref, e) {
 			return false
 		}
 	}
 	return true
 }
+
+// isNaN reports whether v is a float NaN, which equals nothing (no loader
+// makes one; ReCEP keeps it out of the partitions).
+func isNaN(v event.Value) bool { return v.Kind() == event.Float && math.IsNaN(v.Float()) }

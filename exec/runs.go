@@ -32,7 +32,7 @@ type runScan struct {
 	// relevant[t]: events of type t can change some run. Only next- and
 	// any-match may skip the others; for contiguity every event counts.
 	relevant []bool
-	parts    partitions
+	parts    buckets
 	initKey  []event.Value // a new run's partition key: the constants of [attr = 'v']
 	born     []*run        // runs made while an event is processed; they react from the next one
 	free     []*run
@@ -122,7 +122,7 @@ func newRunScan(r *runner, op *planner.RunScan, next stage) *runScan {
 	if s.states[len(s.states)-1].closure {
 		slack = 0
 	}
-	s.parts.init(by, op.HasWindow, slack)
+	s.parts.init(by, op.HasWindow, op.Window, slack)
 	s.fresh = s.newRun()
 	return s
 }
@@ -300,14 +300,15 @@ func (s *runScan) holdsAll(r *run, preds []*planner.Pred) bool {
 	return true
 }
 
-// inPartition is rule (b): e agrees with every partition value the run
-// has fixed; an attribute e lacks constrains nothing.
+// inPartition is rule (b): e agrees with the partition values the run has
+// fixed (planner.Equiv.Agrees, which changes a key only while it is
+// absent; fixKey fixes them once e is taken).
 func (s *runScan) inPartition(key []event.Value, e *event.Event) bool {
 	if e == s.visiting {
 		return true
 	}
 	for i, q := range s.op.Partition {
-		if v := q.Value(e); !v.IsAbsent() && !key[i].IsAbsent() && !key[i].Equal(v) {
+		if !key[i].IsAbsent() && !q.Agrees(&key[i], e) {
 			return false
 		}
 	}

@@ -203,19 +203,13 @@ func compare(op ast.Op, x, y event.Value) bool {
 }
 
 // nestedEquivalence compiles an equivalence test under OR or NOT: it holds
-// when the positive singles and closure elements that have each attribute
-
-// nestedEquivalence compiles an equivalence test under OR or NOT: it holds
-// when the positive singles and closure elements that have each attribute
-// agree (and equal the constant when one is given).
+// when the positive singles and closure elements agree on each attribute
+// (Equiv.Agrees).
 func (p *Plan) nestedEquivalence(equivs []*Equiv) Cond {
 	comps := p.Components
 	return func(b *Binding) bool {
 		for _, q := range equivs {
 			var ref event.Value
-			if q.Const != nil {
-				ref = *q.Const
-			}
 			for _, comp := range comps {
 				var evs []*event.Event
 				switch comp.Kind {
@@ -234,23 +228,6 @@ func (p *Plan) nestedEquivalence(equivs []*Equiv) Cond {
 		return true
 	}
 }
-
-// Agrees folds e into an equivalence check: an event lacking the attribute
-// is not constrained, the first value present becomes ref, and every later
-// one must equal it. It reports false on the first disagreement.
-func (q *Equiv) Agrees(ref *event.Value, e *event.Event) bool {
-	v := q.Value(e)
-	switch {
-	case v.IsAbsent():
-		return true
-	case ref.IsAbsent():
-		*ref = v
-		return true
-	}
-	return ref.Equal(v)
-}
-
-// equivs resolves the attributes of an equivalence test. An attribute must
 
 // lowerExpr compiles a checked value expression to a closure.
 func (p *Plan) lowerExpr(e Expr) Eval {
