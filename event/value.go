@@ -305,9 +305,10 @@ func AppendJSONString(b []byte, s string) []byte {
 
 // PartitionKey maps a value to a comparable key such that two values are
 // Equal exactly when their keys are ==: an integral float becomes an int
-// (2.0 and -0.0 key as 2 and 0). Two exceptions no loader meets: a NaN,
-// Equal to nothing, has a key; an int beyond 2^53 is Equal to the float it
-// rounds to, whose key is another int.
+// (2.0 and -0.0 key as 2 and 0). NaN, which no loader produces, is the
+// exception: Equal to nothing, its key equals itself. (Ints compare with
+// floats exactly, so an int beyond 2^53 is not Equal to the float it
+// rounds to, and their keys differ too.)
 func PartitionKey(v Value) Value {
 	if v.kind == Float {
 		f := v.Float()
