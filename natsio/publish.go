@@ -131,13 +131,24 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 }
 
 type publisher struct {
-	js     jetstream.JetStream
-	cfg    PublishConfig
-	header string // CSV
-	keyCol int
-	lineNo int
-	n      int64
+	js      jetstream.JetStream
+	cfg     PublishConfig
+	header  string // CSV
+	keyCol  int
+	lineNo  int
+	n       int64
+	acks    []jetstream.PubAckFuture // sent, not yet seen acknowledged; oldest first
+	refused int64
+	first   error // the first refusal
 }
+
+// A server that has just restarted has no JetStream for a moment: a
+// message published then gets no responders, and is stored by none, so
+// it is sent again, for this long at most (publishRetries times).
+const (
+	publishRetryWait = 250 * time.Millisecond
+	publishRetries   = 40
+)
 
 func (p *publisher) line(line []byte) error {
 	p.lineNo++
@@ -206,16 +217,44 @@ func (p *publisher) tick(now time.Time) error {
 }
 
 func (p *publisher) send(m *nats.Msg) error {
-	if _, err := p.js.PublishMsgAsync(m); err != nil {
+	f, err := p.js.PublishMsgAsync(m, jetstream.WithRetryWait(publishRetryWait), jetstream.WithRetryAttempts(publishRetries))
+	if err != nil {
 		return fmt.Errorf("line %d: %w", p.lineNo, err)
 	}
 	p.n++
+	p.acks = append(p.acks, f)
+	p.settle()
 	return nil
+}
+
+// settle drops the acknowledgements that have arrived from the front of
+// p.acks, counting the refusals: the asynchronous error handler is the
+// caller's, and without one a refused message would pass unseen.
+func (p *publisher) settle() {
+	i := 0
+	for ; i < len(p.acks); i++ {
+		select {
+		case <-p.acks[i].Ok():
+		case err := <-p.acks[i].Err():
+			p.refused++
+			if p.first == nil {
+				p.first = err
+			}
+		default:
+			p.acks = p.acks[:copy(p.acks, p.acks[i:])]
+			return
+		}
+	}
+	p.acks = p.acks[:0]
 }
 
 func (p *publisher) wait(ctx context.Context) error {
 	select {
 	case <-p.js.PublishAsyncComplete():
+		p.settle()
+		if p.refused > 0 {
+			return fmt.Errorf("the server refused %d of %d messages: %w", p.refused, p.n, p.first)
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
