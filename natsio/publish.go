@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // EventsPrefix is the subject prefix producers publish on: events.<key>.
@@ -101,7 +103,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 		}
 		readErr <- sc.Err()
 	}()
-	p := publisher{js: js, cfg: c, keyCol: -1}
+	p := publisher{js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
 	var tick <-chan time.Time
 	if c.Tick > 0 {
 		t := time.NewTicker(c.Tick)
@@ -131,13 +133,35 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 }
 
 type publisher struct {
-	js     jetstream.JetStream
-	cfg    PublishConfig
-	header string // CSV
-	keyCol int
-	lineNo int
-	n      int64
+	js      jetstream.JetStream
+	cfg     PublishConfig
+	header  string // CSV
+	keyCol  int
+	lineNo  int
+	n       int64
+	id      string    // this Publish's messages' Nats-Msg-Id prefix
+	acks    []pending // sent, not yet seen acknowledged; oldest first
+	refused int64
+	first   error // the first refusal
 }
+
+// pending is a message sent and how often it was sent again.
+type pending struct {
+	f      jetstream.PubAckFuture
+	resent int
+}
+
+// A server that has just restarted has no JetStream for a moment: a
+// message published then gets no responders, is stored by none, and is
+// sent again, for publishRetries*publishRetryWait at most. A reconnect
+// fails the acknowledgements still awaited (whether or not the message
+// was stored); such a message is sent again, its Nats-Msg-Id making the
+// stream's duplicate window drop it if it was.
+const (
+	publishRetryWait = 250 * time.Millisecond
+	publishRetries   = 40
+	publishResends   = 10
+)
 
 func (p *publisher) line(line []byte) error {
 	p.lineNo++
@@ -206,22 +230,72 @@ func (p *publisher) tick(now time.Time) error {
 }
 
 func (p *publisher) send(m *nats.Msg) error {
-	if _, err := p.js.PublishMsgAsync(m); err != nil {
+	m.Header.Set(nats.MsgIdHdr, p.id+strconv.FormatInt(p.n, 10))
+	f, err := p.publish(m)
+	if err != nil {
 		return fmt.Errorf("line %d: %w", p.lineNo, err)
 	}
 	p.n++
+	p.acks = append(p.acks, pending{f: f})
+	return p.settle()
+}
+
+func (p *publisher) publish(m *nats.Msg) (jetstream.PubAckFuture, error) {
+	return p.js.PublishMsgAsync(m, jetstream.WithRetryWait(publishRetryWait), jetstream.WithRetryAttempts(publishRetries))
+}
+
+// settle drops the acknowledgements that have arrived from the front of
+// p.acks, sending again what a reconnect failed and counting the
+// refusals: the asynchronous error handler is the caller's, and without
+// one a refused message would pass unseen.
+func (p *publisher) settle() error {
+	i := 0
+	for ; i < len(p.acks); i++ {
+		a := p.acks[i]
+		select {
+		case <-a.f.Ok():
+		case err := <-a.f.Err():
+			if errors.Is(err, nats.ErrDisconnected) && a.resent < publishResends {
+				f, perr := p.publish(a.f.Msg())
+				if perr != nil {
+					return perr
+				}
+				p.acks = append(p.acks, pending{f: f, resent: a.resent + 1})
+				continue
+			}
+			p.refused++
+			if p.first == nil {
+				p.first = err
+			}
+		default:
+			p.acks = p.acks[:copy(p.acks, p.acks[i:])]
+			return nil
+		}
+	}
+	p.acks = p.acks[:0]
 	return nil
 }
 
 func (p *publisher) wait(ctx context.Context) error {
-	select {
-	case <-p.js.PublishAsyncComplete():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("the server did not acknowledge %d messages in 30 s", p.js.PublishAsyncPending())
+	for {
+		select {
+		case <-p.js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("the server did not acknowledge %d messages in 30 s", p.js.PublishAsyncPending())
+		}
+		if err := p.settle(); err != nil {
+			return err
+		}
+		if len(p.acks) == 0 {
+			break
+		}
 	}
+	if p.refused > 0 {
+		return fmt.Errorf("the server refused %d of %d messages: %w", p.refused, p.n, p.first)
+	}
+	return nil
 }
 
 // SubjectToken makes a key value one subject token: the characters a
