@@ -228,6 +228,12 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		res.release()
 		return err
 	}
+	// A header (CSV's) goes out now, before any event, in statement order:
+	// the queries of a script start together, and which one's goroutine
+	// flushes first must not order the output.
+	if w.Sync() == nil {
+		bw.Flush()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
 	s.queries = append(s.queries, lq)
