@@ -2,12 +2,11 @@ package repl_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/repl"
 )
 
@@ -16,7 +15,7 @@ import (
 // types, attributes of a variable's types, and files.
 func TestComplete(t *testing.T) {
 	dir := t.TempDir()
-	for name, text := range map[string]string{
+	testkit.WriteFiles(t, dir, map[string]string{
 		"trades.csv":        "type,ts,symbol,price\nIBM,1,IBM,101.5\nSun,2,Sun,12\n",
 		"trips.jsonl":       `{"type":"trip","ts":1,"城市":"東京"}` + "\n",
 		"data/more.csv":     "type,ts\nA,1\n",
@@ -25,15 +24,7 @@ func TestComplete(t *testing.T) {
 		"scripts/one.sase":  "SHOW STREAMS;\n",
 		"my dir/x.sase":     "SHOW STREAMS;\n",
 		"data/nested/z.csv": "type,ts\nA,1\n",
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	t.Chdir(dir)
 	_, s, _, stderr := newShell(t)
 	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LOAD 'trades.csv'; LOAD 'trips.jsonl'; USE stocks;"}); err != nil {

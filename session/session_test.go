@@ -211,20 +211,12 @@ func TestOutputFile(t *testing.T) {
 // working directory.
 func TestScriptRelativePaths(t *testing.T) {
 	dir := t.TempDir()
-	for name, text := range map[string]string{
+	testkit.WriteFiles(t, dir, map[string]string{
 		"scripts/main.sase":     "LOAD 'data/t.csv' AS t;\n\\i 'lib/more.sase'\n",
 		"scripts/data/t.csv":    "type,ts\nA,1\n",
 		"scripts/lib/more.sase": "LOAD '../data/t.csv' AS u;\nLOAD 'data/t.csv' AS v;\n",
 		"data/t.csv":            "type,ts\nB,1\nB,2\n",
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	t.Chdir(dir)
 	s, _, stderr := newSession(t)
 	if err := s.ExecFile(context.Background(), "scripts/main.sase"); err != session.ErrFailed {

@@ -73,3 +73,18 @@ func WaitFor(t testing.TB, buf *SyncBuffer, want string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// WriteFiles writes each file of files (a path relative to dir, and its
+// text) under dir, making the folders on the way.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
