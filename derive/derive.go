@@ -25,6 +25,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/minheap"
 )
 
 // Hidden column names: a producer's query returns, after its own columns,
@@ -89,7 +90,7 @@ var ErrStarted = errors.New("the derived stream has started")
 type Stream struct {
 	mu       sync.Mutex
 	out      Output
-	heap     []item
+	heap     minheap.Heap[item]
 	prods    []*Producer
 	open     int
 	released bool
@@ -122,7 +123,7 @@ type item struct {
 	e *event.Event
 }
 
-func (a item) less(b item) bool {
+func (a item) Less(b item) bool {
 	if a.e.TS != b.e.TS {
 		return a.e.TS < b.e.TS
 	}
@@ -130,46 +131,6 @@ func (a item) less(b item) bool {
 		return a.p.index < b.p.index
 	}
 	return a.n < b.n
-}
-
-// push and pop keep s.heap a binary min-heap (container/heap would box
-// each item).
-func (s *Stream) push(it item) {
-	h := append(s.heap, it)
-	for i := len(h) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !h[i].less(h[up]) {
-			break
-		}
-		h[i], h[up] = h[up], h[i]
-		i = up
-	}
-	s.heap = h
-}
-
-func (s *Stream) pop() item {
-	h := s.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = item{}
-	h = h[:last]
-	for i := 0; ; {
-		l, small := 2*i+1, i
-		if l < len(h) && h[l].less(h[small]) {
-			small = l
-		}
-		if r := l + 1; r < len(h) && h[r].less(h[small]) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		h[i], h[small] = h[small], h[i]
-		i = small
-	}
-	s.heap = h
-	return top
 }
 
 // release hands out the held events no producer can precede any more:
@@ -181,8 +142,8 @@ func (s *Stream) release() {
 			low = min(low, p.mark)
 		}
 	}
-	for len(s.heap) > 0 && (s.open == 0 || s.heap[0].e.TS < low) {
-		it := s.pop()
+	for s.heap.Len() > 0 && (s.open == 0 || s.heap.Min().e.TS < low) {
+		it := s.heap.Pop()
 		s.released = true
 		s.out.Event(it.p, it.e)
 	}
@@ -269,7 +230,7 @@ func (p *Producer) Row(row []sase.Cell) error {
 		e.Attrs[i] = c.Value
 	}
 	p.s.mu.Lock()
-	p.s.push(item{p: p, n: p.n, e: e})
+	p.s.heap.Push(item{p: p, n: p.n, e: e})
 	p.n++
 	p.s.mu.Unlock()
 	return nil

@@ -190,7 +190,7 @@ func TestHeldEventsFollowTheWindow(t *testing.T) {
 	most := 0
 	for e := range p.Follow(input(&now, seqTS(10000)...)) {
 		p.Row(row("x", e.TS-5))
-		most = max(most, len(s.heap))
+		most = max(most, s.heap.Len())
 	}
 	if most > 20 {
 		t.Errorf("held up to %d events with a window of 10", most)

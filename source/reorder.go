@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/minheap"
 )
 
 // reorder is a stream's event time (docs/LANGUAGE.md, Event time): it
@@ -85,17 +86,18 @@ type held struct {
 type pending struct {
 	run  []held // in (ts, arrival) order, from head on
 	head int
-	heap []held
+	heap minheap.Heap[held]
 }
 
-func before(a, b held) bool {
+// Less orders held events by (ts, arrival).
+func (a held) Less(b held) bool {
 	return a.ts < b.ts || a.ts == b.ts && a.arrival < b.arrival
 }
 
-func (p *pending) len() int { return len(p.run) - p.head + len(p.heap) }
+func (p *pending) len() int { return len(p.run) - p.head + p.heap.Len() }
 
 func (p *pending) push(h held) {
-	if n := len(p.run); n == p.head || !before(h, p.run[n-1]) {
+	if n := len(p.run); n == p.head || !h.Less(p.run[n-1]) {
 		if p.head > 0 && p.head >= len(p.run)/2 { // reuse what was released
 			n := copy(p.run, p.run[p.head:])
 			clear(p.run[n:])
@@ -104,54 +106,32 @@ func (p *pending) push(h held) {
 		p.run = append(p.run, h)
 		return
 	}
-	p.heap = append(p.heap, h)
-	for i := len(p.heap) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !before(p.heap[i], p.heap[parent]) {
-			break
-		}
-		p.heap[i], p.heap[parent] = p.heap[parent], p.heap[i]
-		i = parent
-	}
+	p.heap.Push(h)
 }
 
 // min is the next event to release; p must not be empty.
 func (p *pending) min() *event.Event {
-	if len(p.heap) == 0 || p.head < len(p.run) && before(p.run[p.head], p.heap[0]) {
+	if p.fromRun() {
 		return p.run[p.head].e
 	}
-	return p.heap[0].e
+	return p.heap.Min().e
+}
+
+// fromRun reports whether the next event is the run's rather than the
+// heap's; p must not be empty.
+func (p *pending) fromRun() bool {
+	return p.heap.Len() == 0 || p.head < len(p.run) && p.run[p.head].Less(p.heap.Min())
 }
 
 // pop removes and returns the next event; p must not be empty.
 func (p *pending) pop() *event.Event {
-	if len(p.heap) == 0 || p.head < len(p.run) && before(p.run[p.head], p.heap[0]) {
+	if p.fromRun() {
 		e := p.run[p.head].e
 		p.run[p.head] = held{}
 		p.head++
 		return e
 	}
-	h := p.heap
-	e := h[0].e
-	last := len(h) - 1
-	h[0], h[last] = h[last], held{}
-	h = h[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(h) && before(h[l], h[m]) {
-			m = l
-		}
-		if r := l + 1; r < len(h) && before(h[r], h[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	p.heap = h
-	return e
+	return p.heap.Pop().e
 }
 
 // horizon is the time the largest ts says the stream has reached: M −
