@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -165,11 +167,27 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 		return err
 	}
 	l, err := source.Listen(name, st.Addr, st.Format, opts, s.errw)
+	if old := s.cat.entries[name]; errors.Is(err, syscall.EADDRINUSE) && old != nil && old.kind == Live && samePort(old.live.Source(), st.Addr) {
+		// The stream it replaces holds the port: it lets go of it first.
+		old.live.CloseWait()
+		if l, err = source.Listen(name, st.Addr, st.Format, opts, s.errw); err != nil {
+			s.cat.remove(name)
+			return fmt.Errorf("%w (stream %s, which listened there, is closed)", err, name)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	s.addLive(l, "listening on "+l.Source()+" as "+name)
 	return nil
+}
+
+// samePort reports whether a listener's URL (tcp://host:port) and a
+// LISTEN address name the same port (not 0, which picks a free one).
+func samePort(url, addr string) bool {
+	_, p1, err1 := net.SplitHostPort(strings.TrimPrefix(url, "tcp://"))
+	_, p2, err2 := net.SplitHostPort(strings.TrimPrefix(addr, "tcp://"))
+	return err1 == nil && err2 == nil && p1 == p2 && p1 != "0"
 }
 
 // explainLive adds the stream's event time to a plan's header, after its

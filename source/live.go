@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -23,11 +24,12 @@ type Live struct {
 	subs   []*Subscription // replaced, never changed in place: publish iterates it unlocked
 	ended  bool
 
-	start  sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error // why the source stopped; nil at its end
+	start   sync.Once
+	started atomic.Bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error // why the source stopped; nil at its end
 }
 
 // NewLive shares src, a stream named name. It does not read src until
@@ -65,6 +67,7 @@ func (l *Live) Source() string { return l.src.URL() }
 // does or at Close.
 func (l *Live) Start() {
 	l.start.Do(func() {
+		l.started.Store(true)
 		go func() {
 			err := l.src.Read(l.ctx, l.publish)
 			l.subsMu.Lock()
@@ -84,6 +87,16 @@ func (l *Live) Start() {
 func (l *Live) Close() {
 	l.cancel()
 	l.src.Close()
+}
+
+// CloseWait is Close, and then waits until the source has let go of what
+// it holds (a listener's port), so that a successor can take it. It must
+// not be used on standard input, whose read Close cannot interrupt.
+func (l *Live) CloseWait() {
+	l.Close()
+	if l.started.Load() {
+		<-l.done
+	}
 }
 
 // Done is closed when the stream has ended; Err then says why: nil at the
