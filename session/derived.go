@@ -153,10 +153,11 @@ func unitText(d time.Duration) string {
 	return "no time unit"
 }
 
-// producerQuery compiles q as its producer runs it (derive.Query) and says
-// how it releases its events: late, with a window of w ticks.
-func (s *Session) producerQuery(src *ast.Source, q *ast.Query, from *entry, cq *sase.Query) (pq *sase.Query, cols []string, late bool, w int64, err error) {
-	pq, err = sase.CompileAST(derive.Query(q), src, from.view(), sase.WithEngine(s.set.Engine))
+// producerQuery compiles q over stream as its producer runs it
+// (derive.Query) and says how it releases its events: late, with a window
+// of w ticks.
+func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Stream, cq *sase.Query) (pq *sase.Query, cols []string, late bool, w int64, err error) {
+	pq, err = sase.CompileAST(derive.Query(q), src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
@@ -174,7 +175,7 @@ func (s *Session) producerQuery(src *ast.Source, q *ast.Query, from *entry, cq *
 // its events to the derived stream (SET limit does not apply: the stream
 // gets every match).
 func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query) error {
-	pq, cols, late, w, err := s.producerQuery(src, q, from, cq)
+	pq, cols, late, w, err := s.producerQuery(src, q, from.stream, cq)
 	if err != nil {
 		return err
 	}

@@ -24,10 +24,10 @@ import (
 // intoLive starts an INTO query cq over the live stream l in the
 // background, as query n, writing into the live derived stream target (nil:
 // a new one, created here and started at once, so that its producers never
-// wait for it).
-func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target *entry, cq *sase.Query) error {
+// wait for it). view and unit are l as cq was compiled over it (unitView).
+func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
 	from := s.cat.entries[l.Name()]
-	pq, cols, late, w, err := s.producerQuery(src, q, from, cq)
+	pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), into: p}
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), into: p, unit: unit}
 	s.queries = append(s.queries, lq)
 	d.producers = append(d.producers, &producer{from: from, query: lq.id})
 	if target == nil {

@@ -253,3 +253,65 @@ func send(t *testing.T, addr, lines string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLiveWithinUnit checks a unit in WITHIN on a live stream whose unit
+// is not known yet: the query starts; RFC 3339 timestamps then measure
+// it, and unit-less integers stop it (only it) at the first event. On a
+// live stream known to be unit-less it is a compile error.
+func TestLiveWithinUnit(t *testing.T) {
+	const queries = "PATTERN SEQ(A a, B b) WITHIN 1 minute RETURN 'unit' AS q, b.x; PATTERN SEQ(A a, B b) WITHIN 5 RETURN 'ticks' AS q, b.x;"
+	for _, tt := range []struct {
+		name, input, out, stderr string
+		err                      error
+	}{
+		{name: "RFC 3339", input: "type,ts,x\nA,2026-01-01T00:00:00Z,1\nB,2026-01-01T00:00:30Z,2\nB,2026-01-01T00:02:00Z,3\n",
+			out: "unit,2\n", stderr: "(query 1 ended: 1 match, 3 events on feed)"},
+		{name: "unit-less", input: "type,ts,x\nA,1,1\nB,2,2\n", err: session.ErrFailed, out: "ticks,2\n",
+			stderr: "ERROR: query 1: stream feed has unit-less integer timestamps (its first event, seq 0, has ts 1), which WITHIN 1 m cannot measure: " +
+				"load it WITH (time_unit = 'ms') (or the unit its integers count), or give it RFC 3339 timestamps, or write WITHIN 1 (ticks)\n"},
+		{name: "unit-less punctuation", input: "type,ts,x\n,5,\n", err: session.ErrFailed,
+			stderr: "(its first punctuation has ts 5)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(tt.input)))
+			if err := exec(t, s, "SET format = csv; LOAD '-' AS feed; "+queries); err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			if err := s.Wait(context.Background()); err != tt.err {
+				t.Errorf("Wait = %v, want %v", err, tt.err)
+			}
+			// Each query's lines are in order; the two queries' may interleave.
+			var got []string
+			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+				if strings.HasPrefix(line, "unit,") {
+					got = append(got, line)
+				}
+			}
+			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+				if strings.HasPrefix(line, "ticks,") {
+					got = append(got, line)
+				}
+			}
+			if strings.Join(got, "") != tt.out {
+				t.Errorf("results %q, want %q\n%s", got, tt.out, stdout)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, stderr)
+			}
+		})
+	}
+
+	// Once the stream has used an unit-less event, the unit is known.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	exec(t, s, "LOAD '-' AS feed; PATTERN A a WITHIN 5 RETURN a.x;")
+	io.WriteString(pw, "type,ts,x\nA,1,10\n")
+	testkit.WaitFor(t, stdout, "[1] ")
+	if err := exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 1 minute;"); err == nil {
+		t.Error("a unit on a stream known to be unit-less compiled")
+	}
+	testkit.WaitFor(t, stderr, "WITHIN 1 m names a time unit, but stream feed has unit-less timestamps")
+	exec(t, s, "STOP QUERY 1;")
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -116,6 +117,11 @@ func (l *Live) Counts() (read, used, rejected int64) {
 // Stats counts what the stream has read, used, found late and rejected,
 // with its time.
 func (l *Live) Stats() Stats { return l.src.Stats() }
+
+// Unit is the duration of one timestamp tick: the time_unit option, or
+// milliseconds once an RFC 3339 timestamp has been read; 0 until then,
+// and for unit-less integer timestamps.
+func (l *Live) Unit() time.Duration { return l.src.Unit() }
 
 // Update runs f on the growing schema, which the stream's producers change
 // under the same lock: a query registers the names it reads with it.
