@@ -19,8 +19,8 @@ import (
 // stream the query runs to completion and name is then a loaded stream,
 // rebuilt from all its producers' events whenever one is added. Over a
 // live stream it is a live stream, fed as the producers' matches are
-// released (derived_live.go). Statements run in the order given, so a
-// script names a derived stream's producers before its consumers.
+// released (derived_live.go). A script's consumer written before the
+// producers of the stream it reads waits for them (Exec).
 
 // derivation is how a derived stream is made: its producers, in statement
 // order.
