@@ -28,6 +28,7 @@ type derivation struct {
 	producers []*producer
 	unit      time.Duration
 	merge     *derive.Stream // a live stream's: the producers write into it
+	src       *derivedSource // a live stream's: what merge releases to
 }
 
 // producer is one INTO query of a derived stream.

@@ -301,17 +301,31 @@ func TestLiveWithinUnit(t *testing.T) {
 		})
 	}
 
+	// A derived stream's unit is its input's, known at its first event.
+	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(
+		"type,ts,x\nA,2026-01-01T00:00:00Z,1\nA,2026-01-01T00:00:30Z,2\nA,2026-01-01T00:02:00Z,3\n")))
+	if err := exec(t, s, "SET format = csv; LOAD '-' AS feed; PATTERN A a WITHIN 1 minute RETURN a.x AS x INTO d;"+
+		"PATTERN SEQ(d p, d q) FROM d WITHIN 1 minute RETURN p.x, q.x;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait = %v\n%s", err, stderr)
+	}
+	if want := "p.x,q.x\n1,2\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q\n%s", stdout, want, stderr)
+	}
+
 	// Once the stream has used an unit-less event, the unit is known.
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	out, msgs := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s = session.New(out, msgs, session.WithStdin(pr), session.Interactive())
 	exec(t, s, "LOAD '-' AS feed; PATTERN A a WITHIN 5 RETURN a.x;")
 	io.WriteString(pw, "type,ts,x\nA,1,10\n")
-	testkit.WaitFor(t, stdout, "[1] ")
+	testkit.WaitFor(t, out, "[1] ")
 	if err := exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 1 minute;"); err == nil {
 		t.Error("a unit on a stream known to be unit-less compiled")
 	}
-	testkit.WaitFor(t, stderr, "WITHIN 1 m names a time unit, but stream feed has unit-less timestamps")
+	testkit.WaitFor(t, msgs, "WITHIN 1 m names a time unit, but stream feed has unit-less timestamps")
 	exec(t, s, "STOP QUERY 1;")
 }
