@@ -94,10 +94,9 @@ type derivedSource struct {
 	seq    int64 // events released
 	last   int64 // the last one's ts
 	cols   map[*derive.Producer]columns
-
-	// Under the merge's lock:
-	batch  []*event.Event
 	values []event.Value // where the events whose columns move get their slots
+
+	batch []*event.Event // under the merge's lock
 
 	ch       chan []*event.Event
 	quit     chan struct{} // closed when Read ends or at Close: no send waits then
@@ -137,6 +136,7 @@ func (ds *derivedSource) declare(p *derive.Producer, names []string) {
 // event takes a released event: the producer's i-th value goes to the
 // slot of its i-th column (in place for the stream's first producer).
 func (ds *derivedSource) event(p *derive.Producer, e *event.Event) {
+	ds.mu.Lock() // declare may be adding a producer
 	if c := ds.cols[p]; c.moved {
 		if len(ds.values) < c.width {
 			ds.values = make([]event.Value, 256*c.width)
@@ -149,7 +149,6 @@ func (ds *derivedSource) event(p *derive.Producer, e *event.Event) {
 		e.Attrs = attrs
 	}
 	e.Type = ds.typ
-	ds.mu.Lock()
 	e.Seq = ds.seq
 	ds.seq++
 	ds.last = e.TS
