@@ -187,12 +187,12 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	return nil
 }
 
-// samePort reports whether a listener's URL (tcp://host:port) and a
-// LISTEN address name the same port (not 0, which picks a free one).
+// samePort reports whether a listener's URL (tcp://host:port, with the
+// port it got) and a LISTEN address name the same port.
 func samePort(url, addr string) bool {
 	_, p1, err1 := net.SplitHostPort(strings.TrimPrefix(url, "tcp://"))
 	_, p2, err2 := net.SplitHostPort(strings.TrimPrefix(addr, "tcp://"))
-	return err1 == nil && err2 == nil && p1 == p2 && p1 != "0"
+	return err1 == nil && err2 == nil && p1 == p2
 }
 
 // explainLive adds the stream's event time to a plan's header, after its
@@ -314,7 +314,7 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	events := sub.Events(ctx, live.Pause)
 	var unitErr error
 	if q.unit != nil {
-		events = q.wallClock(events, &unitErr)
+		events = q.checkUnit(events, &unitErr)
 	}
 	if q.into != nil {
 		events = q.into.Follow(events)
@@ -343,7 +343,7 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 // names a time unit and the stream has no unit yet but has used no event
 // either, its timestamps may still turn out RFC 3339, which count
 // milliseconds: the query compiles as if they did, and returns the WITHIN
-// for wallClock to check at the first event. Otherwise it is stream, as
+// for checkUnit to check at the first event. Otherwise it is stream, as
 // it is (a unit on unit-less timestamps is then a compile error).
 func unitView(q *ast.Query, l *source.Live, stream *event.Stream) (*event.Stream, *ast.Duration) {
 	if q.Within == nil || q.Within.Unit == "" || stream.Unit != 0 || l.Stats().Used > 0 {
@@ -354,10 +354,10 @@ func unitView(q *ast.Query, l *source.Live, stream *event.Stream) (*event.Stream
 	return &view, q.Within
 }
 
-// wallClock stops the query at the stream's first event (or punctuation)
+// checkUnit stops the query at the stream's first event (or punctuation)
 // when that shows its timestamps are unit-less integers, which the
 // query's WITHIN cannot measure: it sets *err and ends the events.
-func (q *liveQuery) wallClock(events iter.Seq[*event.Event], err *error) iter.Seq[*event.Event] {
+func (q *liveQuery) checkUnit(events iter.Seq[*event.Event], err *error) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		checked := false
 		for e := range events {
