@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,10 +71,16 @@ type catalogue struct {
 
 // add adds or replaces a stream by name. The first one becomes current,
 // and so does the user's first when a built-in one is current; a derived
-// stream does not (its query reads another, which is already there).
+// stream does not (its query reads another, which is already there). A
+// live stream it replaces is closed only now, once its successor has
+// opened: a replacement that fails leaves it running (claim checked that
+// no query reads it).
 func (c *catalogue) add(e *entry) (current bool) {
-	if _, ok := c.entries[e.name]; !ok {
+	old, ok := c.entries[e.name]
+	if !ok {
 		c.order = append(c.order, e.name)
+	} else if old.kind == Live && old.live != e.live {
+		old.live.Close()
 	}
 	c.entries[e.name] = e
 	if e.derived == nil && (c.current == "" || c.builtin) {
@@ -130,9 +137,9 @@ func (s *Session) streamFor(src *ast.Source, name *ast.Ident, offset int) (*entr
 	return s.cat.entries[s.cat.current], nil
 }
 
-// claim names a new stream, AS name or else def, and makes room for it:
-// it refuses while queries read a live stream of that name, and closes one
-// they no longer read.
+// claim names a new stream, AS name or else def: it refuses while queries
+// read a live stream of that name. The stream it replaces stays as it is
+// until the new one has opened (add).
 func (s *Session) claim(as *ast.Ident, def string) (string, error) {
 	name := def
 	if as != nil {
@@ -147,8 +154,17 @@ func (s *Session) claim(as *ast.Ident, def string) (string, error) {
 			return "", fmt.Errorf("stream %s has running queries (STOP QUERY %d first)", name, q.id)
 		}
 	}
-	e.live.Close()
 	return name, nil
+}
+
+// remove takes a stream out of the catalogue (one closed for a
+// replacement that then failed); it is no longer current.
+func (c *catalogue) remove(name string) {
+	delete(c.entries, name)
+	c.order = slices.DeleteFunc(c.order, func(n string) bool { return n == name })
+	if c.current == name {
+		c.current, c.builtin = "", false
+	}
 }
 
 // Schema returns the types and attributes of the named stream, the

@@ -19,8 +19,8 @@ import (
 // stream the query runs to completion and name is then a loaded stream,
 // rebuilt from all its producers' events whenever one is added. Over a
 // live stream it is a live stream, fed as the producers' matches are
-// released (derived_live.go). Statements run in the order given, so a
-// script names a derived stream's producers before its consumers.
+// released (derived_live.go). A script's consumer written before the
+// producers of the stream it reads waits for them (Exec).
 
 // derivation is how a derived stream is made: its producers, in statement
 // order.
@@ -28,6 +28,7 @@ type derivation struct {
 	producers []*producer
 	unit      time.Duration
 	merge     *derive.Stream // a live stream's: the producers write into it
+	src       *derivedSource // a live stream's: what merge releases to
 }
 
 // producer is one INTO query of a derived stream.
@@ -153,10 +154,11 @@ func unitText(d time.Duration) string {
 	return "no time unit"
 }
 
-// producerQuery compiles q as its producer runs it (derive.Query) and says
-// how it releases its events: late, with a window of w ticks.
-func (s *Session) producerQuery(src *ast.Source, q *ast.Query, from *entry, cq *sase.Query) (pq *sase.Query, cols []string, late bool, w int64, err error) {
-	pq, err = sase.CompileAST(derive.Query(q), src, from.view(), sase.WithEngine(s.set.Engine))
+// producerQuery compiles q over stream as its producer runs it
+// (derive.Query) and says how it releases its events: late, with a window
+// of w ticks.
+func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Stream, cq *sase.Query) (pq *sase.Query, cols []string, late bool, w int64, err error) {
+	pq, err = sase.CompileAST(derive.Query(q), src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
@@ -174,7 +176,7 @@ func (s *Session) producerQuery(src *ast.Source, q *ast.Query, from *entry, cq *
 // its events to the derived stream (SET limit does not apply: the stream
 // gets every match).
 func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query) error {
-	pq, cols, late, w, err := s.producerQuery(src, q, from, cq)
+	pq, cols, late, w, err := s.producerQuery(src, q, from.stream, cq)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,11 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
-	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -15,37 +14,30 @@ import (
 	"github.com/sase-cep/sase/source"
 )
 
-// A live derived stream is a source.Live like LOAD '-' reading a pipe: the
-// producers' released events are written into it as JSON Lines, so its
-// consumers, SHOW STREAMS and the stream's summary work as for any live
-// stream. (A source.Live fed by events rather than lines would save the
-// encoding; main's source package has no such constructor yet.)
+// A live derived stream is a source.Live whose Source is the merge of its
+// producers (derivedSource): their released events are handed over as
+// events, in batches, so its consumers, SHOW STREAMS and the stream's
+// summary work as for any live stream, with no encoding in between.
 
 // intoLive starts an INTO query cq over the live stream l in the
 // background, as query n, writing into the live derived stream target (nil:
 // a new one, created here and started at once, so that its producers never
-// wait for it).
-func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target *entry, cq *sase.Query) error {
+// wait for it). view and unit are l as cq was compiled over it (unitView).
+func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
 	from := s.cat.entries[l.Name()]
-	pq, cols, late, w, err := s.producerQuery(src, q, from, cq)
+	pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 	if err != nil {
 		return err
 	}
 	name := q.Into.Name
 	d, dl := (*derivation)(nil), (*source.Live)(nil)
+	var ds *derivedSource
 	if target != nil {
-		d, dl = target.derived, target.live
+		d, dl, ds = target.derived, target.live, target.derived.src
 	} else {
-		pr, pw := io.Pipe()
-		unit := from.view().Unit
-		if dl, err = source.LiveReader(name, pr, "jsonl", source.Options{TimeUnit: unit}, s.errw); err != nil {
-			return err
-		}
-		go func() {
-			<-dl.Done()
-			pr.CloseWithError(errDerivedEnded) // writes fail rather than block
-		}()
-		d = &derivation{unit: unit, merge: derive.New(&liveOut{head: jsonHead(name), w: bufio.NewWriterSize(pw, 32<<10), pw: pw})}
+		ds = newDerivedSource(name, l.Unit)
+		d = &derivation{unit: from.view().Unit, merge: derive.New(mergeOut{ds}), src: ds}
+		dl = source.NewLive(name, ds)
 	}
 	p, err := d.merge.Add(cols, late, w)
 	if errors.Is(err, derive.ErrStarted) {
@@ -58,14 +50,9 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 	}
 	// Its type and attributes are known before its first event, so that
 	// consumers compile against them.
-	dl.Update(func(sc *event.Schema) {
-		typ := sc.AddType(name)
-		for _, c := range cols {
-			sc.Declare(typ, sc.AddAttr(c))
-		}
-	})
+	ds.declare(p, cols)
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), into: p}
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), into: p, unit: unit}
 	s.queries = append(s.queries, lq)
 	d.producers = append(d.producers, &producer{from: from, query: lq.id})
 	if target == nil {
@@ -93,47 +80,152 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 	return nil
 }
 
-var errDerivedEnded = errors.New("the derived stream has ended")
+// derivedSource is a live derived stream's Source: it takes the events
+// its producers' merge releases (mergeOut), numbers them and hands them to
+// the stream's source.Live in batches (a batch goes when the merge
+// flushes, as a producer waits for input, or when it is full).
+type derivedSource struct {
+	url  string
+	unit func() time.Duration // the producers' input's, which is known at its first event
 
-// jsonHead is the start of a derived event's line: {"type":"name","ts":
-func jsonHead(name string) []byte {
-	return append(event.AppendJSONString([]byte(`{"type":`), name), `,"ts":`...)
+	mu     sync.Mutex // the schema and counts, which consumers read as events arrive
+	schema *event.Schema
+	typ    int
+	seq    int64 // events released
+	last   int64 // the last one's ts
+	cols   map[*derive.Producer]columns
+	values []event.Value // where the events whose columns move get their slots
+
+	batch []*event.Event // under the merge's lock
+
+	ch       chan []*event.Event
+	quit     chan struct{} // closed when Read ends or at Close: no send waits then
+	quitOnce sync.Once
 }
 
-// liveOut writes a live derived stream's released events, as JSON Lines,
-// into the pipe its source.Live reads.
-type liveOut struct {
-	head []byte
-	w    *bufio.Writer
-	pw   *io.PipeWriter
-	keys map[*derive.Producer][][]byte // each producer's `,"col":`
-	buf  []byte
+// columns are the slots of a producer's columns in the stream's schema;
+// moved when they are not its first ones in order (a later producer's).
+type columns struct {
+	slots []int
+	width int
+	moved bool
 }
 
-func (o *liveOut) Event(p *derive.Producer, e *event.Event) {
-	keys, ok := o.keys[p]
-	if !ok {
-		for _, c := range p.Cols() {
-			keys = append(keys, append(event.AppendJSONString([]byte{','}, c), ':'))
-		}
-		if o.keys == nil {
-			o.keys = map[*derive.Producer][][]byte{}
-		}
-		o.keys[p] = keys
+func newDerivedSource(name string, unit func() time.Duration) *derivedSource {
+	ds := &derivedSource{url: "INTO " + name, unit: unit, schema: event.NewSchema(), cols: map[*derive.Producer]columns{},
+		ch: make(chan []*event.Event, 8), quit: make(chan struct{})}
+	ds.typ = ds.schema.AddType(name)
+	return ds
+}
+
+// declare adds producer p's columns to the stream's type, before its
+// first event, so that consumers compile against them.
+func (ds *derivedSource) declare(p *derive.Producer, names []string) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	c := columns{slots: make([]int, len(names))}
+	for i, name := range names {
+		slot := ds.schema.AddAttr(name)
+		ds.schema.Declare(ds.typ, slot)
+		c.slots[i], c.width = slot, max(c.width, slot+1)
+		c.moved = c.moved || slot != i
 	}
-	b := strconv.AppendInt(append(o.buf[:0], o.head...), e.TS, 10)
-	for i, v := range e.Attrs {
-		if !v.IsAbsent() {
-			b = v.AppendJSON(append(b, keys[i]...))
-		}
-	}
-	o.buf = append(b, "}\n"...)
-	o.w.Write(o.buf) // fails only once the stream has ended, when nothing reads it
+	ds.cols[p] = c
 }
 
-func (o *liveOut) Flush() { o.w.Flush() }
+// event takes a released event: the producer's i-th value goes to the
+// slot of its i-th column (in place for the stream's first producer).
+func (ds *derivedSource) event(p *derive.Producer, e *event.Event) {
+	ds.mu.Lock() // declare may be adding a producer
+	if c := ds.cols[p]; c.moved {
+		if len(ds.values) < c.width {
+			ds.values = make([]event.Value, 256*c.width)
+		}
+		attrs := ds.values[:c.width:c.width]
+		ds.values = ds.values[c.width:]
+		for i, slot := range c.slots {
+			attrs[slot] = e.Attrs[i]
+		}
+		e.Attrs = attrs
+	}
+	e.Type = ds.typ
+	e.Seq = ds.seq
+	ds.seq++
+	ds.last = e.TS
+	ds.schema.Observe(e)
+	ds.mu.Unlock()
+	if ds.batch == nil {
+		ds.batch = make([]*event.Event, 0, maxBatch)
+	}
+	if ds.batch = append(ds.batch, e); len(ds.batch) == maxBatch {
+		ds.flush()
+	}
+}
 
-func (o *liveOut) Close() {
-	o.w.Flush()
-	o.pw.Close()
+// maxBatch bounds a batch, as the line sources do.
+const maxBatch = 512
+
+// flush hands the events released so far to the stream, waiting while
+// its consumers are behind (as a pipe's writer would), unless it has
+// ended.
+func (ds *derivedSource) flush() {
+	if len(ds.batch) == 0 {
+		return
+	}
+	select {
+	case ds.ch <- ds.batch:
+	case <-ds.quit:
+	}
+	ds.batch = nil // a batch is the consumers' to keep
+}
+
+func (ds *derivedSource) URL() string { return ds.url }
+func (ds *derivedSource) Live() bool  { return true }
+
+// Read hands the batches to the stream until the producers have all
+// finished, or the stream is closed.
+func (ds *derivedSource) Read(ctx context.Context, emit func([]*event.Event) bool) error {
+	defer ds.Close()
+	for {
+		select {
+		case batch, ok := <-ds.ch:
+			if !ok || !emit(batch) {
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// Close stops the stream: the producers' events are dropped from then on.
+func (ds *derivedSource) Close() error {
+	ds.quitOnce.Do(func() { close(ds.quit) })
+	return nil
+}
+
+func (ds *derivedSource) Schema(f func(*event.Schema)) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	f(ds.schema)
+}
+
+func (ds *derivedSource) Unit() time.Duration { return ds.unit() }
+
+func (ds *derivedSource) Stats() source.Stats {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return source.Stats{Read: ds.seq, Used: ds.seq, Time: ds.last, MaxTS: ds.last, HasTime: ds.seq > 0}
+}
+
+// mergeOut is the derive.Output of a live derived stream's producers.
+type mergeOut struct{ ds *derivedSource }
+
+func (o mergeOut) Event(p *derive.Producer, e *event.Event) { o.ds.event(p, e) }
+func (o mergeOut) Flush()                                   { o.ds.flush() }
+
+// Close ends the stream: every producer has finished.
+func (o mergeOut) Close() {
+	o.ds.flush()
+	close(o.ds.ch)
 }

@@ -12,9 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/derive"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/internal/testkit"
@@ -134,4 +137,41 @@ func byQuery(out string) []string {
 		}
 	}
 	return []string{strings.Join(events, ""), strings.Join(others, "")}
+}
+
+// TestDerivedSourceColumns: a live derived stream's second producer whose
+// columns sit at other slots (b is the first's, c is new) has its values
+// moved there; events are numbered and typed in ts order across both.
+func TestDerivedSourceColumns(t *testing.T) {
+	ds := newDerivedSource("d", func() time.Duration { return 0 })
+	merge := derive.New(mergeOut{ds})
+	p1, _ := merge.Add([]string{"a", "b"}, false, 0)
+	p2, _ := merge.Add([]string{"b", "c"}, false, 0)
+	ds.declare(p1, []string{"a", "b"})
+	ds.declare(p2, []string{"b", "c"})
+	row := func(ts, x, y int64) []sase.Cell {
+		return []sase.Cell{{Value: event.IntValue(x)}, {Value: event.IntValue(y)}, {Event: &event.Event{TS: ts}}}
+	}
+	p1.Row(row(2, 1, 2))
+	p2.Row(row(1, 3, 4))
+	p1.Finish()
+	p2.Finish()
+	var got []string
+	ds.Read(context.Background(), func(batch []*event.Event) bool {
+		for _, e := range batch {
+			ds.Schema(func(sc *event.Schema) {
+				text := fmt.Sprintf("%s@%d#%d", sc.Types[e.Type].Name, e.TS, e.Seq)
+				for slot, v := range e.Attrs {
+					if !v.IsAbsent() {
+						text += " " + sc.Attrs[slot] + "=" + v.String()
+					}
+				}
+				got = append(got, text)
+			})
+		}
+		return true
+	})
+	if want := []string{"d@1#0 b=3 c=4", "d@2#1 a=1 b=2"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
 }

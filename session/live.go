@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -66,6 +70,9 @@ type liveQuery struct {
 	matches atomic.Int64
 	state   atomic.Int32     // a State
 	into    *derive.Producer // an INTO query's: its rows go into a derived stream
+	// unit is the WITHIN that names a time unit on a stream whose unit
+	// was not known when the query started (unitView); nil otherwise.
+	unit *ast.Duration
 }
 
 func (q *liveQuery) State() State { return State(q.state.Load()) }
@@ -165,11 +172,27 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 		return err
 	}
 	l, err := source.Listen(name, st.Addr, st.Format, opts, s.errw)
+	if old := s.cat.entries[name]; errors.Is(err, syscall.EADDRINUSE) && old != nil && old.kind == Live && samePort(old.live.Source(), st.Addr) {
+		// The stream it replaces holds the port: it lets go of it first.
+		old.live.CloseWait()
+		if l, err = source.Listen(name, st.Addr, st.Format, opts, s.errw); err != nil {
+			s.cat.remove(name)
+			return fmt.Errorf("%w (stream %s, which listened there, is closed)", err, name)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	s.addLive(l, "listening on "+l.Source()+" as "+name)
 	return nil
+}
+
+// samePort reports whether a listener's URL (tcp://host:port, with the
+// port it got) and a LISTEN address name the same port.
+func samePort(url, addr string) bool {
+	_, p1, err1 := net.SplitHostPort(strings.TrimPrefix(url, "tcp://"))
+	_, p2, err2 := net.SplitHostPort(strings.TrimPrefix(addr, "tcp://"))
+	return err1 == nil && err2 == nil && p1 == p2
 }
 
 // explainLive adds the stream's event time to a plan's header, after its
@@ -191,7 +214,8 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
 	stream := l.Snapshot()
 	s.bareWindow(src, q, l.Name(), stream.Unit)
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
+	view, unit := unitView(q, l, stream)
+	cq, err := sase.CompileAST(q, src, view, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
 	}
@@ -209,7 +233,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
 	}
 	if q.Into != nil {
-		return s.intoLive(src, q, l, into, cq)
+		return s.intoLive(src, q, l, into, cq, view, unit)
 	}
 	id := len(s.queries) + 1
 	res := s.res.hold() // the results go where they went at the start, even after \o
@@ -235,7 +259,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		bw.Flush()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit}
 	s.queries = append(s.queries, lq)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
@@ -288,10 +312,17 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	}
 	live := sase.NewLive(idle)
 	events := sub.Events(ctx, live.Pause)
+	var unitErr error
+	if q.unit != nil {
+		events = q.checkUnit(events, &unitErr)
+	}
 	if q.into != nil {
 		events = q.into.Follow(events)
 	}
 	stats, err := cq.Run(ctx, events, emit, sase.WithWorkers(workers), sase.WithLive(live))
+	if err == nil {
+		err = unitErr
+	}
 	sub.Close()
 	w.Finish()
 	flush()
@@ -306,6 +337,48 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	}
 	q.state.Store(int32(state))
 	return stats, err
+}
+
+// unitView is the stream a live query compiles against. When its WITHIN
+// names a time unit and the stream has no unit yet but has used no event
+// either, its timestamps may still turn out RFC 3339, which count
+// milliseconds: the query compiles as if they did, and returns the WITHIN
+// for checkUnit to check at the first event. Otherwise it is stream, as
+// it is (a unit on unit-less timestamps is then a compile error).
+func unitView(q *ast.Query, l *source.Live, stream *event.Stream) (*event.Stream, *ast.Duration) {
+	if q.Within == nil || q.Within.Unit == "" || stream.Unit != 0 || l.Stats().Used > 0 {
+		return stream, nil
+	}
+	view := *stream
+	view.Unit = time.Millisecond
+	return &view, q.Within
+}
+
+// checkUnit stops the query at the stream's first event (or punctuation)
+// when that shows its timestamps are unit-less integers, which the
+// query's WITHIN cannot measure: it sets *err and ends the events.
+func (q *liveQuery) checkUnit(events iter.Seq[*event.Event], err *error) iter.Seq[*event.Event] {
+	return func(yield func(*event.Event) bool) {
+		checked := false
+		for e := range events {
+			if !checked {
+				checked = true
+				if q.live.Unit() == 0 {
+					what := "its first event, seq " + strconv.FormatInt(e.Seq, 10) + ","
+					if e.IsTick() {
+						what = "its first punctuation"
+					}
+					*err = fmt.Errorf("stream %s has unit-less integer timestamps (%s has ts %d), which WITHIN %s cannot measure: "+
+						"load it WITH (time_unit = 'ms') (or the unit its integers count), or give it RFC 3339 timestamps, or write WITHIN %s (ticks)",
+						q.live.Name(), what, e.TS, q.unit, q.unit.Raw)
+					return
+				}
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }
 
 // register prepares a live stream's schema for a query, so that it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -114,7 +115,7 @@ func TestQueryStates(t *testing.T) {
 // TestReplaceLiveStream checks that a live stream is replaced only once no
 // query reads it, and that a replacement that fails leaves a stream queries
 // can still name (it used to leave half an entry, and a query on it
-// panicked).
+// panicked; TestFailedReplacementKeepsLiveStream checks it still reads).
 func TestReplaceLiveStream(t *testing.T) {
 	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader("type,ts\nA,1\n")))
 	for _, tt := range []struct{ stmt, err string }{
@@ -122,7 +123,7 @@ func TestReplaceLiveStream(t *testing.T) {
 		{"GENERATE STOCKS AS s WITH (events = 5);", "stream s has running queries (STOP QUERY 1 first)"},
 		{"LOAD '../testdata/repl/shelf.csv' AS s;", "stream s has running queries (STOP QUERY 1 first)"},
 		{"LISTEN 'tcp://127.0.0.1:0' AS n; LISTEN 'nowhere' AS n;", "LISTEN wants an address"},
-		{"PATTERN SEQ(A a, B b) FROM n WITHIN 3;", ""},
+		{"PATTERN SEQ(A a, B b) FROM n WITHIN 3; STOP QUERY 2;", ""}, // n still listens: only STOP ends its query
 	} {
 		stderr.Reset()
 		if err := exec(t, s, tt.stmt); (err != nil) != (tt.err != "") || !strings.Contains(stderr.String(), tt.err) {
@@ -188,4 +189,143 @@ func TestUnseenTypeSuggestion(t *testing.T) {
 	exec(t, s, "PATTERN SEQ(login a, logn b) WITHIN 5;")
 	testkit.WaitFor(t, stderr, "query 2 started on s (not seen yet: type logn (did you mean login?))\n")
 	exec(t, s, "STOP QUERY 1; STOP QUERY 2;")
+}
+
+// TestFailedReplacementKeepsLiveStream checks that a LOAD or LISTEN that
+// fails to replace a live stream leaves it listening, current and read
+// by its queries: the old stream is closed only once the new one has
+// opened (it used to be closed first). A LISTEN on the port the stream it
+// replaces holds takes the port over.
+func TestFailedReplacementKeepsLiveStream(t *testing.T) {
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr, session.Interactive())
+	s.Set("timing", "off")
+	exec(t, s, "SET format = csv; LISTEN 'tcp://127.0.0.1:0' AS feed; LISTEN 'tcp://127.0.0.1:0' AS other;")
+	addr := map[string]string{}
+	for _, st := range s.Streams() {
+		addr[st.Name] = st.Source
+	}
+	for _, tt := range []struct{ stmt, err string }{
+		{"LOAD 'no/such.csv' AS feed;", "no/such.csv: no such file or directory"},
+		{"LOAD 'no/such.csv' AS feed FOLLOW;", "no/such.csv"},
+		{"LISTEN 'nowhere' AS feed;", "LISTEN wants an address"},
+		{"LISTEN '" + addr["other"] + "' AS feed;", "address already in use"},
+		{"PATTERN SEQ(A a, B b) FROM feed WITHIN 5 RETURN a.x, b.x;", ""},
+		{"LOAD 'no/such.csv' AS feed;", "stream feed has running queries (STOP QUERY 1 first)"},
+	} {
+		before := len(stderr.String())
+		err := exec(t, s, tt.stmt)
+		if got := stderr.String()[before:]; (err != nil) != (tt.err != "") || !strings.Contains(got, tt.err) {
+			t.Errorf("%s: %v\n%s", tt.stmt, err, got)
+		}
+	}
+	if s.Current() != "feed" {
+		t.Errorf("current = %q, want feed", s.Current())
+	}
+	send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,20\n")
+	testkit.WaitFor(t, stdout, "[1] 10,20\n")
+	if q := s.Queries()[0]; q.State != session.Running {
+		t.Errorf("query 1 is %s", q.State)
+	}
+	exec(t, s, "STOP QUERY 1;")
+
+	// LISTEN over LISTEN on the same port.
+	if err := exec(t, s, "LISTEN '"+addr["feed"]+"' AS feed; PATTERN SEQ(A a, B b) FROM feed WITHIN 5 RETURN b.x;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,30\n")
+	testkit.WaitFor(t, stdout, "[2] 30\n")
+	exec(t, s, "STOP QUERY 2;")
+	if got := len(s.Streams()); got != 2 {
+		t.Errorf("%d streams, want feed and other: %v", got, s.Streams())
+	}
+}
+
+// send writes lines to a listener as a producer, and hangs up.
+func send(t *testing.T, addr, lines string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, lines); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLiveWithinUnit checks a unit in WITHIN on a live stream whose unit
+// is not known yet: the query starts; RFC 3339 timestamps then measure
+// it, and unit-less integers stop it (only it) at the first event. On a
+// live stream known to be unit-less it is a compile error.
+func TestLiveWithinUnit(t *testing.T) {
+	const queries = "PATTERN SEQ(A a, B b) WITHIN 1 minute RETURN 'unit' AS q, b.x; PATTERN SEQ(A a, B b) WITHIN 5 RETURN 'ticks' AS q, b.x;"
+	for _, tt := range []struct {
+		name, input, out, stderr string
+		err                      error
+	}{
+		{name: "RFC 3339", input: "type,ts,x\nA,2026-01-01T00:00:00Z,1\nB,2026-01-01T00:00:30Z,2\nB,2026-01-01T00:02:00Z,3\n",
+			out: "unit,2\n", stderr: "(query 1 ended: 1 match, 3 events on feed)"},
+		{name: "unit-less", input: "type,ts,x\nA,1,1\nB,2,2\n", err: session.ErrFailed, out: "ticks,2\n",
+			stderr: "ERROR: query 1: stream feed has unit-less integer timestamps (its first event, seq 0, has ts 1), which WITHIN 1 m cannot measure: " +
+				"load it WITH (time_unit = 'ms') (or the unit its integers count), or give it RFC 3339 timestamps, or write WITHIN 1 (ticks)\n"},
+		{name: "unit-less punctuation", input: "type,ts,x\n,5,\n", err: session.ErrFailed,
+			stderr: "(its first punctuation has ts 5)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(tt.input)))
+			if err := exec(t, s, "SET format = csv; LOAD '-' AS feed; "+queries); err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			if err := s.Wait(context.Background()); err != tt.err {
+				t.Errorf("Wait = %v, want %v", err, tt.err)
+			}
+			// Each query's lines are in order; the two queries' may interleave.
+			var got []string
+			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+				if strings.HasPrefix(line, "unit,") {
+					got = append(got, line)
+				}
+			}
+			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+				if strings.HasPrefix(line, "ticks,") {
+					got = append(got, line)
+				}
+			}
+			if strings.Join(got, "") != tt.out {
+				t.Errorf("results %q, want %q\n%s", got, tt.out, stdout)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, stderr)
+			}
+		})
+	}
+
+	// A derived stream's unit is its input's, known at its first event.
+	s, stdout, stderr := newSession(t, session.WithStdin(strings.NewReader(
+		"type,ts,x\nA,2026-01-01T00:00:00Z,1\nA,2026-01-01T00:00:30Z,2\nA,2026-01-01T00:02:00Z,3\n")))
+	if err := exec(t, s, "SET format = csv; LOAD '-' AS feed; PATTERN A a WITHIN 1 minute RETURN a.x AS x INTO d;"+
+		"PATTERN SEQ(d p, d q) FROM d WITHIN 1 minute RETURN p.x, q.x;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait = %v\n%s", err, stderr)
+	}
+	if want := "p.x,q.x\n1,2\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q\n%s", stdout, want, stderr)
+	}
+
+	// Once the stream has used an unit-less event, the unit is known.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out, msgs := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s = session.New(out, msgs, session.WithStdin(pr), session.Interactive())
+	exec(t, s, "LOAD '-' AS feed; PATTERN A a WITHIN 5 RETURN a.x;")
+	io.WriteString(pw, "type,ts,x\nA,1,10\n")
+	testkit.WaitFor(t, out, "[1] ")
+	if err := exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 1 minute;"); err == nil {
+		t.Error("a unit on a stream known to be unit-less compiled")
+	}
+	testkit.WaitFor(t, msgs, "WITHIN 1 m names a time unit, but stream feed has unit-less timestamps")
+	exec(t, s, "STOP QUERY 1;")
 }

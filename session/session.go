@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
@@ -130,17 +131,20 @@ func (s *Session) Current() string { return s.cat.current }
 // Quit reports whether \q was given.
 func (s *Session) Quit() bool { return s.quit }
 
-// Exec runs the statements and backslash commands of src in order. A
-// statement that fails is reported on stderr (with its position) and the
-// next one runs; Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C
-// during a query) the rest of src is skipped.
+// Exec runs the statements and backslash commands of src in order, but
+// for a query that reads a derived stream a later statement of src makes:
+// it waits until those producers have run (dependencies). A statement that
+// fails is reported on stderr (with its position) and the next one runs;
+// Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
+// query) the rest of src is skipped.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
+	pieces := grammar.Split(src.Text)
+	writers := producers(src, pieces)
+	ran := make([]bool, len(pieces))
 	failed := false
-	for _, p := range grammar.Split(src.Text) {
-		if s.quit || ctx.Err() != nil {
-			break
-		}
-		ok := true
+	run := func(i int) {
+		ran[i] = true
+		p, ok := pieces[i], true
 		switch p.Kind {
 		case grammar.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
@@ -149,10 +153,108 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		}
 		failed = failed || !ok
 	}
+	var waiting []waiter // in the order written
+	ready := func(w waiter) bool {
+		return !slices.ContainsFunc(w.after, func(j int) bool { return !ran[j] })
+	}
+	for i := range pieces {
+		if s.quit || ctx.Err() != nil {
+			break
+		}
+		if after := s.waitsFor(i, writers); len(after) > 0 {
+			waiting = append(waiting, waiter{piece: i, after: after, set: s.set})
+			continue
+		}
+		run(i)
+		// The queries it was the last producer for, and theirs in turn.
+		for k := 0; k < len(waiting) && !s.quit && ctx.Err() == nil; {
+			if w := waiting[k]; ready(w) {
+				waiting = slices.Delete(waiting, k, k+1)
+				s.deferred(w, run)
+				k = 0
+				continue
+			}
+			k++
+		}
+	}
+	// What still waits is in a cycle: in order, each reports its error.
+	for _, w := range waiting {
+		if s.quit || ctx.Err() != nil {
+			break
+		}
+		s.deferred(w, run)
+	}
 	if failed {
 		return ErrFailed
 	}
 	return nil
+}
+
+// waiter is a query of a script that waits for the producers of the
+// derived stream it reads, with the settings of its place in the script.
+type waiter struct {
+	piece int
+	after []int // the pieces that write its stream
+	set   Settings
+}
+
+// deferred runs a query that waited, under the settings of its place.
+func (s *Session) deferred(w waiter, run func(int)) {
+	set := s.set
+	s.set = w.set
+	run(w.piece)
+	s.set = set
+}
+
+// producers parses a script ahead, quietly (each statement reports its own
+// errors when it runs), for what Exec orders by: by piece, the stream each
+// query reads with FROM, and the pieces whose INTO
+// writes each stream.
+func producers(src *ast.Source, pieces []grammar.Piece) scriptDeps {
+	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
+	for i, p := range pieces {
+		if p.Kind != grammar.Statement && p.Kind != grammar.Unfinished {
+			continue
+		}
+		stmts, err := grammar.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		if err != nil {
+			continue
+		}
+		for _, st := range stmts {
+			if q, ok := st.(*ast.Query); ok {
+				if q.From != nil {
+					d.from[i] = q.From.Name
+				}
+				if q.Into != nil {
+					d.into[q.Into.Name] = append(d.into[q.Into.Name], i)
+				}
+			}
+		}
+	}
+	return d
+}
+
+// scriptDeps is what a script's queries read and write (producers).
+type scriptDeps struct {
+	from []string         // by piece: the stream its query names in FROM, or ""
+	into map[string][]int // by stream: the pieces that write it with INTO
+}
+
+// waitsFor returns the pieces piece i must wait for: when its query reads
+// a stream that does not exist yet and later pieces write with INTO, all
+// of those (docs/LANGUAGE.md, Decisions: dependency order).
+func (s *Session) waitsFor(i int, d scriptDeps) []int {
+	name := d.from[i]
+	if name == "" || s.cat.entries[name] != nil {
+		return nil
+	}
+	var after []int
+	for _, j := range d.into[name] {
+		if j > i {
+			after = append(after, j)
+		}
+	}
+	return after
 }
 
 // statement parses and runs text[start:end] of src, reporting any error,

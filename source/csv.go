@@ -185,6 +185,9 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	if l.tsCol < 0 {
 		return nil, b.errorf(line, "no timestamp column %q in the header%s", b.opts.tsColumn(), headerHint(header, b.opts, "ts_column"))
 	}
+	if b.ord != nil && b.ord.header == nil {
+		b.ord.header = header // for the late file
+	}
 	return l, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -23,11 +25,12 @@ type Live struct {
 	subs   []*Subscription // replaced, never changed in place: publish iterates it unlocked
 	ended  bool
 
-	start  sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error // why the source stopped; nil at its end
+	start   sync.Once
+	started atomic.Bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error // why the source stopped; nil at its end
 }
 
 // NewLive shares src, a stream named name. It does not read src until
@@ -65,6 +68,7 @@ func (l *Live) Source() string { return l.src.URL() }
 // does or at Close.
 func (l *Live) Start() {
 	l.start.Do(func() {
+		l.started.Store(true)
 		go func() {
 			err := l.src.Read(l.ctx, l.publish)
 			l.subsMu.Lock()
@@ -86,6 +90,16 @@ func (l *Live) Close() {
 	l.src.Close()
 }
 
+// CloseWait is Close, and then waits until the source has let go of what
+// it holds (a listener's port), so that a successor can take it. It must
+// not be used on standard input, whose read Close cannot interrupt.
+func (l *Live) CloseWait() {
+	l.Close()
+	if l.started.Load() {
+		<-l.done
+	}
+}
+
 // Done is closed when the stream has ended; Err then says why: nil at the
 // end of the input, else the error that stopped the stream (on_error =
 // 'stop', a line over max_line, a failed read), which the source has
@@ -103,6 +117,11 @@ func (l *Live) Counts() (read, used, rejected int64) {
 // Stats counts what the stream has read, used, found late and rejected,
 // with its time.
 func (l *Live) Stats() Stats { return l.src.Stats() }
+
+// Unit is the duration of one timestamp tick: the time_unit option, or
+// milliseconds once an RFC 3339 timestamp has been read; 0 until then,
+// and for unit-less integer timestamps.
+func (l *Live) Unit() time.Duration { return l.src.Unit() }
 
 // Update runs f on the growing schema, which the stream's producers change
 // under the same lock: a query registers the names it reads with it.

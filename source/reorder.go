@@ -51,6 +51,11 @@ type reorder struct {
 	lateFile io.Closer
 	lateCSV  *csv.Writer
 	lateBuf  bytes.Buffer
+	// header is a CSV source's header (its first producer's), which the
+	// late file, when it was empty at the start (headless), gets before
+	// its first line: it then loads as CSV.
+	header   []string
+	headless bool
 	report   reporter
 	errs     io.Writer
 	name     string // the stream's, for the report's last line
@@ -218,23 +223,39 @@ func (r *reorder) lateEvent(b *builder, ts int64, line int, text []byte, rec [][
 	r.late++
 	err := b.errorf(line, "late event: ts %d is below the stream's time %d (largest ts %d, slack %d)", ts, r.now, r.max, r.slack)
 	r.report.skipped(err, r.late)
-	if r.lateW == nil {
-		return
+	if r.headless && r.header != nil {
+		r.headless = false
+		r.writeLate(b, r.csvLine(b, r.header))
 	}
 	if text == nil {
-		r.lateBuf.Reset()
-		if r.lateCSV == nil {
-			r.lateCSV = csv.NewWriter(&r.lateBuf)
-		}
 		cells := make([]string, len(rec)) // views of the read buffer, and late events are rare
 		for i, c := range rec {
 			cells[i] = string(c)
 		}
-		r.lateCSV.Write(cells) // into a buffer: cannot fail
-		r.lateCSV.Flush()
-		text = r.lateBuf.Bytes()
+		text = r.csvLine(b, cells)
 	} else if len(text) == 0 || text[len(text)-1] != '\n' {
 		text = append(slices.Clip(text), '\n')
+	}
+	r.writeLate(b, text)
+}
+
+// csvLine encodes cells as a line of the source's CSV (its delimiter).
+func (r *reorder) csvLine(b *builder, cells []string) []byte {
+	r.lateBuf.Reset()
+	if r.lateCSV == nil {
+		r.lateCSV = csv.NewWriter(&r.lateBuf)
+		r.lateCSV.Comma = b.opts.delimiter()
+	}
+	r.lateCSV.Write(cells) // into a buffer: cannot fail
+	r.lateCSV.Flush()
+	return r.lateBuf.Bytes()
+}
+
+// writeLate appends a line to the late file; after a failed write it
+// writes no more.
+func (r *reorder) writeLate(b *builder, text []byte) {
+	if r.lateW == nil {
+		return
 	}
 	if _, err := r.lateW.Write(text); err != nil {
 		fmt.Fprintf(r.errs, "%s: writing a late event: %v\n", b.file, err)
@@ -290,6 +311,9 @@ func newReorder(name string, o Options, live bool, errs io.Writer, wall func() t
 			return nil, fmt.Errorf("late = '%s': %w", o.Late, err)
 		}
 		r.lateW, r.lateFile = f, f
+		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+			r.headless = true
+		}
 	}
 	return r, nil
 }

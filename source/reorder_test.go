@@ -248,3 +248,51 @@ func TestEventTimeUnits(t *testing.T) {
 		})
 	}
 }
+
+// TestLateFileCSVHeader: a CSV source's late file gets the source's
+// header line (in its delimiter) before its first line when it is new or
+// empty, so that it loads as CSV; an existing one is appended to without
+// repeating it. Live and batch sources alike.
+func TestLateFileCSVHeader(t *testing.T) {
+	const in = "type;ts;x\nA;9;1\nB;1;\"a;b\"\nC;2;3\n"
+	const lines = "B;1;\"a;b\"\nC;2;3\n"
+	for _, tt := range []struct {
+		name, existing string
+		create, live   bool
+		want           string
+	}{
+		{name: "created", create: true, want: "type;ts;x\n" + lines},
+		{name: "empty", want: "type;ts;x\n" + lines},
+		{name: "not empty", existing: "type;ts;x\nZ;0;0\n", want: "type;ts;x\nZ;0;0\n" + lines},
+		{name: "created, live", create: true, live: true, want: "type;ts;x\n" + lines},
+		{name: "not empty, live", existing: "type;ts;x\n", live: true, want: "type;ts;x\n" + lines},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			late := filepath.Join(t.TempDir(), "late.csv")
+			if !tt.create {
+				os.WriteFile(late, []byte(tt.existing), 0o644)
+			}
+			opts := Options{Slack: 3, Late: late, Delimiter: ';'}
+			var err error
+			if tt.live {
+				var src Source
+				src, err = Open(context.Background(), "-", WithStdin(strings.NewReader(in)), WithOptions(opts))
+				if err == nil {
+					err = src.Read(context.Background(), func([]*event.Event) bool { return true })
+				}
+			} else {
+				_, err = LoadCSV(strings.NewReader(in), "in.csv", opts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(late)
+			if string(got) != tt.want {
+				t.Errorf("late file %q, want %q", got, tt.want)
+			}
+			if st, err := LoadCSV(strings.NewReader(string(got)), "late.csv", Options{Delimiter: ';'}); err != nil || len(st.Events) == 0 {
+				t.Errorf("the late file does not load: %v", err)
+			}
+		})
+	}
+}

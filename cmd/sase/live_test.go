@@ -188,6 +188,25 @@ func TestLivePipe(t *testing.T) {
 	}
 }
 
+// TestLivePipeWithinUnit: a unit in WITHIN on a pipe whose timestamps
+// turn out unit-less stops that query at the first event, with the fix,
+// and the script exits with status 1; a query in ticks goes on.
+func TestLivePipeWithinUnit(t *testing.T) {
+	r := startLive(t, "--format", "jsonl", "-c",
+		"LOAD '-' AS s; PATTERN SEQ(A a, B b) WITHIN 5 s RETURN b.x; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x;")
+	r.write("type,ts,x\nA,1,5\nB,2,6\n")
+	if got := r.line(); got != `{"a.x":5}` {
+		t.Fatalf("match %s", got)
+	}
+	r.stdin.Close()
+	if rest, code := r.wait(); code != 1 || len(rest) != 0 {
+		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, r.errText())
+	}
+	if want := "ERROR: query 1: stream s has unit-less integer timestamps (its first event, seq 0, has ts 1), which WITHIN 5 s cannot measure: load it WITH (time_unit = 'ms')"; !strings.Contains(r.errText(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.errText())
+	}
+}
+
 // TestLiveMatchesLoaded runs queries on a stream piped in live, two of
 // them at once on the one stream, and on the same events loaded from a
 // file: the matches are the same (as multisets of JSON objects; a live
