@@ -81,11 +81,20 @@ func chooseByCost(p *planner.Plan) ([]Rule, string) {
 	if recep*recepMargin < ais {
 		chosen, rules = "recep", recepRules()
 	}
-	basis := fmt.Sprintf("stream statistics: %.3g events per window", e.perWindow)
+	basis := "stream statistics: " + num(e.perWindow) + " events per window"
 	if !e.known {
 		basis = fmt.Sprintf("pattern only: %d events per component per window assumed", assumedPerWindow)
 	}
-	return rules, fmt.Sprintf("auto chose %s: estimated partial sequences per trigger ais %.3g, recep %.3g (%s)", chosen, ais, recep, basis)
+	return rules, fmt.Sprintf("auto chose %s: estimated search steps per trigger ais %s, recep %s (%s)", chosen, num(ais), num(recep), basis)
+}
+
+// num prints an estimate with three significant digits, in full up to a
+// million.
+func num(x float64) string {
+	if x >= 100 && x < 1e6 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
 }
 
 func newEstimate(p *planner.Plan) *estimate {
@@ -183,11 +192,26 @@ func positions(pr *planner.Pred, pos map[int]int) (vars []int, ok bool) {
 
 func allTrue(preds []*planner.Pred, b *planner.Binding) bool {
 	for _, pr := range preds {
-		if !pr.Eval(b) {
+		if !holds(pr, b) {
 			return false
 		}
 	}
 	return true
+}
+
+// holds evaluates pr on a sample binding; one the query's run would stop
+// at (a division by zero) counts as failing, since the sample's bindings
+// are not the run's and the run reports its own.
+func holds(pr *planner.Pred, b *planner.Binding) (ok bool) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			if _, runtime := rec.(*planner.RuntimeError); !runtime {
+				panic(rec)
+			}
+			ok = false
+		}
+	}()
+	return pr.Eval(b)
 }
 
 // samplePositives returns, by positive, up to statsSample of the first
@@ -227,7 +251,7 @@ func (e *estimate) selectivity(p *planner.Plan, pr *planner.Pred, vars []int, sa
 			evs := samples[j]
 			b.Events[p.Positives[j]] = evs[(k+r*len(evs)/len(vars))%len(evs)]
 		}
-		if pr.Eval(b) {
+		if holds(pr, b) {
 			pass++
 		}
 	}
