@@ -218,13 +218,16 @@ func holds(pr *planner.Pred, b *planner.Binding) (ok bool) {
 // events of its types, reading at most distinctSample events.
 func samplePositives(p *planner.Plan) [][]*event.Event {
 	out := make([][]*event.Event, len(p.Positives))
+	full := 0
 	for i, ev := range p.Stream.Events {
-		if i == distinctSample {
+		if i == distinctSample || full == len(out) {
 			break
 		}
 		for j, c := range p.Positives {
 			if len(out[j]) < statsSample && slices.Contains(p.Components[c].Types, ev.Type) {
-				out[j] = append(out[j], ev)
+				if out[j] = append(out[j], ev); len(out[j]) == statsSample {
+					full++
+				}
 			}
 		}
 	}

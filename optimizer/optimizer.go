@@ -17,7 +17,8 @@ type Rule interface {
 	Apply(p *planner.Plan) bool
 }
 
-// Rules is the ordered rule list of the auto engine.
+// Rules is the ordered rule list of the auto engine when it keeps AIS
+// (chooseByCost).
 var Rules = append(paisRules(), pushMoreEquivalences{multiAuto})
 
 func aisRules() []Rule { return []Rule{pushWindow{}, pushPredicates{}, useAIS{}, pushChecks{}} }
