@@ -36,6 +36,7 @@ func TestAutoChoosesByCost(t *testing.T) {
 		{"W1 live", live, bench.W1, false, "pattern only"},
 		{"W2", walk, w2, false, "stream statistics: 120 events per window"},
 		{"fig8", bench.Partitioned(3000, 100, 0)(), "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", false, "stream statistics: 3000 events per window"},
+		{"fig10", bench.Partitioned(3000, 100, 20)(), "PATTERN SEQ(A a, B b, C c) WHERE [a1] AND [a2] WITHIN 10000", false, "stream statistics: 3000 events per window"},
 		{"strategy", walk, strings.Replace(w2, "WHERE", "WHERE skip-till-next-match AND", 1), false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
