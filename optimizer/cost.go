@@ -10,7 +10,7 @@ import (
 )
 
 // The auto engine chooses between its two plan families by an estimate of
-// the partial sequences each one's search visits per trigger (an event of
+// the search steps (partial sequences visited) of each per trigger (an event of
 // the last positive). Both pay alike per event and per match; they differ
 // in the dead ends:
 //
@@ -19,7 +19,7 @@ import (
 //     so far, whether or not a prefix still fits before it. With n
 //     components of about λ events each per window that is about
 //     Σ_d λ^d/d!, e^λ once n > λ: 30 components at λ = 20 visit ~10^8
-//     suffixes per trigger for a handful of matches.
+//     suffixes per trigger, which completes some 10^4 matches.
 //   - ReCEP first bounds each positive by the latest timestamp that leaves
 //     room for the rest, then searches forward: a prefix it visits passes
 //     the checks bound so far and has a completion in time, so each level
