@@ -17,10 +17,13 @@ type Rule interface {
 	Apply(p *planner.Plan) bool
 }
 
-// Rules is the ordered rule list of the auto engine.
+// Rules is the ordered rule list of the auto engine when it keeps AIS
+// (chooseByCost).
 var Rules = append(paisRules(), pushMoreEquivalences{multiAuto})
 
 func aisRules() []Rule { return []Rule{pushWindow{}, pushPredicates{}, useAIS{}, pushChecks{}} }
+
+func recepRules() []Rule { return []Rule{recepRule{}, recepChecks{}} }
 
 func paisRules() []Rule {
 	return append(aisRules(), equivalenceChains{}, pushPartition{})
@@ -38,6 +41,9 @@ type Engine struct {
 	// Bounded reports whether the engine keeps its state bounded by the
 	// window, which a live stream needs.
 	Bounded bool
+	// Choose, when set, picks the rules for the plan instead of Rules, and
+	// says why in a note.
+	Choose func(p *planner.Plan) (rules []Rule, note string)
 }
 
 // The engines; Auto is the default.
@@ -48,8 +54,8 @@ var (
 	PAIS      = &Engine{Name: "pais", Doc: "ais with one equivalence test partitioning the stacks", Rules: paisRules(), Requires: "an equivalence test", Bounded: true}
 	MultiPAIS = &Engine{Name: "multipais", Doc: "pais with further equivalence tests as cross-attribute transition filters", Rules: append(paisRules(), pushMoreEquivalences{multiPAIS}), Requires: "two equivalence tests", Bounded: true}
 	Dynamic   = &Engine{Name: "dynamic", Doc: "pais with further equivalence tests checked during construction", Rules: append(paisRules(), pushMoreEquivalences{multiDynamic}), Requires: "two equivalence tests", Bounded: true}
-	ReCEP     = &Engine{Name: "recep", Doc: "ReCEP: ordered per-element buffers, recursive search, attribute verification", Rules: []Rule{recepRule{}, recepChecks{}}, Bounded: true}
-	Auto      = &Engine{Name: "auto", Doc: "the optimizer's choice", Rules: Rules, Bounded: true}
+	ReCEP     = &Engine{Name: "recep", Doc: "ReCEP: ordered per-element buffers, recursive search, attribute verification", Rules: recepRules(), Bounded: true}
+	Auto      = &Engine{Name: "auto", Doc: "ais, pais and dynamic filtering, or recep where its estimated search is much smaller", Rules: Rules, Bounded: true, Choose: chooseByCost}
 )
 
 // Engines lists every engine, sorted by name.
@@ -97,6 +103,12 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 		return nil, fmt.Errorf("optimizer: the basic plan is invalid: %w", err)
 	}
 	rules := e.Rules
+	if e.Choose != nil {
+		var note string
+		if rules, note = e.Choose(p); note != "" {
+			p.Notes = append(p.Notes, note)
+		}
+	}
 	for pass := 0; len(rules) > 0; pass++ {
 		if pass == maxPasses {
 			return nil, fmt.Errorf("optimizer: rules still firing after %d passes (%s)", maxPasses, strings.Join(p.Rules, ", "))

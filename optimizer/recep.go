@@ -20,19 +20,9 @@ type recepRule struct{}
 func (recepRule) Name() string { return "rewrite-into-recep" }
 
 func (recepRule) Apply(p *planner.Plan) bool {
-	stack, ok := p.Source.(*planner.StackScan)
+	preds, ok := recepShape(p)
 	if !ok {
 		return false
-	}
-	preds := slices.Concat(stack.Filters...) // none in the recep engine, whose first rule this is
-	for _, s := range p.Stages {
-		switch s := s.(type) {
-		case *planner.Selection:
-			preds = append(preds, s.Preds...)
-		case *planner.ClosureOp, *planner.Window, *planner.Negation:
-		default:
-			return false
-		}
 	}
 	r := &planner.ReCEP{
 		Cache:  planner.EventCache{Buffers: make([]planner.Buffer, len(p.Components)), HasWindow: p.HasWindow, Window: p.Window},
@@ -81,6 +71,26 @@ func (recepRule) Apply(p *planner.Plan) bool {
 	}
 	p.Source, p.Stages = r, nil
 	return true
+}
+
+// recepShape reports whether ReCEP can run the plan, a stack scan with
+// only the stages it knows, and returns the predicates it places.
+func recepShape(p *planner.Plan) (preds []*planner.Pred, ok bool) {
+	stack, ok := p.Source.(*planner.StackScan)
+	if !ok {
+		return nil, false
+	}
+	preds = slices.Concat(stack.Filters...) // none in the recep engine, whose first rule this is
+	for _, s := range p.Stages {
+		switch s := s.(type) {
+		case *planner.Selection:
+			preds = append(preds, s.Preds...)
+		case *planner.ClosureOp, *planner.Window, *planner.Negation:
+		default:
+			return nil, false
+		}
+	}
+	return preds, true
 }
 
 // narrowable reports whether negation c can cut the range of the positive

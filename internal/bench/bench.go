@@ -13,6 +13,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,6 +94,18 @@ const W1 = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120"
 
 var all = []string{"ais", "pais", "multipais", "dynamic", "recep", "auto"}
 
+// LongSeq is SEQ(stock1 c0, stock2 c1, ..., stock10 c9, stock1 c10, ...):
+// n components cycling through the uniform stream's ten types, on which
+// AIS's backward search visits about e^(events per type in a window)
+// suffixes per trigger and ReCEP's bounded one few beyond the matches.
+func LongSeq(n int, window int64) string {
+	comps := make([]string, n)
+	for i := range comps {
+		comps[i] = fmt.Sprintf("stock%d c%d", i%10+1, i)
+	}
+	return fmt.Sprintf("PATTERN SEQ(%s) WITHIN %d", strings.Join(comps, ", "), window)
+}
+
 // Suites are the named workload sets of `sase bench`.
 func Suites() map[string][]Case {
 	fig8 := []Case{}
@@ -101,7 +114,7 @@ func Suites() map[string][]Case {
 			Name:    fmt.Sprintf("fig8 V=%d", v),
 			Stream:  Partitioned(30_000, v, 0),
 			Query:   "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000",
-			Engines: []string{"nfa", "ais", "pais", "recep"},
+			Engines: []string{"nfa", "ais", "pais", "recep", "auto"},
 		})
 	}
 	fig10 := []Case{}
@@ -110,7 +123,7 @@ func Suites() map[string][]Case {
 			Name:    fmt.Sprintf("fig10 V1=%d V2=20", v),
 			Stream:  Partitioned(30_000, v, 20),
 			Query:   "PATTERN SEQ(A a, B b, C c) WHERE [a1] AND [a2] WITHIN 10000",
-			Engines: []string{"pais", "multipais", "dynamic"},
+			Engines: []string{"pais", "multipais", "dynamic", "auto"},
 		})
 	}
 	kleeneStream := func() *event.Stream {
@@ -142,6 +155,10 @@ func Suites() map[string][]Case {
 			{Name: "W1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: W1, Engines: all,
 				Floor: func(s *event.Stream) (Result, error) { return measureFloor(s, 120) }},
 			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120", Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
+			// Every engine: the SSC-based ones are cut by the time limit,
+			// and auto must not be.
+			{Name: "SEQ of 30 uniform 1K", Stream: Stocks(1000, 0), Query: LongSeq(30, 200), Engines: sase.EngineNames()},
+			{Name: "SEQ of 30 uniform 10K", Stream: Stocks(10_000, 0), Query: LongSeq(30, 200), Engines: sase.EngineNames()},
 		},
 		"fig8":  fig8,
 		"fig10": fig10,
