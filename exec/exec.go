@@ -134,6 +134,9 @@ func (r *runner) begin(start time.Time) {
 	r.stats.timed = r.clock.on
 	r.clock.last = start
 	r.keep = r.keepWindow()
+	if s, ok := r.src.(interface{ start() }); ok {
+		s.start() // options are set now
+	}
 }
 
 func (r *runner) end(start time.Time) {

@@ -404,10 +404,22 @@ func (s *transformStage) push(b *planner.Binding) {
 			row[i].Value = col.Eval(b)
 		}
 	}
+	s.emitRow()
+	s.done(prev)
+}
+
+// pushRow is push for a source that filled the run's row itself
+// (aisSSC.out), on a run that does not time its operators.
+func (s *transformStage) pushRow() {
+	s.r.stats.Operators[s.id].In++
+	s.emitRow()
+}
+
+// emitRow hands the run's row, filled, to the consumer.
+func (s *transformStage) emitRow() {
 	s.r.stats.Operators[s.id].Out++
 	s.r.stats.Matches++
-	if !s.r.emit(row) {
+	if !s.r.emit(s.r.row) {
 		panic(errStopped)
 	}
-	s.done(prev)
 }
