@@ -45,6 +45,13 @@ type aisSSC struct {
 	// the row over itself, without a binding to copy from.
 	out    *transformStage
 	rowCol []int
+	// cell0 is where leaf writes state 0's event: its cell of the row, or
+	// spare when the row does not return it; checks0 are state 0's checks,
+	// one0 the one int check they are when they are one.
+	cell0   *Cell
+	spare   Cell
+	checks0 []check
+	one0    *check
 }
 
 type instance struct {
@@ -156,6 +163,9 @@ func (s *aisSSC) planChecks() {
 			s.checks[j] = append(s.checks[j], c)
 		}
 	}
+	if s.checks0 = s.checks[0]; len(s.checks0) == 1 && s.checks0[0].isInt {
+		s.one0 = &s.checks0[0]
+	}
 }
 
 // pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
@@ -231,6 +241,10 @@ func (s *aisSSC) planRow() {
 		s.rowCol[j] = i
 	}
 	s.out = t
+	s.cell0 = &s.spare
+	if c := s.rowCol[0]; c >= 0 {
+		s.cell0 = &s.r.row[c]
+	}
 }
 
 // start drops the shortcut to the output for a run that times its
@@ -449,6 +463,10 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	st := &p.stacks[j]
 	items := st.items()[:rip-st.base+1]
 	dynamic := len(s.op.Dynamic) > 0
+	if j == 0 && s.out != nil && !dynamic && (s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild) {
+		s.leaf(items)
+		return
+	}
 	for i := len(items) - 1; i >= 0; i-- {
 		s.r.tick()
 		inst := &items[i]
@@ -473,6 +491,50 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	}
 	s.bind.Events[s.comps[j]] = nil
 }
+
+// leaf is search of state 0 when each instance that passes the checks
+// completes a match for the row, wildcard or not: the loop that most
+// matches take, cut down to the checks, one store into the row and the
+// consumer's call. It counts only Stats.Matches; report counts the
+// operators' sequences from it. It ticks once for each chunk of
+// instances, and that is its only look at ctx: deliver's would cost a call.
+func (s *aisSSC) leaf(items []instance) {
+	r, out, checks, one := s.r, s.cell0, s.checks0, s.one0
+	var key int64 // of the state one compares with
+	keyInt := false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
+	}
+	for hi := len(items); hi > 0; {
+		lo := max(hi-leafChunk, 0)
+		r.tickN(uint(hi - lo))
+		for i := hi - 1; i >= lo; i-- {
+			inst := &items[i]
+			switch {
+			case len(checks) == 0:
+			case one != nil && keyInt && inst.keyInt:
+				if !one.holds(inst.key, key) {
+					continue
+				}
+			default:
+				s.bind.Events[s.comps[0]] = inst.ev
+				if !s.checksHold(0, inst.key, inst.keyInt) {
+					continue
+				}
+			}
+			out.Event = inst.ev
+			r.stats.Matches++
+			if !r.emit(r.row) {
+				stop()
+			}
+		}
+		hi = lo
+	}
+	s.bind.Events[s.comps[0]] = nil
+}
+
+// leafChunk bounds the matches leaf emits between two ticks.
+const leafChunk = 1024
 
 // checksHold evaluates the predicates placed at state j, all of whose
 // variables are bound once j is; key is j's key value, if isInt.
@@ -511,13 +573,23 @@ func (s *aisSSC) emit() {
 	if s.parts != nil && s.keyed == 0 && s.cur != s.parts.wild {
 		return // made of wildcard events only: the wildcard partition finds it
 	}
-	s.r.stats.Operators[0].Out++
 	switch {
 	case s.out != nil:
-		s.out.pushRow()
+		s.r.deliver() // report counts the operators' sequences
 	case s.next != nil:
+		s.r.stats.Operators[0].Out++
 		s.next.push(s.bind)
+	default:
+		s.r.stats.Operators[0].Out++
 	}
 }
 
-func (s *aisSSC) report(st *Stats) { instances(st) }
+func (s *aisSSC) report(st *Stats) {
+	instances(st)
+	if s.out != nil {
+		// Every match went through leaf or pushRow, once each.
+		st.Operators[0].Out = st.Matches
+		st.Operators[s.out.id].In = st.Matches
+		st.Operators[s.out.id].Out = st.Matches
+	}
+}

@@ -279,6 +279,8 @@ type selectionStage struct {
 	op *planner.Selection
 }
 
+func (*selectionStage) untimed() {}
+
 func (s *selectionStage) push(b *planner.Binding) {
 	prev := s.in()
 	if s.holds(b) {
@@ -319,6 +321,8 @@ type windowStage struct {
 	opBase
 	op *planner.Window
 }
+
+func (*windowStage) untimed() {}
 
 func (s *windowStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -387,6 +391,8 @@ type transformStage struct {
 	op *planner.Transformation
 }
 
+func (*transformStage) untimed() {}
+
 func (s *transformStage) push(b *planner.Binding) {
 	if s.r.own != nil && !s.r.own(b) {
 		return // another worker of a parallel run emits it
@@ -404,22 +410,9 @@ func (s *transformStage) push(b *planner.Binding) {
 			row[i].Value = col.Eval(b)
 		}
 	}
-	s.emitRow()
+	s.r.stats.Operators[s.id].Out++
+	s.r.deliver()
 	s.done(prev)
 }
 
-// pushRow is push for a source that filled the run's row itself
-// (aisSSC.out), on a run that does not time its operators.
-func (s *transformStage) pushRow() {
-	s.r.stats.Operators[s.id].In++
-	s.emitRow()
-}
 
-// emitRow hands the run's row, filled, to the consumer.
-func (s *transformStage) emitRow() {
-	s.r.stats.Operators[s.id].Out++
-	s.r.stats.Matches++
-	if !s.r.emit(s.r.row) {
-		panic(errStopped)
-	}
-}
