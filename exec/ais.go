@@ -45,6 +45,8 @@ type aisSSC struct {
 	// the row over itself, without a binding to copy from.
 	out    *transformStage
 	rowCol []int
+	// one[j] is state j's check when it is a single int check.
+	one []*check
 	// cell0 is where leaf writes state 0's event: its cell of the row, or
 	// spare when the row does not return it; checks0 are state 0's checks,
 	// one0 the one int check they are when they are one.
@@ -52,6 +54,8 @@ type aisSSC struct {
 	spare   Cell
 	checks0 []check
 	one0    *check
+	// leafOK: out is set and there is no dynamic filtering (leafFits).
+	leafOK, dynamic bool
 }
 
 type instance struct {
@@ -72,6 +76,9 @@ type aisStack struct {
 }
 
 func (s *aisStack) items() []instance { return s.buf[s.lo:] }
+
+// upTo returns the instances up to absolute index i.
+func (s *aisStack) upTo(i int) []instance { return s.buf[s.lo : s.lo+i-s.base+1] }
 func (s *aisStack) top() int          { return s.base + len(s.buf) - s.lo - 1 }
 
 // drop forgets the k oldest instances.
@@ -146,6 +153,7 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 func (s *aisSSC) planChecks() {
 	s.key = make([]int, s.n)
 	s.keys, s.keyInts = make([]int64, s.n), make([]bool, s.n)
+	s.one = make([]*check, s.n)
 	for j := range s.key {
 		s.key[j] = -1
 	}
@@ -163,9 +171,12 @@ func (s *aisSSC) planChecks() {
 			s.checks[j] = append(s.checks[j], c)
 		}
 	}
-	if s.checks0 = s.checks[0]; len(s.checks0) == 1 && s.checks0[0].isInt {
-		s.one0 = &s.checks0[0]
+	for j, cs := range s.checks {
+		if len(cs) == 1 && cs[0].isInt {
+			s.one[j] = &cs[0]
+		}
 	}
+	s.checks0, s.one0 = s.checks[0], s.one[0]
 }
 
 // pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
@@ -254,6 +265,8 @@ func (s *aisSSC) start() {
 	if s.r.clock.on || s.r.own != nil {
 		s.out = nil
 	}
+	s.dynamic = len(s.op.Dynamic) > 0
+	s.leafOK = s.out != nil && !s.dynamic
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -442,7 +455,7 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	case s.n == 1:
 		s.emit()
 	default:
-		s.search(p, s.n-2, rip)
+		s.descend(p, s.n-2, rip)
 	}
 	s.bind.Events[s.comps[last]] = nil
 }
@@ -457,32 +470,52 @@ func (s *aisSSC) bindState(j int, ev *event.Event) {
 	}
 }
 
+// descend enumerates states j down to 0 from rip: by leaf when it fits.
+func (s *aisSSC) descend(p *partition, j, rip int) {
+	if j == 0 && s.leafFits() {
+		s.leaf(p.stacks[0].upTo(rip))
+		return
+	}
+	s.search(p, j, rip)
+}
+
+// leafFits says whether leaf can enumerate state 0 for the states bound:
+// the scan hands its rows over itself, without dynamic filtering, and
+// every sequence is a match, not one of wildcard events only that the
+// wildcard partition finds.
+func (s *aisSSC) leafFits() bool {
+	return s.leafOK && (s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild)
+}
+
 // search binds state j to each instance from rip down; the stack holds
 // none before the window, which prune has cut.
 func (s *aisSSC) search(p *partition, j, rip int) {
-	st := &p.stacks[j]
-	items := st.items()[:rip-st.base+1]
-	dynamic := len(s.op.Dynamic) > 0
-	if j == 0 && s.out != nil && !dynamic && (s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild) {
-		s.leaf(items)
-		return
-	}
+	items := p.stacks[j].upTo(rip)
 	for i := len(items) - 1; i >= 0; i-- {
 		s.r.tick()
 		inst := &items[i]
-		if dynamic && !s.dynamicAgrees(inst.ev) {
+		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
 		s.bindState(j, inst.ev)
-		if !s.checksHold(j, inst.key, inst.keyInt) {
+		if c := s.one[j]; c != nil && inst.keyInt && s.keyInts[c.k] {
+			// checksHold's case inline
+			if !c.holds(inst.key, s.keys[c.k]) {
+				continue
+			}
+			s.keys[j], s.keyInts[j] = inst.key, true
+		} else if !s.checksHold(j, inst.key, inst.keyInt) {
 			continue
 		}
 		if !inst.wild {
 			s.keyed++
 		}
-		if j == 0 {
+		switch {
+		case j == 0:
 			s.emit()
-		} else {
+		case j == 1 && s.leafFits(): // descend's choice, without its call
+			s.leaf(p.stacks[0].upTo(inst.rip))
+		default:
 			s.search(p, j-1, inst.rip)
 		}
 		if !inst.wild {
@@ -493,44 +526,61 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 }
 
 // leaf is search of state 0 when each instance that passes the checks
-// completes a match for the row, wildcard or not: the loop that most
-// matches take, cut down to the checks, one store into the row and the
-// consumer's call. It counts only Stats.Matches; report counts the
-// operators' sequences from it. It ticks once for each chunk of
-// instances, and that is its only look at ctx: deliver's would cost a call.
+// completes a match for the row (leafFits): the loop that most matches
+// take, cut down to the checks, one store into the row and the consumer's
+// call. It counts only Stats.Matches; report counts the operators'
+// sequences from it. It ticks once for each chunk of instances, and that
+// is its only look at ctx: deliver's would cost a call.
 func (s *aisSSC) leaf(items []instance) {
-	r, out, checks, one := s.r, s.cell0, s.checks0, s.one0
+	r, out := s.r, s.cell0
+	for hi := len(items); hi > 0; {
+		lo := max(hi-leafChunk, 0)
+		r.tickN(uint(hi - lo))
+		chunk := items[lo:hi]
+		if len(s.checks0) == 0 {
+			for i := len(chunk) - 1; i >= 0; i-- {
+				out.Event = chunk[i].ev
+				r.stats.Matches++
+				if !r.emit(r.row) {
+					stop()
+				}
+			}
+		} else {
+			s.leafChecked(chunk)
+		}
+		hi = lo
+	}
+}
+
+// leafChecked is leaf's loop over a chunk when state 0 has checks; the
+// commonest, one int comparison with a later state, is tested inline.
+func (s *aisSSC) leafChecked(chunk []instance) {
+	r, out, one := s.r, s.cell0, s.one0
 	var key int64 // of the state one compares with
 	keyInt := false
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
-	for hi := len(items); hi > 0; {
-		lo := max(hi-leafChunk, 0)
-		r.tickN(uint(hi - lo))
-		for i := hi - 1; i >= lo; i-- {
-			inst := &items[i]
-			switch {
-			case len(checks) == 0:
-			case one != nil && keyInt && inst.keyInt:
-				if !one.holds(inst.key, key) {
-					continue
-				}
-			default:
-				s.bind.Events[s.comps[0]] = inst.ev
-				if !s.checksHold(0, inst.key, inst.keyInt) {
-					continue
-				}
+	c := s.comps[0]
+	for i := len(chunk) - 1; i >= 0; i-- {
+		inst := &chunk[i]
+		if one != nil && keyInt && inst.keyInt {
+			if !one.holds(inst.key, key) {
+				continue
 			}
-			out.Event = inst.ev
-			r.stats.Matches++
-			if !r.emit(r.row) {
-				stop()
+		} else {
+			s.bind.Events[c] = inst.ev
+			if !s.checksHold(0, inst.key, inst.keyInt) {
+				continue
 			}
 		}
-		hi = lo
+		out.Event = inst.ev
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			stop()
+		}
 	}
-	s.bind.Events[s.comps[0]] = nil
+	s.bind.Events[c] = nil
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.
@@ -539,9 +589,10 @@ const leafChunk = 1024
 // checksHold evaluates the predicates placed at state j, all of whose
 // variables are bound once j is; key is j's key value, if isInt.
 func (s *aisSSC) checksHold(j int, key int64, isInt bool) bool {
-	if s.checks == nil {
-		return true
-	}
+	return s.checks == nil || s.checksHoldAt(j, key, isInt)
+}
+
+func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
 	s.keys[j], s.keyInts[j] = key, isInt
 	cs := s.checks[j]
 	for i := range cs {

@@ -414,5 +414,3 @@ func (s *transformStage) push(b *planner.Binding) {
 	s.r.deliver()
 	s.done(prev)
 }
-
-
