@@ -79,7 +79,7 @@ func (s *aisStack) items() []instance { return s.buf[s.lo:] }
 
 // upTo returns the instances up to absolute index i.
 func (s *aisStack) upTo(i int) []instance { return s.buf[s.lo : s.lo+i-s.base+1] }
-func (s *aisStack) top() int          { return s.base + len(s.buf) - s.lo - 1 }
+func (s *aisStack) top() int              { return s.base + len(s.buf) - s.lo - 1 }
 
 // drop forgets the k oldest instances.
 func (s *aisStack) drop(k int) { s.lo, s.base = s.lo+k, s.base+k }
