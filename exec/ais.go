@@ -56,6 +56,7 @@ type aisSSC struct {
 	one0    *check
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
+	binds           bool // bindState sets the binding
 }
 
 type instance struct {
@@ -267,6 +268,9 @@ func (s *aisSSC) start() {
 	}
 	s.dynamic = len(s.op.Dynamic) > 0
 	s.leafOK = s.out != nil && !s.dynamic
+	// Without checks, the binding is read only by the stages after the
+	// scan, which out bypasses.
+	s.binds = s.out == nil || s.checks != nil
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -460,9 +464,12 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	s.bind.Events[s.comps[last]] = nil
 }
 
-// bindState binds state j to ev, in the binding and in the row.
+// bindState binds state j to ev, in the binding (when something reads
+// it) and in the row.
 func (s *aisSSC) bindState(j int, ev *event.Event) {
-	s.bind.Events[s.comps[j]] = ev
+	if s.binds {
+		s.bind.Events[s.comps[j]] = ev
+	}
 	if s.out != nil {
 		if c := s.rowCol[j]; c >= 0 {
 			s.r.row[c].Event = ev
@@ -532,27 +539,26 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 // sequences from it. It ticks once for each chunk of instances, and that
 // is its only look at ctx: deliver's would cost a call.
 func (s *aisSSC) leaf(items []instance) {
+	for len(items) > leafChunk { // a stack the window does not bound
+		s.leaf(items[len(items)-leafChunk:])
+		items = items[:len(items)-leafChunk]
+	}
 	r, out := s.r, s.cell0
-	for hi := len(items); hi > 0; {
-		lo := max(hi-leafChunk, 0)
-		r.tickN(uint(hi - lo))
-		chunk := items[lo:hi]
-		if len(s.checks0) == 0 {
-			for i := len(chunk) - 1; i >= 0; i-- {
-				out.Event = chunk[i].ev
-				r.stats.Matches++
-				if !r.emit(r.row) {
-					stop()
-				}
-			}
-		} else {
-			s.leafChecked(chunk)
+	r.tickN(uint(len(items)))
+	if len(s.checks0) > 0 {
+		s.leafChecked(items)
+		return
+	}
+	for i := len(items) - 1; i >= 0; i-- {
+		out.Event = items[i].ev
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			stop()
 		}
-		hi = lo
 	}
 }
 
-// leafChecked is leaf's loop over a chunk when state 0 has checks; the
+// leafChecked is leaf's loop when state 0 has checks; the
 // commonest, one int comparison with a later state, is tested inline.
 func (s *aisSSC) leafChecked(chunk []instance) {
 	r, out, one := s.r, s.cell0, s.one0

@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,8 +43,8 @@ func BenchmarkSuites(b *testing.B) {
 
 // BenchmarkEngine runs W1, W2 and W2r on one worker, compiled once, with
 // every match handed to a sink that keeps nothing: the engine path alone.
-// With -benchmem, allocs/op is a whole run's; allocs/event and
-// allocs/match divide it by the run's events and matches.
+// allocs/op (-benchmem) is a whole run's, compiling aside; allocs/event
+// and allocs/match divide it by the run's events and matches.
 func BenchmarkEngine(b *testing.B) {
 	w1, walk := bench.Stocks(1_000_000, 0), bench.Stocks(1_000_000, 55)
 	cases := []struct {
@@ -70,15 +71,22 @@ func BenchmarkEngine(b *testing.B) {
 					b.Fatal(err)
 				}
 				var stats *sase.Stats
+				var before, after runtime.MemStats
 				b.ReportAllocs()
+				runtime.ReadMemStats(&before)
 				for b.Loop() {
 					if stats, err = q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(1)); err != nil {
 						b.Fatal(err)
 					}
 				}
-				perRun := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				runtime.ReadMemStats(&after)
+				runs := float64(b.N)
+				perRun := float64(b.Elapsed().Nanoseconds()) / runs
+				allocs := float64(after.Mallocs-before.Mallocs) / runs
 				b.ReportMetric(perRun/float64(stats.Events), "ns/event")
 				b.ReportMetric(perRun/float64(stats.Matches), "ns/match")
+				b.ReportMetric(allocs/float64(stats.Events), "allocs/event")
+				b.ReportMetric(allocs/float64(stats.Matches), "allocs/match")
 				b.ReportMetric(float64(stats.Matches), "matches")
 			})
 		}
