@@ -80,7 +80,6 @@ func (s *aisStack) items() []instance { return s.buf[s.lo:] }
 
 // upTo returns the instances up to absolute index i.
 func (s *aisStack) upTo(i int) []instance { return s.buf[s.lo : s.lo+i-s.base+1] }
-func (s *aisStack) top() int              { return s.base + len(s.buf) - s.lo - 1 }
 
 // drop forgets the k oldest instances.
 func (s *aisStack) drop(k int) { s.lo, s.base = s.lo+k, s.base+k }
@@ -197,15 +196,27 @@ func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k, slotJ, slotK int, op ast.Op
 	op = e.Op
 	if sx != j {
 		x, y, sx, sy = y, x, sy, sx
-		op = map[ast.Op]ast.Op{ast.OpLt: ast.OpGt, ast.OpLe: ast.OpGe, ast.OpGt: ast.OpLt, ast.OpGe: ast.OpLe}[op]
-		if op == 0 {
-			op = e.Op // = and != are symmetric
-		}
+		op = converse(op)
 	}
 	if sx != j || sy <= j {
 		return 0, 0, 0, 0, false
 	}
 	return sy, x.Slot, y.Slot, op, true
+}
+
+// converse is the comparison that holds of (y, x) when op holds of (x, y).
+func converse(op ast.Op) ast.Op {
+	switch op {
+	case ast.OpLt:
+		return ast.OpGt
+	case ast.OpLe:
+		return ast.OpGe
+	case ast.OpGt:
+		return ast.OpLt
+	case ast.OpGe:
+		return ast.OpLe
+	}
+	return op // = and != are symmetric
 }
 
 // stateOf is the state of a plain attribute of a positive single's event
