@@ -509,6 +509,12 @@ func (s *aisSSC) leafFits() bool {
 // none before the window, which prune has cut.
 func (s *aisSSC) search(p *partition, j, rip int) {
 	items := p.stacks[j].upTo(rip)
+	// The later state a single int check compares with stays bound
+	// through the loop.
+	one, key, keyInt := s.one[j], int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
+	}
 	for i := len(items) - 1; i >= 0; i-- {
 		s.r.tick()
 		inst := &items[i]
@@ -516,9 +522,8 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			continue
 		}
 		s.bindState(j, inst.ev)
-		if c := s.one[j]; c != nil && inst.keyInt && s.keyInts[c.k] {
-			// checksHold's case inline
-			if !c.holds(inst.key, s.keys[c.k]) {
+		if keyInt && inst.keyInt { // checksHold's case inline (keyInt: one is set)
+			if !one.holds(inst.key, key) {
 				continue
 			}
 			s.keys[j], s.keyInts[j] = inst.key, true
