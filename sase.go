@@ -158,15 +158,7 @@ func (q *Query) Split(workers int) Split { return exec.SplitOf(q.plan, workers) 
 // the events end, sink returns false, or ctx is cancelled (then it returns
 // ctx's error, even in the middle of a burst of matches from one event).
 func (q *Query) Run(ctx context.Context, events iter.Seq[*event.Event], sink Sink, opts ...RunOption) (*Stats, error) {
-	var n uint
-	stats, err := exec.Run(ctx, q.plan, events, func(row []Cell) bool {
-		// The engine looks at ctx between events; one event may complete
-		// millions of matches, and a cancel must stop those too.
-		if n++; n&1023 == 0 && ctx.Err() != nil {
-			return false
-		}
-		return sink(row)
-	}, opts...)
+	stats, err := exec.Run(ctx, q.plan, events, sink, opts...)
 	if err == nil {
 		err = ctx.Err()
 	}

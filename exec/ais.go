@@ -2,7 +2,9 @@ package exec
 
 import (
 	"math"
+	"slices"
 
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
@@ -30,22 +32,91 @@ type aisSSC struct {
 	minTS      int64                  // window's lower bound for the current event
 	accept     *event.Event
 	multiKey   []byte
+	// checks[j] are the checks of state j in the plan's order; key[j] is
+	// the attribute slot the int checks read of state j's events (-1:
+	// none), and keys/keyInts hold each bound state's value of it.
+	checks  [][]check
+	key     []int
+	keys    []int64
+	keyInts []bool
+	// out, when set, is the transformation this scan hands its matches
+	// to, whose columns are all events: construction writes each bound
+	// event into the run's row at rowCol[j] (-1: not returned) and hands
+	// the row over itself, without a binding to copy from.
+	out    *transformStage
+	rowCol []int
+	// one[j] is state j's check when it is a single int check.
+	one []*check
+	// cell0 is where leaf writes state 0's event: its cell of the row, or
+	// spare when the row does not return it; checks0 are state 0's checks,
+	// one0 the one int check they are when they are one.
+	cell0   *Cell
+	spare   Cell
+	checks0 []check
+	one0    *check
+	// leafOK: out is set and there is no dynamic filtering (leafFits).
+	leafOK, dynamic bool
+	binds           bool // bindState sets the binding
 }
 
 type instance struct {
-	ev   *event.Event
-	rip  int  // absolute index in the previous stack, -1 when none
-	wild bool // the event lacks the partition attribute
+	ev  *event.Event
+	rip int   // absolute index in the previous stack, -1 when none
+	key int64 // the event's value of the state's key attribute, when keyInt
+	// keyInt: the key attribute holds an int; wild: the event lacks the
+	// partition attribute.
+	keyInt, wild bool
 }
 
-// aisStack is one state's stack; base is the absolute index of items[0],
-// so RIPs stay valid while the bottom is pruned by the window.
+// aisStack is one state's stack: buf[lo:] are its instances, base the
+// absolute index of buf[lo], so RIPs stay valid while the bottom is pruned
+// by the window.
 type aisStack struct {
-	items []instance
-	base  int
+	buf      []instance
+	lo, base int
 }
 
-func (s *aisStack) top() int { return s.base + len(s.items) - 1 }
+func (s *aisStack) items() []instance { return s.buf[s.lo:] }
+
+// upTo returns the instances up to absolute index i.
+func (s *aisStack) upTo(i int) []instance { return s.buf[s.lo : s.lo+i-s.base+1] }
+
+// drop forgets the k oldest instances.
+func (s *aisStack) drop(k int) { s.lo, s.base = s.lo+k, s.base+k }
+
+// push adds an instance on top. When the array is full and at least half
+// of it is pruned instances, the live ones move down instead of the array
+// growing: a stack the window bounds stops allocating.
+func (s *aisStack) push(in instance) {
+	if len(s.buf) == cap(s.buf) && 2*s.lo >= len(s.buf) && s.lo > 0 {
+		n := copy(s.buf, s.buf[s.lo:])
+		clear(s.buf[n:]) // the events they held may go
+		s.buf, s.lo = s.buf[:n], 0
+	}
+	s.buf = append(s.buf, in)
+}
+
+// check is one predicate of a state's checks. An int check compares the
+// key attribute of this state's event with that of a later state k's
+// (the state's value on the left: holds reads lt, eq, gt), with no
+// evaluator call; when either value is not an int it evaluates the
+// predicate, as every other check does.
+type check struct {
+	pred       *planner.Pred
+	isInt      bool
+	k          int
+	lt, eq, gt bool
+}
+
+func (c *check) holds(a, b int64) bool {
+	switch {
+	case a < b:
+		return c.lt
+	case a > b:
+		return c.gt
+	}
+	return c.eq
+}
 
 type partition struct {
 	stacks []aisStack
@@ -56,6 +127,8 @@ type partition struct {
 
 func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind()}
+	s.planChecks()
+	s.planRow()
 	for j, ci := range op.Comps {
 		for _, t := range r.plan.Components[ci].Types {
 			for len(s.typeStates) <= t {
@@ -71,6 +144,144 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 		s.single = s.newPartition()
 	}
 	return s
+}
+
+// planChecks sorts each state's checks into int checks and the others. A
+// predicate v.x op w.y between a state's event and a later state's, on
+// attributes in slots, is an int check when no other int check of either
+// state reads another attribute of it.
+func (s *aisSSC) planChecks() {
+	s.key = make([]int, s.n)
+	s.keys, s.keyInts = make([]int64, s.n), make([]bool, s.n)
+	s.one = make([]*check, s.n)
+	for j := range s.key {
+		s.key[j] = -1
+	}
+	if s.op.Checks == nil {
+		return
+	}
+	s.checks = make([][]check, s.n)
+	for j, preds := range s.op.Checks {
+		for _, pr := range preds {
+			c := check{pred: pr}
+			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
+				c.isInt, c.k = true, k
+				c.lt, c.eq, c.gt = op == ast.OpLt || op == ast.OpLe || op == ast.OpNe, op == ast.OpEq || op == ast.OpLe || op == ast.OpGe, op == ast.OpGt || op == ast.OpGe || op == ast.OpNe
+			}
+			s.checks[j] = append(s.checks[j], c)
+		}
+	}
+	for j, cs := range s.checks {
+		if len(cs) == 1 && cs[0].isInt {
+			s.one[j] = &cs[0]
+		}
+	}
+	s.checks0, s.one0 = s.checks[0], s.one[0]
+}
+
+// pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
+// k after j: a comparison of two plain attributes, operands turned so that
+// j's is on the left.
+func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k, slotJ, slotK int, op ast.Op, ok bool) {
+	e, isBin := pr.Expr.(*planner.Binary)
+	if !isBin || !e.Op.IsComparison() {
+		return 0, 0, 0, 0, false
+	}
+	x, okX := e.X.(*planner.Attr)
+	y, okY := e.Y.(*planner.Attr)
+	if !okX || !okY {
+		return 0, 0, 0, 0, false
+	}
+	sx, sy := s.stateOf(x), s.stateOf(y)
+	op = e.Op
+	if sx != j {
+		x, y, sx, sy = y, x, sy, sx
+		op = converse(op)
+	}
+	if sx != j || sy <= j {
+		return 0, 0, 0, 0, false
+	}
+	return sy, x.Slot, y.Slot, op, true
+}
+
+// converse is the comparison that holds of (y, x) when op holds of (x, y).
+func converse(op ast.Op) ast.Op {
+	switch op {
+	case ast.OpLt:
+		return ast.OpGt
+	case ast.OpLe:
+		return ast.OpGe
+	case ast.OpGt:
+		return ast.OpLt
+	case ast.OpGe:
+		return ast.OpLe
+	}
+	return op // = and != are symmetric
+}
+
+// stateOf is the state of a plain attribute of a positive single's event
+// in a slot, or -1.
+func (s *aisSSC) stateOf(a *planner.Attr) int {
+	if a.Index != 0 || a.Builtin != planner.NotBuiltin || s.r.plan.Components[a.Comp].Kind != planner.Single {
+		return -1
+	}
+	return slices.Index(s.comps, a.Comp)
+}
+
+// keyOn makes slot state j's key attribute unless it has another.
+func (s *aisSSC) keyOn(j, slot int) bool {
+	if s.key[j] < 0 {
+		s.key[j] = slot
+	}
+	return s.key[j] == slot
+}
+
+// keyOf reads state j's key attribute of ev.
+func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) {
+	if k := s.key[j]; k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].Kind() == event.Int {
+		return ev.Attrs[k].Int(), true
+	}
+	return 0, false
+}
+
+// planRow sets out when the scan's next stage is the output and returns
+// only events, each component at most once.
+func (s *aisSSC) planRow() {
+	t, ok := s.next.(*transformStage)
+	if !ok {
+		return
+	}
+	s.rowCol = make([]int, s.n)
+	for j := range s.rowCol {
+		s.rowCol[j] = -1
+	}
+	for i, col := range t.op.Columns {
+		j := slices.Index(s.comps, col.Comp)
+		if col.Kind != planner.ColEvent || j < 0 || s.rowCol[j] >= 0 {
+			s.rowCol = nil
+			return
+		}
+		s.rowCol[j] = i
+	}
+	s.out = t
+	s.cell0 = &s.spare
+	if c := s.rowCol[0]; c >= 0 {
+		s.cell0 = &s.r.row[c]
+	}
+}
+
+// start drops the shortcut to the output for a run that times its
+// operators or a worker that emits only its own matches: those need the
+// transformation's own push.
+func (s *aisSSC) start() {
+	if s.r.clock.on || s.r.own != nil {
+		s.out = nil
+	}
+	s.dynamic = len(s.op.Dynamic) > 0
+	s.leafOK = s.out != nil && !s.dynamic
+	// Without checks, the binding is read only by the stages after the
+	// scan, which out bypasses.
+	s.binds = s.out == nil || s.checks != nil
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -149,8 +360,8 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			s.construct(p, ev, rip, wild)
 			continue
 		}
-		st := &p.stacks[j]
-		st.items = append(st.items, instance{ev: ev, rip: rip, wild: wild})
+		key, isInt := s.keyOf(j, ev)
+		p.stacks[j].push(instance{ev: ev, rip: rip, key: key, keyInt: isInt, wild: wild})
 		s.r.stats.Instances++
 		if p.multi != nil {
 			p.multi[j][string(s.multiKeyOf(ev))]++
@@ -164,7 +375,7 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 func (s *aisSSC) clonePartition(from *partition) *partition {
 	p := s.newPartition()
 	for j, st := range from.stacks {
-		p.stacks[j] = aisStack{items: append([]instance(nil), st.items...), base: st.base}
+		p.stacks[j] = aisStack{buf: slices.Clone(st.items()), base: st.base}
 	}
 	for j, counts := range from.multi {
 		for k, n := range counts {
@@ -175,8 +386,8 @@ func (s *aisSSC) clonePartition(from *partition) *partition {
 }
 
 func (p *partition) empty() bool {
-	for _, st := range p.stacks {
-		if len(st.items) > 0 {
+	for i := range p.stacks {
+		if len(p.stacks[i].items()) > 0 {
 			return false
 		}
 	}
@@ -186,14 +397,15 @@ func (p *partition) empty() bool {
 // rip returns the most recent instance of st with a timestamp before ts
 // and inside the window, or -1.
 func (s *aisSSC) rip(st *aisStack, ts int64) int {
-	i := st.top()
-	for i >= st.base && st.items[i-st.base].ev.TS >= ts {
+	items := st.items()
+	i := len(items) - 1
+	for i >= 0 && items[i].ev.TS >= ts {
 		i--
 	}
-	if i < st.base || st.items[i-st.base].ev.TS < s.minTS {
+	if i < 0 || items[i].ev.TS < s.minTS {
 		return -1
 	}
-	return i
+	return st.base + i
 }
 
 func (s *aisSSC) multiKeyOf(ev *event.Event) []byte {
@@ -218,20 +430,18 @@ func (s *aisSSC) multiAgrees(p *partition, j int, ev *event.Event) bool {
 func (s *aisSSC) prune(p *partition) {
 	for j := range p.stacks {
 		st := &p.stacks[j]
+		items := st.items()
 		k := 0
-		for k < len(st.items) && st.items[k].ev.TS < s.minTS {
+		for k < len(items) && items[k].ev.TS < s.minTS {
 			if p.multi != nil {
-				key := string(s.multiKeyOf(st.items[k].ev))
+				key := string(s.multiKeyOf(items[k].ev))
 				if p.multi[j][key]--; p.multi[j][key] == 0 {
 					delete(p.multi[j], key)
 				}
 			}
 			k++
 		}
-		if k > 0 {
-			st.items = st.items[k:]
-			st.base += k
-		}
+		st.drop(k)
 	}
 }
 
@@ -247,61 +457,173 @@ func (s *aisSSC) sweep() {
 // construct enumerates the sequences ending with ev in the accepting
 // state, walking RIP ranges from rip in the last stack.
 func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
-	s.bind.Events[s.comps[s.n-1]] = ev
+	last := s.n - 1
+	s.bindState(last, ev)
 	s.accept, s.cur = ev, p
 	s.keyed = 0
 	if !wild {
 		s.keyed = 1
 	}
+	key, isInt := s.keyOf(last, ev)
 	switch {
-	case !s.dynamicAgrees(ev) || !s.checks(s.n-1):
+	case !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
 	case s.n == 1:
 		s.emit()
 	default:
-		s.search(p, s.n-2, rip)
+		s.descend(p, s.n-2, rip)
 	}
-	s.bind.Events[s.comps[s.n-1]] = nil
+	s.bind.Events[s.comps[last]] = nil
 }
 
-func (s *aisSSC) search(p *partition, j, rip int) {
-	st := &p.stacks[j]
-	c := s.comps[j]
-	for i := rip; i >= st.base; i-- {
-		s.r.tick()
-		inst := st.items[i-st.base]
-		if inst.ev.TS < s.minTS {
-			break
+// bindState binds state j to ev, in the binding (when something reads
+// it) and in the row.
+func (s *aisSSC) bindState(j int, ev *event.Event) {
+	if s.binds {
+		s.bind.Events[s.comps[j]] = ev
+	}
+	if s.out != nil {
+		if c := s.rowCol[j]; c >= 0 {
+			s.r.row[c].Event = ev
 		}
-		if !s.dynamicAgrees(inst.ev) {
+	}
+}
+
+// descend enumerates states j down to 0 from rip: by leaf when it fits.
+func (s *aisSSC) descend(p *partition, j, rip int) {
+	if j == 0 && s.leafFits() {
+		s.leaf(p.stacks[0].upTo(rip))
+		return
+	}
+	s.search(p, j, rip)
+}
+
+// leafFits says whether leaf can enumerate state 0 for the states bound:
+// the scan hands its rows over itself, without dynamic filtering, and
+// every sequence is a match, not one of wildcard events only that the
+// wildcard partition finds.
+func (s *aisSSC) leafFits() bool {
+	return s.leafOK && (s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild)
+}
+
+// search binds state j to each instance from rip down; the stack holds
+// none before the window, which prune has cut.
+func (s *aisSSC) search(p *partition, j, rip int) {
+	items := p.stacks[j].upTo(rip)
+	// The later state a single int check compares with stays bound
+	// through the loop.
+	one, key, keyInt := s.one[j], int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
+	}
+	for i := len(items) - 1; i >= 0; i-- {
+		s.r.tick()
+		inst := &items[i]
+		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
-		s.bind.Events[c] = inst.ev
-		if !s.checks(j) {
+		s.bindState(j, inst.ev)
+		if keyInt && inst.keyInt { // checksHold's case inline (keyInt: one is set)
+			if !one.holds(inst.key, key) {
+				continue
+			}
+			s.keys[j], s.keyInts[j] = inst.key, true
+		} else if !s.checksHold(j, inst.key, inst.keyInt) {
 			continue
 		}
 		if !inst.wild {
 			s.keyed++
 		}
-		if j == 0 {
+		switch {
+		case j == 0:
 			s.emit()
-		} else {
+		case j == 1 && s.leafFits(): // descend's choice, without its call
+			s.leaf(p.stacks[0].upTo(inst.rip))
+		default:
 			s.search(p, j-1, inst.rip)
 		}
 		if !inst.wild {
 			s.keyed--
 		}
 	}
+	s.bind.Events[s.comps[j]] = nil
+}
+
+// leaf is search of state 0 when each instance that passes the checks
+// completes a match for the row (leafFits): the loop that most matches
+// take, cut down to the checks, one store into the row and the consumer's
+// call. It counts only Stats.Matches; report counts the operators'
+// sequences from it. It ticks once for each chunk of instances, and that
+// is its only look at ctx: deliver's would cost a call.
+func (s *aisSSC) leaf(items []instance) {
+	for len(items) > leafChunk { // a stack the window does not bound
+		s.leaf(items[len(items)-leafChunk:])
+		items = items[:len(items)-leafChunk]
+	}
+	r, out := s.r, s.cell0
+	r.tickN(uint(len(items)))
+	if len(s.checks0) > 0 {
+		s.leafChecked(items)
+		return
+	}
+	for i := len(items) - 1; i >= 0; i-- {
+		out.Event = items[i].ev
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			stop()
+		}
+	}
+}
+
+// leafChecked is leaf's loop when state 0 has checks; the
+// commonest, one int comparison with a later state, is tested inline.
+func (s *aisSSC) leafChecked(chunk []instance) {
+	r, out, one := s.r, s.cell0, s.one0
+	var key int64 // of the state one compares with
+	keyInt := false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
+	}
+	c := s.comps[0]
+	for i := len(chunk) - 1; i >= 0; i-- {
+		inst := &chunk[i]
+		if one != nil && keyInt && inst.keyInt {
+			if !one.holds(inst.key, key) {
+				continue
+			}
+		} else {
+			s.bind.Events[c] = inst.ev
+			if !s.checksHold(0, inst.key, inst.keyInt) {
+				continue
+			}
+		}
+		out.Event = inst.ev
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			stop()
+		}
+	}
 	s.bind.Events[c] = nil
 }
 
-// checks evaluates the predicates placed at state j, all of whose
-// variables are bound once j is.
-func (s *aisSSC) checks(j int) bool {
-	if s.op.Checks == nil {
-		return true
-	}
-	for _, pr := range s.op.Checks[j] {
-		if !pr.Eval(s.bind) {
+// leafChunk bounds the matches leaf emits between two ticks.
+const leafChunk = 1024
+
+// checksHold evaluates the predicates placed at state j, all of whose
+// variables are bound once j is; key is j's key value, if isInt.
+func (s *aisSSC) checksHold(j int, key int64, isInt bool) bool {
+	return s.checks == nil || s.checksHoldAt(j, key, isInt)
+}
+
+func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
+	s.keys[j], s.keyInts[j] = key, isInt
+	cs := s.checks[j]
+	for i := range cs {
+		c := &cs[i]
+		if c.isInt && isInt && s.keyInts[c.k] {
+			if !c.holds(key, s.keys[c.k]) {
+				return false
+			}
+		} else if !c.pred.Eval(s.bind) {
 			return false
 		}
 	}
@@ -324,10 +646,23 @@ func (s *aisSSC) emit() {
 	if s.parts != nil && s.keyed == 0 && s.cur != s.parts.wild {
 		return // made of wildcard events only: the wildcard partition finds it
 	}
-	s.r.stats.Operators[0].Out++
-	if s.next != nil {
+	switch {
+	case s.out != nil:
+		s.r.deliver() // report counts the operators' sequences
+	case s.next != nil:
+		s.r.stats.Operators[0].Out++
 		s.next.push(s.bind)
+	default:
+		s.r.stats.Operators[0].Out++
 	}
 }
 
-func (s *aisSSC) report(st *Stats) { instances(st) }
+func (s *aisSSC) report(st *Stats) {
+	instances(st)
+	if s.out != nil {
+		// Every match went through leaf or pushRow, once each.
+		st.Operators[0].Out = st.Matches
+		st.Operators[s.out.id].In = st.Matches
+		st.Operators[s.out.id].Out = st.Matches
+	}
+}

@@ -1,10 +1,14 @@
 package exec_test
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 )
 
@@ -13,10 +17,13 @@ import (
 func BenchmarkSuites(b *testing.B) {
 	for _, name := range []string{"workloads", "fig8", "fig10", "strategies", "workers"} {
 		for _, c := range bench.Suites()[name] {
-			stream := c.Stream()
+			var stream *event.Stream // made when a sub-benchmark runs: most are filtered out
 			for _, engine := range c.Engines {
 				for _, workers := range c.RunsOn() {
 					b.Run(fmt.Sprintf("%s/%s/workers=%d", c.Name, engine, workers), func(b *testing.B) {
+						if stream == nil {
+							stream = c.Stream()
+						}
 						var r bench.Result
 						for b.Loop() {
 							var err error
@@ -30,6 +37,58 @@ func BenchmarkSuites(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkEngine runs W1, W2 and W2r on one worker, compiled once, with
+// every match handed to a sink that keeps nothing: the engine path alone.
+// allocs/op (-benchmem) is a whole run's, compiling aside; allocs/event
+// and allocs/match divide it by the run's events and matches.
+func BenchmarkEngine(b *testing.B) {
+	w1, walk := bench.Stocks(1_000_000, 0), bench.Stocks(1_000_000, 55)
+	cases := []struct {
+		name, query string
+		stream      func() *event.Stream
+		engines     []string
+	}{
+		{"W1", bench.W1, w1, []string{"ais", "pais", "dynamic", "auto"}},
+		{"W2", bench.W2, walk, []string{"pais", "dynamic", "auto"}},
+		{"W2r", bench.W2r, walk, []string{"pais", "dynamic", "auto"}},
+	}
+	streams := map[*func() *event.Stream]*event.Stream{}
+	for i := range cases {
+		c := &cases[i]
+		for _, engine := range c.engines {
+			b.Run(c.name+"/"+engine, func(b *testing.B) {
+				stream := streams[&c.stream]
+				if stream == nil {
+					stream = c.stream()
+					streams[&c.stream] = stream
+				}
+				q, err := bench.Compile(stream, c.query, engine)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var stats *sase.Stats
+				var before, after runtime.MemStats
+				b.ReportAllocs()
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					if stats, err = q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(1)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.ReadMemStats(&after)
+				runs := float64(b.N)
+				perRun := float64(b.Elapsed().Nanoseconds()) / runs
+				allocs := float64(after.Mallocs-before.Mallocs) / runs
+				b.ReportMetric(perRun/float64(stats.Events), "ns/event")
+				b.ReportMetric(perRun/float64(stats.Matches), "ns/match")
+				b.ReportMetric(allocs/float64(stats.Events), "allocs/event")
+				b.ReportMetric(allocs/float64(stats.Matches), "allocs/match")
+				b.ReportMetric(float64(stats.Matches), "matches")
+			})
 		}
 	}
 }

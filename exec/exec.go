@@ -96,7 +96,9 @@ type cancelled struct{ err error }
 const tickEvery = 4096
 
 // Run executes plan over events, calling emit for each match. It stops
-// early when ctx is cancelled (returning ctx's error) or emit returns false.
+// early when ctx is cancelled (returning ctx's error) or emit returns false;
+// it looks at ctx between events and every 1024 matches, since one event
+// may complete millions of them.
 // events may hold ticks (event.Tick): time passing with no event, which
 // releases the matches that wait on it.
 func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event], emit Emit, opts ...Option) (stats *Stats, err error) {
@@ -108,7 +110,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	if r.par.workers > 1 {
 		sp := SplitOf(plan, r.par.workers)
 		if sp.Workers > 1 {
-			return runParallel(ctx, plan, sp, events, emit, opts)
+			return runParallel(ctx, plan, sp, events, cancellable(ctx, emit), opts)
 		}
 		r.stats.Split = &sp
 	}
@@ -130,10 +132,41 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	return &r.stats, nil
 }
 
+// cancellable is emit stopping at the first match, of every 1024, that
+// finds ctx done: a parallel run's merge emits without looking at ctx.
+func cancellable(ctx context.Context, emit Emit) Emit {
+	var n uint
+	return func(row []Cell) bool {
+		if n++; n&1023 == 0 && ctx.Err() != nil {
+			return false
+		}
+		return emit(row)
+	}
+}
+
+// deliver hands the run's row, filled, to the consumer as a match.
+func (r *runner) deliver() {
+	if r.stats.Matches++; r.stats.Matches&1023 == 0 {
+		r.checkCancel()
+	}
+	if !r.emit(r.row) {
+		stop()
+	}
+}
+
+// stop ends a run whose consumer asked for no more matches; out of line,
+// so that deliver inlines into the loops that emit.
+//
+//go:noinline
+func stop() { panic(errStopped) }
+
 func (r *runner) begin(start time.Time) {
 	r.stats.timed = r.clock.on
 	r.clock.last = start
 	r.keep = r.keepWindow()
+	if s, ok := r.src.(interface{ start() }); ok {
+		s.start() // options are set now
+	}
 }
 
 func (r *runner) end(start time.Time) {
@@ -197,6 +230,7 @@ type runner struct {
 	store  *store
 	src    source
 	stages []stage // after the source, in plan order; the last is the output
+	timed  []interface{ advance(int64) }
 	emit   Emit
 	row    []Cell
 	ctx    context.Context
@@ -220,6 +254,14 @@ func (r *runner) tick() {
 	if r.steps++; r.steps%tickEvery == 0 {
 		r.checkCancel()
 	}
+}
+
+// tickN counts n steps at once.
+func (r *runner) tickN(n uint) {
+	if before := r.steps; before/tickEvery != (before+n)/tickEvery {
+		r.checkCancel()
+	}
+	r.steps += n
 }
 
 // checkCancel stays out of line so that tick inlines into the loops.
@@ -255,6 +297,7 @@ func newRunner(plan *planner.Plan, emit Emit) *runner {
 		r.stages = append([]stage{next}, r.stages...)
 	}
 	r.src = r.newSource(plan.Source, next)
+	r.timed = r.timedOf()
 	return r
 }
 
@@ -309,12 +352,31 @@ func (r *runner) keepWindow() int64 {
 	return 0
 }
 
-// advance tells every operator that the stream has reached ts.
+// advance tells every operator that follows time that the stream has
+// reached ts.
 func (r *runner) advance(ts int64) {
-	r.src.advance(ts)
-	for _, s := range r.stages {
-		s.advance(ts)
+	for _, t := range r.timed {
+		t.advance(ts)
 	}
+}
+
+// untimed marks the sources and stages whose advance does nothing, which
+// the runner then does not call for each event.
+type untimed interface{ untimed() }
+
+// timedOf lists the operators that follow time: the source, then the
+// stages in plan order.
+func (r *runner) timedOf() []interface{ advance(int64) } {
+	var ts []interface{ advance(int64) }
+	if _, ok := r.src.(untimed); !ok {
+		ts = append(ts, r.src)
+	}
+	for _, s := range r.stages {
+		if _, ok := s.(untimed); !ok {
+			ts = append(ts, s)
+		}
+	}
+	return ts
 }
 
 func (r *runner) finish() {
@@ -334,6 +396,7 @@ type timeless struct{}
 
 func (timeless) advance(int64) {}
 func (timeless) finish()       {}
+func (timeless) untimed()      {}
 
 // clock attributes time to operators: each hand-over of a sequence from
 // one operator to the next charges the time since the previous hand-over.

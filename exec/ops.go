@@ -279,6 +279,8 @@ type selectionStage struct {
 	op *planner.Selection
 }
 
+func (*selectionStage) untimed() {}
+
 func (s *selectionStage) push(b *planner.Binding) {
 	prev := s.in()
 	if s.holds(b) {
@@ -319,6 +321,8 @@ type windowStage struct {
 	opBase
 	op *planner.Window
 }
+
+func (*windowStage) untimed() {}
 
 func (s *windowStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -387,6 +391,8 @@ type transformStage struct {
 	op *planner.Transformation
 }
 
+func (*transformStage) untimed() {}
+
 func (s *transformStage) push(b *planner.Binding) {
 	if s.r.own != nil && !s.r.own(b) {
 		return // another worker of a parallel run emits it
@@ -405,9 +411,6 @@ func (s *transformStage) push(b *planner.Binding) {
 		}
 	}
 	s.r.stats.Operators[s.id].Out++
-	s.r.stats.Matches++
-	if !s.r.emit(row) {
-		panic(errStopped)
-	}
+	s.r.deliver()
 	s.done(prev)
 }

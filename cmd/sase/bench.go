@@ -18,7 +18,7 @@ func benchCmd(args []string) int {
 	}
 	fs := flag.NewFlagSet("sase bench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2 on 1M stock events, W1 with its hand-written floor;\na 30-component SEQ on 1K and 10K), fig8, fig10\n(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), io (W1's\nmatches written in each format, 1M rows loaded from CSV and JSON Lines, GENERATE); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [SUITE...]\n\nSuites: workloads (W1, W2, W2r on 1M stock events; W1 with its hand-written floor;\na 30-component SEQ on 1K and 10K), fig8, fig10\n(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), io (W1's\nmatches written in each format, 1M rows loaded from CSV and JSON Lines, GENERATE); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
