@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -363,11 +364,15 @@ type owner struct {
 
 	window  int64
 	maxTS   int64
-	pending []delivered // delivered, not yet acked, in order
+	pending []delivered  // run, not yet acked, in order
+	unacked atomic.Int64 // messages delivered and not acked
 }
 
+// delivered is a run of messages handed to the query together: its last
+// message, their number and the latest ts once they have run.
 type delivered struct {
 	msg jetstream.Msg
+	n   int64
 	ts  int64
 }
 
@@ -446,26 +451,44 @@ func (o *owner) readFloor(ctx context.Context) error {
 }
 
 // pull feeds the partition's messages to the query, checkpointing
-// after each batch, until the partition is handed over or lost.
+// after each fetched batch, until the partition is handed over or lost.
 func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
 	var msgs <-chan jetstream.Msg
-	var last jetstream.Msg // fed; its event has been run when next is called again
+	var handed delivered // the last message handed since next last waited, and how many
 	var stop error
-	next := func() (jetstream.Msg, error) {
-		if last != nil {
-			o.pending = append(o.pending, delivered{last, o.maxTS})
-			last = nil
+	next := func(wait bool) (jetstream.Msg, error) {
+		if wait && handed.msg != nil {
+			// What was handed has been run: o.maxTS covers it.
+			handed.ts = o.maxTS
+			o.pending = append(o.pending, handed)
+			handed = delivered{}
 		}
 		for {
 			if msgs != nil {
-				if m, ok := <-msgs; ok {
-					last = m
+				var m jetstream.Msg // nil once the batch is over
+				if wait {
+					m = <-msgs
+				} else {
+					select {
+					case m = <-msgs:
+					default:
+					}
+				}
+				if m != nil {
+					handed.msg, handed.n = m, handed.n+1
+					o.unacked.Add(1)
 					return m, nil
+				}
+				if !wait { // checkpoint when the messages handed have run
+					return nil, nil
 				}
 				msgs = nil
 				if stop = o.checkpoint(ctx); stop != nil {
 					return nil, io.EOF
 				}
+			}
+			if !wait {
+				return nil, nil
 			}
 			if ctx.Err() != nil {
 				return nil, io.EOF
@@ -536,6 +559,9 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 	}
 	if err := o.pending[n-1].msg.DoubleAck(ctx); err != nil {
 		return fmt.Errorf("ack: %w", err)
+	}
+	for _, d := range o.pending[:n] {
+		o.unacked.Add(-d.n)
 	}
 	o.pending = slices.Delete(o.pending, 0, n)
 	return nil
