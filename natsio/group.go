@@ -72,8 +72,46 @@ type GroupConfig struct {
 
 const (
 	defaultPinTTL = 2 * time.Second
-	fetchBatch    = 256
+	fetchBatch    = 1024
 )
+
+// AckLimits sizes a partition's consumer from the query's window, W
+// ticks of unit (0: milliseconds, as RFC 3339 timestamps count).
+//
+// MaxAckPending holds a window's events and a fetched batch: an event is
+// acked only once the window has passed it, and the server delivers
+// nothing past the limit, so the server's default of 1000 stalls a
+// partition whose window holds more. Events per window are estimated
+// from the stream's rate as stored (its messages over the wall time
+// between its first and last): for a file published at once that rate
+// is far above the feed's, and the estimate is doubled; an empty stream
+// gives MinAckPending. An owner that reaches the limit with nothing to
+// ack doubles it (owner.grow).
+//
+// AckWait outlasts a window in wall time, and at least an hour: a new
+// owner resets the consumer to its ack floor, and a redelivery after
+// AckWait would replay out of order.
+func AckLimits(st jetstream.StreamState, partitions int, window int64, unit time.Duration) (maxAckPending int, ackWait time.Duration) {
+	if unit <= 0 {
+		unit = time.Millisecond
+	}
+	w := time.Duration(window) * unit
+	if window <= 0 || w/unit != time.Duration(window) {
+		w = 0 // no window, or one past time.Duration
+	}
+	ackWait = max(time.Hour, 2*w)
+	maxAckPending = MinAckPending
+	if span := st.LastTime.Sub(st.FirstTime); span > 0 && st.Msgs > 1 && w > 0 {
+		perWindow := float64(st.Msgs) / float64(max(partitions, 1)) * (w.Seconds() / span.Seconds())
+		maxAckPending = int(min(2*perWindow+fetchBatch, maxAckLimit))
+	}
+	return max(maxAckPending, MinAckPending), ackWait
+}
+
+// MinAckPending is the least MaxAckPending AckLimits gives.
+const MinAckPending = 4 * fetchBatch
+
+const maxAckLimit = 1 << 22
 
 // RunGroup runs cfg's query as one instance of its group until ctx is
 // done.
@@ -112,7 +150,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if err != nil {
 		return err
 	}
-	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
 	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
 		return err
 	}
@@ -178,6 +216,7 @@ type group struct {
 	mu      sync.Mutex
 	alive   []string        // members with a live heartbeat, this one included
 	running map[string]bool // partitions with a worker
+	window  int64           // the query's, in ticks
 }
 
 // heartbeat refreshes this member's key and reads the others'.
@@ -245,11 +284,19 @@ func (g *group) stop(p string) {
 }
 
 func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, error) {
+	parts := 1
+	if p != GlobalPartition {
+		parts = Partitions(g.events)
+	}
+	maxAck, ackWait := AckLimits(g.events.CachedInfo().State, parts, g.window, g.cfg.Options.TimeUnit)
+	if info, err := g.events.Consumer(ctx, consumerName(g.cfg, p)); err == nil {
+		maxAck = max(maxAck, info.CachedInfo().Config.MaxAckPending) // an owner may have raised it
+	}
 	cfg := jetstream.ConsumerConfig{
 		Durable:        consumerName(g.cfg, p),
 		AckPolicy:      jetstream.AckAllPolicy,
-		AckWait:        time.Hour, // never redeliver: a new owner resets
-		MaxAckPending:  -1,
+		AckWait:        ackWait,
+		MaxAckPending:  maxAck,
 		PriorityPolicy: jetstream.PriorityPolicyPinned,
 		PinnedTTL:      g.cfg.PinTTL,
 		PriorityGroups: []string{g.cfg.Group},
@@ -333,7 +380,7 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer) erro
 		return fmt.Errorf("reset to the ack floor: %w", err)
 	}
 	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s\n", g.cfg.Member, p)
-	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons}
+	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
 	return o.run(ctx)
 }
 
@@ -364,6 +411,7 @@ type owner struct {
 
 	window  int64
 	maxTS   int64
+	maxAck  int          // the consumer's MaxAckPending
 	pending []delivered  // run, not yet acked, in order
 	unacked atomic.Int64 // messages delivered and not acked
 }
@@ -454,6 +502,7 @@ func (o *owner) readFloor(ctx context.Context) error {
 // after each fetched batch, until the partition is handed over or lost.
 func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
 	var msgs <-chan jetstream.Msg
+	var got int          // the messages of the current batch
 	var handed delivered // the last message handed since next last waited, and how many
 	var stop error
 	next := func(wait bool) (jetstream.Msg, error) {
@@ -477,13 +526,17 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 				if m != nil {
 					handed.msg, handed.n = m, handed.n+1
 					o.unacked.Add(1)
+					got++
 					return m, nil
 				}
 				if !wait { // checkpoint when the messages handed have run
 					return nil, nil
 				}
 				msgs = nil
-				if stop = o.checkpoint(ctx); stop != nil {
+				if stop = o.checkpoint(ctx); stop == nil && got == 0 {
+					stop = o.grow(ctx)
+				}
+				if stop != nil {
 					return nil, io.EOF
 				}
 			}
@@ -502,7 +555,7 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 				pause(ctx, o.g.cfg.PinTTL/8)
 				continue
 			}
-			msgs = batch.Messages()
+			msgs, got = batch.Messages(), 0
 		}
 	}
 	err := o.src.feedAll(ctx, o.cfg, feed, next)
@@ -564,6 +617,31 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 		o.unacked.Add(-d.n)
 	}
 	o.pending = slices.Delete(o.pending, 0, n)
+	return nil
+}
+
+// grow doubles the consumer's MaxAckPending when this owner holds that
+// many messages and can ack none: the window holds more events than the
+// limit, and the server would deliver nothing more.
+func (o *owner) grow(ctx context.Context) error {
+	if o.maxAck <= 0 || o.unacked.Load() < int64(o.maxAck) || o.ackable() {
+		return nil
+	}
+	if o.maxAck >= maxAckLimit {
+		return fmt.Errorf("%d events in a window, more than %d: no event can be acked", o.unacked.Load(), maxAckLimit)
+	}
+	info, err := o.cons.Info(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := info.Config
+	cfg.MaxAckPending = min(2*o.maxAck, maxAckLimit)
+	// Updated on the server only: o.cons holds the pin.
+	if _, err := o.g.events.UpdateConsumer(ctx, cfg); err != nil {
+		return fmt.Errorf("raising MaxAckPending: %w", err)
+	}
+	fmt.Fprintf(o.g.cfg.Errors, "%s: partition %s: %d events unacked in a window: MaxAckPending raised to %d\n", o.g.cfg.Member, o.p, o.unacked.Load(), cfg.MaxAckPending)
+	o.maxAck = cfg.MaxAckPending
 	return nil
 }
 

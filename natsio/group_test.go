@@ -339,3 +339,102 @@ func TestGroupScript(t *testing.T) {
 		t.Errorf("the partitions were not shared:\n%s", all)
 	}
 }
+
+// TestAckLimits: MaxAckPending holds a window's events (estimated from
+// the rate the stream was stored at) and a batch; AckWait outlasts the
+// window.
+func TestAckLimits(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	state := func(msgs uint64, span time.Duration) jetstream.StreamState {
+		return jetstream.StreamState{Msgs: msgs, FirstTime: t0, LastTime: t0.Add(span)}
+	}
+	min := natsio.MinAckPending
+	for _, c := range []struct {
+		name       string
+		st         jetstream.StreamState
+		partitions int
+		window     int64
+		unit       time.Duration
+		wantAck    int
+		wantWait   time.Duration
+	}{
+		{"empty stream", state(0, 0), 8, 20, 0, min, time.Hour},
+		// 1000 events/s in 8 partitions, a window of 60 s: 7500 a partition.
+		{"a minute's window", state(100000, 100*time.Second), 8, 60, time.Second, 2*7500 + 1024, time.Hour},
+		{"unit-less ticks are ms", state(100000, 100*time.Second), 1, 60000, 0, 2*60000 + 1024, time.Hour},
+		{"a day's window", state(10, 10*time.Second), 1, 86400, time.Second, 2*86400 + 1024, 48 * time.Hour},
+		{"a burst is capped", state(1<<30, time.Millisecond), 1, 1000, time.Second, 1 << 22, time.Hour},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ack, wait := natsio.AckLimits(c.st, c.partitions, c.window, c.unit)
+			if ack != c.wantAck || wait != c.wantWait {
+				t.Errorf("AckLimits = %d, %v, want %d, %v", ack, wait, c.wantAck, c.wantWait)
+			}
+		})
+	}
+}
+
+// TestWindowOutgrowsAckPending: a partition's consumer is created with
+// AckLimits' values, and an owner whose window holds more events than
+// its MaxAckPending (nothing can be acked, nothing more is delivered)
+// raises it, and finds every match.
+func TestWindowOutgrowsAckPending(t *testing.T) {
+	t.Parallel()
+	const text = "PATTERN SEQ(halt a, end b) WHERE [symbol] WITHIN 100000"
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := groupConfig(server, "m")
+	cfg.PerPartition = false
+	cfg.Options.TimeUnit = time.Second
+	cfg.Compile = func(sc *event.Schema) (natsio.Compiled, error) { return compileOn(sc, text, 100000) }
+	errs := &testkit.SyncBuffer{}
+	cfg.Errors = errs
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		if err := natsio.RunGroup(ctx, cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	info := func() *jetstream.ConsumerInfo {
+		c, err := js.Consumer(ctx, "EVENTS", "alerts_q1_global")
+		if err != nil {
+			return nil
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil
+		}
+		return info
+	}
+	for deadline := time.Now().Add(10 * time.Second); info() == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no consumer in 10 s")
+		}
+	}
+	// Created on an empty stream: the least MaxAckPending; AckWait twice
+	// the window of 100000 s.
+	if c := info().Config; c.MaxAckPending != natsio.MinAckPending || c.AckWait != 200000*time.Second {
+		t.Errorf("consumer created with MaxAckPending %d, AckWait %v", c.MaxAckPending, c.AckWait)
+	}
+	csv := groupCSV(natsio.MinAckPending+1000, 7)
+	want := expectedOf(t, csv, text)
+	if _, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitMatches(t, js, want)
+	if c := info().Config; c.MaxAckPending != 2*natsio.MinAckPending {
+		t.Errorf("MaxAckPending %d, want it doubled to %d", c.MaxAckPending, 2*natsio.MinAckPending)
+	}
+	if !strings.Contains(errs.String(), "MaxAckPending raised to") {
+		t.Errorf("no note of the raise:\n%s", errs)
+	}
+}
