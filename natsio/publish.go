@@ -11,7 +11,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -68,12 +67,6 @@ func Partitions(st jetstream.Stream) int {
 	return n
 }
 
-// PublishErrors is the JetStream option that counts the asynchronous
-// publishes the server refused into *n, for Publish to report.
-func PublishErrors(n *atomic.Int64) jetstream.JetStreamOpt {
-	return jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) { n.Add(1) })
-}
-
 // PublishConfig says how Publish reads and sends lines.
 type PublishConfig struct {
 	Key    string        // the attribute whose value is the subject's last token; "" publishes on events._
@@ -86,7 +79,9 @@ type PublishConfig struct {
 
 // Publish sends each line of r as one message on events.<key>, CSV rows
 // with their header row in the Sase-Csv-Header header, and waits until
-// the server has stored them all. It returns the number published.
+// the server has stored them all. It returns the number published; the
+// messages the server refused (a stream full under DiscardNew, say) are
+// counted in its error, with the first refusal's reason.
 func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (int64, error) {
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -246,8 +241,7 @@ func (p *publisher) publish(m *nats.Msg) (jetstream.PubAckFuture, error) {
 
 // settle drops the acknowledgements that have arrived from the front of
 // p.acks, sending again what a reconnect failed and counting the
-// refusals: the asynchronous error handler is the caller's, and without
-// one a refused message would pass unseen.
+// refusals, which Publish's error reports: the one place they are seen.
 func (p *publisher) settle() error {
 	i := 0
 	for ; i < len(p.acks); i++ {
