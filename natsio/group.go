@@ -68,6 +68,7 @@ type GroupConfig struct {
 	Member       string        // this instance's name; a random one by default
 	PinTTL       time.Duration // how long a silent owner keeps its partitions; 2 s by default
 	Errors       io.Writer     // notes on partitions taken and lost
+	Stats        *GroupStats   // if not nil, kept up to date
 }
 
 const (
@@ -125,6 +126,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if cfg.Errors == nil {
 		cfg.Errors = io.Discard
 	}
+	if cfg.Stats == nil {
+		cfg.Stats = &GroupStats{}
+	}
 	// The query compiles, and its matches can be told apart, before any
 	// partition is taken.
 	first, err := cfg.Compile(event.NewSchema())
@@ -164,6 +168,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 			parts = append(parts, strconv.Itoa(p))
 		}
 	}
+	cfg.Stats.mu.Lock()
+	cfg.Stats.total = len(parts)
+	cfg.Stats.mu.Unlock()
 	beat := time.NewTicker(cfg.PinTTL / 4)
 	defer beat.Stop()
 	var wg sync.WaitGroup
@@ -318,19 +325,20 @@ func (g *group) work(ctx context.Context, p string) {
 		return
 	}
 	for ctx.Err() == nil && g.wants(p) {
-		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
+		// One message says the server has pinned this member.
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
 		if err != nil {
 			pause(ctx, g.cfg.PinTTL/8) // a failed request fails at once
 			continue
 		}
-		got := false
+		got := 0
 		for range batch.Messages() {
-			got = true // pinned: what came before the reset is replayed
+			got++ // read again after the reset
 		}
-		if !got && !g.orphaned(ctx, p, cons) {
+		if got == 0 && !g.orphaned(ctx, p, cons) {
 			continue
 		}
-		if err := g.own(ctx, p, cons); err != nil && ctx.Err() == nil {
+		if err := g.own(ctx, p, cons, got); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
 		}
 	}
@@ -369,17 +377,25 @@ func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer)
 var errLost = errors.New("lost the partition to another member")
 
 // own runs the query on p from its ack floor, as its owner, until the
-// partition is handed over or lost.
-func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer) error {
+// partition is handed over or lost; probed is the number of messages the
+// fetch that found it pinned got.
+func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, probed int) error {
 	key := "p" + p
 	rev, err := g.claim(ctx, key)
+	if err != nil {
+		return err
+	}
+	// What an owner before was delivered and did not ack is read again.
+	info, err := cons.Info(ctx)
 	if err != nil {
 		return err
 	}
 	if _, err := g.js.ResetConsumer(ctx, g.cfg.Stream, consumerName(g.cfg, p)); err != nil {
 		return fmt.Errorf("reset to the ack floor: %w", err)
 	}
-	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s\n", g.cfg.Member, p)
+	replays := max(info.NumAckPending-probed, 0)
+	g.cfg.Stats.replayed.Add(int64(replays))
+	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d events)\n", g.cfg.Member, p, replays)
 	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
 	return o.run(ctx)
 }
@@ -453,7 +469,9 @@ func (o *owner) run(ctx context.Context) error {
 	o.window = cq.Window
 	cq.Schema.Update = o.src.Schema
 	o.sink = newSinkWriter(o.g.js, output.SinkConfig{Query: o.g.cfg.Query, Schema: cq.Schema}, o.p)
-	o.sink.hold = true
+	o.sink.hold, o.sink.stored = true, &o.g.cfg.Stats.matches
+	o.g.cfg.Stats.own(o, true)
+	defer o.g.cfg.Stats.own(o, false)
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
@@ -668,6 +686,9 @@ type groupSource struct {
 	cfg   GroupConfig
 	key   string
 	parts int
+
+	mu    sync.Mutex
+	stats map[string]*GroupStats // by query
 }
 
 func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) (*groupSource, error) {
@@ -707,12 +728,33 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 	cfg.Matches, cfg.Query = t.Name, query
 	if host, err := os.Hostname(); err == nil {
 		// Readable in notes, and unique: two sessions may share a process.
-		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()[:8]
+		// A nuid's first characters are the same in the whole process.
+		id := nuid.Next()
+		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + id[len(id)-8:]
 	}
 	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
 	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
 		q, rows, w, err := compile(sc)
 		return Compiled{Query: q, Schema: rows, Window: w}, err
 	}
+	cfg.Stats = &GroupStats{}
+	g.mu.Lock()
+	if g.stats == nil {
+		g.stats = map[string]*GroupStats{}
+	}
+	g.stats[query] = cfg.Stats
+	g.mu.Unlock()
 	return RunGroup(ctx, cfg)
+}
+
+// GroupStatus is what this instance does for a query RunGroupQuery runs:
+// the matches it stored, and its partitions (GroupStats.String).
+func (g *groupSource) GroupStatus(query string) (matches int64, status string) {
+	g.mu.Lock()
+	st := g.stats[query]
+	g.mu.Unlock()
+	if st == nil {
+		return 0, ""
+	}
+	return st.Matches(), st.String()
 }

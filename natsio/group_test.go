@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -315,10 +316,14 @@ func TestGroupScript(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var logs [2]*testkit.SyncBuffer
+	var sessions [2]*session.Session
+	var outs [2]*testkit.SyncBuffer
 	for i := range 2 {
 		stderr := &testkit.SyncBuffer{}
 		logs[i] = stderr
-		s := session.New(io.Discard, stderr)
+		stdout := &testkit.SyncBuffer{}
+		s := session.New(stdout, stderr)
+		sessions[i], outs[i] = s, stdout
 		if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: script}); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
@@ -332,6 +337,13 @@ func TestGroupScript(t *testing.T) {
 		})
 	}
 	awaitMatches(t, js, want)
+	checkShowQueries(t, js, sessions[:], []int{len(want) - len(expectedOf(t, csv, drop)), len(expectedOf(t, csv, drop))})
+	if err := sessions[0].Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; SHOW QUERIES;"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := outs[0].String(); !strings.Contains(out, "id,stream,state,matches,query,group\n1,ev,running,") || !strings.Contains(out, " pending acks, ") {
+		t.Errorf("SHOW QUERIES:\n%s", out)
+	}
 	cancel()
 	wg.Wait()
 	// [symbol] holds the stream's key: each partition runs its own query.
@@ -436,5 +448,64 @@ func TestWindowOutgrowsAckPending(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), "MaxAckPending raised to") {
 		t.Errorf("no note of the raise:\n%s", errs)
+	}
+}
+
+// groupStatus is SHOW QUERIES' group column.
+var groupStatus = regexp.MustCompile(`^partitions((?: \d+)+) of 8, lag (\d+), (\d+) pending acks, \d+ replayed$`)
+
+// checkShowQueries: for each query, SHOW QUERIES in each session lists
+// the matches that session stored (together, the query's matches), and
+// the partitions it owns (together, each partition with events, once),
+// each caught up (lag 0) with as many pending acks as their consumers say.
+func checkShowQueries(t *testing.T, js jetstream.JetStream, sessions []*session.Session, matches []int) {
+	t.Helper()
+	st, err := js.Stream(context.Background(), "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := st.Info(context.Background(), jetstream.WithSubjectFilter("*."+natsio.EventsPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy []string // the partitions with events
+	for subject := range si.State.Subjects {
+		busy = append(busy, strings.TrimSuffix(subject, "."+natsio.EventsPrefix))
+	}
+	slices.Sort(busy)
+	for q, want := range matches {
+		var stored int64
+		var owned []string
+		for _, s := range sessions {
+			info := s.Queries()[q]
+			stored += info.Matches
+			if info.Group == "standby, 0 replayed" {
+				continue
+			}
+			m := groupStatus.FindStringSubmatch(info.Group)
+			if info.State != session.Running || m == nil || m[2] != "0" {
+				t.Errorf("SHOW QUERIES: query %d %s, group %q", info.ID, info.State, info.Group)
+				continue
+			}
+			var acks int
+			for _, p := range strings.Fields(m[1]) {
+				owned = append(owned, p)
+				c, err := js.Consumer(context.Background(), "EVENTS", fmt.Sprintf("alerts_q%d_%s", q+1, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				acks += c.CachedInfo().NumAckPending
+			}
+			if m[3] != fmt.Sprint(acks) {
+				t.Errorf("query %d: %s pending acks listed, the consumers have %d", info.ID, m[3], acks)
+			}
+		}
+		if stored != int64(want) {
+			t.Errorf("query %d: the sessions list %d matches stored, want %d", q+1, stored, want)
+		}
+		slices.Sort(owned)
+		if !slices.Equal(owned, busy) {
+			t.Errorf("query %d: the sessions own partitions %v, those with events are %v", q+1, owned, busy)
+		}
 	}
 }

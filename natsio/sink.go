@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -126,7 +127,8 @@ type sinkWriter struct {
 
 	hold     bool
 	held     []*nats.Msg
-	floor    position // with floorSet, rows at or below it were published before
+	stored   *atomic.Int64 // if not nil, counts the rows released and stored
+	floor    position      // with floorSet, rows at or below it were published before
 	floorSet bool
 }
 
@@ -216,6 +218,7 @@ func (w *sinkWriter) publish(line []byte) error {
 
 // release publishes the rows held and waits until they are stored.
 func (w *sinkWriter) release() error {
+	n := len(w.held)
 	for i, m := range w.held {
 		if err := w.send(m); err != nil {
 			w.held = w.held[:0]
@@ -224,7 +227,13 @@ func (w *sinkWriter) release() error {
 		w.held[i] = nil
 	}
 	w.held = w.held[:0]
-	return w.confirm()
+	if err := w.confirm(); err != nil {
+		return err
+	}
+	if w.stored != nil {
+		w.stored.Add(int64(n))
+	}
+	return nil
 }
 
 func (w *sinkWriter) send(m *nats.Msg) error {

@@ -135,10 +135,10 @@ type natsSource struct {
 	typeKey []byte // `"type"`
 	tsKey   string
 	csv     bool
-	lines   lineSeqs // the current producer's; used on the transport's goroutine
-	seq     int64    // the last message loaded
-	pending uint64   // the consumer's messages still to deliver after it
-	last    int64    // with until = 'now', the last message to read; else -1
+	lines   lineSeqs      // the current producer's; used on the transport's goroutine
+	seq     int64         // the last message loaded
+	pending atomic.Uint64 // the consumer's messages still to deliver after it
+	last    int64         // with until = 'now', the last message to read; else -1
 	ticks   atomic.Int64
 	onTick  func(ts int64) // a group owner's: a tick moves its time on
 }
@@ -283,7 +283,8 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		r.err = fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
 		return true
 	}
-	s.seq, s.pending = seq, pending
+	s.seq = seq
+	s.pending.Store(pending)
 	data := bytes.TrimRight(m.Data(), "\r\n")
 	r.buf = r.buf[:0]
 	if s.csv {
