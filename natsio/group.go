@@ -425,11 +425,13 @@ type owner struct {
 	src *natsSource
 	cfg source.Config
 
-	window  int64
-	maxTS   int64
-	maxAck  int          // the consumer's MaxAckPending
-	pending []delivered  // run, not yet acked, in order
-	unacked atomic.Int64 // messages delivered and not acked
+	window    int64
+	maxTS     int64
+	running   int64        // the seq of the event the query runs
+	delivered uint64       // the consumer seq of the last message received; 0 before the first
+	maxAck    int          // the consumer's MaxAckPending
+	pending   []delivered  // run, not yet acked, in order
+	unacked   atomic.Int64 // messages delivered and not acked
 }
 
 // delivered is a run of messages handed to the query together: its last
@@ -469,7 +471,7 @@ func (o *owner) run(ctx context.Context) error {
 	o.window = cq.Window
 	cq.Schema.Update = o.src.Schema
 	o.sink = newSinkWriter(o.g.js, output.SinkConfig{Query: o.g.cfg.Query, Schema: cq.Schema}, o.p)
-	o.sink.hold, o.sink.stored = true, &o.g.cfg.Stats.matches
+	o.sink.hold, o.sink.stored, o.sink.trigger = true, &o.g.cfg.Stats.matches, &o.running
 	o.g.cfg.Stats.own(o, true)
 	defer o.g.cfg.Stats.own(o, false)
 	if err := o.readFloor(ctx); err != nil {
@@ -478,7 +480,7 @@ func (o *owner) run(ctx context.Context) error {
 	events := func(yield func(*event.Event) bool) {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
-				o.maxTS = max(o.maxTS, e.TS)
+				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
 				if !yield(e) {
 					return false
 				}
@@ -542,6 +544,9 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 					}
 				}
 				if m != nil {
+					if stop = o.inOrder(m); stop != nil {
+						return nil, io.EOF
+					}
 					handed.msg, handed.n = m, handed.n+1
 					o.unacked.Add(1)
 					got++
@@ -581,6 +586,28 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 		return stop
 	}
 	return err
+}
+
+// errGap ends an owner that missed messages delivered to it.
+var errGap = errors.New("messages delivered were not received (a lost connection, or the pin lost and won back): replaying from the ack floor")
+
+// inOrder checks that m's delivery follows the last one received: a gap
+// in the consumer sequence is messages the server delivered that this
+// owner never got (lost with a connection, or delivered to another
+// member while this one had lost its pin and then won it back). They
+// would come again only after AckWait, out of order, so the owner
+// starts over: claim, reset to the ack floor, replay.
+func (o *owner) inOrder(m jetstream.Msg) error {
+	a, ok := ackSeqs(m.Reply())
+	if !ok {
+		return fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
+	}
+	last := o.delivered
+	o.delivered = a.consumer
+	if last != 0 && a.consumer != last+1 {
+		return errGap
+	}
+	return nil
 }
 
 // guard checks, by compare-and-set, that this member still owns the

@@ -278,13 +278,14 @@ func (r *msgReader) Read(p []byte) (int, error) {
 // under another header than this producer's.
 func (r *msgReader) load(m jetstream.Msg) bool {
 	s := r.s
-	seq, pending, ok := ackSeqs(m.Reply())
+	a, ok := ackSeqs(m.Reply())
 	if !ok {
 		r.err = fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
 		return true
 	}
+	seq := a.stream
 	s.seq = seq
-	s.pending.Store(pending)
+	s.pending.Store(a.pending)
 	data := bytes.TrimRight(m.Data(), "\r\n")
 	r.buf = r.buf[:0]
 	if s.csv {
@@ -319,15 +320,21 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	return true
 }
 
-// ackSeqs reads a JetStream message's stream seq and the consumer's
-// messages pending after it from its reply subject, as Metadata does but
-// without allocating: $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.
-// <cseq>.<tm>.<pending>, or with <domain>.<account hash> after $JS.ACK
-// and a last token.
-func ackSeqs(reply string) (seq int64, pending uint64, ok bool) {
+// ackInfo is what a JetStream message's reply subject says of it.
+type ackInfo struct {
+	stream   int64  // its stream seq
+	consumer uint64 // its delivery's consumer seq
+	pending  uint64 // the consumer's messages still to deliver after it
+}
+
+// ackSeqs reads a JetStream message's reply subject, as Metadata does
+// but without allocating: $JS.ACK.<stream>.<consumer>.<delivered>.
+// <sseq>.<cseq>.<tm>.<pending>, or with <domain>.<account hash> after
+// $JS.ACK and a last token.
+func ackSeqs(reply string) (ackInfo, bool) {
 	rest, ok := strings.CutPrefix(reply, "$JS.ACK.")
 	if !ok {
-		return 0, 0, false
+		return ackInfo{}, false
 	}
 	var tok [10]string
 	n := 0
@@ -345,11 +352,12 @@ func ackSeqs(reply string) (seq int64, pending uint64, ok bool) {
 	case n >= 9: // v2
 		at = 2
 	default:
-		return 0, 0, false
+		return ackInfo{}, false
 	}
 	s, err1 := strconv.ParseUint(tok[at+3], 10, 64)
-	p, err2 := strconv.ParseUint(tok[at+6], 10, 64)
-	return int64(s), p, err1 == nil && err2 == nil
+	c, err2 := strconv.ParseUint(tok[at+4], 10, 64)
+	p, err3 := strconv.ParseUint(tok[at+6], 10, 64)
+	return ackInfo{stream: int64(s), consumer: c, pending: p}, err1 == nil && err2 == nil && err3 == nil
 }
 
 // tickTS is a tick's timestamp.
