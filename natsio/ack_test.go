@@ -50,7 +50,7 @@ func TestInOrder(t *testing.T) {
 		{"12", errGap}, // 10 and 11 went elsewhere
 	} {
 		m := replyMsg{reply: "$JS.ACK.EVENTS.c.1.100." + c.consumer + ".0.0"}
-		if err := o.inOrder(m); !errors.Is(err, c.want) {
+		if _, err := o.inOrder(m); !errors.Is(err, c.want) {
 			t.Errorf("message %d (consumer seq %s): %v, want %v", i, c.consumer, err, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -427,20 +428,25 @@ type owner struct {
 
 	window    int64
 	maxTS     int64
-	running   int64        // the seq of the event the query runs
-	delivered uint64       // the consumer seq of the last message received; 0 before the first
-	maxAck    int          // the consumer's MaxAckPending
-	pending   []delivered  // run, not yet acked, in order
-	unacked   atomic.Int64 // messages delivered and not acked
+	running   int64       // the seq of the event the query runs
+	delivered uint64      // the consumer seq of the last message received; 0 before the first
+	maxAck    int         // the consumer's MaxAckPending
+	pending   []delivered // handed, not yet acked, in order; those from fresh on not yet run
+	fresh     int
+	ran       []ranEvent   // the events run since the last settle
+	unacked   atomic.Int64 // len(pending), for GroupStats
 }
 
-// delivered is a run of messages handed to the query together: its last
-// message, their number and the latest ts once they have run.
+// delivered is a message handed to the query, with its stream seq and,
+// once its event has run, the partition's latest ts then.
 type delivered struct {
 	msg jetstream.Msg
-	n   int64
+	seq int64
 	ts  int64
 }
+
+// ranEvent is an event the query has run, and the latest ts then.
+type ranEvent struct{ seq, maxTS int64 }
 
 func (o *owner) run(ctx context.Context) error {
 	var runErr error
@@ -481,6 +487,7 @@ func (o *owner) run(ctx context.Context) error {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
 				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
+				o.ran = append(o.ran, ranEvent{e.Seq, o.maxTS})
 				if !yield(e) {
 					return false
 				}
@@ -522,15 +529,11 @@ func (o *owner) readFloor(ctx context.Context) error {
 // after each fetched batch, until the partition is handed over or lost.
 func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
 	var msgs <-chan jetstream.Msg
-	var got int          // the messages of the current batch
-	var handed delivered // the last message handed since next last waited, and how many
+	var got int // the messages of the current batch
 	var stop error
 	next := func(wait bool) (jetstream.Msg, error) {
-		if wait && handed.msg != nil {
-			// What was handed has been run: o.maxTS covers it.
-			handed.ts = o.maxTS
-			o.pending = append(o.pending, handed)
-			handed = delivered{}
+		if wait {
+			o.settle()
 		}
 		for {
 			if msgs != nil {
@@ -544,11 +547,12 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 					}
 				}
 				if m != nil {
-					if stop = o.inOrder(m); stop != nil {
+					seq, err := o.inOrder(m)
+					if stop = err; stop != nil {
 						return nil, io.EOF
 					}
-					handed.msg, handed.n = m, handed.n+1
-					o.unacked.Add(1)
+					o.pending = append(o.pending, delivered{msg: m, seq: seq})
+					o.unacked.Store(int64(len(o.pending)))
 					got++
 					return m, nil
 				}
@@ -597,17 +601,35 @@ var errGap = errors.New("messages delivered were not received (a lost connection
 // member while this one had lost its pin and then won it back). They
 // would come again only after AckWait, out of order, so the owner
 // starts over: claim, reset to the ack floor, replay.
-func (o *owner) inOrder(m jetstream.Msg) error {
+func (o *owner) inOrder(m jetstream.Msg) (seq int64, err error) {
 	a, ok := ackSeqs(m.Reply())
 	if !ok {
-		return fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
+		return 0, fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
 	}
 	last := o.delivered
 	o.delivered = a.consumer
 	if last != 0 && a.consumer != last+1 {
-		return errGap
+		return 0, errGap
 	}
-	return nil
+	return a.stream, nil
+}
+
+// settle gives the messages handed since the last call, whose events have
+// all run now, the partition's latest ts as of their own event: a message
+// with no event (a tick, a bad line) that of the one before it.
+func (o *owner) settle() {
+	ts := int64(math.MinInt64)
+	if o.fresh > 0 {
+		ts = o.pending[o.fresh-1].ts
+	}
+	j := 0
+	for i := o.fresh; i < len(o.pending); i++ {
+		for ; j < len(o.ran) && o.ran[j].seq <= o.pending[i].seq; j++ {
+			ts = o.ran[j].maxTS
+		}
+		o.pending[i].ts = ts
+	}
+	o.fresh, o.ran = len(o.pending), o.ran[:0]
 }
 
 // guard checks, by compare-and-set, that this member still owns the
@@ -639,14 +661,14 @@ func (o *owner) checkpoint(ctx context.Context) error {
 
 // ackable reports whether an event is ready for its ack.
 func (o *owner) ackable() bool {
-	return len(o.pending) > 0 && o.pending[0].ts < o.maxTS-o.window
+	return o.fresh > 0 && o.pending[0].ts < o.maxTS-o.window
 }
 
 // ack acks (AckAll, confirmed) the delivered messages whose ts is below
 // floor.
 func (o *owner) ack(ctx context.Context, floor int64) error {
 	n := 0
-	for n < len(o.pending) && o.pending[n].ts < floor {
+	for n < o.fresh && o.pending[n].ts < floor {
 		n++
 	}
 	if n == 0 {
@@ -658,10 +680,9 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 	if err := o.pending[n-1].msg.DoubleAck(ctx); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
-	for _, d := range o.pending[:n] {
-		o.unacked.Add(-d.n)
-	}
 	o.pending = slices.Delete(o.pending, 0, n)
+	o.fresh -= n
+	o.unacked.Store(int64(len(o.pending)))
 	return nil
 }
 
