@@ -43,7 +43,9 @@ import (
 // it (its ts is below the partition's latest ts minus the window) and
 // the matches before it are stored; it publishes and acks only after a
 // compare-and-set of its checkpoint, so an owner that was paused past its
-// pin and lost the partition stops without writing.
+// pin and lost the partition stops without writing; one that won its pin
+// back but missed messages delivered meanwhile (a gap in the consumer
+// sequence) starts over from the ack floor.
 
 // Compiled is a query compiled for one partition.
 type Compiled struct {
