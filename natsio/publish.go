@@ -98,7 +98,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 		}
 		readErr <- sc.Err()
 	}()
-	p := publisher{js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
 	var tick <-chan time.Time
 	if c.Tick > 0 {
 		t := time.NewTicker(c.Tick)
@@ -112,7 +112,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 				if err := <-readErr; err != nil {
 					return p.n, err
 				}
-				return p.n, p.wait(ctx)
+				return p.n, p.wait()
 			}
 			if err := p.line(line); err != nil {
 				return p.n, err
@@ -128,6 +128,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 }
 
 type publisher struct {
+	ctx     context.Context
 	js      jetstream.JetStream
 	cfg     PublishConfig
 	header  string // CSV
@@ -232,8 +233,19 @@ func (p *publisher) send(m *nats.Msg) error {
 	}
 	p.n++
 	p.acks = append(p.acks, pending{f: f})
-	return p.settle()
+	if err := p.settle(); err != nil {
+		return err
+	}
+	// The client fails a publish past its own bound (4000 unacknowledged)
+	// after a short stall: a slow server is waited for here instead.
+	if len(p.acks) >= publishInFlight {
+		return p.drain()
+	}
+	return nil
 }
+
+// publishInFlight bounds the messages sent and not yet acknowledged.
+const publishInFlight = 1024
 
 func (p *publisher) publish(m *nats.Msg) (jetstream.PubAckFuture, error) {
 	return p.js.PublishMsgAsync(m, jetstream.WithRetryWait(publishRetryWait), jetstream.WithRetryAttempts(publishRetries))
@@ -270,21 +282,26 @@ func (p *publisher) settle() error {
 	return nil
 }
 
-func (p *publisher) wait(ctx context.Context) error {
-	for {
+// drain waits until every message sent is acknowledged (or refused).
+func (p *publisher) drain() error {
+	for len(p.acks) > 0 {
 		select {
 		case <-p.js.PublishAsyncComplete():
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-p.ctx.Done():
+			return p.ctx.Err()
 		case <-time.After(30 * time.Second):
 			return fmt.Errorf("the server did not acknowledge %d messages in 30 s", p.js.PublishAsyncPending())
 		}
 		if err := p.settle(); err != nil {
 			return err
 		}
-		if len(p.acks) == 0 {
-			break
-		}
+	}
+	return nil
+}
+
+func (p *publisher) wait() error {
+	if err := p.drain(); err != nil {
+		return err
 	}
 	if p.refused > 0 {
 		return fmt.Errorf("the server refused %d of %d messages: %w", p.refused, p.n, p.first)
