@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/natsio"
 	"github.com/sase-cep/sase/source"
 )
@@ -119,21 +122,29 @@ func liveEvents(src source.Source) func(func(*event.Event) bool) {
 
 // BenchmarkTakeover kills (SIGKILL) one of two members and reports how
 // long until the other has claimed each of its partitions (pin TTL and
-// heartbeat TTL 1 s).
+// heartbeat TTL 1 s), and how many events it read again from their ack
+// floors (delivered to the dead member, not acked).
 func BenchmarkTakeover(b *testing.B) {
 	var total time.Duration
+	var replayed int
 	for b.Loop() {
-		total += takeover(b)
+		d, n := takeover(b)
+		total, replayed = total+d, replayed+n
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "takeover-ms")
+	b.ReportMetric(float64(replayed)/float64(b.N), "replayed-events")
 }
 
-func takeover(b *testing.B) time.Duration {
+// replays is a member's note on taking a partition over.
+var replays = regexp.MustCompile(`(?m)^b: owns partition (\d+) \(replays (\d+) events\)$`)
+
+func takeover(b *testing.B) (time.Duration, int) {
 	server := startServer(b)
 	_, js := connect(b, server)
 	publishCSV(b, js, "EVENTS", partitions, groupCSV(4000, 9))
-	a := child(b, server, "a")
-	child(b, server, "b")
+	a := child(b, server, "a", nil)
+	var notes testkit.SyncBuffer
+	child(b, server, "b", &notes)
 	ctx := context.Background()
 	kv, err := js.KeyValue(ctx, "sase_EVENTS_alerts_q1_checkpoints")
 	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
@@ -154,7 +165,7 @@ func takeover(b *testing.B) time.Duration {
 	if len(owned) == 0 {
 		b.Fatalf("member a owns no partition of %v", keys)
 	}
-	start := time.Now()
+	start, before := time.Now(), len(notes.String())
 	a.Process.Signal(syscall.SIGKILL)
 	// A partition is taken over when its next event arrives: until then
 	// nothing is due (time moves with the events).
@@ -177,7 +188,20 @@ func takeover(b *testing.B) time.Duration {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	return time.Since(start)
+	took := time.Since(start)
+	// The notes come after the claim.
+	var replayed, taken int
+	for deadline := time.Now().Add(5 * time.Second); taken < len(owned) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		replayed, taken = 0, 0
+		for _, m := range replays.FindAllStringSubmatch(notes.String()[before:], -1) {
+			n, _ := strconv.Atoi(m[2])
+			replayed, taken = replayed+n, taken+1
+		}
+	}
+	if taken < len(owned) {
+		b.Fatalf("b noted %d takeovers of %d:\n%s", taken, len(owned), notes.String()[before:])
+	}
+	return took, replayed
 }
 
 // BenchmarkGroup runs 1, 2 and 3 members of a group (in this process, as
@@ -242,4 +266,36 @@ func stored(b *testing.B, js jetstream.JetStream) uint64 {
 		return 0
 	}
 	return st.CachedInfo().State.Msgs
+}
+
+// BenchmarkFailover is the nightly-length failover check, each iteration
+// a trial of TestFailover (two members in child processes, one killed
+// with SIGKILL at a random point; every third with the stream all
+// published): -benchtime 10x for ten trials. It reports the matches lost
+// and duplicated over all trials, and fails unless both are 0.
+func BenchmarkFailover(b *testing.B) {
+	var lost, dup, trial int
+	for b.Loop() {
+		t := &trialTB{TB: b}
+		l, d := failover(t, uint64(100+trial), trial%3 == 2, kill)
+		t.done()
+		lost, dup, trial = lost+l, dup+d, trial+1
+	}
+	b.ReportMetric(float64(lost), "lost")
+	b.ReportMetric(float64(dup), "duplicated")
+}
+
+// trialTB runs a trial's cleanups (its server, its members) at the
+// trial's end rather than the benchmark's.
+type trialTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (t *trialTB) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+
+func (t *trialTB) done() {
+	for _, f := range slices.Backward(t.cleanups) {
+		f()
+	}
 }

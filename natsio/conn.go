@@ -19,8 +19,9 @@
 // output contract) on matches.<query>.<partition>. Its Nats-Msg-Id is the
 // query's name and the seqs of the match's events, so the stream's
 // duplicate window drops a match published twice; its Sase-Position
-// header is the seq of the event that completed it and its index among
-// the matches that event completed. Publishing waits for the server's
+// header is the seq of the event that completed it (in a group, of the
+// event whose arrival released it) and its index among that event's
+// matches. Publishing waits for the server's
 // acknowledgements (PubAck) before a query reports its end: a match is
 // stored exactly once. Standard output gives no such guarantee: a query
 // run again after a crash writes again what it wrote before.
@@ -49,7 +50,7 @@ import (
 // Header names.
 const (
 	HeaderCSV      = "Sase-Csv-Header" // a CSV message's header row
-	HeaderPosition = "Sase-Position"   // a match's completing seq and index: "17.0"
+	HeaderPosition = "Sase-Position"   // a match's completing (or releasing) seq and index: "17.0"
 )
 
 // DefaultPort is NATS's.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,7 +43,9 @@ import (
 // it (its ts is below the partition's latest ts minus the window) and
 // the matches before it are stored; it publishes and acks only after a
 // compare-and-set of its checkpoint, so an owner that was paused past its
-// pin and lost the partition stops without writing.
+// pin and lost the partition stops without writing; one that won its pin
+// back but missed messages delivered meanwhile (a gap in the consumer
+// sequence) starts over from the ack floor.
 
 // Compiled is a query compiled for one partition.
 type Compiled struct {
@@ -67,12 +71,51 @@ type GroupConfig struct {
 	Member       string        // this instance's name; a random one by default
 	PinTTL       time.Duration // how long a silent owner keeps its partitions; 2 s by default
 	Errors       io.Writer     // notes on partitions taken and lost
+	Stats        *GroupStats   // if not nil, kept up to date
 }
 
 const (
 	defaultPinTTL = 2 * time.Second
-	fetchBatch    = 256
+	fetchBatch    = 1024
 )
+
+// AckLimits sizes a partition's consumer from the query's window, W
+// ticks of unit (0: milliseconds, as RFC 3339 timestamps count).
+//
+// MaxAckPending holds a window's events and a fetched batch: an event is
+// acked only once the window has passed it, and the server delivers
+// nothing past the limit, so the server's default of 1000 stalls a
+// partition whose window holds more. Events per window are estimated
+// from the stream's rate as stored (its messages over the wall time
+// between its first and last): for a file published at once that rate
+// is far above the feed's, and the estimate is doubled; an empty stream
+// gives MinAckPending. An owner that reaches the limit with nothing to
+// ack doubles it (owner.grow).
+//
+// AckWait outlasts a window in wall time, and at least an hour: a new
+// owner resets the consumer to its ack floor, and a redelivery after
+// AckWait would replay out of order.
+func AckLimits(st jetstream.StreamState, partitions int, window int64, unit time.Duration) (maxAckPending int, ackWait time.Duration) {
+	if unit <= 0 {
+		unit = time.Millisecond
+	}
+	w := time.Duration(window) * unit
+	if window <= 0 || w/unit != time.Duration(window) {
+		w = 0 // no window, or one past time.Duration
+	}
+	ackWait = max(time.Hour, 2*w)
+	maxAckPending = MinAckPending
+	if span := st.LastTime.Sub(st.FirstTime); span > 0 && st.Msgs > 1 && w > 0 {
+		perWindow := float64(st.Msgs) / float64(max(partitions, 1)) * (w.Seconds() / span.Seconds())
+		maxAckPending = int(min(2*perWindow+fetchBatch, maxAckLimit))
+	}
+	return max(maxAckPending, MinAckPending), ackWait
+}
+
+// MinAckPending is the least MaxAckPending AckLimits gives.
+const MinAckPending = 4 * fetchBatch
+
+const maxAckLimit = 1 << 22
 
 // RunGroup runs cfg's query as one instance of its group until ctx is
 // done.
@@ -85,6 +128,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	}
 	if cfg.Errors == nil {
 		cfg.Errors = io.Discard
+	}
+	if cfg.Stats == nil {
+		cfg.Stats = &GroupStats{}
 	}
 	// The query compiles, and its matches can be told apart, before any
 	// partition is taken.
@@ -111,7 +157,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if err != nil {
 		return err
 	}
-	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
 	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
 		return err
 	}
@@ -125,6 +171,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 			parts = append(parts, strconv.Itoa(p))
 		}
 	}
+	cfg.Stats.mu.Lock()
+	cfg.Stats.total = len(parts)
+	cfg.Stats.mu.Unlock()
 	beat := time.NewTicker(cfg.PinTTL / 4)
 	defer beat.Stop()
 	var wg sync.WaitGroup
@@ -177,6 +226,7 @@ type group struct {
 	mu      sync.Mutex
 	alive   []string        // members with a live heartbeat, this one included
 	running map[string]bool // partitions with a worker
+	window  int64           // the query's, in ticks
 }
 
 // heartbeat refreshes this member's key and reads the others'.
@@ -244,11 +294,19 @@ func (g *group) stop(p string) {
 }
 
 func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, error) {
+	parts := 1
+	if p != GlobalPartition {
+		parts = Partitions(g.events)
+	}
+	maxAck, ackWait := AckLimits(g.events.CachedInfo().State, parts, g.window, g.cfg.Options.TimeUnit)
+	if info, err := g.events.Consumer(ctx, consumerName(g.cfg, p)); err == nil {
+		maxAck = max(maxAck, info.CachedInfo().Config.MaxAckPending) // an owner may have raised it
+	}
 	cfg := jetstream.ConsumerConfig{
 		Durable:        consumerName(g.cfg, p),
 		AckPolicy:      jetstream.AckAllPolicy,
-		AckWait:        time.Hour, // never redeliver: a new owner resets
-		MaxAckPending:  -1,
+		AckWait:        ackWait,
+		MaxAckPending:  maxAck,
 		PriorityPolicy: jetstream.PriorityPolicyPinned,
 		PinnedTTL:      g.cfg.PinTTL,
 		PriorityGroups: []string{g.cfg.Group},
@@ -270,19 +328,20 @@ func (g *group) work(ctx context.Context, p string) {
 		return
 	}
 	for ctx.Err() == nil && g.wants(p) {
-		batch, err := cons.Fetch(fetchBatch, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
+		// One message says the server has pinned this member.
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(g.cfg.PinTTL/4), jetstream.FetchPriorityGroup(g.cfg.Group))
 		if err != nil {
 			pause(ctx, g.cfg.PinTTL/8) // a failed request fails at once
 			continue
 		}
-		got := false
+		got := 0
 		for range batch.Messages() {
-			got = true // pinned: what came before the reset is replayed
+			got++ // read again after the reset
 		}
-		if !got && !g.orphaned(ctx, p, cons) {
+		if got == 0 && !g.orphaned(ctx, p, cons) {
 			continue
 		}
-		if err := g.own(ctx, p, cons); err != nil && ctx.Err() == nil {
+		if err := g.own(ctx, p, cons, got); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(g.cfg.Errors, "%s: partition %s: %v\n", g.cfg.Member, p, err)
 		}
 	}
@@ -321,18 +380,26 @@ func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer)
 var errLost = errors.New("lost the partition to another member")
 
 // own runs the query on p from its ack floor, as its owner, until the
-// partition is handed over or lost.
-func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer) error {
+// partition is handed over or lost; probed is the number of messages the
+// fetch that found it pinned got.
+func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, probed int) error {
 	key := "p" + p
 	rev, err := g.claim(ctx, key)
+	if err != nil {
+		return err
+	}
+	// What an owner before was delivered and did not ack is read again.
+	info, err := cons.Info(ctx)
 	if err != nil {
 		return err
 	}
 	if _, err := g.js.ResetConsumer(ctx, g.cfg.Stream, consumerName(g.cfg, p)); err != nil {
 		return fmt.Errorf("reset to the ack floor: %w", err)
 	}
-	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s\n", g.cfg.Member, p)
-	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons}
+	replays := max(info.NumAckPending-probed, 0)
+	g.cfg.Stats.replayed.Add(int64(replays))
+	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d events)\n", g.cfg.Member, p, replays)
+	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
 	return o.run(ctx)
 }
 
@@ -361,15 +428,27 @@ type owner struct {
 	src *natsSource
 	cfg source.Config
 
-	window  int64
-	maxTS   int64
-	pending []delivered // delivered, not yet acked, in order
+	window    int64
+	maxTS     int64
+	running   int64       // the seq of the event the query runs
+	delivered uint64      // the consumer seq of the last message received; 0 before the first
+	maxAck    int         // the consumer's MaxAckPending
+	pending   []delivered // handed, not yet acked, in order; those from fresh on not yet run
+	fresh     int
+	ran       []ranEvent   // the events run since the last settle
+	unacked   atomic.Int64 // len(pending), for GroupStats
 }
 
+// delivered is a message handed to the query, with its stream seq and,
+// once its event has run, the partition's latest ts then.
 type delivered struct {
 	msg jetstream.Msg
+	seq int64
 	ts  int64
 }
+
+// ranEvent is an event the query has run, and the latest ts then.
+type ranEvent struct{ seq, maxTS int64 }
 
 func (o *owner) run(ctx context.Context) error {
 	var runErr error
@@ -400,14 +479,17 @@ func (o *owner) run(ctx context.Context) error {
 	o.window = cq.Window
 	cq.Schema.Update = o.src.Schema
 	o.sink = newSinkWriter(o.g.js, output.SinkConfig{Query: o.g.cfg.Query, Schema: cq.Schema}, o.p)
-	o.sink.hold = true
+	o.sink.hold, o.sink.stored, o.sink.trigger = true, &o.g.cfg.Stats.matches, &o.running
+	o.g.cfg.Stats.own(o, true)
+	defer o.g.cfg.Stats.own(o, false)
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
 	events := func(yield func(*event.Event) bool) {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
-				o.maxTS = max(o.maxTS, e.TS)
+				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
+				o.ran = append(o.ran, ranEvent{e.Seq, o.maxTS})
 				if !yield(e) {
 					return false
 				}
@@ -446,26 +528,49 @@ func (o *owner) readFloor(ctx context.Context) error {
 }
 
 // pull feeds the partition's messages to the query, checkpointing
-// after each batch, until the partition is handed over or lost.
+// after each fetched batch, until the partition is handed over or lost.
 func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) error {
 	var msgs <-chan jetstream.Msg
-	var last jetstream.Msg // fed; its event has been run when next is called again
+	var got int // the messages of the current batch
 	var stop error
-	next := func() (jetstream.Msg, error) {
-		if last != nil {
-			o.pending = append(o.pending, delivered{last, o.maxTS})
-			last = nil
+	next := func(wait bool) (jetstream.Msg, error) {
+		if wait {
+			o.settle()
 		}
 		for {
 			if msgs != nil {
-				if m, ok := <-msgs; ok {
-					last = m
+				var m jetstream.Msg // nil once the batch is over
+				if wait {
+					m = <-msgs
+				} else {
+					select {
+					case m = <-msgs:
+					default:
+					}
+				}
+				if m != nil {
+					seq, err := o.inOrder(m)
+					if stop = err; stop != nil {
+						return nil, io.EOF
+					}
+					o.pending = append(o.pending, delivered{msg: m, seq: seq})
+					o.unacked.Store(int64(len(o.pending)))
+					got++
 					return m, nil
 				}
+				if !wait { // checkpoint when the messages handed have run
+					return nil, nil
+				}
 				msgs = nil
-				if stop = o.checkpoint(ctx); stop != nil {
+				if stop = o.checkpoint(ctx); stop == nil && got == 0 {
+					stop = o.grow(ctx)
+				}
+				if stop != nil {
 					return nil, io.EOF
 				}
+			}
+			if !wait {
+				return nil, nil
 			}
 			if ctx.Err() != nil {
 				return nil, io.EOF
@@ -479,7 +584,7 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 				pause(ctx, o.g.cfg.PinTTL/8)
 				continue
 			}
-			msgs = batch.Messages()
+			msgs, got = batch.Messages(), 0
 		}
 	}
 	err := o.src.feedAll(ctx, o.cfg, feed, next)
@@ -487,6 +592,46 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 		return stop
 	}
 	return err
+}
+
+// errGap ends an owner that missed messages delivered to it.
+var errGap = errors.New("messages delivered were not received (a lost connection, or the pin lost and won back): replaying from the ack floor")
+
+// inOrder checks that m's delivery follows the last one received: a gap
+// in the consumer sequence is messages the server delivered that this
+// owner never got (lost with a connection, or delivered to another
+// member while this one had lost its pin and then won it back). They
+// would come again only after AckWait, out of order, so the owner
+// starts over: claim, reset to the ack floor, replay.
+func (o *owner) inOrder(m jetstream.Msg) (seq int64, err error) {
+	a, ok := ackSeqs(m.Reply())
+	if !ok {
+		return 0, fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
+	}
+	last := o.delivered
+	o.delivered = a.consumer
+	if last != 0 && a.consumer != last+1 {
+		return 0, errGap
+	}
+	return a.stream, nil
+}
+
+// settle gives the messages handed since the last call, whose events have
+// all run now, the partition's latest ts as of their own event: a message
+// with no event (a tick, a bad line) that of the one before it.
+func (o *owner) settle() {
+	ts := int64(math.MinInt64)
+	if o.fresh > 0 {
+		ts = o.pending[o.fresh-1].ts
+	}
+	j := 0
+	for i := o.fresh; i < len(o.pending); i++ {
+		for ; j < len(o.ran) && o.ran[j].seq <= o.pending[i].seq; j++ {
+			ts = o.ran[j].maxTS
+		}
+		o.pending[i].ts = ts
+	}
+	o.fresh, o.ran = len(o.pending), o.ran[:0]
 }
 
 // guard checks, by compare-and-set, that this member still owns the
@@ -518,14 +663,14 @@ func (o *owner) checkpoint(ctx context.Context) error {
 
 // ackable reports whether an event is ready for its ack.
 func (o *owner) ackable() bool {
-	return len(o.pending) > 0 && o.pending[0].ts < o.maxTS-o.window
+	return o.fresh > 0 && o.pending[0].ts < o.maxTS-o.window
 }
 
 // ack acks (AckAll, confirmed) the delivered messages whose ts is below
 // floor.
 func (o *owner) ack(ctx context.Context, floor int64) error {
 	n := 0
-	for n < len(o.pending) && o.pending[n].ts < floor {
+	for n < o.fresh && o.pending[n].ts < floor {
 		n++
 	}
 	if n == 0 {
@@ -538,6 +683,33 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 		return fmt.Errorf("ack: %w", err)
 	}
 	o.pending = slices.Delete(o.pending, 0, n)
+	o.fresh -= n
+	o.unacked.Store(int64(len(o.pending)))
+	return nil
+}
+
+// grow doubles the consumer's MaxAckPending when this owner holds that
+// many messages and can ack none: the window holds more events than the
+// limit, and the server would deliver nothing more.
+func (o *owner) grow(ctx context.Context) error {
+	if o.maxAck <= 0 || o.unacked.Load() < int64(o.maxAck) || o.ackable() {
+		return nil
+	}
+	if o.maxAck >= maxAckLimit {
+		return fmt.Errorf("%d events in a window, more than %d: no event can be acked", o.unacked.Load(), maxAckLimit)
+	}
+	info, err := o.cons.Info(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := info.Config
+	cfg.MaxAckPending = min(2*o.maxAck, maxAckLimit)
+	// Updated on the server only: o.cons holds the pin.
+	if _, err := o.g.events.UpdateConsumer(ctx, cfg); err != nil {
+		return fmt.Errorf("raising MaxAckPending: %w", err)
+	}
+	fmt.Fprintf(o.g.cfg.Errors, "%s: partition %s: %d events unacked in a window: MaxAckPending raised to %d\n", o.g.cfg.Member, o.p, o.unacked.Load(), cfg.MaxAckPending)
+	o.maxAck = cfg.MaxAckPending
 	return nil
 }
 
@@ -564,6 +736,9 @@ type groupSource struct {
 	cfg   GroupConfig
 	key   string
 	parts int
+
+	mu    sync.Mutex
+	stats map[string]*GroupStats // by query
 }
 
 func newGroupSource(url string, t Target, group string, st jetstream.Stream, c source.Config, nc *nats.Conn) (*groupSource, error) {
@@ -603,12 +778,33 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 	cfg.Matches, cfg.Query = t.Name, query
 	if host, err := os.Hostname(); err == nil {
 		// Readable in notes, and unique: two sessions may share a process.
-		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()[:8]
+		// A nuid's first characters are the same in the whole process.
+		id := nuid.Next()
+		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + id[len(id)-8:]
 	}
 	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
 	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
 		q, rows, w, err := compile(sc)
 		return Compiled{Query: q, Schema: rows, Window: w}, err
 	}
+	cfg.Stats = &GroupStats{}
+	g.mu.Lock()
+	if g.stats == nil {
+		g.stats = map[string]*GroupStats{}
+	}
+	g.stats[query] = cfg.Stats
+	g.mu.Unlock()
 	return RunGroup(ctx, cfg)
+}
+
+// GroupStatus is what this instance does for a query RunGroupQuery runs:
+// the matches it stored, and its partitions (GroupStats.String).
+func (g *groupSource) GroupStatus(query string) (matches int64, status string) {
+	g.mu.Lock()
+	st := g.stats[query]
+	g.mu.Unlock()
+	if st == nil {
+		return 0, ""
+	}
+	return st.Matches(), st.String()
 }

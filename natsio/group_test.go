@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -95,9 +96,9 @@ func groupCSV(n int, seed uint64) string {
 
 // expected is what one process finds in csv: groupQuery's matches as
 // jsonl rows with the stream's seqs.
-func expected(t *testing.T, csv string) []string { return expectedOf(t, csv, groupQuery) }
+func expected(t testing.TB, csv string) []string { return expectedOf(t, csv, groupQuery) }
 
-func expectedOf(t *testing.T, csv, query string) []string {
+func expectedOf(t testing.TB, csv, query string) []string {
 	path := filepath.Join(t.TempDir(), "events.csv")
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
@@ -110,8 +111,9 @@ func expectedOf(t *testing.T, csv, query string) []string {
 }
 
 // awaitMatches waits until the matches stream holds want's number of
-// matches, and a pin TTL more, then compares it with want.
-func awaitMatches(t *testing.T, js jetstream.JetStream, want []string) {
+// matches, and a pin TTL more, then compares it with want: it reports
+// and returns the matches lost and those stored twice (or wrong).
+func awaitMatches(t testing.TB, js jetstream.JetStream, want []string) (lost, duplicated int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -127,10 +129,11 @@ func awaitMatches(t *testing.T, js jetstream.JetStream, want []string) {
 		t.Errorf("%d Msg-Ids stored twice: %v", len(dups), dups[:min(3, len(dups))])
 	}
 	got = shiftSeqs(t, got, 0)
-	if !slices.Equal(got, want) {
-		lost, extra := diff(want, got)
-		t.Errorf("%d matches stored, %d expected: %d lost, %d duplicated or wrong (%v)", len(got), len(want), len(lost), len(extra), extra[:min(2, len(extra))])
+	missing, extra := diff(want, got)
+	if len(missing)+len(extra) > 0 {
+		t.Errorf("%d matches stored, %d expected: %d lost, %d duplicated or wrong (%v)", len(got), len(want), len(missing), len(extra), extra[:min(2, len(extra))])
 	}
+	return len(missing), max(len(extra), len(dups))
 }
 
 // diff is what a (sorted) has that b lacks, and the reverse, as multisets.
@@ -205,11 +208,16 @@ func TestGroupGlobal(t *testing.T) {
 	wg.Wait()
 }
 
-// child starts a member as a child process (this test binary).
-func child(t testing.TB, server, member string) *exec.Cmd {
+// child starts a member as a child process (this test binary). Its
+// notes go to log if not nil, else to stderr with SASE_NATS_LOG=1.
+func child(t testing.TB, server, member string, log io.Writer) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+server, childMember+"="+member)
 	cmd.Stderr = os.Stderr
+	if log != nil {
+		cmd.Env = append(cmd.Env, "SASE_NATS_LOG=1")
+		cmd.Stderr = log
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +230,7 @@ func child(t testing.TB, server, member string) *exec.Cmd {
 
 // publishSlowly publishes csv's rows over about d, so that members are
 // killed or paused in the middle of the stream.
-func publishSlowly(t *testing.T, js jetstream.JetStream, csv string, d time.Duration) {
+func publishSlowly(t testing.TB, js jetstream.JetStream, csv string, d time.Duration) {
 	rows := strings.SplitAfter(strings.TrimSpace(csv), "\n")
 	header, rows := rows[0], rows[1:]
 	const chunks = 20
@@ -245,12 +253,12 @@ func TestFailover(t *testing.T) {
 	for trial := range 3 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			t.Parallel()
-			failover(t, uint64(10+trial), trial == 2, func(cmd *exec.Cmd) {
-				cmd.Process.Signal(syscall.SIGKILL)
-			})
+			failover(t, uint64(10+trial), trial == 2, kill)
 		})
 	}
 }
+
+func kill(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGKILL) }
 
 // TestZombie pauses a member past the pin TTL and resumes it: it has lost
 // its partitions, and writes nothing more for them.
@@ -263,7 +271,7 @@ func TestZombie(t *testing.T) {
 	})
 }
 
-func failover(t *testing.T, seed uint64, idle bool, hit func(*exec.Cmd)) {
+func failover(t testing.TB, seed uint64, idle bool, hit func(*exec.Cmd)) (lost, duplicated int) {
 	server := startServer(t)
 	_, js := connect(t, server)
 	n := 4000
@@ -275,7 +283,7 @@ func failover(t *testing.T, seed uint64, idle bool, hit func(*exec.Cmd)) {
 	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := child(t, server, "a"), child(t, server, "b")
+	a, _ := child(t, server, "a", nil), child(t, server, "b", nil)
 	done := make(chan struct{})
 	r := rand.New(rand.NewPCG(seed, 1))
 	pause := time.Duration(500+r.IntN(1500)) * time.Millisecond
@@ -295,7 +303,7 @@ func failover(t *testing.T, seed uint64, idle bool, hit func(*exec.Cmd)) {
 	time.Sleep(pause)
 	hit(a)
 	<-done
-	awaitMatches(t, js, want)
+	return awaitMatches(t, js, want)
 }
 
 // TestGroupScript runs one script in two sessions, as two instances of
@@ -315,10 +323,14 @@ func TestGroupScript(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var logs [2]*testkit.SyncBuffer
+	var sessions [2]*session.Session
+	var outs [2]*testkit.SyncBuffer
 	for i := range 2 {
 		stderr := &testkit.SyncBuffer{}
 		logs[i] = stderr
-		s := session.New(io.Discard, stderr)
+		stdout := &testkit.SyncBuffer{}
+		s := session.New(stdout, stderr)
+		sessions[i], outs[i] = s, stdout
 		if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: script}); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
@@ -332,10 +344,192 @@ func TestGroupScript(t *testing.T) {
 		})
 	}
 	awaitMatches(t, js, want)
+	checkShowQueries(t, js, sessions[:], []int{len(want) - len(expectedOf(t, csv, drop)), len(expectedOf(t, csv, drop))})
+	if err := sessions[0].Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; SHOW QUERIES;"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := outs[0].String(); !strings.Contains(out, "id,stream,state,matches,query,group\n1,ev,running,") || !strings.Contains(out, " pending acks, ") {
+		t.Errorf("SHOW QUERIES:\n%s", out)
+	}
 	cancel()
 	wg.Wait()
 	// [symbol] holds the stream's key: each partition runs its own query.
 	if all := logs[0].String() + logs[1].String(); !strings.Contains(all, "owns partition 1") || strings.Contains(all, "global") {
 		t.Errorf("the partitions were not shared:\n%s", all)
 	}
+}
+
+// TestAckLimits: MaxAckPending holds a window's events (estimated from
+// the rate the stream was stored at) and a batch; AckWait outlasts the
+// window.
+func TestAckLimits(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	state := func(msgs uint64, span time.Duration) jetstream.StreamState {
+		return jetstream.StreamState{Msgs: msgs, FirstTime: t0, LastTime: t0.Add(span)}
+	}
+	min := natsio.MinAckPending
+	for _, c := range []struct {
+		name       string
+		st         jetstream.StreamState
+		partitions int
+		window     int64
+		unit       time.Duration
+		wantAck    int
+		wantWait   time.Duration
+	}{
+		{"empty stream", state(0, 0), 8, 20, 0, min, time.Hour},
+		// 1000 events/s in 8 partitions, a window of 60 s: 7500 a partition.
+		{"a minute's window", state(100000, 100*time.Second), 8, 60, time.Second, 2*7500 + 1024, time.Hour},
+		{"unit-less ticks are ms", state(100000, 100*time.Second), 1, 60000, 0, 2*60000 + 1024, time.Hour},
+		{"a day's window", state(10, 10*time.Second), 1, 86400, time.Second, 2*86400 + 1024, 48 * time.Hour},
+		{"a burst is capped", state(1<<30, time.Millisecond), 1, 1000, time.Second, 1 << 22, time.Hour},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ack, wait := natsio.AckLimits(c.st, c.partitions, c.window, c.unit)
+			if ack != c.wantAck || wait != c.wantWait {
+				t.Errorf("AckLimits = %d, %v, want %d, %v", ack, wait, c.wantAck, c.wantWait)
+			}
+		})
+	}
+}
+
+// TestWindowOutgrowsAckPending: a partition's consumer is created with
+// AckLimits' values, and an owner whose window holds more events than
+// its MaxAckPending (nothing can be acked, nothing more is delivered)
+// raises it, and finds every match.
+func TestWindowOutgrowsAckPending(t *testing.T) {
+	t.Parallel()
+	const text = "PATTERN SEQ(halt a, end b) WHERE [symbol] WITHIN 100000"
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := groupConfig(server, "m")
+	cfg.PerPartition = false
+	cfg.Options.TimeUnit = time.Second
+	cfg.Compile = func(sc *event.Schema) (natsio.Compiled, error) { return compileOn(sc, text, 100000) }
+	errs := &testkit.SyncBuffer{}
+	cfg.Errors = errs
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		if err := natsio.RunGroup(ctx, cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	info := func() *jetstream.ConsumerInfo {
+		c, err := js.Consumer(ctx, "EVENTS", "alerts_q1_global")
+		if err != nil {
+			return nil
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil
+		}
+		return info
+	}
+	for deadline := time.Now().Add(10 * time.Second); info() == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no consumer in 10 s")
+		}
+	}
+	// Created on an empty stream: the least MaxAckPending; AckWait twice
+	// the window of 100000 s.
+	if c := info().Config; c.MaxAckPending != natsio.MinAckPending || c.AckWait != 200000*time.Second {
+		t.Errorf("consumer created with MaxAckPending %d, AckWait %v", c.MaxAckPending, c.AckWait)
+	}
+	csv := groupCSV(natsio.MinAckPending+1000, 7)
+	want := expectedOf(t, csv, text)
+	if _, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitMatches(t, js, want)
+	if c := info().Config; c.MaxAckPending != 2*natsio.MinAckPending {
+		t.Errorf("MaxAckPending %d, want it doubled to %d", c.MaxAckPending, 2*natsio.MinAckPending)
+	}
+	if !strings.Contains(errs.String(), "MaxAckPending raised to") {
+		t.Errorf("no note of the raise:\n%s", errs)
+	}
+}
+
+// groupStatus is SHOW QUERIES' group column.
+var groupStatus = regexp.MustCompile(`^partitions((?: \d+)+) of 8, lag (\d+), (\d+) pending acks, \d+ replayed$`)
+
+// checkShowQueries: for each query, SHOW QUERIES in each session lists
+// the matches that session stored (together, the query's matches), and
+// the partitions it owns (together, each partition with events, once),
+// each caught up (lag 0) with as many pending acks as their consumers
+// say, once the owners are idle (an owner that took a partition over
+// late may still be acking).
+func checkShowQueries(t *testing.T, js jetstream.JetStream, sessions []*session.Session, matches []int) {
+	t.Helper()
+	st, err := js.Stream(context.Background(), "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := st.Info(context.Background(), jetstream.WithSubjectFilter("*."+natsio.EventsPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy []string // the partitions with events
+	for subject := range si.State.Subjects {
+		busy = append(busy, strings.TrimSuffix(subject, "."+natsio.EventsPrefix))
+	}
+	slices.Sort(busy)
+	var problems []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		problems = showQueriesProblems(t, js, sessions, matches, busy)
+		if len(problems) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func showQueriesProblems(t *testing.T, js jetstream.JetStream, sessions []*session.Session, matches []int, busy []string) []string {
+	var problems []string
+	for q, want := range matches {
+		var stored int64
+		var owned []string
+		for _, s := range sessions {
+			info := s.Queries()[q]
+			stored += info.Matches
+			if info.Group == "standby, 0 replayed" {
+				continue
+			}
+			m := groupStatus.FindStringSubmatch(info.Group)
+			if info.State != session.Running || m == nil || m[2] != "0" {
+				problems = append(problems, fmt.Sprintf("SHOW QUERIES: query %d %s, group %q", info.ID, info.State, info.Group))
+				continue
+			}
+			var acks int
+			for _, p := range strings.Fields(m[1]) {
+				owned = append(owned, p)
+				c, err := js.Consumer(context.Background(), "EVENTS", fmt.Sprintf("alerts_q%d_%s", q+1, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				acks += c.CachedInfo().NumAckPending
+			}
+			if m[3] != fmt.Sprint(acks) {
+				problems = append(problems, fmt.Sprintf("query %d: %s pending acks listed, the consumers have %d", info.ID, m[3], acks))
+			}
+		}
+		if stored != int64(want) {
+			problems = append(problems, fmt.Sprintf("query %d: the sessions list %d matches stored, want %d", q+1, stored, want))
+		}
+		slices.Sort(owned)
+		if !slices.Equal(owned, busy) {
+			problems = append(problems, fmt.Sprintf("query %d: the sessions own partitions %v, those with events are %v", q+1, owned, busy))
+		}
+	}
+	return problems
 }

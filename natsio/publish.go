@@ -11,7 +11,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -68,12 +67,6 @@ func Partitions(st jetstream.Stream) int {
 	return n
 }
 
-// PublishErrors is the JetStream option that counts the asynchronous
-// publishes the server refused into *n, for Publish to report.
-func PublishErrors(n *atomic.Int64) jetstream.JetStreamOpt {
-	return jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) { n.Add(1) })
-}
-
 // PublishConfig says how Publish reads and sends lines.
 type PublishConfig struct {
 	Key    string        // the attribute whose value is the subject's last token; "" publishes on events._
@@ -86,7 +79,9 @@ type PublishConfig struct {
 
 // Publish sends each line of r as one message on events.<key>, CSV rows
 // with their header row in the Sase-Csv-Header header, and waits until
-// the server has stored them all. It returns the number published.
+// the server has stored them all. It returns the number published; the
+// messages the server refused (a stream full under DiscardNew, say) are
+// counted in its error, with the first refusal's reason.
 func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (int64, error) {
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -103,7 +98,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 		}
 		readErr <- sc.Err()
 	}()
-	p := publisher{js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
 	var tick <-chan time.Time
 	if c.Tick > 0 {
 		t := time.NewTicker(c.Tick)
@@ -117,7 +112,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 				if err := <-readErr; err != nil {
 					return p.n, err
 				}
-				return p.n, p.wait(ctx)
+				return p.n, p.wait()
 			}
 			if err := p.line(line); err != nil {
 				return p.n, err
@@ -133,6 +128,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 }
 
 type publisher struct {
+	ctx     context.Context
 	js      jetstream.JetStream
 	cfg     PublishConfig
 	header  string // CSV
@@ -237,8 +233,19 @@ func (p *publisher) send(m *nats.Msg) error {
 	}
 	p.n++
 	p.acks = append(p.acks, pending{f: f})
-	return p.settle()
+	if err := p.settle(); err != nil {
+		return err
+	}
+	// The client fails a publish past its own bound (4000 unacknowledged)
+	// after a short stall: a slow server is waited for here instead.
+	if len(p.acks) >= publishInFlight {
+		return p.drain()
+	}
+	return nil
 }
+
+// publishInFlight bounds the messages sent and not yet acknowledged.
+const publishInFlight = 1024
 
 func (p *publisher) publish(m *nats.Msg) (jetstream.PubAckFuture, error) {
 	return p.js.PublishMsgAsync(m, jetstream.WithRetryWait(publishRetryWait), jetstream.WithRetryAttempts(publishRetries))
@@ -246,8 +253,7 @@ func (p *publisher) publish(m *nats.Msg) (jetstream.PubAckFuture, error) {
 
 // settle drops the acknowledgements that have arrived from the front of
 // p.acks, sending again what a reconnect failed and counting the
-// refusals: the asynchronous error handler is the caller's, and without
-// one a refused message would pass unseen.
+// refusals, which Publish's error reports: the one place they are seen.
 func (p *publisher) settle() error {
 	i := 0
 	for ; i < len(p.acks); i++ {
@@ -276,21 +282,26 @@ func (p *publisher) settle() error {
 	return nil
 }
 
-func (p *publisher) wait(ctx context.Context) error {
-	for {
+// drain waits until every message sent is acknowledged (or refused).
+func (p *publisher) drain() error {
+	for len(p.acks) > 0 {
 		select {
 		case <-p.js.PublishAsyncComplete():
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-p.ctx.Done():
+			return p.ctx.Err()
 		case <-time.After(30 * time.Second):
 			return fmt.Errorf("the server did not acknowledge %d messages in 30 s", p.js.PublishAsyncPending())
 		}
 		if err := p.settle(); err != nil {
 			return err
 		}
-		if len(p.acks) == 0 {
-			break
-		}
+	}
+	return nil
+}
+
+func (p *publisher) wait() error {
+	if err := p.drain(); err != nil {
+		return err
 	}
 	if p.refused > 0 {
 		return fmt.Errorf("the server refused %d of %d messages: %w", p.refused, p.n, p.first)

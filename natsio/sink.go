@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -124,14 +125,25 @@ type sinkWriter struct {
 	inFlight []jetstream.PubAckFuture
 	err      error
 
-	hold     bool
-	held     []*nats.Msg
+	hold   bool
+	held   []*nats.Msg
+	stored *atomic.Int64 // if not nil, counts the rows released and stored
+	// trigger, if not nil, is the seq of the event being run: a row's
+	// position is the event whose arrival released it, not the latest of
+	// its own. A match that waits on its window (a negated end) is
+	// released after later ones are complete, so completing seqs are not
+	// in the order rows are published, and a replay suppressing up to
+	// the last one published would drop some never published; arrival
+	// seqs are, and a replay from the ack floor releases a match on the
+	// same event.
+	trigger  *int64
 	floor    position // with floorSet, rows at or below it were published before
 	floorSet bool
 }
 
 // position is a match's place in its partition: the seq of the event
-// that completed it, and its index among that event's matches.
+// that completed (or released) it, and its index among that event's
+// matches.
 type position struct {
 	seq   int64
 	index int
@@ -192,6 +204,9 @@ func (w *sinkWriter) identify(cells []sase.Cell) {
 		id = hex.AppendEncode(id, sum[:])
 	}
 	w.id = id
+	if w.trigger != nil {
+		last = *w.trigger
+	}
 	if last == w.pos {
 		w.index++
 	} else {
@@ -216,6 +231,7 @@ func (w *sinkWriter) publish(line []byte) error {
 
 // release publishes the rows held and waits until they are stored.
 func (w *sinkWriter) release() error {
+	n := len(w.held)
 	for i, m := range w.held {
 		if err := w.send(m); err != nil {
 			w.held = w.held[:0]
@@ -224,7 +240,13 @@ func (w *sinkWriter) release() error {
 		w.held[i] = nil
 	}
 	w.held = w.held[:0]
-	return w.confirm()
+	if err := w.confirm(); err != nil {
+		return err
+	}
+	if w.stored != nil {
+		w.stored.Add(int64(n))
+	}
+	return nil
 }
 
 func (w *sinkWriter) send(m *nats.Msg) error {

@@ -23,7 +23,7 @@ import (
 
 // runScript runs a script in a new session to its end (its live queries
 // included) and returns its stdout.
-func runScript(t *testing.T, script string) string {
+func runScript(t testing.TB, script string) string {
 	t.Helper()
 	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
 	s := session.New(stdout, stderr)
@@ -41,7 +41,7 @@ func runScript(t *testing.T, script string) string {
 
 // published reads every message of a matches stream: its lines, and
 // the Msg-Ids seen more than once.
-func published(t *testing.T, js jetstream.JetStream, name string) (lines []string, dupIDs []string) {
+func published(t testing.TB, js jetstream.JetStream, name string) (lines []string, dupIDs []string) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := js.Stream(ctx, name)
@@ -69,7 +69,7 @@ func published(t *testing.T, js jetstream.JetStream, name string) (lines []strin
 
 // shiftSeqs renumbers the "seq" keys of jsonl matches by d, so that a
 // file's (from 0) and a stream's (from 1) compare.
-func shiftSeqs(t *testing.T, lines []string, d int64) []string {
+func shiftSeqs(t testing.TB, lines []string, d int64) []string {
 	t.Helper()
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -129,60 +128,87 @@ func newNatsSource(c *source.Config) *natsSource {
 	return s
 }
 
-// natsSource is a line source fed one message at a time, whose events
+// natsSource is a line source fed the messages of a stream, whose events
 // are numbered by their stream sequence.
 type natsSource struct {
 	source.Source
 	typeKey []byte // `"type"`
 	tsKey   string
 	csv     bool
-	seq     int64 // the message being fed; set and read on the transport's goroutine
-	last    int64 // with until = 'now', the last message to read; else -1
+	lines   lineSeqs      // the current producer's; used on the transport's goroutine
+	seq     int64         // the last message loaded
+	pending atomic.Uint64 // the consumer's messages still to deliver after it
+	last    int64         // with until = 'now', the last message to read; else -1
 	ticks   atomic.Int64
 	onTick  func(ts int64) // a group owner's: a tick moves its time on
-}
-
-func (s *natsSource) Read(ctx context.Context, emit func([]*event.Event) bool) error {
-	return s.Source.Read(ctx, func(batch []*event.Event) bool {
-		// A message is one line, so a batch is one event, of the
-		// message being fed (emit runs within feed).
-		for _, e := range batch {
-			e.Seq = s.seq
-		}
-		return emit(batch)
-	})
 }
 
 // Ticks counts the time-only messages read.
 func (s *natsSource) Ticks() int64 { return s.ticks.Load() }
 
+// lineSeqs maps a producer's line numbers to the stream seqs of their
+// messages: a Read hands the line source many messages, which it numbers
+// (Producer.Seq) as it decodes them, in order.
+type lineSeqs struct {
+	first int // the line of seqs[0]
+	seqs  []int64
+}
+
+func (l *lineSeqs) reset() { l.first, l.seqs = 1, l.seqs[:0] }
+
+// seq is line n's, forgetting the lines before it; -1 if unknown.
+func (l *lineSeqs) seq(n int) int64 {
+	i := n - l.first
+	if i < 0 || i >= len(l.seqs) {
+		return -1
+	}
+	l.seqs, l.first = l.seqs[i:], n
+	return l.seqs[0]
+}
+
+// nextFunc returns a partition's next message. With wait, it may block
+// for one, and every message returned before has been run; without, it
+// returns nil when none is at hand. io.EOF ends the input.
+type nextFunc func(wait bool) (jetstream.Msg, error)
+
+// consumeBuffer is how many messages a consumer has delivered ahead of
+// the query.
+const consumeBuffer = 4096
+
 // consume feeds the messages of cons until ctx is done (or, with until =
 // 'now', the last one is read).
 func (s *natsSource) consume(ctx context.Context, cons jetstream.Consumer, c source.Config, feed func(source.Producer) error) error {
-	it, err := cons.Messages()
+	msgs := make(chan jetstream.Msg, consumeBuffer)
+	done := make(chan struct{})
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case msgs <- m:
+		case <-done:
+		}
+	}, jetstream.PullMaxMessages(consumeBuffer))
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
-	defer it.Stop()
-	var fetched uint64 // the last message's seq
-	next := func() (jetstream.Msg, error) {
-		if s.last >= 0 && fetched >= uint64(s.last) {
+	defer cc.Stop()
+	defer close(done)
+	next := func(wait bool) (jetstream.Msg, error) {
+		if s.last >= 0 && s.seq >= s.last {
 			return nil, io.EOF
 		}
-		m, err := it.Next()
-		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			return nil, io.EOF
-		}
-		if err == nil {
-			meta, merr := m.Metadata()
-			if merr != nil {
-				return nil, merr
+		if !wait {
+			select {
+			case m := <-msgs:
+				return m, nil
+			default:
+				return nil, nil
 			}
-			fetched = meta.Sequence.Stream
 		}
-		return m, err
+		select {
+		case m := <-msgs:
+			return m, nil
+		case <-ctx.Done():
+			return nil, io.EOF
+		}
 	}
 	return s.feedAll(ctx, c, feed, next)
 }
@@ -190,11 +216,12 @@ func (s *natsSource) consume(ctx context.Context, cons jetstream.Consumer, c sou
 // feedAll feeds the messages next returns, one line each, to one producer
 // while their CSV header stays the same, until next returns io.EOF or
 // ctx is done.
-func (s *natsSource) feedAll(ctx context.Context, c source.Config, feed func(source.Producer) error, next func() (jetstream.Msg, error)) error {
+func (s *natsSource) feedAll(ctx context.Context, c source.Config, feed func(source.Producer) error, next nextFunc) error {
 	r := &msgReader{s: s, c: c, next: next}
 	for {
 		r.header, r.headerDone = "", false
-		ferr := feed(source.Producer{Name: c.Name, R: r})
+		s.lines.reset()
+		ferr := feed(source.Producer{Name: c.Name, R: r, Seq: s.lines.seq})
 		switch {
 		case ctx.Err() != nil || ferr != nil && errors.Is(r.err, io.EOF):
 			return nil // ended, or on_error = 'stop' ended the stream (Read returns its error)
@@ -206,13 +233,13 @@ func (s *natsSource) feedAll(ctx context.Context, c source.Config, feed func(sou
 	}
 }
 
-// msgReader hands a producer one message per Read, so that a message's
-// line is decoded and its event emitted before the next Read numbers the
-// next event.
+// msgReader hands a producer the messages at hand, a line each: the line
+// source's reader asks for more once it has run every line before, and
+// gathers what one Read gives into batches.
 type msgReader struct {
 	s          *natsSource
 	c          source.Config
-	next       func() (jetstream.Msg, error)
+	next       nextFunc
 	rest       []byte
 	buf        []byte
 	held       jetstream.Msg // a CSV message with another header: the next producer's first
@@ -222,66 +249,115 @@ type msgReader struct {
 }
 
 func (r *msgReader) Read(p []byte) (int, error) {
-	for len(r.rest) == 0 {
-		if r.err != nil {
-			return 0, io.EOF
+	n := 0
+	for {
+		c := copy(p[n:], r.rest)
+		r.rest, n = r.rest[c:], n+c
+		if n == len(p) || r.err != nil {
+			break
 		}
 		m := r.held
 		r.held = nil
 		if m == nil {
-			if m, r.err = r.next(); r.err != nil {
-				return 0, io.EOF
+			// Wait only for the first: the rest are those at hand.
+			if m, r.err = r.next(n == 0); r.err != nil || m == nil {
+				break
 			}
 		}
-		meta, err := m.Metadata()
-		if err != nil {
-			r.err = err
-			return 0, io.EOF
-		}
-		if !r.load(m, int64(meta.Sequence.Stream)) {
-			return 0, io.EOF // a new CSV header: a new producer
+		if !r.load(m) {
+			break // a new CSV header: a new producer
 		}
 	}
-	n := copy(p, r.rest)
-	r.rest = r.rest[n:]
+	if n == 0 {
+		return 0, io.EOF
+	}
 	return n, nil
 }
 
 // load makes m the next bytes to read, or returns false when m is CSV
 // under another header than this producer's.
-func (r *msgReader) load(m jetstream.Msg, seq int64) bool {
+func (r *msgReader) load(m jetstream.Msg) bool {
 	s := r.s
+	a, ok := ackSeqs(m.Reply())
+	if !ok {
+		r.err = fmt.Errorf("a message with no JetStream reply subject (%q)", m.Reply())
+		return true
+	}
+	seq := a.stream
+	s.seq = seq
+	s.pending.Store(a.pending)
 	data := bytes.TrimRight(m.Data(), "\r\n")
+	r.buf = r.buf[:0]
 	if s.csv {
-		h := m.Headers().Get(HeaderCSV)
+		var h string
+		if v := m.Headers()[HeaderCSV]; len(v) > 0 { // canonical already: no Get
+			h = v[0]
+		}
 		if r.headerDone && h != r.header {
 			r.held = m
 			return false
 		}
 		if !r.headerDone {
 			r.header, r.headerDone = h, true
-			r.buf = append(append(r.buf[:0], h...), '\n')
-		} else {
-			r.buf = r.buf[:0]
+			r.buf = append(append(r.buf, h...), '\n')
+			r.s.lines.seqs = append(r.s.lines.seqs, -1)
 		}
-	} else {
-		r.buf = r.buf[:0]
-		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
-			s.ticks.Add(1)
-			if s.onTick != nil {
-				s.onTick(ts)
-			}
-			return true
+	} else if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
+		s.ticks.Add(1)
+		if s.onTick != nil {
+			s.onTick(ts)
 		}
+		return true
 	}
 	if bytes.IndexByte(data, '\n') >= 0 {
 		fmt.Fprintf(r.c.Errors, "%s seq %d: a message holds one event, this one has several lines (skipped)\n", r.c.Name, seq)
+		r.rest = r.buf
 		return true
 	}
-	s.seq = seq
+	r.s.lines.seqs = append(r.s.lines.seqs, seq)
 	r.buf = append(append(r.buf, data...), '\n')
 	r.rest = r.buf
 	return true
+}
+
+// ackInfo is what a JetStream message's reply subject says of it.
+type ackInfo struct {
+	stream   int64  // its stream seq
+	consumer uint64 // its delivery's consumer seq
+	pending  uint64 // the consumer's messages still to deliver after it
+}
+
+// ackSeqs reads a JetStream message's reply subject, as Metadata does
+// but without allocating: $JS.ACK.<stream>.<consumer>.<delivered>.
+// <sseq>.<cseq>.<tm>.<pending>, or with <domain>.<account hash> after
+// $JS.ACK and a last token.
+func ackSeqs(reply string) (ackInfo, bool) {
+	rest, ok := strings.CutPrefix(reply, "$JS.ACK.")
+	if !ok {
+		return ackInfo{}, false
+	}
+	var tok [10]string
+	n := 0
+	for n < len(tok) {
+		var more bool
+		tok[n], rest, more = strings.Cut(rest, ".")
+		n++
+		if !more {
+			break
+		}
+	}
+	at := 0 // v1: 7 tokens after $JS.ACK
+	switch {
+	case n == 7:
+	case n >= 9: // v2
+		at = 2
+	default:
+		return ackInfo{}, false
+	}
+	s, err1 := strconv.ParseUint(tok[at+3], 10, 64)
+	c, err2 := strconv.ParseUint(tok[at+4], 10, 64)
+	p, err3 := strconv.ParseUint(tok[at+6], 10, 64)
+	return ackInfo{stream: int64(s), consumer: c, pending: p}, err1 == nil && err2 == nil && err3 == nil
 }
 
 // tickTS is a tick's timestamp.
@@ -314,6 +390,11 @@ func (e *seqErrors) Write(p []byte) (int, error) {
 	if !ok || i == 0 || i == len(rest) || rest[i] != ':' {
 		return e.w.Write(p)
 	}
-	_, err := fmt.Fprintf(e.w, "%s seq %d%s", strings.TrimSuffix(e.prefix, ":"), e.s.seq, rest[i:])
+	line, _ := strconv.Atoi(string(rest[:i]))
+	seq := e.s.lines.seq(line)
+	if seq < 0 {
+		return e.w.Write(p)
+	}
+	_, err := fmt.Fprintf(e.w, "%s seq %d%s", strings.TrimSuffix(e.prefix, ":"), seq, rest[i:])
 	return len(p), err
 }

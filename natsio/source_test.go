@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
@@ -230,4 +231,29 @@ func TestReconnect(t *testing.T) {
 	}
 	expect(5)
 	src.Close()
+}
+
+// TestPublishRefused: a message the server refuses (its stream is full,
+// discarding new ones) is counted in Publish's error with the reason,
+// not passed unseen.
+func TestPublishRefused(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "FULL", Subjects: []string{natsio.EventsPrefix + ".*"}, MaxMsgs: 3, Discard: jetstream.DiscardNew}); err != nil {
+		t.Fatal(err)
+	}
+	csv := walkCSV(5, 1)
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})
+	if n != 5 || err == nil || !strings.Contains(err.Error(), "the server refused 2 of 5 messages: ") || !strings.Contains(err.Error(), "maximum messages exceeded") {
+		t.Errorf("Publish = %d, %v", n, err)
+	}
+	st, err := js.Stream(ctx, "FULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.CachedInfo().State.Msgs; got != 3 {
+		t.Errorf("the stream holds %d messages, want 3", got)
+	}
 }

@@ -58,6 +58,7 @@ type QueryInfo struct {
 	State   State
 	Matches int64 // written so far
 	Text    string
+	Group   string // a group query's: what this instance does for it (its partitions, lag, pending acks)
 }
 
 // liveQuery is one query started on a live stream.
@@ -68,8 +69,9 @@ type liveQuery struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed once the query has ended and written its summary
 	matches atomic.Int64
-	state   atomic.Int32     // a State
-	into    *derive.Producer // an INTO query's: its rows go into a derived stream
+	state   atomic.Int32                          // a State
+	into    *derive.Producer                      // an INTO query's: its rows go into a derived stream
+	group   func() (matches int64, status string) // a group query's (remote.go)
 	// unit is the WITHIN that names a time unit on a stream whose unit
 	// was not known when the query started (unitView); nil otherwise.
 	unit *ast.Duration
@@ -90,6 +92,9 @@ func (s *Session) Queries() []QueryInfo {
 	infos := make([]QueryInfo, len(s.queries))
 	for i, q := range s.queries {
 		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Text: q.text}
+		if q.group != nil {
+			infos[i].Matches, infos[i].Group = q.group()
+		}
 	}
 	return infos
 }
@@ -481,14 +486,24 @@ func (s *Session) stopQuery(src *ast.Source, st *ast.StopQuery) error {
 
 func (s *Session) showQueries() {
 	var rows [][]event.Value
-	for _, q := range s.Queries() {
-		rows = append(rows, []event.Value{
+	names := []string{"id", "stream", "state", "matches", "query"}
+	infos := s.Queries()
+	grouped := slices.ContainsFunc(infos, func(q QueryInfo) bool { return q.Group != "" })
+	if grouped {
+		names = append(names, "group") // only then: a session without groups lists what it did
+	}
+	for _, q := range infos {
+		row := []event.Value{
 			event.IntValue(int64(q.ID)),
 			event.StringValue(q.Stream),
 			event.StringValue(q.State.String()),
 			event.IntValue(q.Matches),
 			event.StringValue(q.Text),
-		})
+		}
+		if grouped {
+			row = append(row, event.StringValue(q.Group))
+		}
+		rows = append(rows, row)
 	}
-	s.listing([]string{"id", "stream", "state", "matches", "query"}, rows)
+	s.listing(names, rows)
 }

@@ -64,10 +64,13 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 // partition this instance owns, and publishes the matches to the output
 // URL. partitionedBy says whether the query holds an equivalence test on
 // the stream's key (each partition then runs its own query); compile
-// compiles it on a partition's schema.
+// compiles it on a partition's schema. GroupStatus says what this
+// instance does for a query it runs (SHOW QUERIES): the matches it
+// stored, and its partitions, their lag and pending acks.
 type groupSource interface {
 	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
 		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
+	GroupStatus(query string) (matches int64, status string)
 }
 
 // groupQuery starts a query on a group's stream: it runs until STOP
@@ -96,12 +99,14 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	name := "q" + strconv.Itoa(lq.id)
+	lq.group = func() (int64, string) { return g.GroupStatus(name) }
 	s.queries = append(s.queries, lq)
 	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		err := g.RunGroupQuery(ctx, "q"+strconv.Itoa(lq.id), out, func(key string) bool { return equivalentOn(q, key) }, compile)
+		err := g.RunGroupQuery(ctx, name, out, func(key string) bool { return equivalentOn(q, key) }, compile)
 		state := Stopped
 		if err != nil && ctx.Err() == nil {
 			state = Failed

@@ -68,6 +68,7 @@ type builder struct {
 	lastTypeName string
 	lastType     int
 	seq          int64 // the next event's seq
+	presetSeq    bool  // events come numbered (Producer.Seq)
 
 	// ord is the stream's event time (reorder.go); nil on a batch LOAD
 	// that neither reorders nor sorts, whose events are numbered as they
@@ -213,7 +214,9 @@ func floorDiv(a, b int64) int64 {
 
 // number gives a finished event its seq and records it in the schema.
 func (b *builder) number(e *event.Event) {
-	e.Seq = b.seq
+	if !b.presetSeq {
+		e.Seq = b.seq
+	}
 	b.seq++
 	b.schema.Observe(e)
 }

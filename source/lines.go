@@ -26,6 +26,10 @@ type Producer struct {
 	// incomplete ("the connection closed"), or "" when the end of R ends
 	// the line (the end of a file). nil is always "".
 	Cut func() string
+	// Seq, if not nil, numbers the producer's events in place of the
+	// source's count: the seq of the event on line n (a message's stream
+	// sequence, stable across a replay).
+	Seq func(line int) int64
 }
 
 // A Transport runs a line-based source's input: it calls feed for each
@@ -289,6 +293,9 @@ func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, 
 		err = s.b.errorf(line, "incomplete line: %s before its newline", cut)
 	} else {
 		e, err = dec.decode(s.b, text, line)
+	}
+	if e != nil && p.Seq != nil {
+		e.Seq, s.b.presetSeq = p.Seq(line), true
 	}
 	if e != nil {
 		if !e.IsTick() { // a punctuation is not an event line

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sase-cep/sase/natsio"
@@ -152,16 +151,12 @@ func natsPublish(ctx context.Context, args []string) error {
 		defer f.Close()
 		r = f
 	}
-	var refused atomic.Int64
-	nc, js, err := natsio.Connect(ctx, server, "sase nats publish", natsio.PublishErrors(&refused))
+	nc, js, err := natsio.Connect(ctx, server, "sase nats publish")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	n, err := natsio.Publish(ctx, js, r, c)
-	if err == nil && refused.Load() > 0 {
-		err = fmt.Errorf("the server refused %d of %d messages (is stream %s on events.*?)", refused.Load(), n, stream)
-	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,57 @@
+package natsio
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestAckSeqs reads both forms of a JetStream reply subject.
+func TestAckSeqs(t *testing.T) {
+	for _, c := range []struct {
+		reply string
+		want  ackInfo
+		ok    bool
+	}{
+		{"$JS.ACK.EVENTS.alerts_q1_3.1.812.17.1764590000000000000.42", ackInfo{stream: 812, consumer: 17, pending: 42}, true},
+		{"$JS.ACK._.AHASH.EVENTS.alerts_q1_3.2.812.17.1764590000000000000.0.x7Yz", ackInfo{stream: 812, consumer: 17}, true},
+		{"$JS.ACK._.AHASH.EVENTS.c.1.5.6.7.8", ackInfo{stream: 5, consumer: 6, pending: 8}, true},
+		{"_INBOX.abc", ackInfo{}, false},
+		{"$JS.ACK.EVENTS.c.1.x.2.3.4", ackInfo{}, false}, // a bad number
+		{"$JS.ACK.EVENTS.c.1.2", ackInfo{}, false},
+	} {
+		got, ok := ackSeqs(c.reply)
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("ackSeqs(%q) = %+v, %v, want %+v, %v", c.reply, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// replyMsg is a message with a reply subject, all inOrder reads.
+type replyMsg struct {
+	jetstream.Msg
+	reply string
+}
+
+func (m replyMsg) Reply() string { return m.reply }
+
+// TestInOrder: an owner notices a gap in its consumer sequence (messages
+// delivered it never received) and starts over from the ack floor.
+func TestInOrder(t *testing.T) {
+	o := &owner{}
+	for i, c := range []struct {
+		consumer string
+		want     error
+	}{
+		{"7", nil}, // the first after a reset: any
+		{"8", nil},
+		{"9", nil},
+		{"12", errGap}, // 10 and 11 went elsewhere
+	} {
+		m := replyMsg{reply: "$JS.ACK.EVENTS.c.1.100." + c.consumer + ".0.0"}
+		if _, err := o.inOrder(m); !errors.Is(err, c.want) {
+			t.Errorf("message %d (consumer seq %s): %v, want %v", i, c.consumer, err, c.want)
+		}
+	}
+}

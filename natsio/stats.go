@@ -1,0 +1,94 @@
+package natsio
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// GroupStats is what one member does for a query, as SHOW QUERIES lists
+// it: the matches it stored, the events it replayed on taking partitions
+// over, and the partitions it owns now with their lag and pending acks.
+// Safe for concurrent use.
+type GroupStats struct {
+	matches  atomic.Int64
+	replayed atomic.Int64
+
+	mu     sync.Mutex
+	owners map[*owner]bool
+	total  int // the stream's partitions (1 for the global consumer)
+}
+
+// Matches is the number of matches this member has stored.
+func (s *GroupStats) Matches() int64 { return s.matches.Load() }
+
+// Replayed is the number of events this member read again from the ack
+// floor on taking partitions over: delivered to an owner before, not
+// acked.
+func (s *GroupStats) Replayed() int64 { return s.replayed.Load() }
+
+// PartitionStats is one owned partition's.
+type PartitionStats struct {
+	Partition   string
+	Lag         uint64 // the consumer's messages not yet delivered (num pending)
+	PendingAcks int64  // delivered and not acked
+}
+
+// Partitions lists the partitions owned now, in order.
+func (s *GroupStats) Partitions() []PartitionStats {
+	s.mu.Lock()
+	ps := make([]PartitionStats, 0, len(s.owners))
+	for o := range s.owners {
+		ps = append(ps, PartitionStats{Partition: o.p, Lag: o.src.pending.Load(), PendingAcks: o.unacked.Load()})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(ps, func(a, b PartitionStats) int {
+		x, errX := strconv.Atoi(a.Partition)
+		y, errY := strconv.Atoi(b.Partition)
+		if errX != nil || errY != nil {
+			return strings.Compare(a.Partition, b.Partition)
+		}
+		return x - y
+	})
+	return ps
+}
+
+// String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed".
+func (s *GroupStats) String() string {
+	ps := s.Partitions()
+	if len(ps) == 0 {
+		return fmt.Sprintf("standby, %d replayed", s.Replayed())
+	}
+	var b strings.Builder
+	var lag uint64
+	var acks int64
+	b.WriteString("partitions")
+	for _, p := range ps {
+		b.WriteString(" " + p.Partition)
+		lag, acks = lag+p.Lag, acks+p.PendingAcks
+	}
+	s.mu.Lock()
+	total := s.total
+	s.mu.Unlock()
+	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed", total, lag, acks, s.Replayed())
+	return b.String()
+}
+
+func (s *GroupStats) own(o *owner, on bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owners == nil {
+		s.owners = map[*owner]bool{}
+	}
+	if on {
+		s.owners[o] = true
+	} else {
+		delete(s.owners, o)
+	}
+}
