@@ -14,34 +14,78 @@ import (
 // it goes into every partition. Buffers drop events older than the window
 // (and than what held candidates still read), so memory follows the window.
 
-// rbuf is one element's buffer: evs[head:] are live, in stream order.
+// rbuf is one element's buffer: evs[head:] are live, in stream order,
+// with their timestamps in ts and, in cols, the float64 form (numOf) of
+// each attribute the search compares numerically (eventCache.cols), so
+// that its inner loops read two flat arrays and no event.
 type rbuf struct {
 	evs  []*event.Event
+	ts   []int64
+	cols [][]float64
 	head int
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
 
+// push appends ev, with its values of the attributes in slots (the
+// buffer's columns).
+func (b *rbuf) push(ev *event.Event, slots []int) {
+	b.evs = append(b.evs, ev)
+	b.ts = append(b.ts, ev.TS)
+	if len(b.cols) < len(slots) {
+		b.cols = make([][]float64, len(slots))
+	}
+	for k, slot := range slots {
+		b.cols[k] = append(b.cols[k], numOf(ev, slot))
+	}
+}
+
+// pushFrom appends src's event i, columns included.
+func (b *rbuf) pushFrom(src *rbuf, i int) {
+	b.evs = append(b.evs, src.evs[i])
+	b.ts = append(b.ts, src.ts[i])
+	if len(b.cols) < len(src.cols) {
+		b.cols = make([][]float64, len(src.cols))
+	}
+	for k, col := range src.cols {
+		b.cols[k] = append(b.cols[k], col[i])
+	}
+}
+
+// reset empties a scratch buffer, keeping its arrays.
+func (b *rbuf) reset() {
+	clear(b.evs)
+	b.evs, b.ts, b.head = b.evs[:0], b.ts[:0], 0
+	for k := range b.cols {
+		b.cols[k] = b.cols[k][:0]
+	}
+}
+
 // prune drops the events with ts < minTS, compacting once half is dead so
-// that appends reuse the array.
+// that appends reuse the arrays.
 func (b *rbuf) prune(minTS int64) {
-	for b.head < len(b.evs) && b.evs[b.head].TS < minTS {
+	for b.head < len(b.ts) && b.ts[b.head] < minTS {
 		b.evs[b.head] = nil
 		b.head++
 	}
 	if b.head >= 32 && 2*b.head >= len(b.evs) {
 		n := copy(b.evs, b.evs[b.head:])
 		clear(b.evs[n:])
-		b.evs, b.head = b.evs[:n], 0
+		b.evs = b.evs[:n]
+		b.ts = b.ts[:copy(b.ts, b.ts[b.head:])]
+		for k, col := range b.cols {
+			b.cols[k] = col[:copy(col, col[b.head:])]
+		}
+		b.head = 0
 	}
 }
 
-// atOrAfter returns the index of the first event with ts >= t.
-func atOrAfter(evs []*event.Event, t int64) int {
-	i, j := 0, len(evs)
+// from returns the index of the first live event with ts >= t.
+func (b *rbuf) from(t int64) int {
+	i, j := b.head, len(b.ts)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if evs[h].TS < t {
+		if b.ts[h] < t {
 			i = h + 1
 		} else {
 			j = h
@@ -127,7 +171,10 @@ func (c *eventCache) newSet() *rset {
 func (c *eventCache) seed(wild *rset) *rset {
 	s := c.newSet()
 	for i := range s.bufs {
-		s.bufs[i].evs = append([]*event.Event(nil), wild.bufs[i].live()...)
+		w := &wild.bufs[i]
+		for k := w.head; k < len(w.evs); k++ {
+			s.bufs[i].pushFrom(w, k)
+		}
 	}
 	return s
 }
@@ -212,7 +259,7 @@ func (c *eventCache) add(s *rset, ev *event.Event) {
 	for _, comp := range c.hits {
 		b := &s.bufs[comp]
 		b.prune(c.minTS)
-		b.evs = append(b.evs, ev)
+		b.push(ev, c.qf.cols[comp])
 		if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
 			c.r.stats.MaxBuffer = n
 		}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -38,19 +37,27 @@ type queryFilter struct {
 	set      *rset
 	enforced bool
 	// src[j] is what positive j is chosen from for the current trigger:
-	// its live buffer, or (with Pre[j]) the part of its window passing
-	// them, kept in lists[j].
-	src, lists [][]*event.Event
-	// verify checks each candidate found.
+	// its buffer, or (with Pre[j]) the part of its window passing them,
+	// kept in lists[j].
+	src   []*rbuf
+	lists []rbuf
+	// checks[j] and pre[j] are Checks[j] and Pre[j] compiled (recep_num.go);
+	// cols[comp] are the attributes comp's buffers keep as columns.
+	checks, pre []levelChecks
+	cols        [][]int
+	// verify checks each candidate found; direct: it would hand every
+	// candidate on unchanged (nothing to verify, no timing), so emit
+	// skips it.
 	verify *verifyStage
+	direct bool
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
 	p := r.plan
+	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		before: make([][]int, len(op.Positives)),
-		hi:     make([]int64, len(op.Positives)), src: make([][]*event.Event, len(op.Positives)),
-		lists: make([][]*event.Event, len(op.Positives))}
+		before: make([][]int, n), hi: make([]int64, n), src: make([]*rbuf, n), lists: make([]rbuf, n),
+		checks: make([]levelChecks, n), pre: make([]levelChecks, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
 		switch {
@@ -60,6 +67,17 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 		case c.Kind == planner.Closure || slices.Contains(op.Narrowed, c.Index):
 			q.before[j] = append(q.before[j], c.Index)
 		}
+	}
+	level := func(j int, preds [][]*planner.Pred) levelChecks {
+		var l levelChecks
+		if j < len(preds) {
+			l.checks = compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]])
+			l.bound = make([]float64, len(l.checks))
+		}
+		return l
+	}
+	for j := range n {
+		q.checks[j], q.pre[j] = level(j, op.Checks), level(j, op.Pre)
 	}
 	return q
 }
@@ -78,20 +96,21 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		lo = satSub(t.TS, q.op.Window)
 	}
 	for j := range n - 1 {
-		q.src[j] = q.set.bufs[q.pos[j]].live()
-		if j < len(q.op.Pre) && len(q.op.Pre[j]) > 0 {
+		q.src[j] = &q.set.bufs[q.pos[j]]
+		if len(q.pre[j].checks) > 0 {
 			q.src[j] = q.filterLevel(j, lo)
 		}
 	}
 	q.hi[n-1] = t.TS
 	for j := n - 2; j >= 0; j-- {
-		evs := q.src[j]
-		k := atOrAfter(evs, q.hi[j+1]) - 1
-		if k < 0 {
+		src := q.src[j]
+		k := src.from(q.hi[j+1]) - 1
+		if k < src.head {
 			return
 		}
-		q.hi[j] = evs[k].TS
+		q.hi[j] = src.ts[k]
 	}
+	q.direct = enforced && q.verify.direct()
 	if lo, hi, ok := q.cut(0, lo, q.hi[0], lo); ok {
 		q.choose(0, lo, hi)
 	}
@@ -99,27 +118,27 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 
 // filterLevel returns the events of positive j's buffer in the window
 // before the trigger that pass Pre[j].
-func (q *queryFilter) filterLevel(j int, lo int64) []*event.Event {
+func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 	comp := q.pos[j]
-	evs := q.set.bufs[comp].live()
-	l := q.lists[j][:0]
-next:
-	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS < q.trig; i++ {
+	buf := &q.set.bufs[comp]
+	l, pre := &q.lists[j], &q.pre[j]
+	l.reset()
+	pre.bind(q.b)
+	for i := buf.from(lo); i < len(buf.ts) && buf.ts[i] < q.trig; i++ {
 		q.r.tick()
-		q.b.Events[comp] = evs[i]
-		for _, pr := range q.op.Pre[j] {
-			if !pr.Eval(q.b) {
-				continue next
-			}
+		q.b.Events[comp] = buf.evs[i]
+		if pre.pass(q.b, buf, i) {
+			l.pushFrom(buf, i)
 		}
-		l = append(l, evs[i])
 	}
 	q.b.Events[comp] = nil
-	q.lists[j] = l
 	return l
 }
 
-// choose binds positive j to each buffered event in [lo, hi].
+// choose binds positive j to each buffered event in [lo, hi]. Below the
+// trigger every event chosen is a candidate (its range is (ts, ts(Pn)],
+// with nothing before Pn to cut it), so that level emits without
+// recursing.
 func (q *queryFilter) choose(j int, lo, hi int64) {
 	if j == len(q.pos)-1 {
 		if lo <= q.trig && q.trig <= hi {
@@ -128,22 +147,21 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		return
 	}
 	comp := q.pos[j]
-	evs := q.src[j]
-	var checks []*planner.Pred
-	if j < len(q.op.Checks) {
-		checks = q.op.Checks[j]
-	}
-next:
-	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS <= hi; i++ {
+	src, checks := q.src[j], &q.checks[j]
+	checks.bind(q.b)
+	last := j == len(q.pos)-2 && len(q.before[j+1]) == 0
+	for i := src.from(lo); i < len(src.ts) && src.ts[i] <= hi; i++ {
 		q.r.tick()
-		e := evs[i]
-		q.b.Events[comp] = e
-		for _, pr := range checks {
-			if !pr.Eval(q.b) {
-				continue next
-			}
+		q.b.Events[comp] = src.evs[i]
+		if !checks.pass(q.b, src, i) {
+			continue
 		}
-		if lo2, hi2, ok := q.cut(j+1, e.TS+1, q.hi[j+1], e.TS+1); ok {
+		if last {
+			q.emit()
+			continue
+		}
+		from := src.ts[i] + 1
+		if lo2, hi2, ok := q.cut(j+1, from, q.hi[j+1], from); ok {
 			q.choose(j+1, lo2, hi2)
 		}
 	}
@@ -155,14 +173,14 @@ next:
 func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	for _, ci := range q.before[j] {
 		c := q.r.plan.Components[ci]
-		evs := q.set.bufs[ci].live()
-		i := atOrAfter(evs, from)
+		buf := &q.set.bufs[ci]
+		i := buf.from(from)
 		if c.Kind == planner.Closure {
 			// Only buffered events can be elements: Pj comes after the K-th.
-			if i+c.K > len(evs) {
+			if i+c.K > len(buf.ts) {
 				return lo, hi, false
 			}
-			lo = max(lo, satAdd(evs[i+c.K-1].TS, 1))
+			lo = max(lo, satAdd(buf.ts[i+c.K-1], 1))
 			continue
 		}
 		if !q.narrow {
@@ -170,13 +188,14 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		}
 		res := q.cache.op.Buffers[ci].Residual
 		t := q.b.Events[q.pos[len(q.pos)-1]]
-		for ; i < len(evs) && evs[i].TS < hi; i++ {
+		for ; i < len(buf.ts) && buf.ts[i] < hi; i++ {
 			q.r.tick()
-			if !q.enforced && !q.cache.agrees(evs[i], t) {
+			e := buf.evs[i]
+			if !q.enforced && !q.cache.agrees(e, t) {
 				continue
 			}
-			if len(res) == 0 || q.r.blocks(c, evs[i], q.b, res, false) {
-				hi = evs[i].TS // Pj may not come after a blocking event
+			if len(res) == 0 || q.r.blocks(c, e, q.b, res, false) {
+				hi = buf.ts[i] // Pj may not come after a blocking event
 				break
 			}
 		}
@@ -184,8 +203,15 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	return lo, hi, lo <= hi
 }
 
-// emit hands the candidate in q.b to AttributeVerify.
+// emit hands the candidate in q.b to AttributeVerify, or past it when it
+// is direct.
 func (q *queryFilter) emit() {
-	q.r.stats.Operators[q.id].Out++
+	ops := q.r.stats.Operators
+	ops[q.id].Out++
+	if q.direct {
+		ops[q.verify.id].In++
+		q.verify.out(q.b)
+		return
+	}
 	q.verify.push(q.b, q.set, q.enforced)
 }
