@@ -222,6 +222,14 @@ func (r *runner) tick() {
 	}
 }
 
+// tickN counts n steps at once.
+func (r *runner) tickN(n uint) {
+	if before := r.steps; before/tickEvery != (before+n)/tickEvery {
+		r.checkCancel()
+	}
+	r.steps += n
+}
+
 // checkCancel stays out of line so that tick inlines into the loops.
 //
 //go:noinline

@@ -27,26 +27,20 @@ type rbuf struct {
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
 
-// push appends ev, with its values of the attributes in slots (the
-// buffer's columns).
+// push appends ev, with its values of the attributes in slots, one per
+// column.
 func (b *rbuf) push(ev *event.Event, slots []int) {
 	b.evs = append(b.evs, ev)
 	b.ts = append(b.ts, ev.TS)
-	if len(b.cols) < len(slots) {
-		b.cols = make([][]float64, len(slots))
-	}
 	for k, slot := range slots {
 		b.cols[k] = append(b.cols[k], numOf(ev, slot))
 	}
 }
 
-// pushFrom appends src's event i, columns included.
+// pushFrom appends src's event i, columns included (b has src's).
 func (b *rbuf) pushFrom(src *rbuf, i int) {
 	b.evs = append(b.evs, src.evs[i])
 	b.ts = append(b.ts, src.ts[i])
-	if len(b.cols) < len(src.cols) {
-		b.cols = make([][]float64, len(src.cols))
-	}
 	for k, col := range src.cols {
 		b.cols[k] = append(b.cols[k], col[i])
 	}
@@ -163,7 +157,11 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 }
 
 func (c *eventCache) newSet() *rset {
-	return &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+	s := &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+	for comp := range s.bufs {
+		s.bufs[comp].cols = make([][]float64, len(c.qf.cols[comp]))
+	}
+	return s
 }
 
 // seed starts a new partition's buffers with the events lacking the

@@ -41,6 +41,7 @@ type queryFilter struct {
 	// kept in lists[j].
 	src   []*rbuf
 	lists []rbuf
+	sel   [][]int // per level, the candidates of its loop (levelChecks.candidates)
 	// checks[j] and pre[j] are Checks[j] and Pre[j] compiled (recep_num.go);
 	// cols[comp] are the attributes comp's buffers keep as columns.
 	checks, pre []levelChecks
@@ -50,13 +51,24 @@ type queryFilter struct {
 	// skips it.
 	verify *verifyStage
 	direct bool
+	// found and verified are the filter's and verify's counts.
+	found, verified *OpStats
+	// rowCol[comp] is comp's column of the run's row when the
+	// transformation after verify returns events only, each positive at
+	// most once (-1: comp is not returned); nil otherwise. Then a direct
+	// search that runs alone (r.own nil) writes each event it binds
+	// into the row and hands the row to the consumer itself (rowDirect);
+	// report adds those matches to the counts of the operators skipped.
+	rowCol    []int
+	rowDirect bool
+	spare     Cell // the cell of a component not returned
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
 	p := r.plan
 	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		before: make([][]int, n), hi: make([]int64, n), src: make([]*rbuf, n), lists: make([]rbuf, n),
+		before: make([][]int, n), hi: make([]int64, n), src: make([]*rbuf, n), lists: make([]rbuf, n), sel: make([][]int, n),
 		checks: make([]levelChecks, n), pre: make([]levelChecks, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
@@ -71,13 +83,17 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 	level := func(j int, preds [][]*planner.Pred) levelChecks {
 		var l levelChecks
 		if j < len(preds) {
-			l.checks = compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]])
-			l.bound = make([]float64, len(l.checks))
+			checks := compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]])
+			l = levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 		}
 		return l
 	}
 	for j := range n {
 		q.checks[j], q.pre[j] = level(j, op.Checks), level(j, op.Pre)
+	}
+	q.found = &r.stats.Operators[q.id]
+	for j, comp := range q.pos {
+		q.lists[j].cols = make([][]float64, len(q.cols[comp]))
 	}
 	return q
 }
@@ -111,6 +127,8 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		q.hi[j] = src.ts[k]
 	}
 	q.direct = enforced && q.verify.direct()
+	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
+	*q.cell(n - 1) = Cell{Event: t}
 	if lo, hi, ok := q.cut(0, lo, q.hi[0], lo); ok {
 		q.choose(0, lo, hi)
 	}
@@ -123,13 +141,19 @@ func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 	buf := &q.set.bufs[comp]
 	l, pre := &q.lists[j], &q.pre[j]
 	l.reset()
-	pre.bind(q.b)
-	for i := buf.from(lo); i < len(buf.ts) && buf.ts[i] < q.trig; i++ {
-		q.r.tick()
-		q.b.Events[comp] = buf.evs[i]
-		if pre.pass(q.b, buf, i) {
-			l.pushFrom(buf, i)
+	i0, i1 := buf.from(lo), buf.from(q.trig)
+	q.r.tickN(uint(i1 - i0))
+	pre.bind(q.b, buf)
+	q.sel[j] = pre.candidates(q.sel[j], i0, i1)
+	for _, i := range q.sel[j] {
+		if i < 0 {
+			i = ^i
+			q.b.Events[comp] = buf.evs[i]
+			if !pre.passAll(q.b, i) {
+				continue
+			}
 		}
+		l.pushFrom(buf, i)
 	}
 	q.b.Events[comp] = nil
 	return l
@@ -148,24 +172,39 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	}
 	comp := q.pos[j]
 	src, checks := q.src[j], &q.checks[j]
-	checks.bind(q.b)
-	last := j == len(q.pos)-2 && len(q.before[j+1]) == 0
-	for i := src.from(lo); i < len(src.ts) && src.ts[i] <= hi; i++ {
-		q.r.tick()
-		q.b.Events[comp] = src.evs[i]
-		if !checks.pass(q.b, src, i) {
-			continue
+	i0, i1 := src.from(lo), src.from(satAdd(hi, 1))
+	if i0 >= i1 {
+		return
+	}
+	q.r.tickN(uint(i1 - i0))
+	checks.bind(q.b, src)
+	sel := checks.candidates(q.sel[j], i0, i1)
+	q.sel[j] = sel
+	bound, evs, ts, cell := q.b.Events, src.evs, src.ts, q.cell(j)
+	cuts := len(q.before[j+1]) > 0
+	last := j == len(q.pos)-2 && !cuts
+	for _, i := range sel {
+		if i < 0 {
+			i = ^i
+			bound[comp] = evs[i]
+			if !checks.passAll(q.b, i) {
+				continue
+			}
 		}
+		bound[comp] = evs[i]
+		cell.Event = evs[i]
 		if last {
 			q.emit()
 			continue
 		}
-		from := src.ts[i] + 1
-		if lo2, hi2, ok := q.cut(j+1, from, q.hi[j+1], from); ok {
+		from := ts[i] + 1
+		if !cuts {
+			q.choose(j+1, from, q.hi[j+1])
+		} else if lo2, hi2, ok := q.cut(j+1, from, q.hi[j+1], from); ok {
 			q.choose(j+1, lo2, hi2)
 		}
 	}
-	q.b.Events[comp] = nil
+	bound[comp] = nil
 }
 
 // cut narrows positive j's range [lo, hi] by the components before it,
@@ -203,14 +242,51 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	return lo, hi, lo <= hi
 }
 
+// cell is where positive j's event goes in the row: its column when the
+// search writes the row, else spare.
+func (q *queryFilter) cell(j int) *Cell {
+	if c := q.rowCol; q.rowDirect && c[q.pos[j]] >= 0 {
+		return &q.r.row[c[q.pos[j]]]
+	}
+	return &q.spare
+}
+
+// planRow sets rowCol when the stage after verify is the transformation
+// and it returns positives' events only, each at most once.
+func (q *queryFilter) planRow() {
+	t, ok := q.verify.next.(*transformStage)
+	if !ok {
+		return
+	}
+	col := make([]int, len(q.r.plan.Components))
+	for i := range col {
+		col[i] = -1
+	}
+	for i, c := range t.op.Columns {
+		if c.Kind != planner.ColEvent || !slices.Contains(q.pos, c.Comp) || col[c.Comp] >= 0 {
+			return
+		}
+		col[c.Comp] = i
+	}
+	q.rowCol = col
+}
+
 // emit hands the candidate in q.b to AttributeVerify, or past it when it
-// is direct.
+// is direct, or, when the search writes the row, the row to the consumer.
 func (q *queryFilter) emit() {
-	ops := q.r.stats.Operators
-	ops[q.id].Out++
+	if q.rowDirect {
+		r := q.r
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			panic(errStopped)
+		}
+		return
+	}
+	q.found.Out++
 	if q.direct {
-		ops[q.verify.id].In++
-		q.verify.out(q.b)
+		q.verified.In++
+		q.verified.Out++
+		q.verify.next.push(q.b)
 		return
 	}
 	q.verify.push(q.b, q.set, q.enforced)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"slices"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -36,7 +37,7 @@ func numOf(ev *event.Event, slot int) float64 {
 }
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
-// k when scaled.
+// k (1 unless scaled).
 type numTerm struct {
 	comp, slot int
 	k          float64
@@ -44,13 +45,9 @@ type numTerm struct {
 }
 
 // of is the term's value for the attribute's value x: arith's product
-// when scaled (k * x and x * k are the same IEEE product).
-func (t numTerm) of(x float64) float64 {
-	if t.scaled {
-		return t.k * x
-	}
-	return x
-}
+// when scaled (k * x and x * k are the same IEEE product), x itself
+// otherwise (x * 1 is x for every float but NaN, which numOf keeps out).
+func (t numTerm) of(x float64) float64 { return t.k * x }
 
 // check is one predicate of a search level, in the plan's order: with
 // fast set, `it op bound`, where it reads the component the level chooses
@@ -58,7 +55,7 @@ func (t numTerm) of(x float64) float64 {
 type check struct {
 	pr    *planner.Pred
 	fast  bool
-	op    ast.Op
+	order order // op's
 	it    numTerm
 	col   int
 	bound numTerm
@@ -72,7 +69,7 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 		if e.Index != 0 || e.Builtin != planner.NotBuiltin || p.Components[e.Comp].Kind != planner.Single {
 			return numTerm{}, false
 		}
-		return numTerm{comp: e.Comp, slot: e.Slot}, true
+		return numTerm{comp: e.Comp, slot: e.Slot, k: 1}, true
 	case *planner.Binary:
 		if e.Op != ast.OpMul {
 			return numTerm{}, false
@@ -139,7 +136,7 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 			continue
 		}
 		c := &out[i]
-		c.fast, c.op, c.it, c.bound = true, op, x, y
+		c.fast, c.order, c.it, c.bound = true, orderOf(op), x, y
 		c.col = -1
 		for k, slot := range *cols {
 			if slot == x.slot {
@@ -154,63 +151,113 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 	return out
 }
 
-// compareFloats is compare for two numbers in float64 form (numOf): NaN
-// orders nothing and equals nothing, as in Value.Compare and Value.Equal.
-func compareFloats(op ast.Op, x, y float64) bool {
+// order is a comparison as the three orders of two numbers it accepts:
+// x op y holds when x < y and lt, x = y and eq, or x > y and gt. For
+// numbers neither NaN that is compare's answer.
+type order struct{ lt, eq, gt bool }
+
+func orderOf(op ast.Op) order {
 	switch op {
 	case ast.OpLt:
-		return x < y
+		return order{lt: true}
 	case ast.OpLe:
-		return x <= y
+		return order{lt: true, eq: true}
 	case ast.OpGt:
-		return x > y
+		return order{gt: true}
 	case ast.OpGe:
-		return x >= y
+		return order{eq: true, gt: true}
 	case ast.OpEq:
-		return x == y
+		return order{eq: true}
 	}
-	return x != y
+	return order{lt: true, gt: true} // !=
 }
 
-// levelChecks is a level's checks with, per loop, the bound sides' values.
+func (o order) holds(x, y float64) bool {
+	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
+}
+
+// levelChecks is a level's checks and, per loop, their fast forms.
 type levelChecks struct {
 	checks []check
-	bound  []float64
-	// fast: every bound side read as a number for this loop; else the
-	// evaluators decide every check.
-	fast bool
+	// cur[k] is check k over the loop's buffer, usable (ok) when it is
+	// fast and its bound side was read as a number (bind).
+	cur []fastCheck
 }
 
-// bind reads the bound sides from the events bound in b.
-func (l *levelChecks) bind(b *planner.Binding) {
-	l.fast = true
+// fastCheck is a fast check for one loop: k * col[i] op bound.
+type fastCheck struct {
+	col      []float64
+	k, bound float64
+	op       order
+	ok       bool
+}
+
+// bind reads the bound sides from the events bound in b, for a loop over
+// buf.
+func (l *levelChecks) bind(b *planner.Binding, buf *rbuf) {
 	for k := range l.checks {
-		c := &l.checks[k]
+		c, f := &l.checks[k], &l.cur[k]
+		f.ok = false
 		if !c.fast {
 			continue
 		}
-		x := numOf(b.Events[c.bound.comp], c.bound.slot)
-		if x != x {
-			l.fast = false
-			return
+		// A NaN bound (0 * inf) leaves the check to its evaluator: NaN
+		// equals nothing and is unequal to everything, which order
+		// does not say.
+		if y := c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot)); y == y {
+			f.col, f.k, f.bound, f.op, f.ok = buf.cols[c.col], c.it.k, y, c.order, true
 		}
-		l.bound[k] = c.bound.of(x)
 	}
 }
 
-// pass checks buffered event i of buf, bound in b.
-func (l *levelChecks) pass(b *planner.Binding, buf *rbuf, i int) bool {
+// candidates returns the indices of the buffer's events in [i0, i1) the
+// level's checks may pass, in order: those its one usable fast check
+// passes, and, complemented (^i), those passAll must decide. The first
+// kind is found by a loop over the column alone.
+func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
+	out = slices.Grow(out[:0], i1-i0)[:i1-i0]
+	m := 0
+	switch {
+	case len(l.cur) == 0:
+		for i := i0; i < i1; i++ {
+			out[m] = i
+			m++
+		}
+	case len(l.cur) == 1 && l.cur[0].ok:
+		f := l.cur[0]
+		for n, x := range f.col[i0:i1] {
+			v := f.k * x
+			out[m] = i0 + n
+			if v != v {
+				out[m] = ^(i0 + n)
+				m++
+			} else if f.op.holds(v, f.bound) {
+				m++
+			}
+		}
+	default:
+		for i := i0; i < i1; i++ {
+			out[m] = ^i
+			m++
+		}
+	}
+	return out[:m]
+}
+
+// passAll checks event i, bound in b, in the plan's order, each check by
+// its fast form where usable and i's value is a number, else by its
+// evaluator.
+func (l *levelChecks) passAll(b *planner.Binding, i int) bool {
 	for k := range l.checks {
-		c := &l.checks[k]
-		if c.fast && l.fast {
-			if x := buf.cols[c.col][i]; x == x {
-				if !compareFloats(c.op, c.it.of(x), l.bound[k]) {
+		if f := &l.cur[k]; f.ok {
+			if x := f.k * f.col[i]; x == x {
+				if !f.op.holds(x, f.bound) {
 					return false
 				}
 				continue
 			}
 		}
-		if !c.pr.Eval(b) {
+		if !l.checks[k].pr.Eval(b) {
 			return false
 		}
 	}
