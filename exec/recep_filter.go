@@ -30,6 +30,7 @@ type queryFilter struct {
 	// and pos[j] (before P1 for j = 0).
 	before [][]int
 	hi     []int64
+	end    []int // end[j]: the index in src[j] after its last event at or before hi[j]
 	trig   int64 // the trigger's timestamp
 	narrow bool  // negations may narrow for this trigger (eventCache.narrows)
 	// set is the trigger's buffer set, enforced whether the equivalence
@@ -68,7 +69,7 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 	p := r.plan
 	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		before: make([][]int, n), hi: make([]int64, n), src: make([]*rbuf, n), lists: make([]rbuf, n), sel: make([][]int, n),
+		before: make([][]int, n), hi: make([]int64, n), end: make([]int, n), src: make([]*rbuf, n), lists: make([]rbuf, n), sel: make([][]int, n),
 		checks: make([]levelChecks, n), pre: make([]levelChecks, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
@@ -84,7 +85,7 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 		var l levelChecks
 		if j < len(preds) {
 			checks := compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]])
-			l = levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
+			l = newLevelChecks(checks)
 		}
 		return l
 	}
@@ -116,15 +117,16 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		if len(q.pre[j].checks) > 0 {
 			q.src[j] = q.filterLevel(j, lo)
 		}
+		q.checks[j].over(q.src[j])
 	}
 	q.hi[n-1] = t.TS
 	for j := n - 2; j >= 0; j-- {
 		src := q.src[j]
-		k := src.from(q.hi[j+1]) - 1
-		if k < src.head {
+		k := src.from(q.hi[j+1])
+		if k == src.head {
 			return
 		}
-		q.hi[j] = src.ts[k]
+		q.hi[j], q.end[j] = src.ts[k-1], k
 	}
 	q.direct = enforced && q.verify.direct()
 	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
@@ -143,7 +145,8 @@ func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 	l.reset()
 	i0, i1 := buf.from(lo), buf.from(q.trig)
 	q.r.tickN(uint(i1 - i0))
-	pre.bind(q.b, buf)
+	pre.over(buf)
+	pre.bind(q.b)
 	q.sel[j] = pre.candidates(q.sel[j], i0, i1)
 	for _, i := range q.sel[j] {
 		if i < 0 {
@@ -172,12 +175,15 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	}
 	comp := q.pos[j]
 	src, checks := q.src[j], &q.checks[j]
-	i0, i1 := src.from(lo), src.from(satAdd(hi, 1))
+	i0, i1 := src.from(lo), q.end[j]
+	if hi != q.hi[j] {
+		i1 = src.from(satAdd(hi, 1))
+	}
 	if i0 >= i1 {
 		return
 	}
 	q.r.tickN(uint(i1 - i0))
-	checks.bind(q.b, src)
+	checks.bind(q.b)
 	sel := checks.candidates(q.sel[j], i0, i1)
 	q.sel[j] = sel
 	bound, evs, ts, cell := q.b.Events, src.evs, src.ts, q.cell(j)

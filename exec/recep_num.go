@@ -176,6 +176,14 @@ func (o order) holds(x, y float64) bool {
 	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
 }
 
+func newLevelChecks(checks []check) levelChecks {
+	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
+	for k, c := range checks {
+		l.cur[k].k, l.cur[k].op = c.it.k, c.order
+	}
+	return l
+}
+
 // levelChecks is a level's checks and, per loop, their fast forms.
 type levelChecks struct {
 	checks []check
@@ -184,7 +192,8 @@ type levelChecks struct {
 	cur []fastCheck
 }
 
-// fastCheck is a fast check for one loop: k * col[i] op bound.
+// fastCheck is a fast check for one loop: k * col[i] op bound (k and op
+// are set once, col per search, bound per loop).
 type fastCheck struct {
 	col      []float64
 	k, bound float64
@@ -192,21 +201,27 @@ type fastCheck struct {
 	ok       bool
 }
 
-// bind reads the bound sides from the events bound in b, for a loop over
-// buf.
-func (l *levelChecks) bind(b *planner.Binding, buf *rbuf) {
+// over makes the checks read buf's columns, for the loops of one search.
+func (l *levelChecks) over(buf *rbuf) {
+	for k := range l.checks {
+		if c := &l.checks[k]; c.fast {
+			l.cur[k].col = buf.cols[c.col]
+		}
+	}
+}
+
+// bind reads the bound sides from the events bound in b, for a loop.
+func (l *levelChecks) bind(b *planner.Binding) {
 	for k := range l.checks {
 		c, f := &l.checks[k], &l.cur[k]
-		f.ok = false
 		if !c.fast {
-			continue
+			continue // never ok
 		}
 		// A NaN bound (0 * inf) leaves the check to its evaluator: NaN
 		// equals nothing and is unequal to everything, which order
 		// does not say.
-		if y := c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot)); y == y {
-			f.col, f.k, f.bound, f.op, f.ok = buf.cols[c.col], c.it.k, y, c.order, true
-		}
+		f.bound = c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot))
+		f.ok = f.bound == f.bound
 	}
 }
 
