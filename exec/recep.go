@@ -177,10 +177,8 @@ func (c *eventCache) seed(wild *rset) *rset {
 	return s
 }
 
+// process caches an event of a type some buffer takes.
 func (c *eventCache) process(ev *event.Event) {
-	if ev.Type >= len(c.byType) || len(c.byType[ev.Type]) == 0 {
-		return
-	}
 	if ev.TS > c.lastTS {
 		c.lastTS = ev.TS
 		c.advance(ev.TS)
@@ -226,6 +224,9 @@ func (c *eventCache) process(ev *event.Event) {
 // passes applies component comp's buffer filters to ev.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
+	if len(buf.Consts) == 0 && len(buf.Filters) == 0 {
+		return true
+	}
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
 		if !q.Agrees(&fixed, ev) {
@@ -256,7 +257,9 @@ func (c *eventCache) passes(comp int, ev *event.Event) bool {
 func (c *eventCache) add(s *rset, ev *event.Event) {
 	for _, comp := range c.hits {
 		b := &s.bufs[comp]
-		b.prune(c.minTS)
+		if b.head < len(b.ts) && b.ts[b.head] < c.minTS {
+			b.prune(c.minTS)
+		}
 		b.push(ev, c.qf.cols[comp])
 		if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
 			c.r.stats.MaxBuffer = n

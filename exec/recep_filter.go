@@ -103,7 +103,6 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 // the cache has chosen.
 func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	prev := q.in()
-	defer q.done(prev)
 	q.set, q.enforced = set, enforced
 	n := len(q.pos)
 	t := b.Events[q.pos[n-1]]
@@ -124,6 +123,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		src := q.src[j]
 		k := src.from(q.hi[j+1])
 		if k == src.head {
+			q.done(prev)
 			return
 		}
 		q.hi[j], q.end[j] = src.ts[k-1], k
@@ -134,6 +134,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	if lo, hi, ok := q.cut(0, lo, q.hi[0], lo); ok {
 		q.choose(0, lo, hi)
 	}
+	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
 }
 
 // filterLevel returns the events of positive j's buffer in the window

@@ -239,14 +239,16 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 			m++
 		}
 	case len(l.cur) == 1 && l.cur[0].ok:
-		f := l.cur[0]
-		for n, x := range f.col[i0:i1] {
-			v := f.k * x
+		// Scalars, so that the loop keeps them in registers.
+		f := &l.cur[0]
+		col, k, bound, lt, eq, gt := f.col[i0:i1], f.k, f.bound, f.op.lt, f.op.eq, f.op.gt
+		for n, x := range col {
+			v := k * x
 			out[m] = i0 + n
 			if v != v {
 				out[m] = ^(i0 + n)
 				m++
-			} else if f.op.holds(v, f.bound) {
+			} else if v < bound && lt || v == bound && eq || v > bound && gt {
 				m++
 			}
 		}

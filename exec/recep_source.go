@@ -27,7 +27,12 @@ func newReCEP(r *runner, op *planner.ReCEP, next stage) *recep {
 	return &recep{cache: c, verify: v}
 }
 
-func (s *recep) process(ev *event.Event) { s.cache.process(ev) }
+// process skips, without a call, the events of types no buffer takes.
+func (s *recep) process(ev *event.Event) {
+	if c := s.cache; ev.Type < len(c.byType) && len(c.byType[ev.Type]) > 0 {
+		c.process(ev)
+	}
+}
 func (s *recep) advance(ts int64) {
 	if s.verify.pending.on { // else nothing waits on time
 		s.verify.advance(ts)
