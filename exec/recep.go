@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -37,21 +38,31 @@ func (b *rbuf) push(ev *event.Event, slots []int) {
 	}
 }
 
+// gather makes b, a scratch buffer with src's columns, hold src's
+// events at idx, in that order.
+func (b *rbuf) gather(src *rbuf, idx []int) {
+	if old := len(b.evs); old > len(idx) {
+		clear(b.evs[len(idx):old]) // no stale event stays reachable
+	}
+	b.evs, b.ts, b.head = slices.Grow(b.evs[:0], len(idx))[:len(idx)], slices.Grow(b.ts[:0], len(idx))[:len(idx)], 0
+	for n, i := range idx {
+		b.evs[n], b.ts[n] = src.evs[i], src.ts[i]
+	}
+	for k, col := range src.cols {
+		dst := slices.Grow(b.cols[k][:0], len(idx))[:len(idx)]
+		for n, i := range idx {
+			dst[n] = col[i]
+		}
+		b.cols[k] = dst
+	}
+}
+
 // pushFrom appends src's event i, columns included (b has src's).
 func (b *rbuf) pushFrom(src *rbuf, i int) {
 	b.evs = append(b.evs, src.evs[i])
 	b.ts = append(b.ts, src.ts[i])
 	for k, col := range src.cols {
 		b.cols[k] = append(b.cols[k], col[i])
-	}
-}
-
-// reset empties a scratch buffer, keeping its arrays.
-func (b *rbuf) reset() {
-	clear(b.evs)
-	b.evs, b.ts, b.head = b.evs[:0], b.ts[:0], 0
-	for k := range b.cols {
-		b.cols[k] = b.cols[k][:0]
 	}
 }
 

@@ -143,13 +143,14 @@ func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 	comp := q.pos[j]
 	buf := &q.set.bufs[comp]
 	l, pre := &q.lists[j], &q.pre[j]
-	l.reset()
 	i0, i1 := buf.from(lo), buf.from(q.trig)
 	q.r.tickN(uint(i1 - i0))
 	pre.over(buf)
 	pre.bind(q.b)
-	q.sel[j] = pre.candidates(q.sel[j], i0, i1)
-	for _, i := range q.sel[j] {
+	sel := pre.candidates(q.sel[j], i0, i1)
+	q.sel[j] = sel
+	n := 0
+	for _, i := range sel {
 		if i < 0 {
 			i = ^i
 			q.b.Events[comp] = buf.evs[i]
@@ -157,9 +158,11 @@ func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 				continue
 			}
 		}
-		l.pushFrom(buf, i)
+		sel[n] = i
+		n++
 	}
 	q.b.Events[comp] = nil
+	l.gather(buf, sel[:n])
 	return l
 }
 
