@@ -201,8 +201,12 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 				continue
 			}
 		}
-		bound[comp] = evs[i]
 		cell.Event = evs[i]
+		if last && q.rowDirect { // the row is the match: no binding to fill
+			q.deliver()
+			continue
+		}
+		bound[comp] = evs[i]
 		if last {
 			q.emit()
 			continue
@@ -252,6 +256,15 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	return lo, hi, lo <= hi
 }
 
+// deliver hands the row, filled by the search, to the consumer.
+func (q *queryFilter) deliver() {
+	r := q.r
+	r.stats.Matches++
+	if !r.emit(r.row) {
+		panic(errStopped)
+	}
+}
+
 // cell is where positive j's event goes in the row: its column when the
 // search writes the row, else spare.
 func (q *queryFilter) cell(j int) *Cell {
@@ -285,11 +298,7 @@ func (q *queryFilter) planRow() {
 // is direct, or, when the search writes the row, the row to the consumer.
 func (q *queryFilter) emit() {
 	if q.rowDirect {
-		r := q.r
-		r.stats.Matches++
-		if !r.emit(r.row) {
-			panic(errStopped)
-		}
+		q.deliver()
 		return
 	}
 	q.found.Out++
