@@ -22,31 +22,19 @@ import (
 // buffer once per trigger when they read it and the trigger only (Pre).
 type queryFilter struct {
 	opBase
-	op    *planner.QueryFilter
-	cache *eventCache
-	b     *planner.Binding
-	pos   []int // positive singles; the last is the trigger
-	// before[j] are the closures and narrowed negations between pos[j-1]
-	// and pos[j] (before P1 for j = 0).
-	before [][]int
-	hi     []int64
-	end    []int // end[j]: the index in src[j] after its last event at or before hi[j]
+	op     *planner.QueryFilter
+	cache  *eventCache
+	b      *planner.Binding
+	pos    []int // positive singles; the last is the trigger
+	levels []level
 	trig   int64 // the trigger's timestamp
 	narrow bool  // negations may narrow for this trigger (eventCache.narrows)
 	// set is the trigger's buffer set, enforced whether the equivalence
 	// tests hold by construction there.
 	set      *rset
 	enforced bool
-	// src[j] is what positive j is chosen from for the current trigger:
-	// its buffer, or (with Pre[j]) the part of its window passing them,
-	// kept in lists[j].
-	src   []*rbuf
-	lists []rbuf
-	sel   [][]int // per level, the candidates of its loop (levelChecks.candidates)
-	// checks[j] and pre[j] are Checks[j] and Pre[j] compiled (recep_num.go);
 	// cols[comp] are the attributes comp's buffers keep as columns.
-	checks, pre []levelChecks
-	cols        [][]int
+	cols [][]int
 	// verify checks each candidate found; direct: it would hand every
 	// candidate on unchanged (nothing to verify, no timing), so emit
 	// skips it.
@@ -65,12 +53,35 @@ type queryFilter struct {
 	spare     Cell // the cell of a component not returned
 }
 
+// level is the search's state for positive j: what the plan fixes, then
+// what each trigger sets.
+type level struct {
+	comp int
+	// before are the closures and narrowed negations between the
+	// previous positive and this one (before P1 for the first).
+	before []int
+	// checks and pre are Checks[j] and Pre[j] compiled (recep_num.go).
+	checks, pre levelChecks
+	// cuts: the next level has components before it; last: the next is
+	// the trigger and nothing cuts its range.
+	cuts, last bool
+	list       rbuf  // with pre, the part of the window passing them
+	sel        []int // the candidates of the loop (levelChecks.candidates)
+	// src is what the positive is chosen from for the current trigger:
+	// its buffer, or list. end is the index in src after its last event
+	// at or before hi, the latest time from which the rest of the
+	// pattern can be completed; cell is where its event goes in the row.
+	src  *rbuf
+	hi   int64
+	end  int
+	cell *Cell
+}
+
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
 	p := r.plan
 	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		before: make([][]int, n), hi: make([]int64, n), end: make([]int, n), src: make([]*rbuf, n), lists: make([]rbuf, n), sel: make([][]int, n),
-		checks: make([]levelChecks, n), pre: make([]levelChecks, n), cols: make([][]int, len(p.Components))}
+		levels: make([]level, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
 		switch {
@@ -78,24 +89,27 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 			j++
 		case c.Next < 0: // trailing: AttributeVerify, once time passes
 		case c.Kind == planner.Closure || slices.Contains(op.Narrowed, c.Index):
-			q.before[j] = append(q.before[j], c.Index)
+			q.levels[j].before = append(q.levels[j].before, c.Index)
 		}
 	}
-	level := func(j int, preds [][]*planner.Pred) levelChecks {
-		var l levelChecks
-		if j < len(preds) {
-			checks := compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]])
-			l = newLevelChecks(checks)
+	compiled := func(j int, preds [][]*planner.Pred) levelChecks {
+		if j >= len(preds) {
+			return levelChecks{}
 		}
-		return l
+		return newLevelChecks(compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]]))
 	}
-	for j := range n {
-		q.checks[j], q.pre[j] = level(j, op.Checks), level(j, op.Pre)
+	for j, comp := range q.pos {
+		l := &q.levels[j]
+		l.comp, l.checks, l.pre = comp, compiled(j, op.Checks), compiled(j, op.Pre)
+		if j+1 < n {
+			l.cuts = len(q.levels[j+1].before) > 0
+			l.last = j+1 == n-1 && !l.cuts
+		}
+	}
+	for j := range q.levels {
+		q.levels[j].list.cols = make([][]float64, len(q.cols[q.pos[j]]))
 	}
 	q.found = &r.stats.Operators[q.id]
-	for j, comp := range q.pos {
-		q.lists[j].cols = make([][]float64, len(q.cols[comp]))
-	}
 	return q
 }
 
@@ -112,48 +126,50 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		lo = satSub(t.TS, q.op.Window)
 	}
 	for j := range n - 1 {
-		q.src[j] = &q.set.bufs[q.pos[j]]
-		if len(q.pre[j].checks) > 0 {
-			q.src[j] = q.filterLevel(j, lo)
+		l := &q.levels[j]
+		l.src = &q.set.bufs[l.comp]
+		if len(l.pre.checks) > 0 {
+			l.src = q.filterLevel(l, lo)
 		}
-		q.checks[j].over(q.src[j])
+		l.checks.over(l.src)
 	}
-	q.hi[n-1] = t.TS
+	q.levels[n-1].hi = t.TS
 	for j := n - 2; j >= 0; j-- {
-		src := q.src[j]
-		k := src.from(q.hi[j+1])
-		if k == src.head {
+		l := &q.levels[j]
+		k := l.src.from(q.levels[j+1].hi)
+		if k == l.src.head {
 			q.done(prev)
 			return
 		}
-		q.hi[j], q.end[j] = src.ts[k-1], k
+		l.hi, l.end = l.src.ts[k-1], k
 	}
 	q.direct = enforced && q.verify.direct()
 	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
-	*q.cell(n - 1) = Cell{Event: t}
-	if lo, hi, ok := q.cut(0, lo, q.hi[0], lo); ok {
+	for j := range q.levels {
+		q.levels[j].cell = q.cell(j)
+	}
+	*q.levels[n-1].cell = Cell{Event: t}
+	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
 		q.choose(0, lo, hi)
 	}
 	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
 }
 
-// filterLevel returns the events of positive j's buffer in the window
-// before the trigger that pass Pre[j].
-func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
-	comp := q.pos[j]
-	buf := &q.set.bufs[comp]
-	l, pre := &q.lists[j], &q.pre[j]
+// filterLevel returns the events of level l's buffer in the window
+// before the trigger that pass its Pre.
+func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
+	buf, pre := &q.set.bufs[l.comp], &l.pre
 	i0, i1 := buf.from(lo), buf.from(q.trig)
 	q.r.tickN(uint(i1 - i0))
 	pre.over(buf)
 	pre.bind(q.b)
-	sel := pre.candidates(q.sel[j], i0, i1)
-	q.sel[j] = sel
+	sel := pre.candidates(l.sel, i0, i1)
+	l.sel = sel
 	n := 0
 	for _, i := range sel {
 		if i < 0 {
 			i = ^i
-			q.b.Events[comp] = buf.evs[i]
+			q.b.Events[l.comp] = buf.evs[i]
 			if !pre.passAll(q.b, i) {
 				continue
 			}
@@ -161,9 +177,9 @@ func (q *queryFilter) filterLevel(j int, lo int64) *rbuf {
 		sel[n] = i
 		n++
 	}
-	q.b.Events[comp] = nil
-	l.gather(buf, sel[:n])
-	return l
+	q.b.Events[l.comp] = nil
+	l.list.gather(buf, sel[:n])
+	return &l.list
 }
 
 // choose binds positive j to each buffered event in [lo, hi]. Below the
@@ -177,10 +193,10 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		}
 		return
 	}
-	comp := q.pos[j]
-	src, checks := q.src[j], &q.checks[j]
-	i0, i1 := src.from(lo), q.end[j]
-	if hi != q.hi[j] {
+	l := &q.levels[j]
+	src, checks := l.src, &l.checks
+	i0, i1 := src.from(lo), l.end
+	if hi != l.hi {
 		i1 = src.from(satAdd(hi, 1))
 	}
 	if i0 >= i1 {
@@ -188,11 +204,9 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	}
 	q.r.tickN(uint(i1 - i0))
 	checks.bind(q.b)
-	sel := checks.candidates(q.sel[j], i0, i1)
-	q.sel[j] = sel
-	bound, evs, ts, cell := q.b.Events, src.evs, src.ts, q.cell(j)
-	cuts := len(q.before[j+1]) > 0
-	last := j == len(q.pos)-2 && !cuts
+	sel := checks.candidates(l.sel, i0, i1)
+	l.sel = sel
+	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
 			i = ^i
@@ -202,19 +216,19 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 			}
 		}
 		cell.Event = evs[i]
-		if last && q.rowDirect { // the row is the match: no binding to fill
+		if l.last && q.rowDirect { // the row is the match: no binding to fill
 			q.deliver()
 			continue
 		}
 		bound[comp] = evs[i]
-		if last {
+		if l.last {
 			q.emit()
 			continue
 		}
-		from := ts[i] + 1
-		if !cuts {
-			q.choose(j+1, from, q.hi[j+1])
-		} else if lo2, hi2, ok := q.cut(j+1, from, q.hi[j+1], from); ok {
+		from, next := ts[i]+1, &q.levels[j+1]
+		if !l.cuts {
+			q.choose(j+1, from, next.hi)
+		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
 			q.choose(j+1, lo2, hi2)
 		}
 	}
@@ -224,7 +238,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 // cut narrows positive j's range [lo, hi] by the components before it,
 // whose events lie at or after from.
 func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
-	for _, ci := range q.before[j] {
+	for _, ci := range q.levels[j].before {
 		c := q.r.plan.Components[ci]
 		buf := &q.set.bufs[ci]
 		i := buf.from(from)
