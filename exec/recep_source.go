@@ -38,7 +38,7 @@ func (s *recep) advance(ts int64) {
 		s.verify.advance(ts)
 	}
 }
-func (s *recep) finish()                 { s.verify.finish() }
+func (s *recep) finish() { s.verify.finish() }
 
 func (s *recep) report(st *Stats) {
 	st.Operators[0].Counters = []Counter{{"max buffer", st.MaxBuffer}}
