@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -14,34 +15,82 @@ import (
 // it goes into every partition. Buffers drop events older than the window
 // (and than what held candidates still read), so memory follows the window.
 
-// rbuf is one element's buffer: evs[head:] are live, in stream order.
+// rbuf is one element's buffer: evs[head:] are live, in stream order,
+// with their timestamps in ts and, in cols, the float64 form (numOf) of
+// each attribute the search compares numerically (eventCache.cols), so
+// that its inner loops read two flat arrays and no event.
 type rbuf struct {
 	evs  []*event.Event
+	ts   []int64
+	cols [][]float64
 	head int
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
 
+// push appends ev, with its values of the attributes in slots, one per
+// column.
+func (b *rbuf) push(ev *event.Event, slots []int) {
+	b.evs = append(b.evs, ev)
+	b.ts = append(b.ts, ev.TS)
+	for k, slot := range slots {
+		b.cols[k] = append(b.cols[k], numOf(ev, slot))
+	}
+}
+
+// gather makes b, a scratch buffer with src's columns, hold src's
+// events at idx, in that order.
+func (b *rbuf) gather(src *rbuf, idx []int) {
+	if old := len(b.evs); old > len(idx) {
+		clear(b.evs[len(idx):old]) // no stale event stays reachable
+	}
+	b.evs, b.ts, b.head = slices.Grow(b.evs[:0], len(idx))[:len(idx)], slices.Grow(b.ts[:0], len(idx))[:len(idx)], 0
+	for n, i := range idx {
+		b.evs[n], b.ts[n] = src.evs[i], src.ts[i]
+	}
+	for k, col := range src.cols {
+		dst := slices.Grow(b.cols[k][:0], len(idx))[:len(idx)]
+		for n, i := range idx {
+			dst[n] = col[i]
+		}
+		b.cols[k] = dst
+	}
+}
+
+// pushFrom appends src's event i, columns included (b has src's).
+func (b *rbuf) pushFrom(src *rbuf, i int) {
+	b.evs = append(b.evs, src.evs[i])
+	b.ts = append(b.ts, src.ts[i])
+	for k, col := range src.cols {
+		b.cols[k] = append(b.cols[k], col[i])
+	}
+}
+
 // prune drops the events with ts < minTS, compacting once half is dead so
-// that appends reuse the array.
+// that appends reuse the arrays.
 func (b *rbuf) prune(minTS int64) {
-	for b.head < len(b.evs) && b.evs[b.head].TS < minTS {
+	for b.head < len(b.ts) && b.ts[b.head] < minTS {
 		b.evs[b.head] = nil
 		b.head++
 	}
 	if b.head >= 32 && 2*b.head >= len(b.evs) {
 		n := copy(b.evs, b.evs[b.head:])
 		clear(b.evs[n:])
-		b.evs, b.head = b.evs[:n], 0
+		b.evs = b.evs[:n]
+		b.ts = b.ts[:copy(b.ts, b.ts[b.head:])]
+		for k, col := range b.cols {
+			b.cols[k] = col[:copy(col, col[b.head:])]
+		}
+		b.head = 0
 	}
 }
 
-// atOrAfter returns the index of the first event with ts >= t.
-func atOrAfter(evs []*event.Event, t int64) int {
-	i, j := 0, len(evs)
+// from returns the index of the first live event with ts >= t.
+func (b *rbuf) from(t int64) int {
+	i, j := b.head, len(b.ts)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if evs[h].TS < t {
+		if b.ts[h] < t {
 			i = h + 1
 		} else {
 			j = h
@@ -119,7 +168,11 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 }
 
 func (c *eventCache) newSet() *rset {
-	return &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+	s := &rset{bufs: make([]rbuf, len(c.r.plan.Components))}
+	for comp := range s.bufs {
+		s.bufs[comp].cols = make([][]float64, len(c.qf.cols[comp]))
+	}
+	return s
 }
 
 // seed starts a new partition's buffers with the events lacking the
@@ -127,15 +180,16 @@ func (c *eventCache) newSet() *rset {
 func (c *eventCache) seed(wild *rset) *rset {
 	s := c.newSet()
 	for i := range s.bufs {
-		s.bufs[i].evs = append([]*event.Event(nil), wild.bufs[i].live()...)
+		w := &wild.bufs[i]
+		for k := w.head; k < len(w.evs); k++ {
+			s.bufs[i].pushFrom(w, k)
+		}
 	}
 	return s
 }
 
+// process caches an event of a type some buffer takes.
 func (c *eventCache) process(ev *event.Event) {
-	if ev.Type >= len(c.byType) || len(c.byType[ev.Type]) == 0 {
-		return
-	}
 	if ev.TS > c.lastTS {
 		c.lastTS = ev.TS
 		c.advance(ev.TS)
@@ -181,6 +235,9 @@ func (c *eventCache) process(ev *event.Event) {
 // passes applies component comp's buffer filters to ev.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
+	if len(buf.Consts) == 0 && len(buf.Filters) == 0 {
+		return true
+	}
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
 		if !q.Agrees(&fixed, ev) {
@@ -211,8 +268,10 @@ func (c *eventCache) passes(comp int, ev *event.Event) bool {
 func (c *eventCache) add(s *rset, ev *event.Event) {
 	for _, comp := range c.hits {
 		b := &s.bufs[comp]
-		b.prune(c.minTS)
-		b.evs = append(b.evs, ev)
+		if b.head < len(b.ts) && b.ts[b.head] < c.minTS {
+			b.prune(c.minTS)
+		}
+		b.push(ev, c.qf.cols[comp])
 		if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
 			c.r.stats.MaxBuffer = n
 		}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -23,34 +22,66 @@ import (
 // buffer once per trigger when they read it and the trigger only (Pre).
 type queryFilter struct {
 	opBase
-	op    *planner.QueryFilter
-	cache *eventCache
-	b     *planner.Binding
-	pos   []int // positive singles; the last is the trigger
-	// before[j] are the closures and narrowed negations between pos[j-1]
-	// and pos[j] (before P1 for j = 0).
-	before [][]int
-	hi     []int64
+	op     *planner.QueryFilter
+	cache  *eventCache
+	b      *planner.Binding
+	pos    []int // positive singles; the last is the trigger
+	levels []level
 	trig   int64 // the trigger's timestamp
 	narrow bool  // negations may narrow for this trigger (eventCache.narrows)
 	// set is the trigger's buffer set, enforced whether the equivalence
 	// tests hold by construction there.
 	set      *rset
 	enforced bool
-	// src[j] is what positive j is chosen from for the current trigger:
-	// its live buffer, or (with Pre[j]) the part of its window passing
-	// them, kept in lists[j].
-	src, lists [][]*event.Event
-	// verify checks each candidate found.
+	// cols[comp] are the attributes comp's buffers keep as columns.
+	cols [][]int
+	// verify checks each candidate found; direct: it would hand every
+	// candidate on unchanged (nothing to verify, no timing), so emit
+	// skips it.
 	verify *verifyStage
+	direct bool
+	// found and verified are the filter's and verify's counts.
+	found, verified *OpStats
+	// rowCol[comp] is comp's column of the run's row when the
+	// transformation after verify returns events only, each positive at
+	// most once (-1: comp is not returned); nil otherwise. Then a direct
+	// search that runs alone (r.own nil) writes each event it binds
+	// into the row and hands the row to the consumer itself (rowDirect);
+	// report adds those matches to the counts of the operators skipped.
+	rowCol    []int
+	rowDirect bool
+	spare     Cell // the cell of a component not returned
+}
+
+// level is the search's state for positive j: what the plan fixes, then
+// what each trigger sets.
+type level struct {
+	comp int
+	// before are the closures and narrowed negations between the
+	// previous positive and this one (before P1 for the first).
+	before []int
+	// checks and pre are Checks[j] and Pre[j] compiled (recep_num.go).
+	checks, pre levelChecks
+	// cuts: the next level has components before it; last: the next is
+	// the trigger and nothing cuts its range.
+	cuts, last bool
+	list       rbuf  // with pre, the part of the window passing them
+	sel        []int // the candidates of the loop (levelChecks.candidates)
+	// src is what the positive is chosen from for the current trigger:
+	// its buffer, or list. end is the index in src after its last event
+	// at or before hi, the latest time from which the rest of the
+	// pattern can be completed; cell is where its event goes in the row.
+	src  *rbuf
+	hi   int64
+	end  int
+	cell *Cell
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
 	p := r.plan
+	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		before: make([][]int, len(op.Positives)),
-		hi:     make([]int64, len(op.Positives)), src: make([][]*event.Event, len(op.Positives)),
-		lists: make([][]*event.Event, len(op.Positives))}
+		levels: make([]level, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
 		switch {
@@ -58,9 +89,27 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 			j++
 		case c.Next < 0: // trailing: AttributeVerify, once time passes
 		case c.Kind == planner.Closure || slices.Contains(op.Narrowed, c.Index):
-			q.before[j] = append(q.before[j], c.Index)
+			q.levels[j].before = append(q.levels[j].before, c.Index)
 		}
 	}
+	compiled := func(j int, preds [][]*planner.Pred) levelChecks {
+		if j >= len(preds) {
+			return levelChecks{}
+		}
+		return newLevelChecks(compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]]))
+	}
+	for j, comp := range q.pos {
+		l := &q.levels[j]
+		l.comp, l.checks, l.pre = comp, compiled(j, op.Checks), compiled(j, op.Pre)
+		if j+1 < n {
+			l.cuts = len(q.levels[j+1].before) > 0
+			l.last = j+1 == n-1 && !l.cuts
+		}
+	}
+	for j := range q.levels {
+		q.levels[j].list.cols = make([][]float64, len(q.cols[q.pos[j]]))
+	}
+	q.found = &r.stats.Operators[q.id]
 	return q
 }
 
@@ -68,7 +117,6 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 // the cache has chosen.
 func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	prev := q.in()
-	defer q.done(prev)
 	q.set, q.enforced = set, enforced
 	n := len(q.pos)
 	t := b.Events[q.pos[n-1]]
@@ -78,48 +126,66 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		lo = satSub(t.TS, q.op.Window)
 	}
 	for j := range n - 1 {
-		q.src[j] = q.set.bufs[q.pos[j]].live()
-		if j < len(q.op.Pre) && len(q.op.Pre[j]) > 0 {
-			q.src[j] = q.filterLevel(j, lo)
+		l := &q.levels[j]
+		l.src = &q.set.bufs[l.comp]
+		if len(l.pre.checks) > 0 {
+			l.src = q.filterLevel(l, lo)
 		}
+		l.checks.over(l.src)
 	}
-	q.hi[n-1] = t.TS
+	q.levels[n-1].hi = t.TS
 	for j := n - 2; j >= 0; j-- {
-		evs := q.src[j]
-		k := atOrAfter(evs, q.hi[j+1]) - 1
-		if k < 0 {
+		l := &q.levels[j]
+		k := l.src.from(q.levels[j+1].hi)
+		if k == l.src.head {
+			q.done(prev)
 			return
 		}
-		q.hi[j] = evs[k].TS
+		l.hi, l.end = l.src.ts[k-1], k
 	}
-	if lo, hi, ok := q.cut(0, lo, q.hi[0], lo); ok {
+	q.direct = enforced && q.verify.direct()
+	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
+	for j := range q.levels {
+		q.levels[j].cell = q.cell(j)
+	}
+	*q.levels[n-1].cell = Cell{Event: t}
+	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
 		q.choose(0, lo, hi)
 	}
+	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
 }
 
-// filterLevel returns the events of positive j's buffer in the window
-// before the trigger that pass Pre[j].
-func (q *queryFilter) filterLevel(j int, lo int64) []*event.Event {
-	comp := q.pos[j]
-	evs := q.set.bufs[comp].live()
-	l := q.lists[j][:0]
-next:
-	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS < q.trig; i++ {
-		q.r.tick()
-		q.b.Events[comp] = evs[i]
-		for _, pr := range q.op.Pre[j] {
-			if !pr.Eval(q.b) {
-				continue next
+// filterLevel returns the events of level l's buffer in the window
+// before the trigger that pass its Pre.
+func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
+	buf, pre := &q.set.bufs[l.comp], &l.pre
+	i0, i1 := buf.from(lo), buf.from(q.trig)
+	q.r.tickN(uint(i1 - i0))
+	pre.over(buf)
+	pre.bind(q.b)
+	sel := pre.candidates(l.sel, i0, i1)
+	l.sel = sel
+	n := 0
+	for _, i := range sel {
+		if i < 0 {
+			i = ^i
+			q.b.Events[l.comp] = buf.evs[i]
+			if !pre.passAll(q.b, i) {
+				continue
 			}
 		}
-		l = append(l, evs[i])
+		sel[n] = i
+		n++
 	}
-	q.b.Events[comp] = nil
-	q.lists[j] = l
-	return l
+	q.b.Events[l.comp] = nil
+	l.list.gather(buf, sel[:n])
+	return &l.list
 }
 
-// choose binds positive j to each buffered event in [lo, hi].
+// choose binds positive j to each buffered event in [lo, hi]. Below the
+// trigger every event chosen is a candidate (its range is (ts, ts(Pn)],
+// with nothing before Pn to cut it), so that level emits without
+// recursing.
 func (q *queryFilter) choose(j int, lo, hi int64) {
 	if j == len(q.pos)-1 {
 		if lo <= q.trig && q.trig <= hi {
@@ -127,42 +193,61 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		}
 		return
 	}
-	comp := q.pos[j]
-	evs := q.src[j]
-	var checks []*planner.Pred
-	if j < len(q.op.Checks) {
-		checks = q.op.Checks[j]
+	l := &q.levels[j]
+	src, checks := l.src, &l.checks
+	i0, i1 := src.from(lo), l.end
+	if hi != l.hi {
+		i1 = src.from(satAdd(hi, 1))
 	}
-next:
-	for i := atOrAfter(evs, lo); i < len(evs) && evs[i].TS <= hi; i++ {
-		q.r.tick()
-		e := evs[i]
-		q.b.Events[comp] = e
-		for _, pr := range checks {
-			if !pr.Eval(q.b) {
-				continue next
+	if i0 >= i1 {
+		return
+	}
+	q.r.tickN(uint(i1 - i0))
+	checks.bind(q.b)
+	sel := checks.candidates(l.sel, i0, i1)
+	l.sel = sel
+	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
+	for _, i := range sel {
+		if i < 0 {
+			i = ^i
+			bound[comp] = evs[i]
+			if !checks.passAll(q.b, i) {
+				continue
 			}
 		}
-		if lo2, hi2, ok := q.cut(j+1, e.TS+1, q.hi[j+1], e.TS+1); ok {
+		cell.Event = evs[i]
+		if l.last && q.rowDirect { // the row is the match: no binding to fill
+			q.deliver()
+			continue
+		}
+		bound[comp] = evs[i]
+		if l.last {
+			q.emit()
+			continue
+		}
+		from, next := ts[i]+1, &q.levels[j+1]
+		if !l.cuts {
+			q.choose(j+1, from, next.hi)
+		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
 			q.choose(j+1, lo2, hi2)
 		}
 	}
-	q.b.Events[comp] = nil
+	bound[comp] = nil
 }
 
 // cut narrows positive j's range [lo, hi] by the components before it,
 // whose events lie at or after from.
 func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
-	for _, ci := range q.before[j] {
+	for _, ci := range q.levels[j].before {
 		c := q.r.plan.Components[ci]
-		evs := q.set.bufs[ci].live()
-		i := atOrAfter(evs, from)
+		buf := &q.set.bufs[ci]
+		i := buf.from(from)
 		if c.Kind == planner.Closure {
 			// Only buffered events can be elements: Pj comes after the K-th.
-			if i+c.K > len(evs) {
+			if i+c.K > len(buf.ts) {
 				return lo, hi, false
 			}
-			lo = max(lo, satAdd(evs[i+c.K-1].TS, 1))
+			lo = max(lo, satAdd(buf.ts[i+c.K-1], 1))
 			continue
 		}
 		if !q.narrow {
@@ -170,13 +255,14 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 		}
 		res := q.cache.op.Buffers[ci].Residual
 		t := q.b.Events[q.pos[len(q.pos)-1]]
-		for ; i < len(evs) && evs[i].TS < hi; i++ {
+		for ; i < len(buf.ts) && buf.ts[i] < hi; i++ {
 			q.r.tick()
-			if !q.enforced && !q.cache.agrees(evs[i], t) {
+			e := buf.evs[i]
+			if !q.enforced && !q.cache.agrees(e, t) {
 				continue
 			}
-			if len(res) == 0 || q.r.blocks(c, evs[i], q.b, res, false) {
-				hi = evs[i].TS // Pj may not come after a blocking event
+			if len(res) == 0 || q.r.blocks(c, e, q.b, res, false) {
+				hi = buf.ts[i] // Pj may not come after a blocking event
 				break
 			}
 		}
@@ -184,8 +270,57 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	return lo, hi, lo <= hi
 }
 
-// emit hands the candidate in q.b to AttributeVerify.
+// deliver hands the row, filled by the search, to the consumer.
+func (q *queryFilter) deliver() {
+	r := q.r
+	r.stats.Matches++
+	if !r.emit(r.row) {
+		panic(errStopped)
+	}
+}
+
+// cell is where positive j's event goes in the row: its column when the
+// search writes the row, else spare.
+func (q *queryFilter) cell(j int) *Cell {
+	if c := q.rowCol; q.rowDirect && c[q.pos[j]] >= 0 {
+		return &q.r.row[c[q.pos[j]]]
+	}
+	return &q.spare
+}
+
+// planRow sets rowCol when the stage after verify is the transformation
+// and it returns positives' events only, each at most once.
+func (q *queryFilter) planRow() {
+	t, ok := q.verify.next.(*transformStage)
+	if !ok {
+		return
+	}
+	col := make([]int, len(q.r.plan.Components))
+	for i := range col {
+		col[i] = -1
+	}
+	for i, c := range t.op.Columns {
+		if c.Kind != planner.ColEvent || !slices.Contains(q.pos, c.Comp) || col[c.Comp] >= 0 {
+			return
+		}
+		col[c.Comp] = i
+	}
+	q.rowCol = col
+}
+
+// emit hands the candidate in q.b to AttributeVerify, or past it when it
+// is direct, or, when the search writes the row, the row to the consumer.
 func (q *queryFilter) emit() {
-	q.r.stats.Operators[q.id].Out++
+	if q.rowDirect {
+		q.deliver()
+		return
+	}
+	q.found.Out++
+	if q.direct {
+		q.verified.In++
+		q.verified.Out++
+		q.verify.next.push(q.b)
+		return
+	}
 	q.verify.push(q.b, q.set, q.enforced)
 }

@@ -22,13 +22,36 @@ func newReCEP(r *runner, op *planner.ReCEP, next stage) *recep {
 	q := r.newQueryFilter(opBase{r: r, id: 1}, &op.Filter)
 	c := newEventCache(r, &op.Cache, q, v.pending)
 	q.cache, q.verify, v.cache = c, v, c
+	q.verified = &r.stats.Operators[v.id]
+	q.planRow()
 	return &recep{cache: c, verify: v}
 }
 
-func (s *recep) process(ev *event.Event) { s.cache.process(ev) }
-func (s *recep) advance(ts int64)        { s.verify.advance(ts) }
-func (s *recep) finish()                 { s.verify.finish() }
+// process skips, without a call, the events of types no buffer takes.
+func (s *recep) process(ev *event.Event) {
+	if c := s.cache; ev.Type < len(c.byType) && len(c.byType[ev.Type]) > 0 {
+		c.process(ev)
+	}
+}
+func (s *recep) advance(ts int64) {
+	if s.verify.pending.on { // else nothing waits on time
+		s.verify.advance(ts)
+	}
+}
+func (s *recep) finish() { s.verify.finish() }
 
 func (s *recep) report(st *Stats) {
 	st.Operators[0].Counters = []Counter{{"max buffer", st.MaxBuffer}}
+	if q := s.cache.qf; q.rowCol != nil {
+		// The matches the search handed over itself passed the filter,
+		// verify and the transformation unchanged; the transformation
+		// counted the others.
+		t := &st.Operators[q.verify.id+1]
+		n := st.Matches - t.Out
+		q.found.Out += n
+		q.verified.In += n
+		q.verified.Out += n
+		t.In += n
+		t.Out += n
+	}
 }

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,5 +161,50 @@ func TestReCEPPartitions(t *testing.T) {
 	// b at 3 lacks sym: both a's match it; b at 4 matches a at 1 only.
 	if _, st := runEngine(t, s, "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 5", "recep"); st.Matches != 3 {
 		t.Errorf("absent attribute: %d matches, want 3", st.Matches)
+	}
+}
+
+// TestReCEPNumericChecks runs the forms the search compares as float64
+// columns (x op y, x op k * y, in the trigger's filter and in the
+// recursion) on values where float64 would not be exact or does not
+// apply: ints beyond 2^53, floats, products that overflow to infinity,
+// strings, bools and absent cells; an int k stays with the evaluator.
+// recep must find basic's matches.
+func TestReCEPNumericChecks(t *testing.T) {
+	stream := "type,ts,sym,x\n" +
+		"A,1,s,5\nA,2,s,7.5\nA,3,t,9007199254740993\nA,4,s,hello\nA,5,s,\nA,6,t,1e300\nA,7,s,-2\n" +
+		"B,8,s,4\nB,9,t,9007199254740992\nB,10,s,6.25\nB,11,s,\nB,12,t,true\nB,13,s,1e10\nB,14,s,-3\nB,15,t,9007199254740993\n" +
+		"C,16,s,10\nC,17,t,9007199254740994\nC,18,s,\nC,19,s,20.5\nC,20,s,abc\nC,21,s,-1\nC,22,t,9007199254740992\n"
+	for _, where := range []string{
+		"a.x > 1.1 * b.x AND b.x < 0.9 * c.x",
+		"a.x >= b.x AND b.x <= c.x",
+		"a.x = b.x OR a.x < c.x",
+		"a.x = b.x AND b.x * 0.5 != c.x",
+		"a.x != b.x AND c.x = b.x",
+		"a.x < 1e300 * b.x AND c.x > b.x",
+		"a.x > 2 * b.x AND c.x > 0.5 * b.x",
+		"[sym] AND a.x < b.x * 1.5 AND b.x > c.x",
+		"a.x > 0.5 * c.x AND 2.5 * b.x >= a.x",
+	} {
+		for _, pattern := range []string{"SEQ(A a, B b, C c)", "SEQ(A a, B+ b[], C c)"} {
+			if strings.Contains(pattern, "b[]") && strings.Contains(where, "b.x") {
+				where = strings.ReplaceAll(where, "b.x", "b[b.LEN].x")
+			}
+			c := conformanceCase{Name: where, StreamCSV: stream, Query: "PATTERN " + pattern + " WHERE " + where + " WITHIN 30"}
+			want, err := runCase(c, "basic")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := runCase(c, "recep")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Errorf("%s: no matches: the case checks nothing", c.Query)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s:\nrecep %d %v\nbasic %d %v", c.Query, len(got), got, len(want), want)
+			}
+		}
 	}
 }

@@ -229,10 +229,10 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, limit tim
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	go sampleHeap(&peak, done)
-	cpu := cpuTime()
+	cpu := CPUTime()
 	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
 	close(done)
-	res := Result{Engine: engine, Workers: workers, PeakHeap: peak.Load(), CPU: cpuTime() - cpu}
+	res := Result{Engine: engine, Workers: workers, PeakHeap: peak.Load(), CPU: CPUTime() - cpu}
 	if stats != nil {
 		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
 	}

@@ -4,5 +4,5 @@ package bench
 
 import "time"
 
-// cpuTime is not measured here.
-func cpuTime() time.Duration { return 0 }
+// CPUTime is not measured here.
+func CPUTime() time.Duration { return 0 }

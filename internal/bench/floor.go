@@ -59,7 +59,7 @@ func W1Floor(stream *event.Stream, window int64, bind *[3]*event.Event) (int64, 
 // measureFloor runs W1Floor over a case's stream as Measure runs an engine.
 func measureFloor(stream *event.Stream, window int64) (Result, error) {
 	var bind [3]*event.Event
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), CPUTime()
 	n, err := W1Floor(stream, window, &bind)
-	return Result{Engine: "floor", Workers: 1, Events: int64(len(stream.Events)), Matches: n, Elapsed: time.Since(start), CPU: cpuTime() - cpu}, err
+	return Result{Engine: "floor", Workers: 1, Events: int64(len(stream.Events)), Matches: n, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
 }

@@ -1,6 +1,8 @@
 package recepbench
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,4 +40,39 @@ func TestRun(t *testing.T) {
 		}
 	}
 	t.Log(out.String())
+}
+
+var benchEvents = flag.Int("recep.events", 1_000_000, "events of BenchmarkReCEP's stream")
+
+// BenchmarkReCEP runs the experiments' queries on the recep engine over
+// 1M events (-recep.events), every match enumerated, not printed; with
+// -benchmem the allocations per op are those of one whole run.
+func BenchmarkReCEP(b *testing.B) {
+	stream := Stream(*benchEvents)
+	type run struct {
+		name   string
+		length int
+		window int64
+	}
+	runs := []run{{"exp1", 3, 120}}
+	for _, l := range []int{2, 4, 5, 6} {
+		runs = append(runs, run{fmt.Sprintf("exp2/length=%d", l), l, 120})
+	}
+	for _, w := range []int64{60, 180, 240, 300} {
+		runs = append(runs, run{fmt.Sprintf("exp3/within=%d", w), 3, w})
+	}
+	for _, c := range runs {
+		b.Run(c.name, func(b *testing.B) {
+			var r Result
+			for b.Loop() {
+				var err error
+				if r, err = Time(stream, Query(c.length, c.window), "recep", len(stream.Events), 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(r.Matches), "matches")
+			b.ReportMetric(float64(r.Time.Nanoseconds())/float64(r.Events), "ns/event")
+			b.ReportMetric(float64(r.CPU.Nanoseconds())/float64(r.Events), "cpu-ns/event")
+		})
+	}
 }

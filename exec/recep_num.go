@@ -1,0 +1,282 @@
+package exec
+
+import (
+	"math"
+	"slices"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// ReCEP's search checks its predicates per buffered event in its inner
+// loops. The commonest correlation predicates, `x.a op y.b` and
+// `x.a op k * y.b` with a float constant k (the paper's `a.price > 1.1 *
+// b.price`), compare two numbers: for those the buffer of the component
+// being chosen keeps the attribute as a float64 column, the other side is
+// read once per loop, and the loop compares two floats. Where a value is
+// not one float64 orders exactly as the predicate does (absent, not a
+// number, an int beyond 2^53), numOf gives NaN and the predicate's own
+// evaluator decides.
+
+// numOf returns a's value in ev as a float64 when float64 arithmetic and
+// comparison give exactly what the evaluators do with the Value (ints up
+// to 2^53 in magnitude, floats but NaN), else NaN.
+func numOf(ev *event.Event, slot int) float64 {
+	if slot < len(ev.Attrs) {
+		switch v := &ev.Attrs[slot]; v.Kind() {
+		case event.Int:
+			if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
+				return float64(i)
+			}
+		case event.Float:
+			return v.Float()
+		}
+	}
+	return math.NaN()
+}
+
+// numTerm is one side of a numeric check: comp's attribute in slot, times
+// k (1 unless scaled).
+type numTerm struct {
+	comp, slot int
+	k          float64
+	scaled     bool
+}
+
+// of is the term's value for the attribute's value x: arith's product
+// when scaled (k * x and x * k are the same IEEE product), x itself
+// otherwise (x * 1 is x for every float but NaN, which numOf keeps out).
+func (t numTerm) of(x float64) float64 { return t.k * x }
+
+// check is one predicate of a search level, in the plan's order: with
+// fast set, `it op bound`, where it reads the component the level chooses
+// (column col of its buffer) and bound an event bound before the loop.
+type check struct {
+	pr    *planner.Pred
+	fast  bool
+	order order // op's
+	it    numTerm
+	col   int
+	bound numTerm
+}
+
+// numTermOf matches attr, k * attr or attr * k (k a float constant) on a
+// single event's plain attribute.
+func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
+	switch e := e.(type) {
+	case *planner.Attr:
+		if e.Index != 0 || e.Builtin != planner.NotBuiltin || p.Components[e.Comp].Kind != planner.Single {
+			return numTerm{}, false
+		}
+		return numTerm{comp: e.Comp, slot: e.Slot, k: 1}, true
+	case *planner.Binary:
+		if e.Op != ast.OpMul {
+			return numTerm{}, false
+		}
+		x, y := e.X, e.Y
+		if _, ok := x.(*planner.Const); !ok {
+			x, y = y, x
+		}
+		k, ok := x.(*planner.Const)
+		if !ok || k.Value.Kind() != event.Float {
+			return numTerm{}, false // an int k multiplies ints as ints
+		}
+		t, ok := numTermOf(p, y)
+		if !ok || t.scaled {
+			return numTerm{}, false
+		}
+		t.k, t.scaled = k.Value.Float(), true
+		return t, true
+	}
+	return numTerm{}, false
+}
+
+// flipped is op with its operands swapped: x op y is y flipped(op) x.
+func flipped(op ast.Op) ast.Op {
+	switch op {
+	case ast.OpLt:
+		return ast.OpGt
+	case ast.OpLe:
+		return ast.OpGe
+	case ast.OpGt:
+		return ast.OpLt
+	case ast.OpGe:
+		return ast.OpLe
+	}
+	return op
+}
+
+// compileChecks makes the checks of the level choosing comp; the
+// attributes the fast ones read of comp are added to *cols, comp's
+// buffer's columns.
+func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int) []check {
+	out := make([]check, len(preds))
+	for i, pr := range preds {
+		out[i] = check{pr: pr}
+		e, ok := pr.Expr.(*planner.Binary)
+		if !ok {
+			continue
+		}
+		switch e.Op {
+		case ast.OpEq, ast.OpNe, ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe:
+		default:
+			continue
+		}
+		x, okx := numTermOf(p, e.X)
+		y, oky := numTermOf(p, e.Y)
+		op := e.Op
+		if !okx || !oky || x.comp == y.comp {
+			continue
+		}
+		if y.comp == comp {
+			x, y, op = y, x, flipped(op)
+		}
+		if x.comp != comp {
+			continue
+		}
+		c := &out[i]
+		c.fast, c.order, c.it, c.bound = true, orderOf(op), x, y
+		c.col = -1
+		for k, slot := range *cols {
+			if slot == x.slot {
+				c.col = k
+			}
+		}
+		if c.col < 0 {
+			c.col = len(*cols)
+			*cols = append(*cols, x.slot)
+		}
+	}
+	return out
+}
+
+// order is a comparison as the three orders of two numbers it accepts:
+// x op y holds when x < y and lt, x = y and eq, or x > y and gt. For
+// numbers neither NaN that is compare's answer.
+type order struct{ lt, eq, gt bool }
+
+func orderOf(op ast.Op) order {
+	switch op {
+	case ast.OpLt:
+		return order{lt: true}
+	case ast.OpLe:
+		return order{lt: true, eq: true}
+	case ast.OpGt:
+		return order{gt: true}
+	case ast.OpGe:
+		return order{eq: true, gt: true}
+	case ast.OpEq:
+		return order{eq: true}
+	}
+	return order{lt: true, gt: true} // !=
+}
+
+func (o order) holds(x, y float64) bool {
+	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
+}
+
+func newLevelChecks(checks []check) levelChecks {
+	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
+	for k, c := range checks {
+		l.cur[k].k, l.cur[k].op = c.it.k, c.order
+	}
+	return l
+}
+
+// levelChecks is a level's checks and, per loop, their fast forms.
+type levelChecks struct {
+	checks []check
+	// cur[k] is check k over the loop's buffer, usable (ok) when it is
+	// fast and its bound side was read as a number (bind).
+	cur []fastCheck
+}
+
+// fastCheck is a fast check for one loop: k * col[i] op bound (k and op
+// are set once, col per search, bound per loop).
+type fastCheck struct {
+	col      []float64
+	k, bound float64
+	op       order
+	ok       bool
+}
+
+// over makes the checks read buf's columns, for the loops of one search.
+func (l *levelChecks) over(buf *rbuf) {
+	for k := range l.checks {
+		if c := &l.checks[k]; c.fast {
+			l.cur[k].col = buf.cols[c.col]
+		}
+	}
+}
+
+// bind reads the bound sides from the events bound in b, for a loop.
+func (l *levelChecks) bind(b *planner.Binding) {
+	for k := range l.checks {
+		c, f := &l.checks[k], &l.cur[k]
+		if !c.fast {
+			continue // never ok
+		}
+		// A NaN bound (0 * inf) leaves the check to its evaluator: NaN
+		// equals nothing and is unequal to everything, which order
+		// does not say.
+		f.bound = c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot))
+		f.ok = f.bound == f.bound
+	}
+}
+
+// candidates returns the indices of the buffer's events in [i0, i1) the
+// level's checks may pass, in order: those its one usable fast check
+// passes, and, complemented (^i), those passAll must decide. The first
+// kind is found by a loop over the column alone.
+func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
+	out = slices.Grow(out[:0], i1-i0)[:i1-i0]
+	m := 0
+	switch {
+	case len(l.cur) == 0:
+		for i := i0; i < i1; i++ {
+			out[m] = i
+			m++
+		}
+	case len(l.cur) == 1 && l.cur[0].ok:
+		// Scalars, so that the loop keeps them in registers.
+		f := &l.cur[0]
+		col, k, bound, lt, eq, gt := f.col[i0:i1], f.k, f.bound, f.op.lt, f.op.eq, f.op.gt
+		for n, x := range col {
+			v := k * x
+			out[m] = i0 + n
+			if v != v {
+				out[m] = ^(i0 + n)
+				m++
+			} else if v < bound && lt || v == bound && eq || v > bound && gt {
+				m++
+			}
+		}
+	default:
+		for i := i0; i < i1; i++ {
+			out[m] = ^i
+			m++
+		}
+	}
+	return out[:m]
+}
+
+// passAll checks event i, bound in b, in the plan's order, each check by
+// its fast form where usable and i's value is a number, else by its
+// evaluator.
+func (l *levelChecks) passAll(b *planner.Binding, i int) bool {
+	for k := range l.checks {
+		if f := &l.cur[k]; f.ok {
+			if x := f.k * f.col[i]; x == x {
+				if !f.op.holds(x, f.bound) {
+					return false
+				}
+				continue
+			}
+		}
+		if !l.checks[k].pr.Eval(b) {
+			return false
+		}
+	}
+	return true
+}
