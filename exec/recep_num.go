@@ -49,10 +49,10 @@ type numTerm struct {
 // otherwise (x * 1 is x for every float but NaN, which numOf keeps out).
 func (t numTerm) of(x float64) float64 { return t.k * x }
 
-// check is one predicate of a search level, in the plan's order: with
+// levelCheck is one predicate of a search level, in the plan's order: with
 // fast set, `it op bound`, where it reads the component the level chooses
 // (column col of its buffer) and bound an event bound before the loop.
-type check struct {
+type levelCheck struct {
 	pr    *planner.Pred
 	fast  bool
 	order order // op's
@@ -110,10 +110,10 @@ func flipped(op ast.Op) ast.Op {
 // compileChecks makes the checks of the level choosing comp; the
 // attributes the fast ones read of comp are added to *cols, comp's
 // buffer's columns.
-func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int) []check {
-	out := make([]check, len(preds))
+func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int) []levelCheck {
+	out := make([]levelCheck, len(preds))
 	for i, pr := range preds {
-		out[i] = check{pr: pr}
+		out[i] = levelCheck{pr: pr}
 		e, ok := pr.Expr.(*planner.Binary)
 		if !ok {
 			continue
@@ -176,7 +176,7 @@ func (o order) holds(x, y float64) bool {
 	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
 }
 
-func newLevelChecks(checks []check) levelChecks {
+func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
 		l.cur[k].k, l.cur[k].op = c.it.k, c.order
@@ -186,7 +186,7 @@ func newLevelChecks(checks []check) levelChecks {
 
 // levelChecks is a level's checks and, per loop, their fast forms.
 type levelChecks struct {
-	checks []check
+	checks []levelCheck
 	// cur[k] is check k over the loop's buffer, usable (ok) when it is
 	// fast and its bound side was read as a number (bind).
 	cur []fastCheck
