@@ -71,13 +71,20 @@ func (l *Live) Pause() {
 // Split is how a run divides its work.
 type Split struct {
 	Workers int            // 1: one run
-	By      *planner.Equiv // the partition attribute of a split run
-	Why     string         // why one worker, when more were asked for
+	By      *planner.Equiv // the partition attribute of a partitioned run
+	// Overlap is how far, in ticks, a time segment's worker reads back
+	// before the segment's start; Segmented says the run splits that way.
+	Overlap   int64
+	Segmented bool
+	Why       string // why one worker, when more were asked for
 }
 
 // String says how the run is split, for EXPLAIN.
 func (s Split) String() string {
-	if s.Workers > 1 {
+	switch {
+	case s.Segmented:
+		return fmt.Sprintf("Parallel: %d workers, time segments of the loaded stream overlapping by %d", s.Workers, s.Overlap)
+	case s.Workers > 1:
 		return fmt.Sprintf("Parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
 	}
 	return "Parallel: one worker (" + s.Why + ")"
@@ -85,54 +92,81 @@ func (s Split) String() string {
 
 // Explain is the split's EXPLAIN ANALYZE lines: how the run split and each
 // worker's events and matches (events lacking the attribute count at
-// every worker).
+// every worker; a segment's overlap at the worker that reads it again).
 func (s *Stats) explainSplit() string {
 	if s.Split == nil {
 		return ""
 	}
 	text := s.Split.String() + "\n"
+	if s.Split.Segmented {
+		text += fmt.Sprintf("   segments: %d\n", s.Segments)
+	}
 	for i, w := range s.Workers {
 		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
 	}
 	return text
 }
 
-// SplitOf says how a run of plan on the given number of workers splits.
-// It reads the partition attribute from the plan: the one its source
-// partitions on, else its first top-level equivalence test (one the
-// optimizer recognised from a chain included). The basic engine stays the
-// reference: one run.
-func SplitOf(plan *planner.Plan, workers int) Split {
+// SplitOf says how a run of plan on the given number of workers splits,
+// on a live stream or a loaded one. A partitioned run reads the partition
+// attribute from the plan: the one its source partitions on, else its
+// first top-level equivalence test (one the optimizer recognised from a
+// chain included). A query that does not partition splits a loaded stream
+// into time segments (segments.go). The basic engine stays the reference:
+// one run.
+func SplitOf(plan *planner.Plan, workers int, live bool) Split {
 	if workers <= 1 {
 		return Split{Workers: 1, Why: "workers = 1"}
 	}
 	if plan.Engine == "basic" {
 		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
 	}
+	why := partitionable(plan)
+	switch {
+	case why == "":
+		return Split{Workers: workers, By: partitionOf(plan)}
+	case live:
+		return Split{Workers: 1, Why: why + "; a live stream is not cut into time segments"}
+	case !plan.HasWindow:
+		return Split{Workers: 1, Why: why + "; without WITHIN a match may span the whole stream, so no time segments"}
+	}
+	return Split{Workers: workers, Segmented: true, Overlap: overlap(plan)}
+}
+
+// partitionable says why plan does not split by partition ("" when it
+// does).
+func partitionable(plan *planner.Plan) string {
 	if s := plan.Strategy; s != planner.NoStrategy && s != planner.AnyMatch {
 		// A run takes the next event that fits, and while its partition is
 		// open (its events so far lack the attribute) that may be any
 		// partition's: the partitions are not independent.
-		return Split{Workers: 1, Why: s.String() + ": a run's next event may be any partition's"}
+		return s.String() + ": a run's next event may be any partition's"
 	}
-	by := sourcePartition(plan.Source)
-	if by == nil {
-		for _, q := range plan.Equivs {
-			if q.Const == nil {
-				by = q
-				break
-			}
-		}
-	}
-	if by == nil || by.Const != nil {
-		return Split{Workers: 1, Why: "no equivalence test to partition on"}
+	if partitionOf(plan) == nil {
+		return "no equivalence test to partition on"
 	}
 	if _, ok := plan.Source.(*planner.ReCEP); ok && len(plan.Positives) < len(plan.Components) {
 		// The negations and closures of a match whose events lack the
 		// attribute read ReCEP's own buffers of every partition's events.
-		return Split{Workers: 1, Why: "recep with negation or closure reads every partition's buffers"}
+		return "recep with negation or closure reads every partition's buffers"
 	}
-	return Split{Workers: workers, By: by}
+	return ""
+}
+
+// partitionOf is the attribute a partitioned run splits by, nil if none.
+func partitionOf(plan *planner.Plan) *planner.Equiv {
+	if by := sourcePartition(plan.Source); by != nil {
+		if by.Const != nil {
+			return nil
+		}
+		return by
+	}
+	for _, q := range plan.Equivs {
+		if q.Const == nil {
+			return q
+		}
+	}
+	return nil
 }
 
 func sourcePartition(src planner.Source) *planner.Equiv {
@@ -212,21 +246,25 @@ type worker struct {
 }
 
 // fresh returns an empty result, one the merge is done with if there is.
-func (w *worker) fresh() *result {
+func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
+
+// freshResult returns an empty result: one from free if there is, else
+// one sized like last.
+func freshResult(free chan *result, last *result) *result {
 	select {
-	case r := <-w.free:
+	case r := <-free:
 		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
 		// more than the matching.
-		if w.res == nil {
+		if last == nil {
 			return &result{}
 		}
 		return &result{
-			matches: make([]match, 0, len(w.res.matches)),
-			evs:     make([]*event.Event, 0, len(w.res.evs)),
-			vals:    make([]event.Value, 0, len(w.res.vals)),
+			matches: make([]match, 0, len(last.matches)),
+			evs:     make([]*event.Event, 0, len(last.evs)),
+			vals:    make([]event.Value, 0, len(last.vals)),
 		}
 	}
 }
@@ -265,20 +303,25 @@ func (w *worker) own(b *planner.Binding) bool {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	res := w.res
-	res.matches = append(res.matches, match{pos: w.pos, key: w.key, ev: len(res.evs), val: len(res.vals)})
-	for i, kind := range w.kinds {
+	w.res.add(match{pos: w.pos, key: w.key}, w.kinds, row)
+	return true
+}
+
+// add appends a row, tagged as m, to the result.
+func (r *result) add(m match, kinds []planner.ColumnKind, row []Cell) {
+	m.ev, m.val = len(r.evs), len(r.vals)
+	r.matches = append(r.matches, m)
+	for i, kind := range kinds {
 		switch kind {
 		case planner.ColEvent:
-			res.evs = append(res.evs, row[i].Event)
+			r.evs = append(r.evs, row[i].Event)
 		case planner.ColList:
-			res.evs = append(res.evs, row[i].List...)
-			res.vals = append(res.vals, event.IntValue(int64(len(row[i].List))))
+			r.evs = append(r.evs, row[i].List...)
+			r.vals = append(r.vals, event.IntValue(int64(len(row[i].List))))
 		default:
-			res.vals = append(res.vals, row[i].Value)
+			r.vals = append(r.vals, row[i].Value)
 		}
 	}
-	return true
 }
 
 // row puts match m's columns into row.
@@ -605,9 +648,10 @@ func columnKinds(plan *planner.Plan) []planner.ColumnKind {
 	return kinds
 }
 
-// add sums a worker's stats into a parallel run's.
+// add sums worker i's stats into a parallel run's.
 func (s *Stats) add(w *Stats, i int) {
-	s.Workers[i] = WorkerStats{Events: w.Events, Matches: w.Matches}
+	s.Workers[i].Events += w.Events
+	s.Workers[i].Matches += w.Matches
 	s.Instances += w.Instances
 	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
 	s.timed = w.timed

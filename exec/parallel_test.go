@@ -25,36 +25,33 @@ import (
 // its matches (bindings, as randquery.Matches) in the order it emitted
 // them, and how the run split. With one worker it puts the matches that
 // several partitions complete at one position in partition-key order, the
-// order a parallel run promises (docs/LANGUAGE.md, workers); the position
+// order a partitioned run promises (docs/LANGUAGE.md, workers); the position
 // is the number of stream items read when a match came out, since one run
 // is synchronous.
-func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.Split, error) {
+func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
 	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	stream.Name = "s"
 	src := &ast.Source{Name: "<query>", Text: c.Query}
 	q, err := grammar.ParseQuery(src)
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	e, err := sase.LookupEngine(engine)
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	q.Return = nil
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
-	split := cq.Split(workers)
-	by := cq.Split(2).By // the partition a parallel run would use
-	for _, q := range cq.Plan().Equivs {
-		if by == nil && q.Const == nil {
-			by = q // one run's order across partitions, for a run that does not split
-		}
-	}
+	split := cq.Split(workers, false)
+	// The partition a parallel run would use; none for a run that does
+	// not split or splits by time, whose order is one run's.
+	by := cq.Split(2, false).By
 	var pos int64
 	counted := func(yield func(*event.Event) bool) {
 		for ev := range stream.All() {
@@ -71,7 +68,7 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.S
 	}
 	var got []tagged
 	cols := cq.Columns()
-	_, err = cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
+	stats, err := cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
 		got = append(got, tagged{pos, matchKey(cq.Plan(), by, row), randquery.Binding(cols, row)})
 		return true
 	}, sase.WithWorkers(workers))
@@ -84,7 +81,13 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.S
 	for _, g := range got {
 		out = append(out, g.m)
 	}
-	return out, split, err
+	return out, runSplit{split, stats.Segments}, err
+}
+
+// runSplit is how a run split, and into how many time segments.
+type runSplit struct {
+	sase.Split
+	Segments int
 }
 
 // matchKey is the match's value of the partition attribute: its first
