@@ -70,8 +70,10 @@ func (l *Live) Pause() {
 
 // Split is how a run divides its work.
 type Split struct {
-	Workers int            // 1: one run
-	By      *planner.Equiv // the partition attribute of a partitioned run
+	Workers int // 1: one run
+	// By is the partition attribute of a partitioned run; of a segmented
+	// one, the order of the matches that one item completes or releases.
+	By *planner.Equiv
 	// Overlap is how far, in ticks, a time segment's worker reads back
 	// before the segment's start; Segmented says the run splits that way.
 	Overlap   int64
@@ -82,6 +84,8 @@ type Split struct {
 // String says how the run is split, for EXPLAIN.
 func (s Split) String() string {
 	switch {
+	case s.Segmented && s.By != nil:
+		return fmt.Sprintf("Parallel: %d workers, time segments of the loaded stream overlapping by %d (one event's matches in %s order)", s.Workers, s.Overlap, s.By.Text)
 	case s.Segmented:
 		return fmt.Sprintf("Parallel: %d workers, time segments of the loaded stream overlapping by %d", s.Workers, s.Overlap)
 	case s.Workers > 1:
@@ -130,7 +134,7 @@ func SplitOf(plan *planner.Plan, workers int, live bool) Split {
 	case !plan.HasWindow:
 		return Split{Workers: 1, Why: why + "; without WITHIN a match may span the whole stream, so no time segments"}
 	}
-	return Split{Workers: workers, Segmented: true, Overlap: overlap(plan)}
+	return Split{Workers: workers, Segmented: true, Overlap: overlap(plan), By: partitionOf(plan)}
 }
 
 // partitionable says why plan does not split by partition ("" when it

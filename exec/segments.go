@@ -24,6 +24,12 @@ import (
 // one-worker order, whatever the number of workers. Ties need no care: a
 // cut between two events of one ts only changes where the reading again
 // starts.
+//
+// One exception: an engine that keeps state per partition goes through the
+// partitions in the order they were made, which depends on the whole
+// stream before. A segmented run of a query with an equivalence test
+// therefore puts the matches that one item completes or releases in the
+// order of their partition values, as a partitioned run does.
 
 // overlap is how far before a segment's first item, t the ts of the item
 // before it, its worker must start reading. A match that comes out from
@@ -76,7 +82,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	var wg sync.WaitGroup
 	for i := range n {
 		frees[i] = make(chan *result, 3)
-		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, kinds: kinds, free: frees[i]}
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, kinds: kinds, by: sp.By, free: frees[i]}
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -166,13 +172,16 @@ type segWorker struct {
 	ctx   context.Context
 	opts  []Option
 	kinds []planner.ColumnKind
-	free  chan *result // the results the merge is done with, for reuse
+	by    *planner.Equiv // Split.By
+	free  chan *result   // the results the merge is done with, for reuse
 	res   *result
-	mine  bool // the runner is at the segment's own items
+	mine  bool        // the runner is at the segment's own items
+	pos   int64       // the item it is at, in the segment
+	key   event.Value // the partition of the match it emits
 }
 
 func (w *segWorker) emit(row []Cell) bool {
-	w.res.add(match{}, w.kinds, row)
+	w.res.add(match{pos: w.pos, key: w.key}, w.kinds, row)
 	return true
 }
 
@@ -187,9 +196,17 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		o(r)
 	}
 	r.par = parallel{}
-	r.own = func(*planner.Binding) bool { return w.mine }
+	r.own = func(b *planner.Binding) bool {
+		if w.mine && w.by != nil {
+			w.key = event.PartitionKey(r.equivRef(w.by, b))
+		}
+		return w.mine
+	}
 	w.res = freshResult(w.free, w.res)
 	send := func() bool {
+		if w.by != nil {
+			sortRuns(w.res.matches)
+		}
 		select {
 		case seg.out <- w.res:
 			return w.res.err == nil
@@ -211,7 +228,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}()
 	for i, ev := range seg.items {
-		w.mine = i >= seg.cut
+		w.mine, w.pos = i >= seg.cut, int64(i)
 		if err := r.feed(ev); err != nil {
 			w.res.err = err
 			send()
@@ -224,7 +241,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			w.res = freshResult(w.free, w.res)
 		}
 	}
-	w.mine = true
+	w.mine, w.pos = true, int64(len(seg.items))
 	if seg.last {
 		r.finish()
 	}
