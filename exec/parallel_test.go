@@ -176,7 +176,8 @@ func TestWorkersOrder(t *testing.T) {
 
 // TestWorkersStop: a run-time error in a worker stops the query with the
 // error of the first failing event in stream order; a consumer that stops
-// and a cancelled ctx stop every worker.
+// and a cancelled ctx stop every worker. Partitioned runs and runs cut
+// into time segments alike.
 func TestWorkersStop(t *testing.T) {
 	var csv strings.Builder
 	csv.WriteString("type,ts,x,sym\n")
@@ -191,28 +192,40 @@ func TestWorkersStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cq, err := sase.Compile("PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1", stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(ctx context.Context, workers int, sink sase.Sink) (int, error) {
-		n := 0
-		_, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
-		return n, err
-	}
-	all := func([]sase.Cell) bool { return true }
-	n1, err1 := run(context.Background(), 1, all)
-	n3, err3 := run(context.Background(), 3, all)
-	if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
-		t.Errorf("run-time error: one worker %d matches, %v; three %d, %v", n1, err1, n3, err3)
-	}
-	limit := func(row []sase.Cell) bool { return false }
-	if n, err := run(context.Background(), 3, limit); n != 1 || err != nil {
-		t.Errorf("a sink that stops at once: %d matches, %v", n, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := func([]sase.Cell) bool { cancel(); return true }
-	if _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
+	defer exec.SetSegments(1000, 0)()
+	for _, query := range []string{
+		"PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1",
+		"PATTERN SEQ(A a, B b) WHERE b.x / a.x > 0 WITHIN 1",
+	} {
+		cq, err := sase.Compile(query, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(ctx context.Context, workers int, sink sase.Sink) (int, *sase.Stats, error) {
+			n := 0
+			stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
+			return n, stats, err
+		}
+		all := func([]sase.Cell) bool { return true }
+		n1, s1, err1 := run(context.Background(), 1, all)
+		n3, s3, err3 := run(context.Background(), 3, all)
+		if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
+			t.Errorf("%s: run-time error: one worker %d matches, %v; three %d, %v", query, n1, err1, n3, err3)
+		}
+		if s3.Split == nil || s3.Split.Workers != 3 || s3.Split.Segmented == strings.Contains(query, "[sym]") {
+			t.Errorf("%s: split %v", query, s3.Split)
+		}
+		if !strings.Contains(query, "[sym]") && s1.Events != s3.Events {
+			t.Errorf("%s: stopped at the error after %d events on one worker, %d on three", query, s1.Events, s3.Events)
+		}
+		limit := func(row []sase.Cell) bool { return false }
+		if n, stats, err := run(context.Background(), 3, limit); n != 1 || err != nil || stats.Matches != 1 {
+			t.Errorf("%s: a sink that stops at once: %d matches, %v", query, n, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := func([]sase.Cell) bool { cancel(); return true }
+		if _, _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled: %v", query, err)
+		}
 	}
 }

@@ -101,7 +101,6 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	cancel()
 	wg.Wait()
 	<-dispatched // a loaded stream does not block it
-	stats.Events = d.events
 	stats.Elapsed = time.Since(start)
 	stats.Split = &sp
 	return stats, err
@@ -113,7 +112,6 @@ type segDispatcher struct {
 	jobs      chan<- *segment
 	order     chan<- *segment
 	overlap   int64
-	events    int64 // the events read (the stats' Events)
 	all       []*event.Event
 	cut, from int // the next segment's first own item, first item read
 }
@@ -125,9 +123,6 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 	var lastTS int64
 	started := false
 	for ev := range events {
-		if !ev.IsTick() {
-			d.events++
-		}
 		d.all = append(d.all, ev)
 		if ev.TS > lastTS || !started {
 			lastTS, started = ev.TS, true
@@ -221,6 +216,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if w.res.err = r.recovered(rec); w.res.err == nil {
 				w.res.err = w.ctx.Err()
 			}
+			w.res.errPos = w.pos
 			ok = false
 			if w.ctx.Err() == nil {
 				send()
@@ -230,7 +226,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 	for i, ev := range seg.items {
 		w.mine, w.pos = i >= seg.cut, int64(i)
 		if err := r.feed(ev); err != nil {
-			w.res.err = err
+			w.res.err, w.res.errPos = err, w.pos
 			send()
 			return false
 		}
@@ -263,15 +259,18 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 				res.row(m, kinds, row)
 				stats.Matches++
 				if !emit(row) {
+					stats.Events += seg.eventsTo(m.pos)
 					return stats, nil
 				}
 			}
 			if res.err != nil {
+				stats.Events += seg.eventsTo(res.errPos)
 				return stats, res.err
 			}
 			if res.stats != nil {
 				stats.add(res.stats, seg.worker)
 				stats.Segments++
+				stats.Events += seg.eventsTo(int64(len(seg.items)))
 				done = true
 			}
 			select {
@@ -284,4 +283,16 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 		}
 	}
 	return stats, ctx.Err()
+}
+
+// eventsTo counts the segment's own events up to its item pos, included:
+// the events a run stopped there has read.
+func (seg *segment) eventsTo(pos int64) int64 {
+	n := int64(0)
+	for _, ev := range seg.items[seg.cut:min(int(pos)+1, len(seg.items))] {
+		if !ev.IsTick() {
+			n++
+		}
+	}
+	return n
 }
