@@ -200,12 +200,15 @@ type batch struct {
 	events int64
 }
 
-// match is a row a worker emitted: the position of the item it was
-// working on, the match's partition value, where its columns start in the
-// result's arenas.
+// match is a run of n rows a worker emitted one after the other: the
+// position of the item it was working on, the rows' partition value, where
+// the first row's columns start in the result's arenas. One item tends to
+// complete many matches of one partition, so the merge orders runs, not
+// rows.
 type match struct {
 	pos     int64
 	key     event.Value
+	n       int
 	ev, val int
 }
 
@@ -307,14 +310,18 @@ func (w *worker) own(b *planner.Binding) bool {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	w.res.add(match{pos: w.pos, key: w.key}, w.kinds, row)
+	w.res.add(w.pos, w.key, w.kinds, row)
 	return true
 }
 
-// add appends a row, tagged as m, to the result.
-func (r *result) add(m match, kinds []planner.ColumnKind, row []Cell) {
-	m.ev, m.val = len(r.evs), len(r.vals)
-	r.matches = append(r.matches, m)
+// add appends a row, emitted at position pos in partition key, to the
+// result.
+func (r *result) add(pos int64, key event.Value, kinds []planner.ColumnKind, row []Cell) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && r.matches[n].key == key {
+		r.matches[n].n++
+	} else {
+		r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals)})
+	}
 	for i, kind := range kinds {
 		switch kind {
 		case planner.ColEvent:
@@ -328,23 +335,31 @@ func (r *result) add(m match, kinds []planner.ColumnKind, row []Cell) {
 	}
 }
 
-// row puts match m's columns into row.
-func (r *result) row(m match, kinds []planner.ColumnKind, row []Cell) {
+// emitRun emits the rows of run m through row, and counts them; it
+// returns false when emit does.
+func (r *result) emitRun(m match, kinds []planner.ColumnKind, row []Cell, emit Emit, stats *Stats) bool {
 	e, v := m.ev, m.val
-	for i, kind := range kinds {
-		switch kind {
-		case planner.ColEvent:
-			row[i].Event = r.evs[e]
-			e++
-		case planner.ColList:
-			n := int(r.vals[v].Int())
-			row[i].List = r.evs[e : e+n : e+n]
-			e, v = e+n, v+1
-		default:
-			row[i].Value = r.vals[v]
-			v++
+	for range m.n {
+		for i, kind := range kinds {
+			switch kind {
+			case planner.ColEvent:
+				row[i].Event = r.evs[e]
+				e++
+			case planner.ColList:
+				n := int(r.vals[v].Int())
+				row[i].List = r.evs[e : e+n : e+n]
+				e, v = e+n, v+1
+			default:
+				row[i].Value = r.vals[v]
+				v++
+			}
+		}
+		stats.Matches++
+		if !emit(row) {
+			return false
 		}
 	}
+	return true
 }
 
 // step runs one batch (b nil: the stream's end, at position w.pos), and
@@ -382,8 +397,8 @@ func (w *worker) step(b *batch) (res *result) {
 	return
 }
 
-// sortRuns orders the matches of each position by partition value; a
-// worker emits one position's matches of one value in the one-run order.
+// sortRuns orders the runs of each position by partition value; a worker
+// emits one position's matches of one value in the one-run order.
 func sortRuns(ms []match) {
 	for i := 0; i < len(ms); {
 		j := i + 1
@@ -614,11 +629,7 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				break
 			}
 			heads[best]++
-			stats.Matches++
-			res[best].row(m, kinds, row)
-			if !emit(row) {
-				emitting = false
-			}
+			emitting = res[best].emitRun(m, kinds, row, emit, stats)
 		}
 		if !emitting {
 			return stats, false, nil // the consumer stopped before any error

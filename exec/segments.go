@@ -52,9 +52,15 @@ func overlap(plan *planner.Plan) int64 {
 // so that reading again costs at most 1/overlapRatio more. Tests make them
 // small to cut often (export_test.go).
 var (
-	segmentItems = 1 << 16
+	segmentItems = 1 << 14
 	overlapRatio = 8
 )
+
+// resultsInFlight bounds, per worker, the results of the segments in
+// flight (about three a segment, 2n+1 segments): the merge gives back that
+// many to each worker for reuse, so that a run in its stride allocates no
+// new arenas (pointer arrays, which the garbage collector scans).
+const resultsInFlight = 8
 
 // segment is one time segment of a segmented run.
 type segment struct {
@@ -81,7 +87,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	kinds := columnKinds(plan)
 	var wg sync.WaitGroup
 	for i := range n {
-		frees[i] = make(chan *result, 3)
+		frees[i] = make(chan *result, resultsInFlight*n)
 		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, kinds: kinds, by: sp.By, free: frees[i]}
 		wg.Go(func() {
 			for seg := range jobs {
@@ -176,7 +182,7 @@ type segWorker struct {
 }
 
 func (w *segWorker) emit(row []Cell) bool {
-	w.res.add(match{pos: w.pos, key: w.key}, w.kinds, row)
+	w.res.add(w.pos, w.key, w.kinds, row)
 	return true
 }
 
@@ -256,9 +262,7 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 		done := false
 		for res := range seg.out {
 			for _, m := range res.matches {
-				res.row(m, kinds, row)
-				stats.Matches++
-				if !emit(row) {
+				if !res.emitRun(m, kinds, row, emit, stats) {
 					stats.Events += seg.eventsTo(m.pos)
 					return stats, nil
 				}
@@ -289,7 +293,9 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 // the events a run stopped there has read.
 func (seg *segment) eventsTo(pos int64) int64 {
 	n := int64(0)
-	for _, ev := range seg.items[seg.cut:min(int(pos)+1, len(seg.items))] {
+	// pos may be before the cut: an error there, where one run would have
+	// stopped too, with the segments before.
+	for _, ev := range seg.items[seg.cut:max(seg.cut, min(int(pos)+1, len(seg.items)))] {
 		if !ev.IsTick() {
 			n++
 		}
