@@ -215,9 +215,8 @@ type match struct {
 // result is what a worker made of one batch.
 type result struct {
 	matches []match
-	// The rows' columns, in order: a ColEvent's event and a ColList's
-	// elements in evs, a ColValue's value and a ColList's length in vals
-	// (a row of cells is four times larger and full of pointers).
+	// The rows' columns, as layout says (a row of cells is eight times
+	// larger than its events).
 	evs    []*event.Event
 	vals   []event.Value
 	err    error // the worker stopped at errPos with err
@@ -243,7 +242,7 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	kinds       []planner.ColumnKind // the rows' columns
+	layout      *layout // the rows' columns
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -310,19 +309,58 @@ func (w *worker) own(b *planner.Binding) bool {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	w.res.add(w.pos, w.key, w.kinds, row)
+	w.res.add(w.pos, w.key, w.layout, row)
 	return true
+}
+
+// layout says where a result keeps a row's columns: a ColEvent's event
+// and a ColList's elements in evs, a ColValue's value and a ColList's
+// length in vals. Without lists a row takes a fixed stride of each, which
+// add and emitRun copy without looking at the kinds.
+type layout struct {
+	kinds           []planner.ColumnKind
+	evCols, valCols []int // the columns of events, of values
+	lists           bool
+}
+
+func layoutOf(plan *planner.Plan) *layout {
+	l := &layout{kinds: make([]planner.ColumnKind, len(plan.Columns))}
+	for i, c := range plan.Columns {
+		l.kinds[i] = c.Kind
+		switch c.Kind {
+		case planner.ColEvent:
+			l.evCols = append(l.evCols, i)
+		case planner.ColList:
+			l.lists = true
+		default:
+			l.valCols = append(l.valCols, i)
+		}
+	}
+	return l
 }
 
 // add appends a row, emitted at position pos in partition key, to the
 // result.
-func (r *result) add(pos int64, key event.Value, kinds []planner.ColumnKind, row []Cell) {
-	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && r.matches[n].key == key {
+func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
 		r.matches[n].n++
 	} else {
 		r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals)})
 	}
-	for i, kind := range kinds {
+	if !l.lists {
+		e := len(r.evs)
+		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
+		dst := evs[e:]
+		for j, i := range l.evCols {
+			dst[j] = row[i].Event
+		}
+		r.evs = evs
+		for _, i := range l.valCols {
+			r.vals = append(r.vals, row[i].Value)
+		}
+		return
+	}
+	for i, kind := range l.kinds {
 		switch kind {
 		case planner.ColEvent:
 			r.evs = append(r.evs, row[i].Event)
@@ -335,23 +373,40 @@ func (r *result) add(pos int64, key event.Value, kinds []planner.ColumnKind, row
 	}
 }
 
+// sameKey is a == b without a call to compare strings when neither is
+// one (partition keys are mostly ints, and a segmented run's absent).
+func sameKey(a, b event.Value) bool {
+	return a.Kind() == b.Kind() && a.Int() == b.Int() && (a.Kind() != event.String || a.Str() == b.Str())
+}
+
 // emitRun emits the rows of run m through row, and counts them; it
 // returns false when emit does.
-func (r *result) emitRun(m match, kinds []planner.ColumnKind, row []Cell, emit Emit, stats *Stats) bool {
+func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats) bool {
 	e, v := m.ev, m.val
 	for range m.n {
-		for i, kind := range kinds {
-			switch kind {
-			case planner.ColEvent:
-				row[i].Event = r.evs[e]
-				e++
-			case planner.ColList:
-				n := int(r.vals[v].Int())
-				row[i].List = r.evs[e : e+n : e+n]
-				e, v = e+n, v+1
-			default:
-				row[i].Value = r.vals[v]
-				v++
+		if !l.lists {
+			src := r.evs[e : e+len(l.evCols)]
+			for j, i := range l.evCols {
+				row[i].Event = src[j]
+			}
+			for j, i := range l.valCols {
+				row[i].Value = r.vals[v+j]
+			}
+			e, v = e+len(l.evCols), v+len(l.valCols)
+		} else {
+			for i, kind := range l.kinds {
+				switch kind {
+				case planner.ColEvent:
+					row[i].Event = r.evs[e]
+					e++
+				case planner.ColList:
+					n := int(r.vals[v].Int())
+					row[i].List = r.evs[e : e+n : e+n]
+					e, v = e+n, v+1
+				default:
+					row[i].Value = r.vals[v]
+					v++
+				}
 			}
 		}
 		stats.Matches++
@@ -441,11 +496,11 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	var live *Live
-	kinds := columnKinds(plan)
+	l := layoutOf(plan)
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
-		w.kinds = kinds
+		w.layout = l
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
@@ -583,8 +638,8 @@ func (d *dispatcher) flush() bool {
 // ended says every worker reached the stream's end.
 // frees take back the results it is done with.
 func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
-	kinds := columnKinds(plan)
-	row := make([]Cell, len(kinds))
+	l := layoutOf(plan)
+	row := make([]Cell, len(l.kinds))
 	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	res := make([]*result, n)
 	heads := make([]int, n)
@@ -629,7 +684,7 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				break
 			}
 			heads[best]++
-			emitting = res[best].emitRun(m, kinds, row, emit, stats)
+			emitting = res[best].emitRun(m, l, row, emit, stats)
 		}
 		if !emitting {
 			return stats, false, nil // the consumer stopped before any error
@@ -653,14 +708,6 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 			}
 		}
 	}
-}
-
-func columnKinds(plan *planner.Plan) []planner.ColumnKind {
-	kinds := make([]planner.ColumnKind, len(plan.Columns))
-	for i, c := range plan.Columns {
-		kinds[i] = c.Kind
-	}
-	return kinds
 }
 
 // add sums worker i's stats into a parallel run's.

@@ -84,11 +84,11 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	order := make(chan *segment, 2*n)
 	jobs := make(chan *segment)
 	frees := make([]chan *result, n)
-	kinds := columnKinds(plan)
+	l := layoutOf(plan)
 	var wg sync.WaitGroup
 	for i := range n {
 		frees[i] = make(chan *result, resultsInFlight*n)
-		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, kinds: kinds, by: sp.By, free: frees[i]}
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, layout: l, by: sp.By, free: frees[i]}
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -168,21 +168,21 @@ func (d *segDispatcher) send(last bool) bool {
 
 // segWorker runs segments, one fresh runner each.
 type segWorker struct {
-	id    int
-	plan  *planner.Plan
-	ctx   context.Context
-	opts  []Option
-	kinds []planner.ColumnKind
-	by    *planner.Equiv // Split.By
-	free  chan *result   // the results the merge is done with, for reuse
-	res   *result
-	mine  bool        // the runner is at the segment's own items
-	pos   int64       // the item it is at, in the segment
-	key   event.Value // the partition of the match it emits
+	id     int
+	plan   *planner.Plan
+	ctx    context.Context
+	opts   []Option
+	layout *layout
+	by     *planner.Equiv // Split.By
+	free   chan *result   // the results the merge is done with, for reuse
+	res    *result
+	mine   bool        // the runner is at the segment's own items
+	pos    int64       // the item it is at, in the segment
+	key    event.Value // the partition of the match it emits
 }
 
 func (w *segWorker) emit(row []Cell) bool {
-	w.res.add(w.pos, w.key, w.kinds, row)
+	w.res.add(w.pos, w.key, w.layout, row)
 	return true
 }
 
@@ -255,14 +255,14 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 // mergeSegments emits the segments' matches in stream order and sums the
 // stats of their runs; it stops at the first error.
 func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan *segment, frees []chan *result, emit Emit) (*Stats, error) {
-	kinds := columnKinds(plan)
-	row := make([]Cell, len(kinds))
+	l := layoutOf(plan)
+	row := make([]Cell, len(l.kinds))
 	stats := &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	for seg := range order {
 		done := false
 		for res := range seg.out {
 			for _, m := range res.matches {
-				if !res.emitRun(m, kinds, row, emit, stats) {
+				if !res.emitRun(m, l, row, emit, stats) {
 					stats.Events += seg.eventsTo(m.pos)
 					return stats, nil
 				}
