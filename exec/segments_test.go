@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,5 +179,36 @@ func TestSegmentTicks(t *testing.T) {
 				t.Errorf("%s on %s: two workers %d %v\none worker %d %v", query, engine, len(runs[1]), runs[1], len(runs[0]), runs[0])
 			}
 		}
+	}
+}
+
+// TestSegmentAnalyze: EXPLAIN ANALYZE of a segmented run shows how many
+// segments it had and each worker's events (the overlap it read again
+// included) and matches, which add up to the run's.
+func TestSegmentAnalyze(t *testing.T) {
+	stream := teststream.CSV(t, "s", segmentStream())
+	defer exec.SetSegments(40, 0)()
+	q, err := sase.Compile("PATTERN SEQ(A a, B b, !C n) WITHIN 5", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming(), sase.WithWorkers(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := q.ExplainAnalyze(stats)
+	m := regexp.MustCompile(`\nParallel: 2 workers, time segments of the loaded stream overlapping by 5\n   segments: (\d+)\n(?:   worker \d: events=\d+ matches=\d+\n){2}$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("EXPLAIN ANALYZE:\n%s", text)
+	}
+	var events, matches int64
+	for _, w := range regexp.MustCompile(`events=(\d+) matches=(\d+)`).FindAllStringSubmatch(text, -1) {
+		e, _ := strconv.ParseInt(w[1], 10, 64)
+		n, _ := strconv.ParseInt(w[2], 10, 64)
+		events, matches = events+e, matches+n
+	}
+	if segments, _ := strconv.Atoi(m[1]); segments < len(stream.Events)/40 || matches != stats.Matches || matches == 0 ||
+		stats.Events != int64(len(stream.Events)) || events <= stats.Events {
+		t.Errorf("%s segments; workers' shares %d events, %d matches; the run's %d events, %d matches", m[1], events, matches, stats.Events, stats.Matches)
 	}
 }
