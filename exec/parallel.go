@@ -221,8 +221,13 @@ type result struct {
 	vals   []event.Value
 	err    error // the worker stopped at errPos with err
 	errPos int64
-	stats  *Stats // the worker's, with its last result
-	idle   bool   // the batch's
+	// A time segment's worker: the rows it emitted itself; stopped, the
+	// sink stopped the run at errPos; handover, it emits the next rows
+	// itself (segments.go).
+	direct            int64
+	stopped, handover bool
+	stats             *Stats // the worker's, with its last result
+	idle              bool   // the batch's
 }
 
 // WorkerStats counts one worker's share of a parallel run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -71,6 +72,11 @@ type segment struct {
 	// it is closed at the segment's end or when its worker stops.
 	out    chan *result
 	worker int // the worker that ran it
+	// head says the merge is at the segment: its worker hands over (a
+	// result marked so) and, once resume is closed (the rows before are
+	// out), emits the rest itself, with no copy.
+	head   atomic.Bool
+	resume chan struct{}
 }
 
 // runSegments runs plan on sp.Workers workers over time segments.
@@ -88,7 +94,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	var wg sync.WaitGroup
 	for i := range n {
 		frees[i] = make(chan *result, resultsInFlight*n)
-		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, layout: l, by: sp.By, free: frees[i]}
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, layout: l, by: sp.By, free: frees[i], sink: emit}
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -118,8 +124,8 @@ type segDispatcher struct {
 	jobs      chan<- *segment
 	order     chan<- *segment
 	overlap   int64
-	all       []*event.Event
-	cut, from int // the next segment's first own item, first item read
+	all       []*event.Event // the items from the next segment's first read
+	cut, from int            // the next segment's first own item, first item read
 }
 
 func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
@@ -145,6 +151,10 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 			d.from--
 		}
 		size = max(segmentItems, overlapRatio*(d.cut-d.from))
+		// The segments sent hold what they read: drop it here, so that
+		// the items kept are those of the segments in flight.
+		d.all = d.all[d.from:]
+		d.cut, d.from = d.cut-d.from, 0
 	}
 	d.send(true)
 }
@@ -152,7 +162,7 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 // send hands the segment from d.cut to the items read so far to the merge
 // and a worker.
 func (d *segDispatcher) send(last bool) bool {
-	seg := &segment{items: d.all[d.from:len(d.all):len(d.all)], cut: d.cut - d.from, last: last}
+	seg := &segment{items: d.all[d.from:len(d.all):len(d.all)], cut: d.cut - d.from, last: last, resume: make(chan struct{})}
 	// One batch of matches per batchSize items, and the last: the segment
 	// never waits on the merge.
 	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2)
@@ -179,9 +189,19 @@ type segWorker struct {
 	mine   bool        // the runner is at the segment's own items
 	pos    int64       // the item it is at, in the segment
 	key    event.Value // the partition of the match it emits
+	sink   Emit        // the run's, for the rows it emits itself
+	direct bool        // it emits them itself (segment.head)
 }
 
 func (w *segWorker) emit(row []Cell) bool {
+	if w.direct {
+		w.res.direct++
+		if !w.sink(row) {
+			w.res.stopped = true
+			return false
+		}
+		return true
+	}
 	w.res.add(w.pos, w.key, w.layout, row)
 	return true
 }
@@ -203,7 +223,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 		return w.mine
 	}
-	w.res = freshResult(w.free, w.res)
+	w.res, w.direct = freshResult(w.free, w.res), false
 	send := func() bool {
 		if w.by != nil {
 			sortRuns(w.res.matches)
@@ -224,19 +244,34 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			}
 			w.res.errPos = w.pos
 			ok = false
-			if w.ctx.Err() == nil {
+			if w.ctx.Err() == nil || w.res.stopped {
 				send()
 			}
 		}
 	}()
 	for i, ev := range seg.items {
 		w.mine, w.pos = i >= seg.cut, int64(i)
+		// The one-run order needs no sorting by partition to emit in
+		// place (Split.By).
+		if !w.direct && w.mine && w.by == nil && seg.head.Load() {
+			w.res.handover = true
+			if !send() {
+				return false
+			}
+			w.res = freshResult(w.free, w.res)
+			select {
+			case <-seg.resume:
+			case <-w.ctx.Done():
+				return false
+			}
+			w.direct = true
+		}
 		if err := r.feed(ev); err != nil {
 			w.res.err, w.res.errPos = err, w.pos
 			send()
 			return false
 		}
-		if i%batchSize == batchSize-1 && i >= seg.cut {
+		if i%batchSize == batchSize-1 && w.mine && !w.direct {
 			if !send() {
 				return false
 			}
@@ -259,13 +294,26 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 	row := make([]Cell, len(l.kinds))
 	stats := &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	for seg := range order {
+		seg.head.Store(true)
 		done := false
-		for res := range seg.out {
+		for {
+			res, ok := seg.next(ctx)
+			if !ok {
+				break
+			}
 			for _, m := range res.matches {
 				if !res.emitRun(m, l, row, emit, stats) {
 					stats.Events += seg.eventsTo(m.pos)
 					return stats, nil
 				}
+			}
+			stats.Matches += res.direct
+			if res.stopped {
+				stats.Events += seg.eventsTo(res.errPos)
+				return stats, nil
+			}
+			if res.handover {
+				close(seg.resume)
 			}
 			if res.err != nil {
 				stats.Events += seg.eventsTo(res.errPos)
@@ -287,6 +335,17 @@ func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan 
 		}
 	}
 	return stats, ctx.Err()
+}
+
+// next waits for the segment's next result; false when it has no more,
+// or the run was stopped (its worker may have stopped before taking it).
+func (seg *segment) next(ctx context.Context) (*result, bool) {
+	select {
+	case r, ok := <-seg.out:
+		return r, ok
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // eventsTo counts the segment's own events up to its item pos, included:

@@ -102,7 +102,7 @@ func TestSegments(t *testing.T) {
 // TestSegmentOverlap: a time segment reads again the window before its
 // cut, twice the window when a match released by time reads back before
 // its first event (a negation or closure at both ends), and a live stream
-// does not split by time.
+// does not split by time; a run splits as EXPLAIN says.
 func TestSegmentOverlap(t *testing.T) {
 	stream := teststream.CSV(t, "s", "type,ts,sym\nA,1,x\nB,2,x\nC,3,y\n")
 	for _, c := range []struct {
@@ -123,6 +123,15 @@ func TestSegmentOverlap(t *testing.T) {
 		}
 		if got := q.Split(4, c.live).String(); got != c.want {
 			t.Errorf("%s (live %v): %s, want %s", c.query, c.live, got, c.want)
+		}
+		// A run splits as EXPLAIN says.
+		opts := []sase.RunOption{sase.WithWorkers(4)}
+		if c.live {
+			opts = append(opts, sase.WithLive(sase.NewLive(nil)))
+		}
+		stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, opts...)
+		if err != nil || stats.Split == nil || stats.Split.String() != c.want {
+			t.Errorf("%s (live %v): ran %v, %v", c.query, c.live, stats.Split, err)
 		}
 	}
 }
