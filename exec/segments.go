@@ -24,7 +24,9 @@ import (
 // same order, and the merge emits the segments one after the other: the
 // one-worker order, whatever the number of workers. Ties need no care: a
 // cut between two events of one ts only changes where the reading again
-// starts.
+// starts. The worker of the segment the merge is at emits its rows itself,
+// once the merge has emitted those it had buffered; the others buffer
+// theirs.
 //
 // One exception: an engine that keeps state per partition goes through the
 // partitions in the order they were made, which depends on the whole
