@@ -131,8 +131,9 @@ type RunOption = exec.Option
 // WithTiming measures each operator's time, for ExplainAnalyze.
 func WithTiming() RunOption { return exec.WithOpTiming() }
 
-// WithWorkers runs a partitioned query on n workers, its matches in the
-// order of one worker's run (n <= 1: one run on the caller's goroutine);
+// WithWorkers runs a query on n workers, split by partition or, over a
+// loaded stream (a run without WithLive), by time; its matches come in the
+// order of one worker's run (n <= 1: one run on the caller's goroutine).
 // Split says how a run splits.
 func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
 
@@ -151,8 +152,9 @@ func WithLive(l *Live) RunOption { return exec.WithLive(l) }
 // Split is how a run divides its work over workers.
 type Split = exec.Split
 
-// Split says how a run on the given number of workers splits the query.
-func (q *Query) Split(workers int) Split { return exec.SplitOf(q.plan, workers) }
+// Split says how a run on the given number of workers splits the query,
+// on a live stream (a run WithLive) or a loaded one.
+func (q *Query) Split(workers int, live bool) Split { return exec.SplitOf(q.plan, workers, live) }
 
 // Run executes the query over events, calling sink for each match, until
 // the events end, sink returns false, or ctx is cancelled (then it returns
@@ -173,18 +175,19 @@ func (q *Query) Explain() string { return q.plan.Explain(nil) }
 func (q *Query) ExplainAnalyze(stats *Stats) string { return stats.Explain(q.plan) }
 
 // ExplainOn prints the plan as EXPLAIN shows it for a run on the given
-// number of workers: with more than one, how the run splits.
-func (q *Query) ExplainOn(workers int) string {
+// number of workers, on a live stream or a loaded one: with more than one
+// worker, how the run splits.
+func (q *Query) ExplainOn(workers int, live bool) string {
 	if workers <= 1 {
 		return q.Explain()
 	}
-	return q.Explain() + q.Split(workers).String() + "\n"
+	return q.Explain() + q.Split(workers, live).String() + "\n"
 }
 
 // ExplainAs prints the plan in format "text" (as ExplainOn), "dot" (a
 // Graphviz digraph) or "json"; with each operator's counts when stats is
 // not nil, as ExplainAnalyze.
-func (q *Query) ExplainAs(format string, workers int, stats *Stats) (string, error) {
+func (q *Query) ExplainAs(format string, workers int, live bool, stats *Stats) (string, error) {
 	var annotate func(int) string
 	if stats != nil {
 		annotate = stats.Annotate
@@ -194,7 +197,7 @@ func (q *Query) ExplainAs(format string, workers int, stats *Stats) (string, err
 		if stats != nil {
 			return q.ExplainAnalyze(stats), nil
 		}
-		return q.ExplainOn(workers), nil
+		return q.ExplainOn(workers, live), nil
 	case "dot":
 		return q.plan.ExplainDOT(annotate), nil
 	case "json":

@@ -60,7 +60,7 @@ func TestExplainFormatsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			text, err := q.ExplainAs("dot", 1, nil)
+			text, err := q.ExplainAs("dot", 1, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func TestExplainFormatsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if text, err = q.ExplainAs("json", 1, stats); err != nil {
+			if text, err = q.ExplainAs("json", 1, false, stats); err != nil {
 				t.Fatal(err)
 			}
 			if !json.Valid([]byte(text)) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/randquery"
 )
 
@@ -26,7 +27,7 @@ func TestDifferential(t *testing.T) {
 		seeds = nil
 	}
 	deadline := time.Now().Add(*diffTime)
-	ran, split := 0, 0
+	ran, split, segmented := 0, 0, 0
 	for seed := uint64(1); ; seed++ {
 		if seeds != nil {
 			if seed > 1 {
@@ -53,40 +54,49 @@ func TestDifferential(t *testing.T) {
 				t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
 					seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
 			}
-			split += checkWorkers(t, seed, c, engine)
+			s, g := checkWorkers(t, seed, c, engine)
+			split, segmented = split+s, segmented+g
 		}
 		ran++
 		if seeds != nil {
 			break
 		}
 	}
-	t.Logf("%d random cases agree on %s; %d runs split over workers", ran, strings.Join(sase.EngineNames(), ", "), split)
+	t.Logf("%d random cases agree on %s; %d runs split over workers, %d of them into several time segments", ran, strings.Join(sase.EngineNames(), ", "), split, segmented)
+	if seeds == nil && segmented == 0 {
+		t.Error("no run was cut into time segments")
+	}
 }
 
 // checkWorkers runs the case on engine with 1, 2 and 7 workers and
 // requires the same matches in the same order; it returns how many of the
-// runs split.
-func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) int {
+// runs split, and how many of those into several time segments. A run
+// split by time cuts the small stream into segments of a few items (by
+// seed), most shorter than the window, so that it has many cuts.
+func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (split, segmented int) {
 	t.Helper()
 	want, _, err := runOrdered(c, engine, 1)
 	if err != nil {
 		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 	}
-	n := 0
+	defer exec.SetSegments([]int{1, 2, 3, 5, 8, 40}[seed%6], 0)()
 	for _, workers := range []int{2, 7} {
-		got, split, err := runOrdered(c, engine, workers)
+		got, sp, err := runOrdered(c, engine, workers)
 		if err != nil {
 			t.Fatalf("seed %d: %s, %d workers: %v\nquery: %s", seed, engine, workers, err, c.Query)
 		}
-		if split.Workers > 1 {
-			n++
+		if sp.Workers > 1 {
+			split++
+		}
+		if sp.Segments > 1 {
+			segmented++
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
-				seed, seed, engine, workers, split, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
+				seed, seed, engine, workers, sp, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
 		}
 	}
-	return n
+	return split, segmented
 }
 
 // randomCase is the shared generator's case for a seed: a small stream and

@@ -51,10 +51,12 @@ type Stats struct {
 	MaxBuffer int64
 	Elapsed   time.Duration
 	// Split is how the run split, when more than one worker was asked
-	// for; Workers are a parallel run's workers' shares.
-	Split   *Split
-	Workers []WorkerStats
-	timed   bool
+	// for; Workers are a parallel run's workers' shares, Segments the
+	// number of time segments of a segmented one.
+	Split    *Split
+	Workers  []WorkerStats
+	Segments int
+	timed    bool
 }
 
 // Explain is EXPLAIN ANALYZE's text for plan after a run with these
@@ -108,7 +110,10 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		o(r)
 	}
 	if r.par.workers > 1 {
-		sp := SplitOf(plan, r.par.workers)
+		sp := SplitOf(plan, r.par.workers, r.par.live != nil)
+		if sp.Segmented {
+			return runSegments(ctx, plan, sp, events, emit, opts)
+		}
 		if sp.Workers > 1 {
 			return runParallel(ctx, plan, sp, events, cancellable(ctx, emit), opts)
 		}

@@ -70,14 +70,25 @@ func (l *Live) Pause() {
 
 // Split is how a run divides its work.
 type Split struct {
-	Workers int            // 1: one run
-	By      *planner.Equiv // the partition attribute of a split run
-	Why     string         // why one worker, when more were asked for
+	Workers int // 1: one run
+	// By is the partition attribute of a partitioned run; of a segmented
+	// one, the order of the matches that one item completes or releases.
+	By *planner.Equiv
+	// Overlap is how far, in ticks, a time segment's worker reads back
+	// before the segment's start; Segmented says the run splits that way.
+	Overlap   int64
+	Segmented bool
+	Why       string // why one worker, when more were asked for
 }
 
 // String says how the run is split, for EXPLAIN.
 func (s Split) String() string {
-	if s.Workers > 1 {
+	switch {
+	case s.Segmented && s.By != nil:
+		return fmt.Sprintf("Parallel: %d workers, time segments of the loaded stream overlapping by %d (one event's matches in %s order)", s.Workers, s.Overlap, s.By.Text)
+	case s.Segmented:
+		return fmt.Sprintf("Parallel: %d workers, time segments of the loaded stream overlapping by %d", s.Workers, s.Overlap)
+	case s.Workers > 1:
 		return fmt.Sprintf("Parallel: %d workers, partitioned by %s", s.Workers, s.By.Text)
 	}
 	return "Parallel: one worker (" + s.Why + ")"
@@ -85,54 +96,81 @@ func (s Split) String() string {
 
 // Explain is the split's EXPLAIN ANALYZE lines: how the run split and each
 // worker's events and matches (events lacking the attribute count at
-// every worker).
+// every worker; a segment's overlap at the worker that reads it again).
 func (s *Stats) explainSplit() string {
 	if s.Split == nil {
 		return ""
 	}
 	text := s.Split.String() + "\n"
+	if s.Split.Segmented {
+		text += fmt.Sprintf("   segments: %d\n", s.Segments)
+	}
 	for i, w := range s.Workers {
 		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
 	}
 	return text
 }
 
-// SplitOf says how a run of plan on the given number of workers splits.
-// It reads the partition attribute from the plan: the one its source
-// partitions on, else its first top-level equivalence test (one the
-// optimizer recognised from a chain included). The basic engine stays the
-// reference: one run.
-func SplitOf(plan *planner.Plan, workers int) Split {
+// SplitOf says how a run of plan on the given number of workers splits,
+// on a live stream or a loaded one. A partitioned run reads the partition
+// attribute from the plan: the one its source partitions on, else its
+// first top-level equivalence test (one the optimizer recognised from a
+// chain included). A query that does not partition splits a loaded stream
+// into time segments (segments.go). The basic engine stays the reference:
+// one run.
+func SplitOf(plan *planner.Plan, workers int, live bool) Split {
 	if workers <= 1 {
 		return Split{Workers: 1, Why: "workers = 1"}
 	}
 	if plan.Engine == "basic" {
 		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
 	}
+	why := partitionable(plan)
+	switch {
+	case why == "":
+		return Split{Workers: workers, By: partitionOf(plan)}
+	case live:
+		return Split{Workers: 1, Why: why + "; a live stream is not cut into time segments"}
+	case !plan.HasWindow:
+		return Split{Workers: 1, Why: why + "; without WITHIN a match may span the whole stream, so no time segments"}
+	}
+	return Split{Workers: workers, Segmented: true, Overlap: overlap(plan), By: partitionOf(plan)}
+}
+
+// partitionable says why plan does not split by partition ("" when it
+// does).
+func partitionable(plan *planner.Plan) string {
 	if s := plan.Strategy; s != planner.NoStrategy && s != planner.AnyMatch {
 		// A run takes the next event that fits, and while its partition is
 		// open (its events so far lack the attribute) that may be any
 		// partition's: the partitions are not independent.
-		return Split{Workers: 1, Why: s.String() + ": a run's next event may be any partition's"}
+		return s.String() + ": a run's next event may be any partition's"
 	}
-	by := sourcePartition(plan.Source)
-	if by == nil {
-		for _, q := range plan.Equivs {
-			if q.Const == nil {
-				by = q
-				break
-			}
-		}
-	}
-	if by == nil || by.Const != nil {
-		return Split{Workers: 1, Why: "no equivalence test to partition on"}
+	if partitionOf(plan) == nil {
+		return "no equivalence test to partition on"
 	}
 	if _, ok := plan.Source.(*planner.ReCEP); ok && len(plan.Positives) < len(plan.Components) {
 		// The negations and closures of a match whose events lack the
 		// attribute read ReCEP's own buffers of every partition's events.
-		return Split{Workers: 1, Why: "recep with negation or closure reads every partition's buffers"}
+		return "recep with negation or closure reads every partition's buffers"
 	}
-	return Split{Workers: workers, By: by}
+	return ""
+}
+
+// partitionOf is the attribute a partitioned run splits by, nil if none.
+func partitionOf(plan *planner.Plan) *planner.Equiv {
+	if by := sourcePartition(plan.Source); by != nil {
+		if by.Const != nil {
+			return nil
+		}
+		return by
+	}
+	for _, q := range plan.Equivs {
+		if q.Const == nil {
+			return q
+		}
+	}
+	return nil
 }
 
 func sourcePartition(src planner.Source) *planner.Equiv {
@@ -162,27 +200,34 @@ type batch struct {
 	events int64
 }
 
-// match is a row a worker emitted: the position of the item it was
-// working on, the match's partition value, where its columns start in the
-// result's arenas.
+// match is a run of n rows a worker emitted one after the other: the
+// position of the item it was working on, the rows' partition value, where
+// the first row's columns start in the result's arenas. One item tends to
+// complete many matches of one partition, so the merge orders runs, not
+// rows.
 type match struct {
 	pos     int64
 	key     event.Value
+	n       int
 	ev, val int
 }
 
 // result is what a worker made of one batch.
 type result struct {
 	matches []match
-	// The rows' columns, in order: a ColEvent's event and a ColList's
-	// elements in evs, a ColValue's value and a ColList's length in vals
-	// (a row of cells is four times larger and full of pointers).
+	// The rows' columns, as layout says (a row of cells is eight times
+	// larger than its events).
 	evs    []*event.Event
 	vals   []event.Value
 	err    error // the worker stopped at errPos with err
 	errPos int64
-	stats  *Stats // the worker's, with its last result
-	idle   bool   // the batch's
+	// A time segment's worker: the rows it emitted itself; stopped, the
+	// sink stopped the run at errPos; handover, it emits the next rows
+	// itself (segments.go).
+	direct            int64
+	stopped, handover bool
+	stats             *Stats // the worker's, with its last result
+	idle              bool   // the batch's
 }
 
 // WorkerStats counts one worker's share of a parallel run.
@@ -202,7 +247,7 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	kinds       []planner.ColumnKind // the rows' columns
+	layout      *layout // the rows' columns
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -212,21 +257,25 @@ type worker struct {
 }
 
 // fresh returns an empty result, one the merge is done with if there is.
-func (w *worker) fresh() *result {
+func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
+
+// freshResult returns an empty result: one from free if there is, else
+// one sized like last.
+func freshResult(free chan *result, last *result) *result {
 	select {
-	case r := <-w.free:
+	case r := <-free:
 		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
 		// more than the matching.
-		if w.res == nil {
+		if last == nil {
 			return &result{}
 		}
 		return &result{
-			matches: make([]match, 0, len(w.res.matches)),
-			evs:     make([]*event.Event, 0, len(w.res.evs)),
-			vals:    make([]event.Value, 0, len(w.res.vals)),
+			matches: make([]match, 0, len(last.matches)),
+			evs:     make([]*event.Event, 0, len(last.evs)),
+			vals:    make([]event.Value, 0, len(last.vals)),
 		}
 	}
 }
@@ -265,39 +314,112 @@ func (w *worker) own(b *planner.Binding) bool {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	res := w.res
-	res.matches = append(res.matches, match{pos: w.pos, key: w.key, ev: len(res.evs), val: len(res.vals)})
-	for i, kind := range w.kinds {
-		switch kind {
-		case planner.ColEvent:
-			res.evs = append(res.evs, row[i].Event)
-		case planner.ColList:
-			res.evs = append(res.evs, row[i].List...)
-			res.vals = append(res.vals, event.IntValue(int64(len(row[i].List))))
-		default:
-			res.vals = append(res.vals, row[i].Value)
-		}
-	}
+	w.res.add(w.pos, w.key, w.layout, row)
 	return true
 }
 
-// row puts match m's columns into row.
-func (r *result) row(m match, kinds []planner.ColumnKind, row []Cell) {
-	e, v := m.ev, m.val
-	for i, kind := range kinds {
-		switch kind {
+// layout says where a result keeps a row's columns: a ColEvent's event
+// and a ColList's elements in evs, a ColValue's value and a ColList's
+// length in vals. Without lists a row takes a fixed stride of each, which
+// add and emitRun copy without looking at the kinds.
+type layout struct {
+	kinds           []planner.ColumnKind
+	evCols, valCols []int // the columns of events, of values
+	lists           bool
+}
+
+func layoutOf(plan *planner.Plan) *layout {
+	l := &layout{kinds: make([]planner.ColumnKind, len(plan.Columns))}
+	for i, c := range plan.Columns {
+		l.kinds[i] = c.Kind
+		switch c.Kind {
 		case planner.ColEvent:
-			row[i].Event = r.evs[e]
-			e++
+			l.evCols = append(l.evCols, i)
 		case planner.ColList:
-			n := int(r.vals[v].Int())
-			row[i].List = r.evs[e : e+n : e+n]
-			e, v = e+n, v+1
+			l.lists = true
 		default:
-			row[i].Value = r.vals[v]
-			v++
+			l.valCols = append(l.valCols, i)
 		}
 	}
+	return l
+}
+
+// add appends a row, emitted at position pos in partition key, to the
+// result.
+func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
+		r.matches[n].n++
+	} else {
+		r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals)})
+	}
+	if !l.lists {
+		e := len(r.evs)
+		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
+		dst := evs[e:]
+		for j, i := range l.evCols {
+			dst[j] = row[i].Event
+		}
+		r.evs = evs
+		for _, i := range l.valCols {
+			r.vals = append(r.vals, row[i].Value)
+		}
+		return
+	}
+	for i, kind := range l.kinds {
+		switch kind {
+		case planner.ColEvent:
+			r.evs = append(r.evs, row[i].Event)
+		case planner.ColList:
+			r.evs = append(r.evs, row[i].List...)
+			r.vals = append(r.vals, event.IntValue(int64(len(row[i].List))))
+		default:
+			r.vals = append(r.vals, row[i].Value)
+		}
+	}
+}
+
+// sameKey is a == b without a call to compare strings when neither is
+// one (partition keys are mostly ints, and a segmented run's absent).
+func sameKey(a, b event.Value) bool {
+	return a.Kind() == b.Kind() && a.Int() == b.Int() && (a.Kind() != event.String || a.Str() == b.Str())
+}
+
+// emitRun emits the rows of run m through row, and counts them; it
+// returns false when emit does.
+func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats) bool {
+	e, v := m.ev, m.val
+	for range m.n {
+		if !l.lists {
+			src := r.evs[e : e+len(l.evCols)]
+			for j, i := range l.evCols {
+				row[i].Event = src[j]
+			}
+			for j, i := range l.valCols {
+				row[i].Value = r.vals[v+j]
+			}
+			e, v = e+len(l.evCols), v+len(l.valCols)
+		} else {
+			for i, kind := range l.kinds {
+				switch kind {
+				case planner.ColEvent:
+					row[i].Event = r.evs[e]
+					e++
+				case planner.ColList:
+					n := int(r.vals[v].Int())
+					row[i].List = r.evs[e : e+n : e+n]
+					e, v = e+n, v+1
+				default:
+					row[i].Value = r.vals[v]
+					v++
+				}
+			}
+		}
+		stats.Matches++
+		if !emit(row) {
+			return false
+		}
+	}
+	return true
 }
 
 // step runs one batch (b nil: the stream's end, at position w.pos), and
@@ -335,8 +457,8 @@ func (w *worker) step(b *batch) (res *result) {
 	return
 }
 
-// sortRuns orders the matches of each position by partition value; a
-// worker emits one position's matches of one value in the one-run order.
+// sortRuns orders the runs of each position by partition value; a worker
+// emits one position's matches of one value in the one-run order.
 func sortRuns(ms []match) {
 	for i := 0; i < len(ms); {
 		j := i + 1
@@ -379,11 +501,11 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	var live *Live
-	kinds := columnKinds(plan)
+	l := layoutOf(plan)
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
-		w.kinds = kinds
+		w.layout = l
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
@@ -521,8 +643,8 @@ func (d *dispatcher) flush() bool {
 // ended says every worker reached the stream's end.
 // frees take back the results it is done with.
 func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
-	kinds := columnKinds(plan)
-	row := make([]Cell, len(kinds))
+	l := layoutOf(plan)
+	row := make([]Cell, len(l.kinds))
 	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
 	res := make([]*result, n)
 	heads := make([]int, n)
@@ -567,11 +689,7 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				break
 			}
 			heads[best]++
-			stats.Matches++
-			res[best].row(m, kinds, row)
-			if !emit(row) {
-				emitting = false
-			}
+			emitting = res[best].emitRun(m, l, row, emit, stats)
 		}
 		if !emitting {
 			return stats, false, nil // the consumer stopped before any error
@@ -597,17 +715,10 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 	}
 }
 
-func columnKinds(plan *planner.Plan) []planner.ColumnKind {
-	kinds := make([]planner.ColumnKind, len(plan.Columns))
-	for i, c := range plan.Columns {
-		kinds[i] = c.Kind
-	}
-	return kinds
-}
-
-// add sums a worker's stats into a parallel run's.
+// add sums worker i's stats into a parallel run's.
 func (s *Stats) add(w *Stats, i int) {
-	s.Workers[i] = WorkerStats{Events: w.Events, Matches: w.Matches}
+	s.Workers[i].Events += w.Events
+	s.Workers[i].Matches += w.Matches
 	s.Instances += w.Instances
 	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
 	s.timed = w.timed

@@ -25,40 +25,40 @@ import (
 // its matches (bindings, as randquery.Matches) in the order it emitted
 // them, and how the run split. With one worker it puts the matches that
 // several partitions complete at one position in partition-key order, the
-// order a parallel run promises (docs/LANGUAGE.md, workers); the position
+// order a partitioned run promises (docs/LANGUAGE.md, workers); the position
 // is the number of stream items read when a match came out, since one run
 // is synchronous.
-func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.Split, error) {
+func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
 	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	stream.Name = "s"
 	src := &ast.Source{Name: "<query>", Text: c.Query}
 	q, err := grammar.ParseQuery(src)
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	e, err := sase.LookupEngine(engine)
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
 	q.Return = nil
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
 	if err != nil {
-		return nil, sase.Split{}, err
+		return nil, runSplit{}, err
 	}
-	split := cq.Split(workers)
-	by := cq.Split(2).By // the partition a parallel run would use
-	for _, q := range cq.Plan().Equivs {
-		if by == nil && q.Const == nil {
-			by = q // one run's order across partitions, for a run that does not split
-		}
-	}
+	split := cq.Split(workers, false)
+	// The partition a parallel run would use; none for a run that does
+	// not split or splits by time, whose order is one run's.
+	by := cq.Split(2, false).By
 	var pos int64
+	one := split.Workers == 1 // a split run reads the stream on another goroutine
 	counted := func(yield func(*event.Event) bool) {
 		for ev := range stream.All() {
-			pos++
+			if one {
+				pos++
+			}
 			if !yield(ev) {
 				return
 			}
@@ -71,11 +71,11 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.S
 	}
 	var got []tagged
 	cols := cq.Columns()
-	_, err = cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
+	stats, err := cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
 		got = append(got, tagged{pos, matchKey(cq.Plan(), by, row), randquery.Binding(cols, row)})
 		return true
 	}, sase.WithWorkers(workers))
-	if split.Workers == 1 && by != nil {
+	if one && by != nil {
 		slices.SortStableFunc(got, func(a, b tagged) int {
 			return cmp.Or(cmp.Compare(a.pos, b.pos), exec.CompareKeys(a.key, b.key))
 		})
@@ -84,7 +84,13 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, sase.S
 	for _, g := range got {
 		out = append(out, g.m)
 	}
-	return out, split, err
+	return out, runSplit{split, stats.Segments}, err
+}
+
+// runSplit is how a run split, and into how many time segments.
+type runSplit struct {
+	sase.Split
+	Segments int
 }
 
 // matchKey is the match's value of the partition attribute: its first
@@ -173,7 +179,8 @@ func TestWorkersOrder(t *testing.T) {
 
 // TestWorkersStop: a run-time error in a worker stops the query with the
 // error of the first failing event in stream order; a consumer that stops
-// and a cancelled ctx stop every worker.
+// and a cancelled ctx stop every worker. Partitioned runs and runs cut
+// into time segments alike.
 func TestWorkersStop(t *testing.T) {
 	var csv strings.Builder
 	csv.WriteString("type,ts,x,sym\n")
@@ -188,28 +195,40 @@ func TestWorkersStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cq, err := sase.Compile("PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1", stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(ctx context.Context, workers int, sink sase.Sink) (int, error) {
-		n := 0
-		_, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
-		return n, err
-	}
-	all := func([]sase.Cell) bool { return true }
-	n1, err1 := run(context.Background(), 1, all)
-	n3, err3 := run(context.Background(), 3, all)
-	if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
-		t.Errorf("run-time error: one worker %d matches, %v; three %d, %v", n1, err1, n3, err3)
-	}
-	limit := func(row []sase.Cell) bool { return false }
-	if n, err := run(context.Background(), 3, limit); n != 1 || err != nil {
-		t.Errorf("a sink that stops at once: %d matches, %v", n, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := func([]sase.Cell) bool { cancel(); return true }
-	if _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
+	defer exec.SetSegments(1000, 0)()
+	for _, query := range []string{
+		"PATTERN SEQ(A a, B b) WHERE [sym] AND b.x / a.x > 0 WITHIN 1",
+		"PATTERN SEQ(A a, B b) WHERE b.x / a.x > 0 WITHIN 1",
+	} {
+		cq, err := sase.Compile(query, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(ctx context.Context, workers int, sink sase.Sink) (int, *sase.Stats, error) {
+			n := 0
+			stats, err := cq.Run(ctx, stream.All(), func(row []sase.Cell) bool { n++; return sink(row) }, sase.WithWorkers(workers))
+			return n, stats, err
+		}
+		all := func([]sase.Cell) bool { return true }
+		n1, s1, err1 := run(context.Background(), 1, all)
+		n3, s3, err3 := run(context.Background(), 3, all)
+		if err1 == nil || err3 == nil || err1.Error() != err3.Error() || n1 != n3 || n1 != 3001 {
+			t.Errorf("%s: run-time error: one worker %d matches, %v; three %d, %v", query, n1, err1, n3, err3)
+		}
+		if s3.Split == nil || s3.Split.Workers != 3 || s3.Split.Segmented == strings.Contains(query, "[sym]") {
+			t.Errorf("%s: split %v", query, s3.Split)
+		}
+		if !strings.Contains(query, "[sym]") && s1.Events != s3.Events {
+			t.Errorf("%s: stopped at the error after %d events on one worker, %d on three", query, s1.Events, s3.Events)
+		}
+		limit := func(row []sase.Cell) bool { return false }
+		if n, stats, err := run(context.Background(), 3, limit); n != 1 || err != nil || stats.Matches != 1 {
+			t.Errorf("%s: a sink that stops at once: %d matches, %v", query, n, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := func([]sase.Cell) bool { cancel(); return true }
+		if _, _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled: %v", query, err)
+		}
 	}
 }

@@ -96,7 +96,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 // explain prints a query's plan in its EXPLAIN's format, with the counts
 // of a run (stats) for EXPLAIN ANALYZE.
 func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, stats *sase.Stats) error {
-	text, err := cq.ExplainAs(q.ExplainFormat, s.set.Workers, stats)
+	text, err := cq.ExplainAs(q.ExplainFormat, s.set.Workers, live != nil, stats)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func Suites() map[string][]Case {
 	workers := []Case{
 		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: W2, Engines: []string{"auto"}, Workers: one2},
 		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: one2},
-		{Name: "W1 uniform 1M (no split)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: one2},
+		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: one2},
 		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: one2},
 	}
 	return map[string][]Case{

@@ -1,0 +1,365 @@
+package exec
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// A segmented run splits a query that does not partition over a loaded
+// stream by time. The dispatcher cuts the stream into segments of
+// consecutive items; a worker runs a fresh runner over one segment,
+// starting at the items up to Overlap ticks before the segment's first,
+// and emits only the matches that come out at the segment's own items (the
+// last segment's, also at the stream's end). A match comes out at one item
+// of the stream, so one segment emits it: none twice, none lost. The items
+// read again before the cut give the runner what one run holds there for
+// every match that can come out from the cut on (overlap says why), so a
+// segment emits exactly the matches one run emits at its items, in the
+// same order, and the merge emits the segments one after the other: the
+// one-worker order, whatever the number of workers. Ties need no care: a
+// cut between two events of one ts only changes where the reading again
+// starts. The worker of the segment the merge is at emits its rows itself,
+// once the merge has emitted those it had buffered; the others buffer
+// theirs.
+//
+// One exception: an engine that keeps state per partition goes through the
+// partitions in the order they were made, which depends on the whole
+// stream before. A segmented run of a query with an equivalence test
+// therefore puts the matches that one item completes or releases in the
+// order of their partition values, as a partitioned run does.
+
+// overlap is how far before a segment's first item, t the ts of the item
+// before it, its worker must start reading. A match that comes out from
+// the cut on either completes there, its events within W before that, or
+// is released by time passing ts(P1)+W, which had not passed at t, so
+// ts(P1) >= t-W and its events are after that. A negation or closure
+// before P1 reads back from ts(Pn)-W: to t-W for a completed match, to
+// t-2W for a released one (a negation or closure after Pn holds it).
+func overlap(plan *planner.Plan) int64 {
+	before := plan.Components[0].Kind != planner.Single
+	after := plan.Components[len(plan.Components)-1].Kind != planner.Single
+	if before && after {
+		return satAdd(plan.Window, plan.Window)
+	}
+	return plan.Window
+}
+
+// segmentItems is the fewest items of a segment's own, and overlapRatio
+// how many times the items it reads again a segment's own are at least,
+// so that reading again costs at most 1/overlapRatio more. Tests make them
+// small to cut often (export_test.go).
+var (
+	segmentItems = 1 << 14
+	overlapRatio = 8
+)
+
+// resultsInFlight bounds, per worker, the results of the segments in
+// flight (about three a segment, 2n+1 segments): the merge gives back that
+// many to each worker for reuse, so that a run in its stride allocates no
+// new arenas (pointer arrays, which the garbage collector scans).
+const resultsInFlight = 8
+
+// segment is one time segment of a segmented run.
+type segment struct {
+	items []*event.Event // from the first item read again to its last
+	cut   int            // items[cut:] are the segment's own
+	last  bool           // the stream ends after it
+	// out has its matches in batches, the last with its runner's stats;
+	// it is closed at the segment's end or when its worker stops.
+	out    chan *result
+	worker int // the worker that ran it
+	// head says the merge is at the segment: its worker hands over (a
+	// result marked so) and, once resume is closed (the rows before are
+	// out), emits the rest itself, with no copy.
+	head   atomic.Bool
+	resume chan struct{}
+}
+
+// runSegments runs plan on sp.Workers workers over time segments.
+func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := sp.Workers
+	// order has the segments in stream order for the merge: its room
+	// bounds the segments (and their matches) in flight.
+	order := make(chan *segment, 2*n)
+	jobs := make(chan *segment)
+	frees := make([]chan *result, n)
+	l := layoutOf(plan)
+	var wg sync.WaitGroup
+	for i := range n {
+		frees[i] = make(chan *result, resultsInFlight*n)
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, layout: l, by: sp.By, free: frees[i], sink: emit}
+		wg.Go(func() {
+			for seg := range jobs {
+				if !w.run(seg) {
+					return
+				}
+			}
+		})
+	}
+	d := &segDispatcher{ctx: ctx, jobs: jobs, order: order, overlap: sp.Overlap}
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d.run(events)
+	}()
+	stats, err := mergeSegments(ctx, plan, n, order, frees, emit)
+	cancel()
+	wg.Wait()
+	<-dispatched // a loaded stream does not block it
+	stats.Elapsed = time.Since(start)
+	stats.Split = &sp
+	return stats, err
+}
+
+// segDispatcher cuts the stream into segments.
+type segDispatcher struct {
+	ctx       context.Context
+	jobs      chan<- *segment
+	order     chan<- *segment
+	overlap   int64
+	all       []*event.Event // the items from the next segment's first read
+	cut, from int            // the next segment's first own item, first item read
+}
+
+func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
+	defer close(d.jobs)
+	defer close(d.order)
+	size := segmentItems
+	var lastTS int64
+	started := false
+	for ev := range events {
+		d.all = append(d.all, ev)
+		if ev.TS > lastTS || !started {
+			lastTS, started = ev.TS, true
+		}
+		if len(d.all)-d.cut < size {
+			continue
+		}
+		if !d.send(false) {
+			return
+		}
+		d.cut, d.from = len(d.all), len(d.all)
+		lo := satSub(lastTS, d.overlap)
+		for d.from > 0 && d.all[d.from-1].TS >= lo {
+			d.from--
+		}
+		size = max(segmentItems, overlapRatio*(d.cut-d.from))
+		// The segments sent hold what they read: drop it here, so that
+		// the items kept are those of the segments in flight.
+		d.all = d.all[d.from:]
+		d.cut, d.from = d.cut-d.from, 0
+	}
+	d.send(true)
+}
+
+// send hands the segment from d.cut to the items read so far to the merge
+// and a worker.
+func (d *segDispatcher) send(last bool) bool {
+	seg := &segment{items: d.all[d.from:len(d.all):len(d.all)], cut: d.cut - d.from, last: last, resume: make(chan struct{})}
+	// One batch of matches per batchSize items, and the last: the segment
+	// never waits on the merge.
+	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2)
+	for _, ch := range []chan<- *segment{d.order, d.jobs} {
+		select {
+		case ch <- seg:
+		case <-d.ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// segWorker runs segments, one fresh runner each.
+type segWorker struct {
+	id     int
+	plan   *planner.Plan
+	ctx    context.Context
+	opts   []Option
+	layout *layout
+	by     *planner.Equiv // Split.By
+	free   chan *result   // the results the merge is done with, for reuse
+	res    *result
+	mine   bool        // the runner is at the segment's own items
+	pos    int64       // the item it is at, in the segment
+	key    event.Value // the partition of the match it emits
+	sink   Emit        // the run's, for the rows it emits itself
+	direct bool        // it emits them itself (segment.head)
+}
+
+func (w *segWorker) emit(row []Cell) bool {
+	if w.direct {
+		w.res.direct++
+		if !w.sink(row) {
+			w.res.stopped = true
+			return false
+		}
+		return true
+	}
+	w.res.add(w.pos, w.key, w.layout, row)
+	return true
+}
+
+// run runs one segment and reports whether the worker goes on: it stops
+// at an error (which its last result carries) or a cancel.
+func (w *segWorker) run(seg *segment) (ok bool) {
+	seg.worker = w.id
+	defer close(seg.out)
+	r := newRunner(w.plan, w.emit)
+	r.ctx = w.ctx
+	for _, o := range w.opts {
+		o(r)
+	}
+	r.par = parallel{}
+	r.own = func(b *planner.Binding) bool {
+		if w.mine && w.by != nil {
+			w.key = event.PartitionKey(r.equivRef(w.by, b))
+		}
+		return w.mine
+	}
+	w.res, w.direct = freshResult(w.free, w.res), false
+	send := func() bool {
+		if w.by != nil {
+			sortRuns(w.res.matches)
+		}
+		select {
+		case seg.out <- w.res:
+			return w.res.err == nil
+		case <-w.ctx.Done():
+			return false
+		}
+	}
+	start := time.Now()
+	r.begin(start)
+	defer func() {
+		if rec := recover(); rec != nil {
+			if w.res.err = r.recovered(rec); w.res.err == nil {
+				w.res.err = w.ctx.Err()
+			}
+			w.res.errPos = w.pos
+			ok = false
+			if w.ctx.Err() == nil || w.res.stopped {
+				send()
+			}
+		}
+	}()
+	for i, ev := range seg.items {
+		w.mine, w.pos = i >= seg.cut, int64(i)
+		// The one-run order needs no sorting by partition to emit in
+		// place (Split.By).
+		if !w.direct && w.mine && w.by == nil && seg.head.Load() {
+			w.res.handover = true
+			if !send() {
+				return false
+			}
+			w.res = freshResult(w.free, w.res)
+			select {
+			case <-seg.resume:
+			case <-w.ctx.Done():
+				return false
+			}
+			w.direct = true
+		}
+		if err := r.feed(ev); err != nil {
+			w.res.err, w.res.errPos = err, w.pos
+			send()
+			return false
+		}
+		if i%batchSize == batchSize-1 && w.mine && !w.direct {
+			if !send() {
+				return false
+			}
+			w.res = freshResult(w.free, w.res)
+		}
+	}
+	w.mine, w.pos = true, int64(len(seg.items))
+	if seg.last {
+		r.finish()
+	}
+	r.end(start)
+	w.res.stats = &r.stats
+	return send()
+}
+
+// mergeSegments emits the segments' matches in stream order and sums the
+// stats of their runs; it stops at the first error.
+func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan *segment, frees []chan *result, emit Emit) (*Stats, error) {
+	l := layoutOf(plan)
+	row := make([]Cell, len(l.kinds))
+	stats := &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+	for seg := range order {
+		seg.head.Store(true)
+		done := false
+		for {
+			res, ok := seg.next(ctx)
+			if !ok {
+				break
+			}
+			for _, m := range res.matches {
+				if !res.emitRun(m, l, row, emit, stats) {
+					stats.Events += seg.eventsTo(m.pos)
+					return stats, nil
+				}
+			}
+			stats.Matches += res.direct
+			if res.stopped {
+				stats.Events += seg.eventsTo(res.errPos)
+				return stats, nil
+			}
+			if res.handover {
+				close(seg.resume)
+			}
+			if res.err != nil {
+				stats.Events += seg.eventsTo(res.errPos)
+				return stats, res.err
+			}
+			if res.stats != nil {
+				stats.add(res.stats, seg.worker)
+				stats.Segments++
+				stats.Events += seg.eventsTo(int64(len(seg.items)))
+				done = true
+			}
+			select {
+			case frees[seg.worker] <- res:
+			default: // the worker has enough
+			}
+		}
+		if !done {
+			return stats, ctx.Err() // the run was stopped
+		}
+	}
+	return stats, ctx.Err()
+}
+
+// next waits for the segment's next result; false when it has no more,
+// or the run was stopped (its worker may have stopped before taking it).
+func (seg *segment) next(ctx context.Context) (*result, bool) {
+	select {
+	case r, ok := <-seg.out:
+		return r, ok
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// eventsTo counts the segment's own events up to its item pos, included:
+// the events a run stopped there has read.
+func (seg *segment) eventsTo(pos int64) int64 {
+	n := int64(0)
+	// pos may be before the cut: an error there, where one run would have
+	// stopped too, with the segments before.
+	for _, ev := range seg.items[seg.cut:max(seg.cut, min(int(pos)+1, len(seg.items)))] {
+		if !ev.IsTick() {
+			n++
+		}
+	}
+	return n
+}
