@@ -399,7 +399,8 @@ func (s *transformStage) push(b *planner.Binding) {
 	}
 	prev := s.in()
 	row := s.r.row
-	for i, col := range s.op.Columns {
+	for i := range s.op.Columns {
+		col := &s.op.Columns[i] // not a copy of each column per match
 		switch col.Kind {
 		// A column's kind never changes, so only its field is ever set.
 		case planner.ColEvent:

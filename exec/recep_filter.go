@@ -217,7 +217,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		}
 		cell.Event = evs[i]
 		if l.last && q.rowDirect { // the row is the match: no binding to fill
-			q.deliver()
+			q.r.deliver()
 			continue
 		}
 		bound[comp] = evs[i]
@@ -270,15 +270,6 @@ func (q *queryFilter) cut(j int, lo, hi, from int64) (int64, int64, bool) {
 	return lo, hi, lo <= hi
 }
 
-// deliver hands the row, filled by the search, to the consumer.
-func (q *queryFilter) deliver() {
-	r := q.r
-	r.stats.Matches++
-	if !r.emit(r.row) {
-		panic(errStopped)
-	}
-}
-
 // cell is where positive j's event goes in the row: its column when the
 // search writes the row, else spare.
 func (q *queryFilter) cell(j int) *Cell {
@@ -312,7 +303,7 @@ func (q *queryFilter) planRow() {
 // is direct, or, when the search writes the row, the row to the consumer.
 func (q *queryFilter) emit() {
 	if q.rowDirect {
-		q.deliver()
+		q.r.deliver()
 		return
 	}
 	q.found.Out++
