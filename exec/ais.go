@@ -3,6 +3,7 @@ package exec
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -57,6 +58,13 @@ type aisSSC struct {
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
 	binds           bool // bindState sets the binding
+	// cut: the search stops at each state where no full chain of the
+	// states before it can precede the instance; lo[j] is the earliest
+	// timestamp of state j's instance in any such chain (bound).
+	cut bool
+	lo  []int64
+	// steps counts the instances search and leaf visit.
+	steps int64
 }
 
 type instance struct {
@@ -136,6 +144,9 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 			}
 			s.typeStates[t] |= 1 << j
 		}
+	}
+	if s.cut = s.n >= cutFrom; s.cut {
+		s.lo = make([]int64, s.n-2)
 	}
 	if op.Partition != nil {
 		s.parts = &partitions[partition]{}
@@ -469,10 +480,39 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	case !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
 	case s.n == 1:
 		s.emit()
+	case s.cut && !s.bound(p):
 	default:
 		s.descend(p, s.n-2, rip)
 	}
 	s.bind.Events[s.comps[last]] = nil
+}
+
+// cutFrom is the shortest pattern whose search is cut by bound: with three
+// states the cut would only skip instances of state 1 with an empty range,
+// at the cost of a look at every one's event.
+const cutFrom = 4
+
+// bound sets lo for p's stacks: lo[0] is the oldest instance's time of
+// state 0 (prune has dropped those before the window), lo[j] the earliest
+// time after lo[j-1] in state j, the earliest a chain through states 0..j
+// can reach. When some state has none, no sequence can complete: false.
+// Checks, partitions (wild instances are in p's stacks too) and dynamic
+// filtering only take chains away, so no chain is earlier.
+func (s *aisSSC) bound(p *partition) bool {
+	after := int64(math.MinInt64)
+	for j := range s.lo {
+		items := p.stacks[j].items()
+		i := 0
+		if j > 0 {
+			i = sort.Search(len(items), func(i int) bool { return items[i].ev.TS > after })
+		}
+		if i == len(items) {
+			return false
+		}
+		after = items[i].ev.TS
+		s.lo[j] = after
+	}
+	return true
 }
 
 // bindState binds state j to ev, in the binding (when something reads
@@ -515,9 +555,19 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
-	for i := len(items) - 1; i >= 0; i-- {
-		s.r.tick()
+	// An instance no later than lo[j-1] has no chain before it, nor has
+	// any older one.
+	cut, floor := s.cut && j > 0, int64(0)
+	if cut {
+		floor = s.lo[j-1]
+	}
+	i := len(items) - 1
+	for ; i >= 0; i-- {
 		inst := &items[i]
+		if cut && inst.ev.TS <= floor {
+			break
+		}
+		s.r.tick()
 		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
@@ -545,6 +595,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			s.keyed--
 		}
 	}
+	s.steps += int64(len(items) - 1 - i)
 	s.bind.Events[s.comps[j]] = nil
 }
 
@@ -561,6 +612,7 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 	r, out := s.r, s.cell0
 	r.tickN(uint(len(items)))
+	s.steps += int64(len(items))
 	if len(s.checks0) > 0 {
 		s.leafChecked(items)
 		return
@@ -659,6 +711,7 @@ func (s *aisSSC) emit() {
 
 func (s *aisSSC) report(st *Stats) {
 	instances(st)
+	st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{"steps", s.steps})
 	if s.out != nil {
 		// Every match went through leaf or pushRow, once each.
 		st.Operators[0].Out = st.Matches
