@@ -3,7 +3,6 @@ package exec
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -63,8 +62,9 @@ type aisSSC struct {
 	// timestamp of state j's instance in any such chain (bound).
 	cut bool
 	lo  []int64
-	// steps counts the instances search and leaf visit.
-	steps int64
+	// steps counts the scan's steps (the instances search and leaf
+	// visit), in place of the runner's count.
+	steps ticker
 }
 
 type instance struct {
@@ -329,7 +329,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	v := s.op.Partition.Value(ev)
 	if v.IsAbsent() {
 		for _, p := range s.parts.all() {
-			s.r.tick()
+			s.steps.tick(s.r)
 			s.enter(p, ev, m, true)
 		}
 		s.enter(s.parts.wild, ev, m, true)
@@ -480,7 +480,6 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	case !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
 	case s.n == 1:
 		s.emit()
-	case s.cut && !s.bound(p):
 	default:
 		s.descend(p, s.n-2, rip)
 	}
@@ -499,20 +498,32 @@ const cutFrom = 4
 // Checks, partitions (wild instances are in p's stacks too) and dynamic
 // filtering only take chains away, so no chain is earlier.
 func (s *aisSSC) bound(p *partition) bool {
-	after := int64(math.MinInt64)
 	for j := range s.lo {
 		items := p.stacks[j].items()
 		i := 0
 		if j > 0 {
-			i = sort.Search(len(items), func(i int) bool { return items[i].ev.TS > after })
+			i = after(items, s.lo[j-1])
 		}
 		if i == len(items) {
 			return false
 		}
-		after = items[i].ev.TS
-		s.lo[j] = after
+		s.lo[j] = items[i].ev.TS
 	}
 	return true
+}
+
+// after is the index of the first of items later than ts (len(items) when
+// none is): a binary search, as a stack is in time order.
+func after(items []instance, ts int64) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); items[m].ev.TS > ts {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // bindState binds state j to ev, in the binding (when something reads
@@ -555,19 +566,12 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
-	// An instance no later than lo[j-1] has no chain before it, nor has
-	// any older one.
-	cut, floor := s.cut && j > 0, int64(0)
-	if cut {
-		floor = s.lo[j-1]
+	if s.cut {
+		items = s.cutBelow(p, j, items)
 	}
-	i := len(items) - 1
-	for ; i >= 0; i-- {
+	for i := len(items) - 1; i >= 0; i-- {
+		s.steps.tick(s.r)
 		inst := &items[i]
-		if cut && inst.ev.TS <= floor {
-			break
-		}
-		s.r.tick()
 		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
@@ -595,8 +599,24 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			s.keyed--
 		}
 	}
-	s.steps += int64(len(items) - 1 - i)
 	s.bind.Events[s.comps[j]] = nil
+}
+
+// cutBelow is the part of items, state j's, that lo lets search visit: an
+// instance no later than lo[j-1] has no chain before it, nor has any older
+// one (state 0 needs none). Construct's call (the last stack) sets lo, and when bound finds no
+// chain the part is empty. It stays out of line so that search's loop
+// keeps its registers when no bound cuts.
+//
+//go:noinline
+func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
+	switch {
+	case j == 0:
+		return items
+	case j == s.n-2 && !s.bound(p):
+		return items[:0]
+	}
+	return items[after(items, s.lo[j-1]):]
 }
 
 // leaf is search of state 0 when each instance that passes the checks
@@ -611,8 +631,7 @@ func (s *aisSSC) leaf(items []instance) {
 		items = items[:len(items)-leafChunk]
 	}
 	r, out := s.r, s.cell0
-	r.tickN(uint(len(items)))
-	s.steps += int64(len(items))
+	s.steps.tickN(r, uint(len(items)))
 	if len(s.checks0) > 0 {
 		s.leafChecked(items)
 		return
@@ -711,7 +730,7 @@ func (s *aisSSC) emit() {
 
 func (s *aisSSC) report(st *Stats) {
 	instances(st)
-	st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{"steps", s.steps})
+	st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{"steps", int64(s.steps)})
 	if s.out != nil {
 		// Every match went through leaf or pushRow, once each.
 		st.Operators[0].Out = st.Matches
