@@ -59,7 +59,8 @@ type aisSSC struct {
 	binds           bool // bindState sets the binding
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
-	// timestamp of state j's instance in any such chain (bound).
+	// timestamp of state j's instance in any chain through states 0..j
+	// (bound, cutBelow).
 	cut bool
 	lo  []int64
 	// steps counts the scan's steps (the instances search and leaf
@@ -488,7 +489,7 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 
 // cutFrom is the shortest pattern whose search is cut by bound: with three
 // states the cut would only skip instances of state 1 with an empty range,
-// at the cost of a look at every one's event.
+// at the cost of the binary searches on every trigger.
 const cutFrom = 4
 
 // bound sets lo for p's stacks: lo[0] is the oldest instance's time of
@@ -603,10 +604,10 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 }
 
 // cutBelow is the part of items, state j's, that lo lets search visit: an
-// instance no later than lo[j-1] has no chain before it, nor has any older
-// one (state 0 needs none). Construct's call (the last stack) sets lo, and when bound finds no
-// chain the part is empty. It stays out of line so that search's loop
-// keeps its registers when no bound cuts.
+// instance no later than lo[j-1] has no chain before it, nor has any
+// older one (state 0 needs none). Construct's call (the last stack) sets
+// lo, and when bound finds no chain the part is empty. It stays out of
+// line so that search's loop keeps its registers when no bound cuts.
 //
 //go:noinline
 func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
