@@ -57,6 +57,15 @@ type aisSSC struct {
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
 	binds           bool // bindState sets the binding
+	// cut: the search stops at each state where no full chain of the
+	// states before it can precede the instance; lo[j] is the earliest
+	// timestamp of state j's instance in any chain through states 0..j
+	// (bound, cutBelow).
+	cut bool
+	lo  []int64
+	// steps counts the scan's steps (the instances search and leaf
+	// visit), in place of the runner's count.
+	steps ticker
 }
 
 type instance struct {
@@ -136,6 +145,9 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 			}
 			s.typeStates[t] |= 1 << j
 		}
+	}
+	if s.cut = s.n >= cutFrom; s.cut {
+		s.lo = make([]int64, s.n-2)
 	}
 	if op.Partition != nil {
 		s.parts = &partitions[partition]{}
@@ -318,7 +330,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	v := s.op.Partition.Value(ev)
 	if v.IsAbsent() {
 		for _, p := range s.parts.all() {
-			s.r.tick()
+			s.steps.tick(s.r)
 			s.enter(p, ev, m, true)
 		}
 		s.enter(s.parts.wild, ev, m, true)
@@ -475,6 +487,46 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	s.bind.Events[s.comps[last]] = nil
 }
 
+// cutFrom is the shortest pattern whose search is cut by bound: with three
+// states the cut would only skip instances of state 1 with an empty range,
+// at the cost of the binary searches on every trigger.
+const cutFrom = 4
+
+// bound sets lo for p's stacks: lo[0] is the oldest instance's time of
+// state 0 (prune has dropped those before the window), lo[j] the earliest
+// time after lo[j-1] in state j, the earliest a chain through states 0..j
+// can reach. When some state has none, no sequence can complete: false.
+// Checks, partitions (wild instances are in p's stacks too) and dynamic
+// filtering only take chains away, so no chain is earlier.
+func (s *aisSSC) bound(p *partition) bool {
+	for j := range s.lo {
+		items := p.stacks[j].items()
+		i := 0
+		if j > 0 {
+			i = after(items, s.lo[j-1])
+		}
+		if i == len(items) {
+			return false
+		}
+		s.lo[j] = items[i].ev.TS
+	}
+	return true
+}
+
+// after is the index of the first of items later than ts (len(items) when
+// none is): a binary search, as a stack is in time order.
+func after(items []instance, ts int64) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); items[m].ev.TS > ts {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
 // bindState binds state j to ev, in the binding (when something reads
 // it) and in the row.
 func (s *aisSSC) bindState(j int, ev *event.Event) {
@@ -515,8 +567,11 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
+	if s.cut {
+		items = s.cutBelow(p, j, items)
+	}
 	for i := len(items) - 1; i >= 0; i-- {
-		s.r.tick()
+		s.steps.tick(s.r)
 		inst := &items[i]
 		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
@@ -548,6 +603,23 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	s.bind.Events[s.comps[j]] = nil
 }
 
+// cutBelow is the part of items, state j's, that lo lets search visit: an
+// instance no later than lo[j-1] has no chain before it, nor has any
+// older one (state 0 needs none). Construct's call (the last stack) sets
+// lo, and when bound finds no chain the part is empty. It stays out of
+// line so that search's loop keeps its registers when no bound cuts.
+//
+//go:noinline
+func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
+	switch {
+	case j == 0:
+		return items
+	case j == s.n-2 && !s.bound(p):
+		return items[:0]
+	}
+	return items[after(items, s.lo[j-1]):]
+}
+
 // leaf is search of state 0 when each instance that passes the checks
 // completes a match for the row (leafFits): the loop that most matches
 // take, cut down to the checks, one store into the row and the consumer's
@@ -560,7 +632,7 @@ func (s *aisSSC) leaf(items []instance) {
 		items = items[:len(items)-leafChunk]
 	}
 	r, out := s.r, s.cell0
-	r.tickN(uint(len(items)))
+	s.steps.tickN(r, uint(len(items)))
 	if len(s.checks0) > 0 {
 		s.leafChecked(items)
 		return
@@ -659,6 +731,7 @@ func (s *aisSSC) emit() {
 
 func (s *aisSSC) report(st *Stats) {
 	instances(st)
+	st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{"steps", int64(s.steps)})
 	if s.out != nil {
 		// Every match went through leaf or pushRow, once each.
 		st.Operators[0].Out = st.Matches

@@ -2,10 +2,15 @@ package exec_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/exec"
+	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
 )
 
@@ -45,6 +50,101 @@ func TestAISIntChecks(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s: %s finds %v, basic %v", q, engine, got, want)
+			}
+		}
+	}
+}
+
+// longStream is a CSV stream of n events of types A–E, one per tick, a
+// price, and a symbol that one event in five lacks: PAIS's wild stack.
+func longStream(n int) string {
+	r := rand.New(rand.NewPCG(7, 11))
+	var b strings.Builder
+	b.WriteString("type,ts,price,sym\n")
+	for i := range n {
+		sym := ""
+		if r.IntN(5) > 0 {
+			sym = fmt.Sprint(r.IntN(2))
+		}
+		fmt.Fprintf(&b, "%c,%d,%d,%s\n", 'A'+r.IntN(5), i, r.IntN(100), sym)
+	}
+	return b.String()
+}
+
+// longSeq is SEQ(A c0, B c1, ..., E c4, A c5, ...) of n components with
+// the rest of the query after it.
+func longSeq(n int, rest string) string {
+	comps := make([]string, n)
+	for i := range comps {
+		comps[i] = fmt.Sprintf("%c c%d", 'A'+i%5, i)
+	}
+	return fmt.Sprintf("PATTERN SEQ(%s) %s", strings.Join(comps, ", "), rest)
+}
+
+// TestAISLongPatterns runs patterns of 8 to 12 components, whose search
+// the lower bound per state cuts, with windows that cut, partitions with
+// wild events, predicates and dynamic filtering: the AIS engines must
+// find ReCEP's matches.
+func TestAISLongPatterns(t *testing.T) {
+	c := randquery.Case{Name: "long", StreamCSV: longStream(300)}
+	for _, q := range []string{
+		longSeq(8, "WITHIN 40"),
+		longSeq(10, "WITHIN 45"),
+		longSeq(12, "WHERE c1.price > c0.price AND c6.price < c5.price WITHIN 55"),
+		longSeq(10, "WHERE [sym] WITHIN 70"),
+		longSeq(9, "WHERE [sym] AND c8.price > c2.price WITHIN 65"),
+		longSeq(4, "WHERE [sym] WITHIN 12"),
+	} {
+		c.Query = q
+		want, err := c.Matches(context.Background(), "recep")
+		if err != nil {
+			t.Fatalf("%s: recep: %v", q, err)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: no matches on recep, so nothing is compared", q)
+		}
+		for _, engine := range []string{"ais", "pais", "multipais", "dynamic"} {
+			got, err := c.Matches(context.Background(), engine)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", q, engine, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s finds %d matches, recep %d", q, engine, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestAISLongSearchSteps checks that the search of a long pattern without
+// predicates visits only instances on the way to a match: at most one per
+// state before the last and match (none when no sequence completes),
+// where without the bound it visits e^(events per type in a window)
+// suffixes per trigger (874,055 steps for the first case's 9,088 matches,
+// 10,824,294 for none in the second).
+func TestAISLongSearchSteps(t *testing.T) {
+	stream := bench.Stocks(300, 0)()
+	for _, c := range []struct {
+		n       int
+		window  int64
+		matches bool
+	}{{16, 120, true}, {20, 150, false}} {
+		for _, engine := range []string{"ais", "pais", "dynamic"} {
+			q, err := bench.Compile(stream, bench.LongSeq(c.n, c.window), engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			counters := stats.Operators[0].Counters
+			i := slices.IndexFunc(counters, func(c exec.Counter) bool { return c.Name == "steps" })
+			if i < 0 {
+				t.Fatalf("%s: no steps counter in %v", engine, counters)
+			}
+			steps, limit := counters[i].N, int64(c.n-1)*stats.Matches
+			if (stats.Matches > 0) != c.matches || steps > limit {
+				t.Errorf("LongSeq(%d, %d) on %s: %d steps for %d matches, want at most %d", c.n, c.window, engine, steps, stats.Matches, limit)
 			}
 		}
 	}

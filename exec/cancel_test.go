@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,8 @@ import (
 // TestCancelInsideSearch cancels, on every engine, a query whose search
 // runs for a long time (tens of seconds without the checks inside the
 // search) on one event after another: 30 components over 1,000 stock
-// events, so the event loop alone would look at ctx only once. The run
+// events with a check between the first and the last, so the event loop
+// alone would look at ctx only once. The run
 // must stop soon after the cancel; the bound is loose so that a loaded
 // machine does not fail it, and the latency is logged.
 func TestCancelInsideSearch(t *testing.T) {
@@ -28,12 +30,24 @@ func TestCancelInsideSearch(t *testing.T) {
 	}
 	pattern := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
 	const after, bound = 100 * time.Millisecond, 2 * time.Second
-	for _, tc := range []struct{ name, query string }{
-		{"", pattern + " WITHIN 200"},
+	for _, tc := range []struct {
+		name, query string
+		skip        []string // engines that need not search long for it
+	}{
+		// The AIS engines' bound per state enumerates this one's
+		// 3,548,160 matches in a fraction of a second.
+		{"", pattern + " WITHIN 200", []string{"ais", "pais", "multipais", "dynamic"}},
+		// Prices are at most 100, so no sequence passes the check, which
+		// the AIS engines test at state 0, after the rest of the search;
+		// ReCEP (and auto, which runs it here) filters it early.
+		{"/checked", pattern + " WHERE c0.price > c29.price + 100 WITHIN 200", []string{"recep", "auto"}},
 		// A strategy plan runs the run scan whatever the engine.
-		{"/any-match", pattern + " WHERE skip-till-any-match WITHIN 200"},
+		{"/any-match", pattern + " WHERE skip-till-any-match WITHIN 200", nil},
 	} {
 		for _, e := range sase.Engines {
+			if slices.Contains(tc.skip, e.Name) {
+				continue
+			}
 			query := tc.query
 			t.Run(e.Name+tc.name, func(t *testing.T) {
 				q, err := sase.Compile(query, stream, sase.WithEngine(e))

@@ -239,7 +239,7 @@ type runner struct {
 	emit   Emit
 	row    []Cell
 	ctx    context.Context
-	steps  uint
+	steps  ticker
 	lastTS int64
 	// started: lastTS holds a time; keep: how far back the store must
 	// reach (keepWindow).
@@ -255,18 +255,26 @@ type runner struct {
 // state. Every tickEvery steps it looks at ctx, since the event loop only
 // looks between events and one event's search may run for minutes
 // without completing a match.
-func (r *runner) tick() {
-	if r.steps++; r.steps%tickEvery == 0 {
+func (r *runner) tick() { r.steps.tick(r) }
+
+// tickN counts n steps at once.
+func (r *runner) tickN(n uint) { r.steps.tickN(r, n) }
+
+// ticker is a count of steps that looks at r's ctx every tickEvery: the
+// runner's, or an engine's own that it reports.
+type ticker uint
+
+func (t *ticker) tick(r *runner) {
+	if *t++; *t%tickEvery == 0 {
 		r.checkCancel()
 	}
 }
 
-// tickN counts n steps at once.
-func (r *runner) tickN(n uint) {
-	if before := r.steps; before/tickEvery != (before+n)/tickEvery {
+func (t *ticker) tickN(r *runner, n uint) {
+	if before := uint(*t); before/tickEvery != (before+n)/tickEvery {
 		r.checkCancel()
 	}
-	r.steps += n
+	*t += ticker(n)
 }
 
 // checkCancel stays out of line so that tick inlines into the loops.
