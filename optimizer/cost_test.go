@@ -13,10 +13,13 @@ import (
 )
 
 // TestAutoChoosesByCost checks auto's plan family on the bench workloads:
-// ReCEP for the long pattern, whose AIS search visits about e^20 suffixes
-// per trigger, on a loaded stream and on a live one (pattern only); AIS
-// where the searches are alike; AIS for a strategy, which ReCEP does not
-// run.
+// AIS for the long pattern, whose search exec bounds by the earliest full
+// chain as ReCEP's is, on a loaded stream and on a live one (pattern
+// only); ReCEP where a selective predicate between the first and the last
+// positive filters the first's buffer before its search while AIS checks
+// it only at the end of each suffix (7899 matches in 300K events: recep
+// 37 ms, ais 207 ms); AIS where the searches are alike; AIS for a
+// strategy, which ReCEP does not run.
 func TestAutoChoosesByCost(t *testing.T) {
 	uniform := bench.Stocks(20_000, 0)()
 	walk := bench.Stocks(20_000, 55)()
@@ -29,9 +32,10 @@ func TestAutoChoosesByCost(t *testing.T) {
 		recep  bool
 		basis  string // the note's reason, "" for no note
 	}{
-		{"long on 1K", bench.Stocks(1000, 0)(), bench.LongSeq(30, 200), true, "stream statistics: 200 events per window"},
-		{"long on 20K", uniform, bench.LongSeq(30, 200), true, "stream statistics: 200 events per window"},
-		{"long live", live, bench.LongSeq(30, 200), true, "pattern only"},
+		{"long on 1K", bench.Stocks(1000, 0)(), bench.LongSeq(30, 200), false, "stream statistics: 200 events per window"},
+		{"long on 20K", uniform, bench.LongSeq(30, 200), false, "stream statistics: 200 events per window"},
+		{"long live", live, bench.LongSeq(30, 200), false, "pattern only"},
+		{"first to last", uniform, "PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d) WHERE a.price > d.price + 95 WITHIN 120", true, "stream statistics: 120 events per window"},
 		{"W1", uniform, bench.W1, false, "stream statistics: 120 events per window"},
 		{"W1 live", live, bench.W1, false, "pattern only"},
 		{"W2", walk, w2, false, "stream statistics: 120 events per window"},
