@@ -9,38 +9,6 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Events and their attribute values are allocated in blocks: one allocation
-// per block instead of two per event keeps a 1M-row load fast and the heap
-// small.
-const (
-	eventBlock = 4096
-	valueBlock = 16384
-)
-
-// alloc hands out events and attribute slices carved from shared blocks.
-// Everything handed out stays valid; blocks are never reused.
-type alloc struct {
-	events []event.Event
-	values []event.Value
-}
-
-// event returns a zeroed event whose Attrs has length n (all absent).
-func (a *alloc) event(n int) *event.Event {
-	if len(a.events) == 0 {
-		a.events = make([]event.Event, eventBlock)
-	}
-	e := &a.events[0]
-	a.events = a.events[1:]
-	if n > 0 {
-		if len(a.values) < n {
-			a.values = make([]event.Value, max(n, valueBlock))
-		}
-		e.Attrs = a.values[:n:n] // full slice expression: appends never spill into a neighbour
-		a.values = a.values[n:]
-	}
-	return e
-}
-
 type tsMode uint8
 
 const (
@@ -55,7 +23,7 @@ type builder struct {
 	file   string // for errors
 	opts   Options
 	schema *event.Schema
-	alloc  alloc
+	arena  event.Arena // the events and their values
 
 	mode     tsMode
 	prevTS   int64

@@ -239,16 +239,16 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 			b.schema.Declare(typ, slot)
 		}
 	}
-	e := b.alloc.event(l.nslots)
+	e := b.arena.Event(l.nslots)
 	e.Type, e.TS = typ, ts
 	for j, c := range l.attrCols {
-		e.Attrs[l.attrSlots[j]] = parseCell(rec[c])
+		b.arena.Set(e.Attrs, l.attrSlots[j], parseCell(rec[c]))
 	}
 	return e, nil
 }
 
-// parseCell is event.ParseCell(validUTF8(cell)), making a string only for
-// a string value.
+// parseCell is event.ParseCell(validUTF8(cell)), a string a view of cell
+// unless it had invalid UTF-8 (event.Arena.Set copies it).
 func parseCell(cell []byte) event.Value {
 	if i, ok := smallInt(cell); ok {
 		return event.IntValue(i)
@@ -256,11 +256,9 @@ func parseCell(cell []byte) event.Value {
 	if len(cell) == 0 {
 		return event.Value{}
 	}
-	// A view of cell: ParseCell keeps its argument only in a string value,
-	// which is made again from a copy.
 	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
 	if v.Kind() == event.String {
-		return event.StringValue(validUTF8(string(cell)))
+		return event.StringValue(validUTF8(v.Str()))
 	}
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -75,11 +76,11 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 			n = max(n, slot+1)
 		}
 	}
-	e := b.alloc.event(n)
+	e := b.arena.Event(n)
 	e.Type, e.TS = typ, ts
 	for i, slot := range rec.slots {
 		if slot < n {
-			e.Attrs[slot] = rec.values[i]
+			b.arena.Set(e.Attrs, slot, rec.values[i])
 		}
 	}
 	return e, nil
@@ -237,8 +238,8 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			}
 			rec.ts, rec.hasTS = append(rec.ts, lit...), true
 		default:
-			if isStr {
-				v = event.StringValue(string(lit))
+			if isStr { // a view of the line: event copies it into the arena
+				v = event.StringValue(unsafe.String(unsafe.SliceData(lit), len(lit)))
 			}
 			slot := rec.slot(b, key, len(rec.slots))
 			if slot >= len(rec.seen) {

@@ -1,0 +1,120 @@
+package event
+
+import (
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// Arena hands out the events of a loaded stream and their attribute
+// values from large blocks: one allocation per block instead of two per
+// event. Everything handed out stays valid; blocks are never reused.
+//
+// The value blocks are memory the garbage collector does not scan and the
+// runtime does not clear: a 1M-event load spends much of its time in the
+// collector marking through every value's string field, most of them
+// empty, and clearing blocks that are written anyway. So the strings in
+// them must stay alive some other way: their text lives in chunks that a
+// cleanup on each value block (runtime.AddCleanup) keeps reachable for as
+// long as the block is. This is why a value goes into an arena event's
+// Attrs only through Set (which copies a string's text into the arena's
+// chunks), never by a plain assignment: a string held only by a value
+// block would be freed under it, and a plain assignment's write barrier
+// would read the uncleared word it overwrites as a pointer. Values read out of Attrs are
+// ordinary values (copies are scanned where they are stored).
+type Arena struct {
+	events []Event
+	values []Value // what is left of the current value block
+	keep   *arenaKeep
+	text   []byte // what is left of the current text chunk
+}
+
+// arenaKeep is what a value block's strings point into.
+type arenaKeep struct{ chunks [][]byte }
+
+const (
+	arenaEvents = 4096
+	arenaValues = 16384    // 512 KB
+	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
+	valueSize   = int(unsafe.Sizeof(Value{}))
+	valueWords  = valueSize / 8
+)
+
+// Event returns a zeroed event whose Attrs has length n, all absent.
+func (a *Arena) Event(n int) *Event {
+	if len(a.events) == 0 {
+		a.events = make([]Event, arenaEvents)
+	}
+	e := &a.events[0]
+	a.events = a.events[1:]
+	if n > 0 {
+		if len(a.values) < n {
+			a.newValues(max(n, arenaValues))
+		}
+		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
+		a.values = a.values[n:]
+		clear(words(attrs)) // the block's memory was not cleared
+		e.Attrs = attrs
+	}
+	return e
+}
+
+// newValues starts a value block of n values, with a fresh set of kept
+// chunks holding the rest of the current text chunk, which its strings
+// may still use.
+func (a *Arena) newValues(n int) {
+	raw := noZero(n * valueSize)
+	a.values = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	a.keep = &arenaKeep{}
+	if cap(a.text) > 0 {
+		a.keep.chunks = append(a.keep.chunks, a.text[:0])
+	}
+	runtime.AddCleanup(&raw[0], func(*arenaKeep) {}, a.keep)
+}
+
+// Set stores v in attrs[i], attrs being the Attrs of the event that the
+// arena's last Event call returned; a string's text is copied into the
+// arena, so v may be a view of a read buffer.
+func (a *Arena) Set(attrs []Value, i int, v Value) {
+	if v.kind == String && len(v.s) > 0 {
+		v.s = a.copyText(v.s)
+	}
+	// As words: the block is not scanned, so a pointer stored in it needs
+	// no write barrier (what it points to is kept by the cleanup).
+	words(attrs[i : i+1 : i+1])[0] = *(*[valueWords]uint64)(unsafe.Pointer(&v))
+}
+
+// copyText returns a copy of s in the arena's current text chunk.
+func (a *Arena) copyText(s string) string {
+	var dst []byte
+	if len(s) > arenaText/4 {
+		dst = noZero(len(s))
+		a.keep.chunks = append(a.keep.chunks, dst)
+	} else {
+		if len(s) > cap(a.text) {
+			a.text = noZero(arenaText)[:0]
+			a.keep.chunks = append(a.keep.chunks, a.text)
+		}
+		dst, a.text = a.text[:len(s)], a.text[len(s):len(s)]
+	}
+	copy(dst, s)
+	return unsafe.String(unsafe.SliceData(dst), len(dst))
+}
+
+// words views values as the machine words they are made of.
+func words(values []Value) [][valueWords]uint64 {
+	return unsafe.Slice((*[valueWords]uint64)(unsafe.Pointer(unsafe.SliceData(values))), len(values))
+}
+
+// noZero returns n bytes the runtime has not cleared, in an allocation
+// the garbage collector does not scan: strings.Builder grows without
+// clearing, as no Go API allocates that way.
+func noZero(n int) []byte {
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte(0)
+	return unsafe.Slice(unsafe.StringData(b.String()), n)
+}
+
+// A Value is whole machine words (Set copies it as words).
+var _ = [1]int{}[valueSize%8]
