@@ -10,32 +10,38 @@ import (
 // values from large blocks: one allocation per block instead of two per
 // event. Everything handed out stays valid; blocks are never reused.
 //
-// The value blocks are memory the garbage collector does not scan and the
-// runtime does not clear: a 1M-event load spends much of its time in the
-// collector marking through every value's string field, most of them
-// empty, and clearing blocks that are written anyway. So the strings in
-// them must stay alive some other way: their text lives in chunks that a
-// cleanup on each value block (runtime.AddCleanup) keeps reachable for as
-// long as the block is. This is why a value goes into an arena event's
-// Attrs only through Set (which copies a string's text into the arena's
-// chunks), never by a plain assignment: a string held only by a value
-// block would be freed under it, and a plain assignment's write barrier
-// would read the uncleared word it overwrites as a pointer. Values read out of Attrs are
-// ordinary values (copies are scanned where they are stored).
+// The blocks are memory the garbage collector does not scan and the
+// runtime does not clear: a 1M-event load spent much of its time in the
+// collector marking through every event's Attrs and every value's string
+// field, most of them empty, and clearing blocks that are written anyway.
+// So what they point to is kept alive another way: a cleanup on each block
+// (runtime.AddCleanup) keeps reachable, for as long as the block is, the
+// value blocks its events' Attrs use (for an event block) or the text
+// chunks its strings point into (for a value block). This is why an arena
+// event's Attrs are set only by Event, and a value goes into them only
+// through Set (which copies a string's text into the arena's chunks),
+// never by a plain assignment: what a block alone points to would be freed
+// under it, and a plain assignment's write barrier would read the
+// uncleared word it overwrites as a pointer. Its other fields are plain
+// numbers: set them at will. Values read out of Attrs are ordinary values
+// (copies are scanned where they are stored).
 type Arena struct {
-	events []Event
-	values []Value // what is left of the current value block
-	keep   *arenaKeep
-	text   []byte // what is left of the current text chunk
+	events     []Event    // what is left of the current event block
+	eventsKeep *arenaKeep // what its events point to
+	values     []Value    // what is left of the current value block
+	valueBlock []byte     // the current value block
+	valuesKeep *arenaKeep // what its strings point to
+	text       []byte     // what is left of the current text chunk
 }
 
-// arenaKeep is what a value block's strings point into.
-type arenaKeep struct{ chunks [][]byte }
+// arenaKeep is what a block points to.
+type arenaKeep struct{ blocks [][]byte }
 
 const (
-	arenaEvents = 4096
+	arenaEvents = 4096     // 192 KB
 	arenaValues = 16384    // 512 KB
 	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
+	eventSize   = int(unsafe.Sizeof(Event{}))
 	valueSize   = int(unsafe.Sizeof(Value{}))
 	valueWords  = valueSize / 8
 )
@@ -43,33 +49,56 @@ const (
 // Event returns a zeroed event whose Attrs has length n, all absent.
 func (a *Arena) Event(n int) *Event {
 	if len(a.events) == 0 {
-		a.events = make([]Event, arenaEvents)
+		a.newEvents()
 	}
 	e := &a.events[0]
 	a.events = a.events[1:]
+	*(*[6]uint64)(unsafe.Pointer(e)) = [6]uint64{} // as words: no write barrier reads the old ones
 	if n > 0 {
 		if len(a.values) < n {
 			a.newValues(max(n, arenaValues))
 		}
 		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
 		a.values = a.values[n:]
-		clear(words(attrs)) // the block's memory was not cleared
-		e.Attrs = attrs
+		clear(words(attrs))
+		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
 	}
 	return e
 }
 
-// newValues starts a value block of n values, with a fresh set of kept
-// chunks holding the rest of the current text chunk, which its strings
-// may still use.
+// sliceHeader is a slice's words.
+type sliceHeader struct {
+	data     uintptr
+	len, cap int
+}
+
+// newEvents starts an event block, keeping the current value block, which
+// its events may still use.
+func (a *Arena) newEvents() {
+	raw := noZero(arenaEvents * eventSize)
+	a.events = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents)
+	a.eventsKeep = newKeep(raw, a.valueBlock)
+}
+
+// newValues starts a value block of n values, kept by the current event
+// block, keeping the rest of the current text chunk, which its strings may
+// still use.
 func (a *Arena) newValues(n int) {
 	raw := noZero(n * valueSize)
 	a.values = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-	a.keep = &arenaKeep{}
-	if cap(a.text) > 0 {
-		a.keep.chunks = append(a.keep.chunks, a.text[:0])
+	a.valueBlock = raw
+	a.valuesKeep = newKeep(raw, a.text[:0])
+	a.eventsKeep.blocks = append(a.eventsKeep.blocks, raw)
+}
+
+// newKeep returns what block keeps, first (if not nil) current.
+func newKeep(block, current []byte) *arenaKeep {
+	k := &arenaKeep{}
+	if current != nil {
+		k.blocks = append(k.blocks, current)
 	}
-	runtime.AddCleanup(&raw[0], func(*arenaKeep) {}, a.keep)
+	runtime.AddCleanup(&block[0], func(*arenaKeep) {}, k)
+	return k
 }
 
 // Set stores v in attrs[i], attrs being the Attrs of the event that the
@@ -89,11 +118,11 @@ func (a *Arena) copyText(s string) string {
 	var dst []byte
 	if len(s) > arenaText/4 {
 		dst = noZero(len(s))
-		a.keep.chunks = append(a.keep.chunks, dst)
+		a.valuesKeep.blocks = append(a.valuesKeep.blocks, dst)
 	} else {
 		if len(s) > cap(a.text) {
 			a.text = noZero(arenaText)[:0]
-			a.keep.chunks = append(a.keep.chunks, a.text)
+			a.valuesKeep.blocks = append(a.valuesKeep.blocks, a.text)
 		}
 		dst, a.text = a.text[:len(s)], a.text[len(s):len(s)]
 	}
@@ -116,5 +145,8 @@ func noZero(n int) []byte {
 	return unsafe.Slice(unsafe.StringData(b.String()), n)
 }
 
-// A Value is whole machine words (Set copies it as words).
-var _ = [1]int{}[valueSize%8]
+// A Value is whole machine words (Set copies it as words), an Event six.
+var (
+	_ = [1]int{}[valueSize%8]
+	_ = [1]int{}[eventSize-48]
+)
