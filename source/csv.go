@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/sase-cep/sase/event"
@@ -318,7 +320,22 @@ func newCSVLines() *csvLines {
 }
 
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
-	d.cr.Comma = b.opts.delimiter()
+	comma := b.opts.delimiter()
+	if d.layout != nil && comma < utf8.RuneSelf {
+		// A line without a quote is split in place, as a file's lines are.
+		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
+		if len(rec) == 0 {
+			return nil, nil // a blank line
+		}
+		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
+			d.fields = fields
+			if len(fields) != d.layout.width {
+				return nil, d.layout.fieldCount(b, len(fields), line)
+			}
+			return d.layout.event(b, fields, line)
+		}
+	}
+	d.cr.Comma = comma
 	d.feed.text = text
 	rec, err := d.cr.Read()
 	d.feed.text = nil
