@@ -102,13 +102,21 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, PerEvent: perEvent}, nil
 }
 
+// IOCase is a named run of the io suite.
+type IOCase struct {
+	Name string
+	IOResult
+}
+
 // runIO prints the io suite: W1's matches written in each output format,
 // and 1M stock rows loaded from CSV and JSON Lines, and generated.
-func runIO(w io.Writer) error {
+func runIO(w io.Writer) ([]IOCase, error) {
+	var out []IOCase
 	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\tbytes/event\t")
 	row := func(name string, r IOResult) {
+		out = append(out, IOCase{Name: name, IOResult: r})
 		secs := r.Elapsed.Seconds()
 		per := ""
 		if r.PerEvent > 0 {
@@ -121,7 +129,7 @@ func runIO(w io.Writer) error {
 	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
 		r, err := MeasureOutput(stocks, W1, f)
 		if err != nil {
-			return fmt.Errorf("io: W1 %s: %w", f, err)
+			return nil, fmt.Errorf("io: W1 %s: %w", f, err)
 		}
 		row("W1 --format "+string(f), r)
 	}
@@ -129,7 +137,7 @@ func runIO(w io.Writer) error {
 	cfg.Events = 1_000_000
 	r, err := measureEvents(0, func() (*event.Stream, error) { return source.GenerateStocks("stocks", cfg), nil })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row("GENERATE STOCKS 1M", r)
 	for _, in := range []struct {
@@ -139,17 +147,17 @@ func runIO(w io.Writer) error {
 	}{{"LOAD csv 1M", source.WriteStocksCSV, source.LoadCSV}, {"LOAD jsonl 1M", source.WriteStocksJSONL, source.LoadJSONL}} {
 		var data bytes.Buffer
 		if err := in.write(&data, cfg); err != nil {
-			return err
+			return nil, err
 		}
 		r, err := MeasureLoad(data.Bytes(), in.load)
 		if err != nil {
-			return fmt.Errorf("io: %s: %w", in.name, err)
+			return nil, fmt.Errorf("io: %s: %w", in.name, err)
 		}
 		row(in.name, r)
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintln(w)
-	return nil
+	return out, nil
 }
