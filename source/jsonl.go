@@ -102,13 +102,30 @@ type jsonRecord struct {
 	// and comparing bytes is cheaper than a map lookup.
 	posKeys  [][]byte
 	posSlots []int
-	seen     []int // by slot: lines when the key was last seen (no set to clear per line)
-	lines    int   // lines parsed, this one included
+	// shape is the previous simple line's keys by position, each as its
+	// text `"key":` with what it is: a line whose keys are the same, in the
+	// same order, matches each with one comparison.
+	shape []shapeKey
+	seen  []int // by slot: lines when the key was last seen (no set to clear per line)
+	lines int   // lines parsed, this one included
 	// Nested objects: the dotted path of those being read ("geo."), the
 	// path's length at each level, and the current key with its path.
 	prefix, full []byte
 	levels       []int
 }
+
+// shapeKey is a key of a line's shape.
+type shapeKey struct {
+	text []byte // `"key":`
+	role uint8  // keyAttr, keyType or keyTS
+	slot int    // an attribute's
+}
+
+const (
+	keyAttr uint8 = iota
+	keyType
+	keyTS
+)
 
 // slot is the schema slot of the attribute key at position k of a line.
 func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
@@ -177,12 +194,35 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 	if text[i] == '}' {
 		return false // {}: parse words the missing keys
 	}
-	for {
-		key, ok := str()
-		if !ok || i >= n || text[i] != ':' {
-			return false
+	for p := 0; ; p++ {
+		var key shapeKey
+		if p < len(rec.shape) && bytes.HasPrefix(text[i:], rec.shape[p].text) {
+			key = rec.shape[p]
+			i += len(key.text)
+		} else {
+			start := i
+			name, ok := str()
+			if !ok || i >= n || text[i] != ':' {
+				return false
+			}
+			i++
+			key = shapeKey{role: keyAttr}
+			switch string(name) {
+			case typeKey:
+				key.role = keyType
+			case tsKey:
+				key.role = keyTS
+			default:
+				key.slot = rec.slot(b, name, len(rec.slots))
+			}
+			if p < len(rec.shape) {
+				key.text = append(rec.shape[p].text[:0], text[start:i]...)
+				rec.shape[p] = key
+			} else {
+				key.text = append([]byte(nil), text[start:i]...)
+				rec.shape = append(rec.shape, key)
+			}
 		}
-		i++
 		if i >= n {
 			return false
 		}
@@ -226,13 +266,13 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		default:
 			return false
 		}
-		switch {
-		case string(key) == typeKey:
+		switch key.role {
+		case keyType:
 			if !isStr || rec.hasTyp {
 				return false
 			}
 			rec.typ, rec.hasTyp = append(rec.typ, lit...), true
-		case string(key) == tsKey:
+		case keyTS:
 			if lit == nil || rec.hasTS {
 				return false
 			}
@@ -241,7 +281,7 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			if isStr { // a view of the line: event copies it into the arena
 				v = event.StringValue(unsafe.String(unsafe.SliceData(lit), len(lit)))
 			}
-			slot := rec.slot(b, key, len(rec.slots))
+			slot := key.slot
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
 			}
