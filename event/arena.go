@@ -105,16 +105,19 @@ func newKeep(block, current []byte) *arenaKeep {
 // arena's last Event call returned; a string's text is copied into the
 // arena, so v may be a view of a read buffer.
 func (a *Arena) Set(attrs []Value, i int, v Value) {
-	if v.kind == String && len(v.s) > 0 {
+	if v.kind == String {
 		v.s = a.copyText(v.s)
 	}
 	// As words: the block is not scanned, so a pointer stored in it needs
 	// no write barrier (what it points to is kept by the cleanup).
-	words(attrs[i : i+1 : i+1])[0] = *(*[valueWords]uint64)(unsafe.Pointer(&v))
+	*(*[valueWords]uint64)(unsafe.Pointer(&attrs[i])) = *(*[valueWords]uint64)(unsafe.Pointer(&v))
 }
 
 // copyText returns a copy of s in the arena's current text chunk.
 func (a *Arena) copyText(s string) string {
+	if s == "" {
+		return ""
+	}
 	var dst []byte
 	if len(s) > arenaText/4 {
 		dst = noZero(len(s))
