@@ -60,7 +60,10 @@ func (a *Arena) Event(n int) *Event {
 		}
 		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
 		a.values = a.values[n:]
-		clear(words(attrs))
+		w := words(attrs)
+		for k := range w { // word by word: clear would call memclr, for a few words
+			w[k][0], w[k][1], w[k][2], w[k][3] = 0, 0, 0, 0
+		}
 		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
 	}
 	return e
@@ -110,7 +113,8 @@ func (a *Arena) Set(attrs []Value, i int, v Value) {
 	}
 	// As words: the block is not scanned, so a pointer stored in it needs
 	// no write barrier (what it points to is kept by the cleanup).
-	*(*[valueWords]uint64)(unsafe.Pointer(&attrs[i])) = *(*[valueWords]uint64)(unsafe.Pointer(&v))
+	d, w := (*[4]uint64)(unsafe.Pointer(&attrs[i])), (*[4]uint64)(unsafe.Pointer(&v))
+	d[0], d[1], d[2], d[3] = w[0], w[1], w[2], w[3] // word by word: a copy of the whole would call memmove
 }
 
 // copyText returns a copy of s in the arena's current text chunk.
@@ -148,8 +152,8 @@ func noZero(n int) []byte {
 	return unsafe.Slice(unsafe.StringData(b.String()), n)
 }
 
-// A Value is whole machine words (Set copies it as words), an Event six.
+// A Value is four machine words (Set copies it word by word), an Event six.
 var (
-	_ = [1]int{}[valueSize%8]
+	_ = [1]int{}[valueSize-32]
 	_ = [1]int{}[eventSize-48]
 )
