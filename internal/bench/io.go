@@ -23,6 +23,7 @@ type IOResult struct {
 	Rows    int64 // matches written, or events read
 	Bytes   int64 // text written or read
 	Elapsed time.Duration
+	CPU     time.Duration // the process's, GC included; 0 where not measured
 	// PerEvent is the heap a loaded event takes beyond its attribute
 	// values (0 for output runs).
 	PerEvent float64
@@ -58,7 +59,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 	runtime.GC()
 	var n counter
 	bw := bufio.NewWriterSize(&n, 64<<10)
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	w := output.New(format, bw, output.Schema{Columns: cols, Events: stream.Schema})
 	stats, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool { return w.Row(row) == nil })
 	if err == nil {
@@ -67,7 +68,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 	if err == nil {
 		err = bw.Flush()
 	}
-	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start)}, err
+	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start), CPU: cpuTime() - cpu}, err
 }
 
 // MeasureLoad loads data with load and reports the rows/s and the heap
@@ -83,9 +84,9 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	s, err := build()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpu
 	if err != nil {
 		return IOResult{}, err
 	}
@@ -99,7 +100,7 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	perEvent := (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(values)*float64(unsafe.Sizeof(event.Value{}))) / float64(n)
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(build) // and its input, which is not the events' memory
-	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, PerEvent: perEvent}, nil
+	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, CPU: cpu, PerEvent: perEvent}, nil
 }
 
 // IOCase is a named run of the io suite.
@@ -114,7 +115,7 @@ func runIO(w io.Writer) ([]IOCase, error) {
 	var out []IOCase
 	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\tbytes/event\t")
+	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\trows/CPU-s\tbytes/event\t")
 	row := func(name string, r IOResult) {
 		out = append(out, IOCase{Name: name, IOResult: r})
 		secs := r.Elapsed.Seconds()
@@ -122,8 +123,12 @@ func runIO(w io.Writer) ([]IOCase, error) {
 		if r.PerEvent > 0 {
 			per = fmt.Sprintf("%.0f + attrs", r.PerEvent)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%sB/s\t%s\t\n", name, r.Rows, si(float64(r.Bytes))+"B",
-			r.Elapsed.Round(time.Millisecond), si(float64(r.Rows)/secs), si(float64(r.Bytes)/secs), per)
+		perCPU := ""
+		if r.CPU > 0 {
+			perCPU = si(float64(r.Rows) / r.CPU.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%sB/s\t%s\t%s\t\n", name, r.Rows, si(float64(r.Bytes))+"B",
+			r.Elapsed.Round(time.Millisecond), si(float64(r.Rows)/secs), si(float64(r.Bytes)/secs), perCPU, per)
 	}
 	stocks := Stocks(1_000_000, 0)()
 	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
