@@ -47,6 +47,14 @@ func Lines(path string, c Chart, series []Series) error {
 		}
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	// Room around the points, and above them for the legend.
+	if c.LogX {
+		p.X.Min, p.X.Max = p.X.Min/1.3, p.X.Max*1.3
+	} else {
+		pad := (p.X.Max - p.X.Min) / 20
+		p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
+	}
+	p.Y.Max *= 1 + 0.08*float64(len(series)+1)
 	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
 }
 
