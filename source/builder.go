@@ -9,6 +9,48 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
+// typeNames maps type names as a source writes them to type ids: a
+// direct-mapped cache by length and last byte (a stream's few names mostly
+// differ there) in front of a map, as hashing the name of every row costs
+// more than one comparison.
+type typeNames struct {
+	recent [64]struct {
+		name string
+		id   int
+	}
+	ids   map[string]int
+	names []string // by id: the map's keys, for recent
+}
+
+// lookup returns the id of name, and whether it is known.
+func (t *typeNames) lookup(name []byte) (int, bool) {
+	if len(name) == 0 {
+		return 0, false
+	}
+	r := &t.recent[(int(name[len(name)-1])+7*len(name))&63]
+	if r.name != "" && r.name == string(name) {
+		return r.id, true
+	}
+	id, ok := t.ids[string(name)]
+	if ok {
+		r.name, r.id = t.names[id], id
+	}
+	return id, ok
+}
+
+// add records name's id.
+func (t *typeNames) add(name []byte, id int) {
+	if t.ids == nil {
+		t.ids = map[string]int{}
+	}
+	s := string(name)
+	t.ids[s] = id
+	for len(t.names) <= id {
+		t.names = append(t.names, "")
+	}
+	t.names[id] = s
+}
+
 type tsMode uint8
 
 const (

@@ -151,16 +151,16 @@ type csvLayout struct {
 	typeCol, tsCol int
 	attrCols       []int
 	attrSlots      []int
-	nslots         int            // 1 + the highest slot: the length of Attrs
-	declared       []bool         // by type id: the header's attributes are declared
-	types          map[string]int // type cells as written -> type id
+	nslots         int       // 1 + the highest slot: the length of Attrs
+	declared       []bool    // by type id: the header's attributes are declared
+	types          typeNames // type cells as written -> type id
 }
 
 // newCSVLayout reads a header (found at line) into b's schema.
 func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	header = append([]string(nil), header...) // ReuseRecord would overwrite it
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
-	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1, types: map[string]int{}}
+	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1}
 	seen := map[string]bool{}
 	for i, h := range header {
 		h = validUTF8(h)
@@ -220,13 +220,13 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 	if len(rec[l.typeCol]) == 0 && len(rec[l.tsCol]) != 0 && l.onlyTS(rec) {
 		return b.punctuation(rec[l.tsCol], line)
 	}
-	typ, ok := l.types[string(rec[l.typeCol])]
+	typ, ok := l.types.lookup(rec[l.typeCol])
 	if !ok {
 		var err error
 		if typ, err = b.typeID(validUTF8(string(rec[l.typeCol])), line); err != nil {
 			return nil, err
 		}
-		l.types[string(rec[l.typeCol])] = typ
+		l.types.add(rec[l.typeCol], typ)
 	}
 	ts, err := b.timestamp(rec[l.tsCol], line)
 	if err != nil {

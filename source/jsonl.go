@@ -54,13 +54,13 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	if !rec.hasTyp {
 		return b.punctuation(rec.ts, line)
 	}
-	typ, ok := rec.typeIDs[string(rec.typ)]
+	typ, ok := rec.typeIDs.lookup(rec.typ)
 	if !ok {
 		var err error
 		if typ, err = b.typeID(string(rec.typ), line); err != nil {
 			return nil, err
 		}
-		rec.typeIDs[string(rec.typ)] = typ
+		rec.typeIDs.add(rec.typ, typ)
 	}
 	ts, err := b.timestamp(rec.ts, line)
 	if err != nil {
@@ -96,7 +96,7 @@ type jsonRecord struct {
 	slots    []int
 	values   []event.Value
 	keySlots map[string]int // attribute key -> schema slot
-	typeIDs  map[string]int // type name -> type id
+	typeIDs  typeNames      // type name -> type id
 	// The attribute keys of the previous line by position, and their
 	// slots: a file's lines mostly have the same keys in the same order,
 	// and comparing bytes is cheaper than a map lookup.
@@ -152,7 +152,7 @@ func (rec *jsonRecord) reset() {
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
 	rec.lines++
 	if rec.keySlots == nil {
-		rec.keySlots, rec.typeIDs = map[string]int{}, map[string]int{}
+		rec.keySlots = map[string]int{}
 	}
 }
 
