@@ -18,13 +18,14 @@ import (
 // (runtime.AddCleanup) keeps reachable, for as long as the block is, the
 // value blocks its events' Attrs use (for an event block) or the text
 // chunks its strings point into (for a value block). This is why an arena
-// event's Attrs are set only by Event, and a value goes into them only
-// through Set (which copies a string's text into the arena's chunks),
-// never by a plain assignment: what a block alone points to would be freed
-// under it, and a plain assignment's write barrier would read the
-// uncleared word it overwrites as a pointer. Its other fields are plain
-// numbers: set them at will. Values read out of Attrs are ordinary values
-// (copies are scanned where they are stored).
+// event's Attrs are set only by Event, and a string value goes into them
+// only through Set (which copies its text into the arena's chunks), never
+// by a plain assignment: what a block alone points to would be freed under
+// it. (Event clears the slots it hands out, so a plain assignment of a
+// number or bool, whose write barrier reads the word it overwrites as a
+// pointer, is safe; Set is cheaper still.) An event's other fields are
+// plain numbers: set them at will. Values read out of Attrs are ordinary
+// values (copies are scanned where they are stored).
 type Arena struct {
 	events     []Event    // what is left of the current event block
 	eventsKeep *arenaKeep // what its events point to
