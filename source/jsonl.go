@@ -106,8 +106,10 @@ type jsonRecord struct {
 	// text `"key":` with what it is: a line whose keys are the same, in the
 	// same order, matches each with one comparison.
 	shape []shapeKey
-	seen  []int // by slot: lines when the key was last seen (no set to clear per line)
-	lines int   // lines parsed, this one included
+	// The type and timestamp keys (Options'), set at the first line.
+	typeKey, tsKey string
+	seen           []int // by slot: lines when the key was last seen (no set to clear per line)
+	lines          int   // lines parsed, this one included
 	// Nested objects: the dotted path of those being read ("geo."), the
 	// path's length at each level, and the current key with its path.
 	prefix, full []byte
@@ -163,7 +165,10 @@ func (rec *jsonRecord) reset() {
 // anything else, which parse then reads (and words the error of).
 func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 	rec.reset()
-	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
+	if rec.typeKey == "" {
+		rec.typeKey, rec.tsKey = b.opts.typeColumn(), b.opts.tsColumn()
+	}
+	typeKey, tsKey := rec.typeKey, rec.tsKey
 	if n := len(text); n > 0 && text[n-1] == '\n' {
 		text = text[:n-1]
 	}
@@ -172,56 +177,39 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		return false
 	}
 	i := 1
-	// str reads an ASCII string without escapes at text[i] (its quote).
-	str := func() ([]byte, bool) {
-		if i >= n || text[i] != '"' {
-			return nil, false
-		}
-		i++
-		start := i
-		for ; i < n; i++ {
-			c := text[i]
-			if c == '"' {
-				i++
-				return text[start : i-1], true
-			}
-			if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
-				return nil, false
-			}
-		}
-		return nil, false
-	}
 	if text[i] == '}' {
 		return false // {}: parse words the missing keys
 	}
 	for p := 0; ; p++ {
-		var key shapeKey
+		var key *shapeKey
 		if p < len(rec.shape) && bytes.HasPrefix(text[i:], rec.shape[p].text) {
-			key = rec.shape[p]
+			key = &rec.shape[p]
 			i += len(key.text)
 		} else {
 			start := i
-			name, ok := str()
+			name, next, ok := simpleString(text, i)
+			i = next
 			if !ok || i >= n || text[i] != ':' {
 				return false
 			}
 			i++
-			key = shapeKey{role: keyAttr}
+			k := shapeKey{role: keyAttr}
 			switch string(name) {
 			case typeKey:
-				key.role = keyType
+				k.role = keyType
 			case tsKey:
-				key.role = keyTS
+				k.role = keyTS
 			default:
-				key.slot = rec.slot(b, name, len(rec.slots))
+				k.slot = rec.slot(b, name, len(rec.slots))
 			}
 			if p < len(rec.shape) {
-				key.text = append(rec.shape[p].text[:0], text[start:i]...)
-				rec.shape[p] = key
+				k.text = append(rec.shape[p].text[:0], text[start:i]...)
+				rec.shape[p] = k
 			} else {
-				key.text = append([]byte(nil), text[start:i]...)
-				rec.shape = append(rec.shape, key)
+				k.text = append([]byte(nil), text[start:i]...)
+				rec.shape = append(rec.shape, k)
 			}
+			key = &rec.shape[p]
 		}
 		if i >= n {
 			return false
@@ -231,11 +219,11 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		var isStr bool
 		switch c := text[i]; {
 		case c == '"':
-			s, ok := str()
+			s, next, ok := simpleString(text, i)
 			if !ok {
 				return false
 			}
-			lit, isStr = s, true
+			i, lit, isStr = next, s, true
 		case c == '-' || c >= '0' && c <= '9':
 			start := i
 			if c == '-' {
@@ -243,8 +231,12 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			}
 			digits := i
 			var iv int64
-			for i < n && text[i] >= '0' && text[i] <= '9' {
-				iv = iv*10 + int64(text[i]-'0') // 18 digits cannot overflow
+			for i < n {
+				d := text[i] - '0'
+				if d > 9 {
+					break
+				}
+				iv = iv*10 + int64(d) // 18 digits cannot overflow
 				i++
 			}
 			if i == digits || i-digits > 18 || text[digits] == '0' && i-digits > 1 || i < n && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
@@ -304,6 +296,27 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			return false
 		}
 	}
+}
+
+// simpleString reads an ASCII string without escapes at text[i] (its
+// quote), returning its text and the index after it. (Not a closure over
+// parseSimple's index, which then could not stay in a register.)
+func simpleString(text []byte, i int) ([]byte, int, bool) {
+	if i >= len(text) || text[i] != '"' {
+		return nil, i, false
+	}
+	i++
+	start := i
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c == '"' {
+			return text[start:i], i + 1, true
+		}
+		if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+			return nil, i, false
+		}
+	}
+	return nil, i, false
 }
 
 func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
