@@ -12,15 +12,19 @@ import (
 const ringMaxSlack = 1 << 16
 
 // ring holds the events not yet released when the slack is small: a
-// bucket per ts over [lo, lo+len(buckets)), each in arrival order, the
-// occupied ones marked in a bitmap. An event that is not late has a ts of
+// bucket per ts over [lo, lo+len(first)), each in arrival order, the
+// occupied ones marked in a bitmap. A bucket is its first event (a
+// pointer: the buckets are dense in memory), then, for ties, the ones
+// that arrived after it. An event that is not late has a ts of
 // at least the stream's time, and at most the slack above it, so the
 // buckets span the slack: a push costs an append, not a heap's log n
 // moves. The buckets the stream's time passes move to ready, in (ts,
 // arrival) order, and are handed out from there.
 type ring struct {
-	buckets [][]*event.Event
-	used    []uint64 // bit i: buckets[i] is not empty
+	first   []*event.Event   // per bucket: the first event to arrive, or nil
+	more    [][]*event.Event // per bucket: those after it, in arrival order
+	used    []uint64         // bit i: bucket i is not empty
+	tied    []uint64         // bit i: more[i] is not empty
 	mask    int64
 	lo      int64 // the ts of the lowest bucket
 	started bool  // lo is set: at the first pass
@@ -34,7 +38,8 @@ func newRing(slack int64) *ring {
 	for int64(size) <= slack {
 		size *= 2
 	}
-	return &ring{buckets: make([][]*event.Event, size), used: make([]uint64, size/64), mask: int64(size - 1)}
+	return &ring{first: make([]*event.Event, size), more: make([][]*event.Event, size),
+		used: make([]uint64, size/64), tied: make([]uint64, size/64), mask: int64(size - 1)}
 }
 
 // push holds e; the ring must have passed the stream's time (which e's ts
@@ -44,8 +49,13 @@ func (g *ring) push(e *event.Event) {
 		g.lo = e.TS
 	}
 	i := e.TS & g.mask
-	g.buckets[i] = append(g.buckets[i], e)
-	g.used[i>>6] |= 1 << (i & 63)
+	if bit := uint64(1) << (i & 63); g.used[i>>6]&bit == 0 {
+		g.first[i] = e
+		g.used[i>>6] |= bit
+	} else {
+		g.more[i] = append(g.more[i], e)
+		g.tied[i>>6] |= bit
+	}
 	g.n++
 }
 
@@ -79,11 +89,18 @@ func (g *ring) passThrough(t int64) {
 
 // move moves bucket i to ready.
 func (g *ring) move(i int64) {
-	g.ready = append(g.ready, g.buckets[i]...)
-	g.n -= len(g.buckets[i])
-	clear(g.buckets[i]) // the ring keeps no released event
-	g.buckets[i] = g.buckets[i][:0]
-	g.used[i>>6] &^= 1 << (i & 63)
+	bit := uint64(1) << (i & 63)
+	g.ready = append(g.ready, g.first[i])
+	g.first[i] = nil // the ring keeps no released event
+	g.n--
+	if g.tied[i>>6]&bit != 0 {
+		g.ready = append(g.ready, g.more[i]...)
+		g.n -= len(g.more[i])
+		clear(g.more[i])
+		g.more[i] = g.more[i][:0]
+		g.tied[i>>6] &^= bit
+	}
+	g.used[i>>6] &^= bit
 }
 
 // take appends the ready events to batch, numbered, and returns it with
