@@ -23,7 +23,7 @@ import (
 // by a plain assignment: what a block alone points to would be freed under
 // it. (Event clears the slots it hands out, so a plain assignment of a
 // number or bool, whose write barrier reads the word it overwrites as a
-// pointer, is safe; Set is cheaper still.) An event's other fields are
+// pointer, is safe.) An event's other fields are
 // plain numbers: set them at will. Values read out of Attrs are ordinary
 // values (copies are scanned where they are stored).
 type Arena struct {
