@@ -124,27 +124,36 @@ func (s *Schema) AddAttr(name string) int {
 // Declare records that type has the attribute in slot.
 func (s *Schema) Declare(typ, slot int) {
 	t := s.Types[typ]
-	for len(t.Declared) <= slot {
+	t.grow(slot + 1)
+	t.Declared[slot] = true
+}
+
+// grow makes the per-slot slices at least n long.
+func (t *TypeInfo) grow(n int) {
+	for len(t.Declared) < n {
 		t.Declared = append(t.Declared, false)
 		t.Kinds = append(t.Kinds, 0)
 		t.Present = append(t.Present, 0)
 	}
-	t.Declared[slot] = true
 }
 
 // Observe records an event's type count and value kinds.
 func (s *Schema) Observe(e *Event) {
 	t := s.Types[e.Type]
 	t.Count++
-	for slot, v := range e.Attrs {
-		if v.kind == Absent {
+	n := len(e.Attrs)
+	t.grow(n)
+	// Slices of length n, so that the loop has no bounds checks; an
+	// attribute's kind is read without copying its value.
+	declared, kinds, present := t.Declared[:n], t.Kinds[:n], t.Present[:n]
+	for slot := range e.Attrs {
+		k := e.Attrs[slot].kind
+		if k == Absent {
 			continue
 		}
-		if slot >= len(t.Declared) || !t.Declared[slot] {
-			s.Declare(e.Type, slot)
-		}
-		t.Kinds[slot] = t.Kinds[slot].With(v.kind)
-		t.Present[slot]++
+		declared[slot] = true
+		kinds[slot] |= 1 << k
+		present[slot]++
 	}
 }
 

@@ -9,36 +9,46 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Events and their attribute values are allocated in blocks: one allocation
-// per block instead of two per event keeps a 1M-row load fast and the heap
-// small.
-const (
-	eventBlock = 4096
-	valueBlock = 16384
-)
-
-// alloc hands out events and attribute slices carved from shared blocks.
-// Everything handed out stays valid; blocks are never reused.
-type alloc struct {
-	events []event.Event
-	values []event.Value
+// typeNames maps type names as a source writes them to type ids: a
+// direct-mapped cache by length and last byte (a stream's few names mostly
+// differ there) in front of a map, as hashing the name of every row costs
+// more than one comparison.
+type typeNames struct {
+	recent [64]struct {
+		name string
+		id   int
+	}
+	ids   map[string]int
+	names []string // by id: the map's keys, for recent
 }
 
-// event returns a zeroed event whose Attrs has length n (all absent).
-func (a *alloc) event(n int) *event.Event {
-	if len(a.events) == 0 {
-		a.events = make([]event.Event, eventBlock)
+// lookup returns the id of name, and whether it is known.
+func (t *typeNames) lookup(name []byte) (int, bool) {
+	if len(name) == 0 {
+		return 0, false
 	}
-	e := &a.events[0]
-	a.events = a.events[1:]
-	if n > 0 {
-		if len(a.values) < n {
-			a.values = make([]event.Value, max(n, valueBlock))
-		}
-		e.Attrs = a.values[:n:n] // full slice expression: appends never spill into a neighbour
-		a.values = a.values[n:]
+	r := &t.recent[(int(name[len(name)-1])+7*len(name))&63]
+	if r.name != "" && r.name == string(name) {
+		return r.id, true
 	}
-	return e
+	id, ok := t.ids[string(name)]
+	if ok {
+		r.name, r.id = t.names[id], id
+	}
+	return id, ok
+}
+
+// add records name's id.
+func (t *typeNames) add(name []byte, id int) {
+	if t.ids == nil {
+		t.ids = map[string]int{}
+	}
+	s := string(name)
+	t.ids[s] = id
+	for len(t.names) <= id {
+		t.names = append(t.names, "")
+	}
+	t.names[id] = s
 }
 
 type tsMode uint8
@@ -55,7 +65,7 @@ type builder struct {
 	file   string // for errors
 	opts   Options
 	schema *event.Schema
-	alloc  alloc
+	arena  event.Arena // the events and their values
 
 	mode     tsMode
 	prevTS   int64

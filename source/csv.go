@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/sase-cep/sase/event"
@@ -149,16 +151,16 @@ type csvLayout struct {
 	typeCol, tsCol int
 	attrCols       []int
 	attrSlots      []int
-	nslots         int            // 1 + the highest slot: the length of Attrs
-	declared       []bool         // by type id: the header's attributes are declared
-	types          map[string]int // type cells as written -> type id
+	nslots         int       // 1 + the highest slot: the length of Attrs
+	declared       []bool    // by type id: the header's attributes are declared
+	types          typeNames // type cells as written -> type id
 }
 
 // newCSVLayout reads a header (found at line) into b's schema.
 func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	header = append([]string(nil), header...) // ReuseRecord would overwrite it
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
-	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1, types: map[string]int{}}
+	l := &csvLayout{width: len(header), typeCol: -1, tsCol: -1}
 	seen := map[string]bool{}
 	for i, h := range header {
 		h = validUTF8(h)
@@ -221,13 +223,13 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 	if len(rec[l.typeCol]) == 0 && len(rec[l.tsCol]) != 0 && l.onlyTS(rec) {
 		return b.punctuation(rec[l.tsCol], line)
 	}
-	typ, ok := l.types[string(rec[l.typeCol])]
+	typ, ok := l.types.lookup(rec[l.typeCol])
 	if !ok {
 		var err error
 		if typ, err = b.typeID(validUTF8(string(rec[l.typeCol])), line); err != nil {
 			return nil, err
 		}
-		l.types[string(rec[l.typeCol])] = typ
+		l.types.add(rec[l.typeCol], typ)
 	}
 	ts, err := b.timestamp(rec[l.tsCol], line)
 	if err != nil {
@@ -242,16 +244,16 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 			b.schema.Declare(typ, slot)
 		}
 	}
-	e := b.alloc.event(l.nslots)
+	e := b.arena.Event(l.nslots)
 	e.Type, e.TS = typ, ts
 	for j, c := range l.attrCols {
-		e.Attrs[l.attrSlots[j]] = parseCell(rec[c])
+		b.arena.Set(e.Attrs, l.attrSlots[j], parseCell(rec[c]))
 	}
 	return e, nil
 }
 
-// parseCell is event.ParseCell(validUTF8(cell)), making a string only for
-// a string value.
+// parseCell is event.ParseCell(validUTF8(cell)), a string a view of cell
+// unless it had invalid UTF-8 (event.Arena.Set copies it).
 func parseCell(cell []byte) event.Value {
 	if i, ok := smallInt(cell); ok {
 		return event.IntValue(i)
@@ -259,11 +261,9 @@ func parseCell(cell []byte) event.Value {
 	if len(cell) == 0 {
 		return event.Value{}
 	}
-	// A view of cell: ParseCell keeps its argument only in a string value,
-	// which is made again from a copy.
 	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
 	if v.Kind() == event.String {
-		return event.StringValue(validUTF8(string(cell)))
+		return event.StringValue(validUTF8(v.Str()))
 	}
 	return v
 }
@@ -323,7 +323,22 @@ func newCSVLines() *csvLines {
 }
 
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
-	d.cr.Comma = b.opts.delimiter()
+	comma := b.opts.delimiter()
+	if d.layout != nil && comma < utf8.RuneSelf {
+		// A line without a quote is split in place, as a file's lines are.
+		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
+		if len(rec) == 0 {
+			return nil, nil // a blank line
+		}
+		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
+			d.fields = fields
+			if len(fields) != d.layout.width {
+				return nil, d.layout.fieldCount(b, len(fields), line)
+			}
+			return d.layout.event(b, fields, line)
+		}
+	}
+	d.cr.Comma = comma
 	d.feed.text = text
 	rec, err := d.cr.Read()
 	d.feed.text = nil

@@ -79,7 +79,7 @@ func (r *lineReader) next() ([]byte, error) {
 	if len(text) > 0 {
 		r.line++
 	}
-	if len(bytes.TrimSuffix(text, []byte{'\n'})) > r.max {
+	if n := len(text); n > r.max && (n > r.max+1 || text[n-1] != '\n') { // the '\n' not counted
 		return nil, lineTooLong(r.name, r.line, r.max)
 	}
 	return text, err

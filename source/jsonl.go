@@ -6,6 +6,7 @@ import (
 	"io"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -53,13 +54,13 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 	if !rec.hasTyp {
 		return b.punctuation(rec.ts, line)
 	}
-	typ, ok := rec.typeIDs[string(rec.typ)]
+	typ, ok := rec.typeIDs.lookup(rec.typ)
 	if !ok {
 		var err error
 		if typ, err = b.typeID(string(rec.typ), line); err != nil {
 			return nil, err
 		}
-		rec.typeIDs[string(rec.typ)] = typ
+		rec.typeIDs.add(rec.typ, typ)
 	}
 	ts, err := b.timestamp(rec.ts, line)
 	if err != nil {
@@ -75,11 +76,11 @@ func (rec *jsonRecord) event(b *builder, text []byte, line int) (*event.Event, e
 			n = max(n, slot+1)
 		}
 	}
-	e := b.alloc.event(n)
+	e := b.arena.Event(n)
 	e.Type, e.TS = typ, ts
 	for i, slot := range rec.slots {
 		if slot < n {
-			e.Attrs[slot] = rec.values[i]
+			b.arena.Set(e.Attrs, slot, rec.values[i])
 		}
 	}
 	return e, nil
@@ -95,19 +96,38 @@ type jsonRecord struct {
 	slots    []int
 	values   []event.Value
 	keySlots map[string]int // attribute key -> schema slot
-	typeIDs  map[string]int // type name -> type id
+	typeIDs  typeNames      // type name -> type id
 	// The attribute keys of the previous line by position, and their
 	// slots: a file's lines mostly have the same keys in the same order,
 	// and comparing bytes is cheaper than a map lookup.
 	posKeys  [][]byte
 	posSlots []int
-	seen     []int // by slot: lines when the key was last seen (no set to clear per line)
-	lines    int   // lines parsed, this one included
+	// shape is the previous simple line's keys by position, each as its
+	// text `"key":` with what it is: a line whose keys are the same, in the
+	// same order, matches each with one comparison.
+	shape []shapeKey
+	// The type and timestamp keys (Options'), set at the first line.
+	typeKey, tsKey string
+	seen           []int // by slot: lines when the key was last seen (no set to clear per line)
+	lines          int   // lines parsed, this one included
 	// Nested objects: the dotted path of those being read ("geo."), the
 	// path's length at each level, and the current key with its path.
 	prefix, full []byte
 	levels       []int
 }
+
+// shapeKey is a key of a line's shape.
+type shapeKey struct {
+	text []byte // `"key":`
+	role uint8  // keyAttr, keyType or keyTS
+	slot int    // an attribute's
+}
+
+const (
+	keyAttr uint8 = iota
+	keyType
+	keyTS
+)
 
 // slot is the schema slot of the attribute key at position k of a line.
 func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
@@ -134,7 +154,7 @@ func (rec *jsonRecord) reset() {
 	rec.slots, rec.values = rec.slots[:0], rec.values[:0]
 	rec.lines++
 	if rec.keySlots == nil {
-		rec.keySlots, rec.typeIDs = map[string]int{}, map[string]int{}
+		rec.keySlots = map[string]int{}
 	}
 }
 
@@ -145,7 +165,10 @@ func (rec *jsonRecord) reset() {
 // anything else, which parse then reads (and words the error of).
 func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 	rec.reset()
-	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
+	if rec.typeKey == "" {
+		rec.typeKey, rec.tsKey = b.opts.typeColumn(), b.opts.tsColumn()
+	}
+	typeKey, tsKey := rec.typeKey, rec.tsKey
 	if n := len(text); n > 0 && text[n-1] == '\n' {
 		text = text[:n-1]
 	}
@@ -154,34 +177,40 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		return false
 	}
 	i := 1
-	// str reads an ASCII string without escapes at text[i] (its quote).
-	str := func() ([]byte, bool) {
-		if i >= n || text[i] != '"' {
-			return nil, false
-		}
-		i++
-		start := i
-		for ; i < n; i++ {
-			c := text[i]
-			if c == '"' {
-				i++
-				return text[start : i-1], true
-			}
-			if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
-				return nil, false
-			}
-		}
-		return nil, false
-	}
 	if text[i] == '}' {
 		return false // {}: parse words the missing keys
 	}
-	for {
-		key, ok := str()
-		if !ok || i >= n || text[i] != ':' {
-			return false
+	for p := 0; ; p++ {
+		var key *shapeKey
+		if p < len(rec.shape) && bytes.HasPrefix(text[i:], rec.shape[p].text) {
+			key = &rec.shape[p]
+			i += len(key.text)
+		} else {
+			start := i
+			name, next, ok := simpleString(text, i)
+			i = next
+			if !ok || i >= n || text[i] != ':' {
+				return false
+			}
+			i++
+			k := shapeKey{role: keyAttr}
+			switch string(name) {
+			case typeKey:
+				k.role = keyType
+			case tsKey:
+				k.role = keyTS
+			default:
+				k.slot = rec.slot(b, name, len(rec.slots))
+			}
+			if p < len(rec.shape) {
+				k.text = append(rec.shape[p].text[:0], text[start:i]...)
+				rec.shape[p] = k
+			} else {
+				k.text = append([]byte(nil), text[start:i]...)
+				rec.shape = append(rec.shape, k)
+			}
+			key = &rec.shape[p]
 		}
-		i++
 		if i >= n {
 			return false
 		}
@@ -190,11 +219,11 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		var isStr bool
 		switch c := text[i]; {
 		case c == '"':
-			s, ok := str()
+			s, next, ok := simpleString(text, i)
 			if !ok {
 				return false
 			}
-			lit, isStr = s, true
+			i, lit, isStr = next, s, true
 		case c == '-' || c >= '0' && c <= '9':
 			start := i
 			if c == '-' {
@@ -202,8 +231,12 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			}
 			digits := i
 			var iv int64
-			for i < n && text[i] >= '0' && text[i] <= '9' {
-				iv = iv*10 + int64(text[i]-'0') // 18 digits cannot overflow
+			for i < n {
+				d := text[i] - '0'
+				if d > 9 {
+					break
+				}
+				iv = iv*10 + int64(d) // 18 digits cannot overflow
 				i++
 			}
 			if i == digits || i-digits > 18 || text[digits] == '0' && i-digits > 1 || i < n && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
@@ -225,22 +258,22 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		default:
 			return false
 		}
-		switch {
-		case string(key) == typeKey:
+		switch key.role {
+		case keyType:
 			if !isStr || rec.hasTyp {
 				return false
 			}
 			rec.typ, rec.hasTyp = append(rec.typ, lit...), true
-		case string(key) == tsKey:
+		case keyTS:
 			if lit == nil || rec.hasTS {
 				return false
 			}
 			rec.ts, rec.hasTS = append(rec.ts, lit...), true
 		default:
-			if isStr {
-				v = event.StringValue(string(lit))
+			if isStr { // a view of the line: event copies it into the arena
+				v = event.StringValue(unsafe.String(unsafe.SliceData(lit), len(lit)))
 			}
-			slot := rec.slot(b, key, len(rec.slots))
+			slot := key.slot
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
 			}
@@ -263,6 +296,27 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			return false
 		}
 	}
+}
+
+// simpleString reads an ASCII string without escapes at text[i] (its
+// quote), returning its text and the index after it. (Not a closure over
+// parseSimple's index, which then could not stay in a register.)
+func simpleString(text []byte, i int) ([]byte, int, bool) {
+	if i >= len(text) || text[i] != '"' {
+		return nil, i, false
+	}
+	i++
+	start := i
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c == '"' {
+			return text[start:i], i + 1, true
+		}
+		if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+			return nil, i, false
+		}
+	}
+	return nil, i, false
 }
 
 func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {

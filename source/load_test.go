@@ -1,9 +1,7 @@
 package source
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -340,27 +338,3 @@ func Example() {
 	// [0 9 12 156]
 	// [1 4 8 741]
 }
-
-// benchmarkLoad loads 1M stock rows, written by write, per iteration.
-func benchmarkLoad(b *testing.B, write func(io.Writer, StockConfig) error, load func(io.Reader, string, Options) (*event.Stream, error)) {
-	cfg := DefaultStockConfig()
-	cfg.Events = 1_000_000
-	var buf bytes.Buffer
-	if err := write(&buf, cfg); err != nil {
-		b.Fatal(err)
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		s, err := load(bytes.NewReader(data), "bench", Options{})
-		if err != nil || len(s.Events) != cfg.Events {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(cfg.Events)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-func BenchmarkLoadCSV(b *testing.B) { benchmarkLoad(b, WriteStocksCSV, LoadCSV) }
-
-func BenchmarkLoadJSONL(b *testing.B) { benchmarkLoad(b, WriteStocksJSONL, LoadJSONL) }

@@ -44,6 +44,9 @@ type reorder struct {
 	hasNow  bool
 	ticked  int64 // the time the queries know: the last tick or event released
 	arrival int64 // arrival numbers keep equal ts in arrival order
+	// The events held: in a ring when the slack is small (set at the
+	// first event, when the slack's unit is known), else pending.
+	ring    *ring
 	pending pending
 
 	late     int64
@@ -209,8 +212,16 @@ func (r *reorder) arrive(b *builder, e *event.Event, line int, text []byte, rec 
 	if h, ok := r.horizon(); ok {
 		r.advance(h)
 	}
-	r.pending.push(held{ts: e.TS, arrival: r.arrival, e: e})
+	if r.arrival == 0 && !r.sortAll && r.slack <= ringMaxSlack {
+		r.ring = newRing(r.slack)
+	}
 	r.arrival++
+	if r.ring != nil {
+		r.ring.pass(r.now) // what is below the stream's time is final, and the ring spans the slack above it
+		r.ring.push(e)
+		return
+	}
+	r.pending.push(held{ts: e.TS, arrival: r.arrival, e: e})
 }
 
 // punct takes a punctuation line's ts: the stream's time reaches it.
@@ -267,6 +278,13 @@ func (r *reorder) writeLate(b *builder, text []byte) {
 // passed, and on a live stream a tick at that time when it moved.
 func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	r.clock()
+	if r.ring != nil && r.hasNow {
+		r.ring.passThrough(r.now)
+		var last int64
+		if batch, last = r.ring.take(b, batch); last != math.MinInt64 {
+			r.ticked = last
+		}
+	}
 	for r.pending.len() > 0 && r.hasNow && r.pending.min().TS <= r.now {
 		e := r.pending.pop()
 		b.number(e)
@@ -282,6 +300,10 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 
 // drain appends every held event in order, at the end of the input.
 func (r *reorder) drain(b *builder, batch []*event.Event) []*event.Event {
+	if r.ring != nil {
+		r.ring.passThrough(math.MaxInt64)
+		batch, _ = r.ring.take(b, batch)
+	}
 	for r.pending.len() > 0 {
 		e := r.pending.pop()
 		b.number(e)

@@ -293,9 +293,13 @@ func localPath(p string) (string, error) {
 // stream is nil: nothing is partially loaded. It closes the source.
 func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	defer src.Close()
-	var events []*event.Event
+	// The batches are kept and joined at the end: one copy into a slice
+	// of the exact length, not a growing one copied at each growth.
+	var batches [][]*event.Event
+	n := 0
 	err := src.Read(ctx, func(batch []*event.Event) bool {
-		events = append(events, batch...)
+		batches = append(batches, batch)
+		n += len(batch)
 		return true
 	})
 	if err == nil {
@@ -303,6 +307,10 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	events := make([]*event.Event, 0, n)
+	for _, b := range batches {
+		events = append(events, b...)
 	}
 	// A loaded stream, even from a live source.
 	s := &event.Stream{Source: src.URL(), Events: events, Unit: src.Unit()}

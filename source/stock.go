@@ -313,9 +313,9 @@ func (g *stockGen) fill(e *event.Event) {
 func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		g := newStockGen(cfg)
-		var a alloc
+		var a event.Arena
 		for range cfg.Events {
-			e := a.event(stockAttrs)
+			e := a.Event(stockAttrs)
 			g.fill(e)
 			if !yield(e) {
 				return

@@ -148,12 +148,12 @@ func Suites() map[string][]Case {
 			strategies = append(strategies, Case{Name: "Kleene " + strategy + " " + p.name + " 1M", Stream: kleeneStream, Query: kleene(strategy, p.pred), Engines: []string{"auto"}})
 		}
 	}
-	one2 := []int{1, 2}
+	upTo := upToCPUs() // the workers scaling curve: 1, 2, ... up to the CPUs
 	workers := []Case{
-		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: W2, Engines: []string{"auto"}, Workers: one2},
-		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: one2},
-		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: one2},
-		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: one2},
+		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: W2, Engines: []string{"auto"}, Workers: upTo},
+		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: upTo},
+		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: upTo},
+		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: upTo},
 	}
 	return map[string][]Case{
 		"workers":    workers,
@@ -262,25 +262,42 @@ func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
 }
 
 // Run measures the named suites (all when none is named) and prints one
-// table per suite, each row as soon as its run has finished.
-func Run(w io.Writer, names []string, limit time.Duration) error {
+// table per suite, each row as soon as its run has finished; WithSVG also
+// draws each suite's chart.
+func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error {
+	var c runConfig
+	for _, o := range opts {
+		o(&c)
+	}
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "io"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "scaling", "io"}
 	}
 	for _, name := range names {
-		if _, ok := suites[name]; !ok && name != "io" {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, io)", name)
+		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" {
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, scaling, io)", name)
 		}
 	}
 	for _, name := range names {
-		if name == "io" {
-			if err := runIO(w); err != nil {
-				return err
+		var err error
+		switch name {
+		case "io":
+			var rs []IOCase
+			if rs, err = runIO(w); err == nil {
+				err = c.chartIO(w, rs)
 			}
-			continue
+		case "scaling":
+			var rs []ScalingResult
+			if rs, err = runScaling(w, Scaling, limit); err == nil {
+				err = c.chartScaling(w, rs)
+			}
+		default:
+			var rs []SuiteResult
+			if rs, err = runSuite(w, name, suites[name], limit); err == nil {
+				err = c.chartSuite(w, name, rs)
+			}
 		}
-		if err := runSuite(w, name, suites[name], limit); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -295,7 +312,14 @@ var columns = []struct {
 	width int
 }{{"case", 0}, {"engine", 0}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"CPU/event", 9}, {"peak heap", 9}, {"vs floor", 8}}
 
-func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error {
+// SuiteResult is one run of a suite's case.
+type SuiteResult struct {
+	Case string
+	Result
+}
+
+func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]SuiteResult, error) {
+	var out []SuiteResult
 	// The widths are fixed before the first run, so that each row can be
 	// printed when its run ends and still line up.
 	cols := columns
@@ -332,9 +356,10 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 		headers[i] = c.name
 	}
 	if err := row(headers...); err != nil {
-		return err
+		return nil, err
 	}
 	result := func(c Case, r Result, ratio string) error {
+		out = append(out, SuiteResult{Case: c.Name, Result: r})
 		events := strconv.FormatInt(r.Events, 10)
 		if r.Stopped {
 			events += " (cut)"
@@ -349,17 +374,17 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 		if c.Floor != nil {
 			var err error
 			if floor, err = c.Floor(stream); err != nil {
-				return fmt.Errorf("%s: %w", c.Name, err)
+				return nil, fmt.Errorf("%s: %w", c.Name, err)
 			}
 			if err := result(c, floor, "1.0×"); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for _, engine := range c.Engines {
 			for _, workers := range c.RunsOn() {
 				r, err := Measure(c, stream, engine, workers, limit)
 				if err != nil {
-					return fmt.Errorf("%s on %s: %w", c.Name, engine, err)
+					return nil, fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 				}
 				ratio := ""
 				if c.Floor != nil && floor.Elapsed > 0 {
@@ -369,13 +394,13 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) error
 					}
 				}
 				if err := result(c, r, ratio); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
 	_, err := fmt.Fprintln(w)
-	return err
+	return out, err
 }
 
 func si(x float64) string {

@@ -58,7 +58,7 @@ func (w *rowWriter) Write(p []byte) (int, error) {
 func TestRunSuitePrintsEachRow(t *testing.T) {
 	c := Case{Name: "tiny", Stream: Partitioned(500, 10, 0), Query: "PATTERN SEQ(A a, B b) WHERE [a1] WITHIN 50", Engines: []string{"nfa", "multipais"}}
 	var w rowWriter
-	if err := runSuite(&w, "test", []Case{c}, time.Minute); err != nil {
+	if _, err := runSuite(&w, "test", []Case{c}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.writes) != 5 || !strings.HasPrefix(w.writes[0], "== test ") || w.writes[4] != "\n" {

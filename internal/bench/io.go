@@ -23,6 +23,7 @@ type IOResult struct {
 	Rows    int64 // matches written, or events read
 	Bytes   int64 // text written or read
 	Elapsed time.Duration
+	CPU     time.Duration // the process's, GC included; 0 where not measured
 	// PerEvent is the heap a loaded event takes beyond its attribute
 	// values (0 for output runs).
 	PerEvent float64
@@ -58,7 +59,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 	runtime.GC()
 	var n counter
 	bw := bufio.NewWriterSize(&n, 64<<10)
-	start := time.Now()
+	start, cpu := time.Now(), CPUTime()
 	w := output.New(format, bw, output.Schema{Columns: cols, Events: stream.Schema})
 	stats, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool { return w.Row(row) == nil })
 	if err == nil {
@@ -67,7 +68,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 	if err == nil {
 		err = bw.Flush()
 	}
-	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start)}, err
+	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
 }
 
 // MeasureLoad loads data with load and reports the rows/s and the heap
@@ -83,9 +84,9 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start, cpu := time.Now(), CPUTime()
 	s, err := build()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), CPUTime()-cpu
 	if err != nil {
 		return IOResult{}, err
 	}
@@ -99,29 +100,41 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	perEvent := (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(values)*float64(unsafe.Sizeof(event.Value{}))) / float64(n)
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(build) // and its input, which is not the events' memory
-	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, PerEvent: perEvent}, nil
+	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, CPU: cpu, PerEvent: perEvent}, nil
+}
+
+// IOCase is a named run of the io suite.
+type IOCase struct {
+	Name string
+	IOResult
 }
 
 // runIO prints the io suite: W1's matches written in each output format,
 // and 1M stock rows loaded from CSV and JSON Lines, and generated.
-func runIO(w io.Writer) error {
+func runIO(w io.Writer) ([]IOCase, error) {
+	var out []IOCase
 	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\tbytes/event\t")
+	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\trows/CPU-s\tbytes/event\t")
 	row := func(name string, r IOResult) {
+		out = append(out, IOCase{Name: name, IOResult: r})
 		secs := r.Elapsed.Seconds()
 		per := ""
 		if r.PerEvent > 0 {
 			per = fmt.Sprintf("%.0f + attrs", r.PerEvent)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%sB/s\t%s\t\n", name, r.Rows, si(float64(r.Bytes))+"B",
-			r.Elapsed.Round(time.Millisecond), si(float64(r.Rows)/secs), si(float64(r.Bytes)/secs), per)
+		perCPU := ""
+		if r.CPU > 0 {
+			perCPU = si(float64(r.Rows) / r.CPU.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%sB/s\t%s\t%s\t\n", name, r.Rows, si(float64(r.Bytes))+"B",
+			r.Elapsed.Round(time.Millisecond), si(float64(r.Rows)/secs), si(float64(r.Bytes)/secs), perCPU, per)
 	}
 	stocks := Stocks(1_000_000, 0)()
 	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
 		r, err := MeasureOutput(stocks, W1, f)
 		if err != nil {
-			return fmt.Errorf("io: W1 %s: %w", f, err)
+			return nil, fmt.Errorf("io: W1 %s: %w", f, err)
 		}
 		row("W1 --format "+string(f), r)
 	}
@@ -129,7 +142,7 @@ func runIO(w io.Writer) error {
 	cfg.Events = 1_000_000
 	r, err := measureEvents(0, func() (*event.Stream, error) { return source.GenerateStocks("stocks", cfg), nil })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row("GENERATE STOCKS 1M", r)
 	for _, in := range []struct {
@@ -139,17 +152,17 @@ func runIO(w io.Writer) error {
 	}{{"LOAD csv 1M", source.WriteStocksCSV, source.LoadCSV}, {"LOAD jsonl 1M", source.WriteStocksJSONL, source.LoadJSONL}} {
 		var data bytes.Buffer
 		if err := in.write(&data, cfg); err != nil {
-			return err
+			return nil, err
 		}
 		r, err := MeasureLoad(data.Bytes(), in.load)
 		if err != nil {
-			return fmt.Errorf("io: %s: %w", in.name, err)
+			return nil, fmt.Errorf("io: %s: %w", in.name, err)
 		}
 		row(in.name, r)
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintln(w)
-	return nil
+	return out, nil
 }

@@ -16,14 +16,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/chart"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -163,7 +159,7 @@ func Run(w io.Writer, outDir string, events int) error {
 		}
 		printTable(w, e.name, e.xlabel, pts)
 		path := filepath.Join(outDir, fmt.Sprintf("recep-exp%d.svg", i+1))
-		if err := chart(path, e.name, e.xlabel, pts); err != nil {
+		if err := draw(path, e.name, e.xlabel, pts); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "chart: %s\n", path)
@@ -193,45 +189,26 @@ func printTable(w io.Writer, name, xlabel string, pts []point) {
 	}
 }
 
-// chart draws time against the experiment's x, one line per engine run
+// draw draws time against the experiment's x, one line per engine run
 // on the whole stream; Exp. 1 has a single x and gets a bar per engine.
-func chart(path, title, xlabel string, pts []point) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = "time (ms)"
-	p.X.Label.Text = xlabel
-	p.Y.Min = 0
+func draw(path, title, xlabel string, pts []point) error {
 	ms := func(r Result) float64 { return float64(r.Time.Microseconds()) / 1000 }
+	c := chart.Chart{Title: title, X: xlabel, Y: "time (ms)"}
 	if len(pts) == 1 {
-		vals := make(plotter.Values, len(Engines))
+		vals := make([]float64, len(Engines))
 		for i := range Engines {
 			vals[i] = ms(pts[0].results[i])
 		}
-		bars, err := plotter.NewBarChart(vals, vg.Centimeter)
-		if err != nil {
-			return err
-		}
-		bars.Color = plotutil.Color(0)
-		p.Add(bars)
-		p.X.Label.Text = "engine (the paper's ReCEP: 1438 ms on its machine)"
-		p.NominalX(Engines...)
-		return p.Save(12*vg.Centimeter, 9*vg.Centimeter, path)
+		c.X = "engine (the paper's ReCEP: 1438 ms on its machine)"
+		return chart.Bars(path, c, Engines, []chart.Series{{Y: vals}})
 	}
+	series := make([]chart.Series, len(Engines))
 	for i, engine := range Engines {
-		xy := make(plotter.XYs, len(pts))
-		for k, pt := range pts {
-			xy[k].X, xy[k].Y = float64(pt.x), ms(pt.results[i])
+		series[i].Name = engine
+		for _, pt := range pts {
+			series[i].X = append(series[i].X, float64(pt.x))
+			series[i].Y = append(series[i].Y, ms(pt.results[i]))
 		}
-		line, points, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(engine, line, points)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
+	return chart.Lines(path, c, series)
 }

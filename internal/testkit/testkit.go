@@ -1,6 +1,7 @@
 // Package testkit holds the helpers that tests of several packages share:
 // golden files with an -update flag, a buffer that goroutines write while a
-// test reads it, and waiting for output. It imports nothing of ours, so
+// test reads it, waiting for output, laying out files, and reading an SVG
+// chart. It imports nothing of ours, so
 // any package's tests may use it (streams built from CSV text are in
 // internal/teststream).
 package testkit

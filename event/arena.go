@@ -1,0 +1,160 @@
+package event
+
+import (
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// Arena hands out the events of a loaded stream and their attribute
+// values from large blocks: one allocation per block instead of two per
+// event. Everything handed out stays valid; blocks are never reused.
+//
+// The blocks are memory the garbage collector does not scan and the
+// runtime does not clear: a 1M-event load spent much of its time in the
+// collector marking through every event's Attrs and every value's string
+// field, most of them empty, and clearing blocks that are written anyway.
+// So what they point to is kept alive another way: a cleanup on each block
+// (runtime.AddCleanup) keeps reachable, for as long as the block is, the
+// value blocks its events' Attrs use (for an event block) or the text
+// chunks its strings point into (for a value block). This is why an arena
+// event's Attrs are set only by Event, and a string value goes into them
+// only through Set (which copies its text into the arena's chunks), never
+// by a plain assignment: what a block alone points to would be freed under
+// it. (Event clears the slots it hands out, so a plain assignment of a
+// number or bool, whose write barrier reads the word it overwrites as a
+// pointer, is safe.) An event's other fields are
+// plain numbers: set them at will. Values read out of Attrs are ordinary
+// values (copies are scanned where they are stored).
+type Arena struct {
+	events     []Event    // what is left of the current event block
+	eventsKeep *arenaKeep // what its events point to
+	values     []Value    // what is left of the current value block
+	valueBlock []byte     // the current value block
+	valuesKeep *arenaKeep // what its strings point to
+	text       []byte     // what is left of the current text chunk
+}
+
+// arenaKeep is what a block points to.
+type arenaKeep struct{ blocks [][]byte }
+
+const (
+	arenaEvents = 4096     // 192 KB
+	arenaValues = 16384    // 512 KB
+	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
+	eventSize   = int(unsafe.Sizeof(Event{}))
+	valueSize   = int(unsafe.Sizeof(Value{}))
+	valueWords  = valueSize / 8
+)
+
+// Event returns a zeroed event whose Attrs has length n, all absent.
+func (a *Arena) Event(n int) *Event {
+	if len(a.events) == 0 {
+		a.newEvents()
+	}
+	e := &a.events[0]
+	a.events = a.events[1:]
+	*(*[6]uint64)(unsafe.Pointer(e)) = [6]uint64{} // as words: no write barrier reads the old ones
+	if n > 0 {
+		if len(a.values) < n {
+			a.newValues(max(n, arenaValues))
+		}
+		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
+		a.values = a.values[n:]
+		w := words(attrs)
+		for k := range w { // word by word: clear would call memclr, for a few words
+			w[k][0], w[k][1], w[k][2], w[k][3] = 0, 0, 0, 0
+		}
+		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
+	}
+	return e
+}
+
+// sliceHeader is a slice's words.
+type sliceHeader struct {
+	data     uintptr
+	len, cap int
+}
+
+// newEvents starts an event block, keeping the current value block, which
+// its events may still use.
+func (a *Arena) newEvents() {
+	raw := noZero(arenaEvents * eventSize)
+	a.events = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents)
+	a.eventsKeep = newKeep(raw, a.valueBlock)
+}
+
+// newValues starts a value block of n values, kept by the current event
+// block, keeping the rest of the current text chunk, which its strings may
+// still use.
+func (a *Arena) newValues(n int) {
+	raw := noZero(n * valueSize)
+	a.values = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	a.valueBlock = raw
+	a.valuesKeep = newKeep(raw, a.text[:0])
+	a.eventsKeep.blocks = append(a.eventsKeep.blocks, raw)
+}
+
+// newKeep returns what block keeps, first (if not nil) current.
+func newKeep(block, current []byte) *arenaKeep {
+	k := &arenaKeep{}
+	if current != nil {
+		k.blocks = append(k.blocks, current)
+	}
+	runtime.AddCleanup(&block[0], func(*arenaKeep) {}, k)
+	return k
+}
+
+// Set stores v in attrs[i], attrs being the Attrs of the event that the
+// arena's last Event call returned; a string's text is copied into the
+// arena, so v may be a view of a read buffer.
+func (a *Arena) Set(attrs []Value, i int, v Value) {
+	if v.kind == String {
+		v.s = a.copyText(v.s)
+	}
+	// As words: the block is not scanned, so a pointer stored in it needs
+	// no write barrier (what it points to is kept by the cleanup).
+	d, w := (*[4]uint64)(unsafe.Pointer(&attrs[i])), (*[4]uint64)(unsafe.Pointer(&v))
+	d[0], d[1], d[2], d[3] = w[0], w[1], w[2], w[3] // word by word: a copy of the whole would call memmove
+}
+
+// copyText returns a copy of s in the arena's current text chunk.
+func (a *Arena) copyText(s string) string {
+	if s == "" {
+		return ""
+	}
+	var dst []byte
+	if len(s) > arenaText/4 {
+		dst = noZero(len(s))
+		a.valuesKeep.blocks = append(a.valuesKeep.blocks, dst)
+	} else {
+		if len(s) > cap(a.text) {
+			a.text = noZero(arenaText)[:0]
+			a.valuesKeep.blocks = append(a.valuesKeep.blocks, a.text)
+		}
+		dst, a.text = a.text[:len(s)], a.text[len(s):len(s)]
+	}
+	copy(dst, s)
+	return unsafe.String(unsafe.SliceData(dst), len(dst))
+}
+
+// words views values as the machine words they are made of.
+func words(values []Value) [][valueWords]uint64 {
+	return unsafe.Slice((*[valueWords]uint64)(unsafe.Pointer(unsafe.SliceData(values))), len(values))
+}
+
+// noZero returns n bytes the runtime has not cleared, in an allocation
+// the garbage collector does not scan: strings.Builder grows without
+// clearing, as no Go API allocates that way.
+func noZero(n int) []byte {
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte(0)
+	return unsafe.Slice(unsafe.StringData(b.String()), n)
+}
+
+// A Value is four machine words (Set copies it word by word), an Event six.
+var (
+	_ = [1]int{}[valueSize-32]
+	_ = [1]int{}[eventSize-48]
+)

@@ -1,0 +1,81 @@
+package event
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// TestArenaStrings checks that what an arena's blocks point to, which the
+// collector does not see, survives collections while their events live,
+// and that Attrs or a value copied out keep theirs after the events are
+// gone: under frequent collections, with garbage reusing freed memory.
+func TestArenaStrings(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	text := func(i int) string {
+		return fmt.Sprintf("s%d-%s", i, strings.Repeat("x", i%40)) + strings.Repeat("long", (i%500)/499*5000)
+	}
+	// An arena each for the events kept, the Attrs kept and the values
+	// copied out, so that none keeps another's blocks.
+	var arenas [3]Arena
+	var events []*Event
+	var copied []Value
+	var attrs [][]Value
+	var garbage [][]byte
+	for i := range 60_000 {
+		a := &arenas[i%3]
+		e := a.Event(5)        // a value block lasts 3276 events, an event block 4096: some value blocks are kept by no current-block link
+		buf := []byte(text(i)) // a read buffer, reused below
+		a.Set(e.Attrs, 0, IntValue(int64(i)))
+		a.Set(e.Attrs, 2, StringValue(string(buf)))
+		clear(buf)
+		switch i % 3 {
+		case 0:
+			events = append(events, e)
+		case 1:
+			attrs = append(attrs, e.Attrs)
+		case 2:
+			copied = append(copied, e.Attrs[2])
+		}
+		garbage = append(garbage, make([]byte, 64))
+		if len(garbage) > 1000 {
+			garbage = garbage[:0]
+		}
+	}
+	arenas = [3]Arena{}
+	runtime.GC()
+	churn := func() { // small and block-sized garbage over freed memory
+		for range 3 {
+			for range 10_000 {
+				garbage = append(garbage[:0], []byte(strings.Repeat("y", 48)))
+			}
+			for range 64 {
+				garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 512<<10))
+			}
+			runtime.GC()
+		}
+	}
+	churn()
+	for k, e := range events {
+		i := 3 * k
+		if e.Attrs[0].Int() != int64(i) || !e.Attrs[1].IsAbsent() || e.Attrs[2].Str() != text(i) {
+			t.Fatalf("event %d: attrs %v", i, e.Attrs)
+		}
+	}
+	events = nil
+	runtime.GC()
+	churn() // the first collection runs the blocks' cleanups, the next free what they kept
+	for k, a := range attrs {
+		if i := 3*k + 1; a[0].Int() != int64(i) || a[2].Str() != text(i) {
+			t.Fatalf("attrs of event %d: %v", i, a)
+		}
+	}
+	for k, v := range copied {
+		if want := text(3*k + 2); v.Str() != want {
+			t.Fatalf("copied value %d: %q, want %q", 3*k+2, v.Str(), want)
+		}
+	}
+}
