@@ -92,21 +92,6 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 	return numTerm{}, false
 }
 
-// flipped is op with its operands swapped: x op y is y flipped(op) x.
-func flipped(op ast.Op) ast.Op {
-	switch op {
-	case ast.OpLt:
-		return ast.OpGt
-	case ast.OpLe:
-		return ast.OpGe
-	case ast.OpGt:
-		return ast.OpLt
-	case ast.OpGe:
-		return ast.OpLe
-	}
-	return op
-}
-
 // compileChecks makes the checks of the level choosing comp; the
 // attributes the fast ones read of comp are added to *cols, comp's
 // buffer's columns.
@@ -130,7 +115,7 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 			continue
 		}
 		if y.comp == comp {
-			x, y, op = y, x, flipped(op)
+			x, y, op = y, x, converse(op)
 		}
 		if x.comp != comp {
 			continue

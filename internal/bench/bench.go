@@ -339,17 +339,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 			widths[1] = max(widths[1], len("floor"))
 		}
 	}
-	row := func(cells ...string) error {
-		var b []byte
-		for i, cell := range cells {
-			if i > 0 {
-				b = append(b, "  "...)
-			}
-			b = fmt.Appendf(b, "%*s", widths[i], cell)
-		}
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}
+	row := tableRow(w, widths)
 	fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
 	headers := make([]string, len(cols))
 	for i, c := range cols {
@@ -415,4 +405,20 @@ func si(x float64) string {
 
 func megabytes(b uint64) string {
 	return fmt.Sprintf("%.0f MB", float64(b)/(1<<20))
+}
+
+// tableRow returns a function that writes one table row to w, each cell
+// right-aligned in its column's width.
+func tableRow(w io.Writer, widths []int) func(cells ...string) error {
+	return func(cells ...string) error {
+		var b []byte
+		for i, cell := range cells {
+			if i > 0 {
+				b = append(b, "  "...)
+			}
+			b = fmt.Appendf(b, "%*s", widths[i], cell)
+		}
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
 }

@@ -57,17 +57,7 @@ func (r ScalingResult) NsPerItem() float64 {
 func runScaling(w io.Writer, g ScalingGrid, limit time.Duration) ([]ScalingResult, error) {
 	fmt.Fprintf(w, "== scaling (auto engine, uniform stocks; time limit %s per run; CPU per event + match is flat when time is linear in events + matches)\n", limit)
 	widths := []int{len("selective (no matches)"), 9, 7, 11, 8, 8, 17, 8}
-	row := func(cells ...string) error {
-		var b []byte
-		for i, cell := range cells {
-			if i > 0 {
-				b = append(b, "  "...)
-			}
-			b = fmt.Appendf(b, "%*s", widths[i], cell)
-		}
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}
+	row := tableRow(w, widths)
 	if err := row("query", "events", "W", "matches", "time", "CPU", "CPU/(event+match)", "events/s"); err != nil {
 		return nil, err
 	}
