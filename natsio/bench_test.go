@@ -16,20 +16,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/natsio"
 	"github.com/sase-cep/sase/source"
 )
-
-// cpuTime is the process's user and system time: the server's and the
-// client's, as the server runs in this process.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkOneInstance runs the negated-end query on 20,000 events, read
 // from a file loaded in memory and over NATS (an ordered consumer of an
@@ -47,7 +38,7 @@ func BenchmarkOneInstance(b *testing.B) {
 	}
 	text := queries[1].text
 	run := func(b *testing.B, events func() (*event.Stream, func(yield func(*event.Event) bool))) {
-		cpu := cpuTime(b)
+		cpu := bench.CPUTime()
 		b.ResetTimer()
 		for b.Loop() {
 			stream, all := events()
@@ -60,7 +51,7 @@ func BenchmarkOneInstance(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		perEvent := float64(cpuTime(b)-cpu) / float64(b.N*n)
+		perEvent := float64(bench.CPUTime()-cpu) / float64(b.N*n)
 		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(perEvent, "cpu-ns/event")
 	}
@@ -220,7 +211,7 @@ func BenchmarkGroup(b *testing.B) {
 				publishCSV(b, js, "EVENTS", partitions, csv)
 				want := countMatches(b, csv)
 				b.StartTimer()
-				start, cpu0 := time.Now(), cpuTime(b)
+				start, cpu0 := time.Now(), bench.CPUTime()
 				ctx, cancel := context.WithCancel(context.Background())
 				var wg sync.WaitGroup
 				for i := range members {
@@ -229,7 +220,7 @@ func BenchmarkGroup(b *testing.B) {
 				for stored(b, js) < want {
 					time.Sleep(5 * time.Millisecond)
 				}
-				elapsed, cpu = elapsed+time.Since(start), cpu+cpuTime(b)-cpu0
+				elapsed, cpu = elapsed+time.Since(start), cpu+bench.CPUTime()-cpu0
 				cancel()
 				wg.Wait()
 			}
