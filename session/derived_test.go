@@ -12,6 +12,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/internal/teststream"
 	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
@@ -135,14 +136,7 @@ PATTERN close c FROM close WITHIN 0;
 // Two- and three-level chains, two producers into one stream: over the
 // stock stream piped in they give what they give over it loaded.
 func TestDerivedChainsLiveAndLoaded(t *testing.T) {
-	var csv bytes.Buffer
-	if err := source.WriteStocksCSV(&csv, source.DefaultStockConfig()); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "stocks.csv")
-	if err := os.WriteFile(path, csv.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	csv, path := teststream.StocksCSVFile(t)
 	run := func(load string, stdin io.Reader) (string, string) {
 		var stdout bytes.Buffer
 		stderr := &testkit.SyncBuffer{}
@@ -166,7 +160,7 @@ func TestDerivedChainsLiveAndLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() {
-		pw.Write(csv.Bytes())
+		pw.Write(csv)
 		pw.Close()
 	}()
 	live, stderr := run("LOAD '-' AS s;", pr)

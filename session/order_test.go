@@ -1,14 +1,12 @@
 package session
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/sase-cep/sase/source"
+	"github.com/sase-cep/sase/internal/teststream"
 )
 
 // The statements of chain, for scripts that order them otherwise.
@@ -36,14 +34,7 @@ const (
 // same order, as that of the script written in dependency order. A query
 // that waits keeps the settings of its place.
 func TestDependencyOrder(t *testing.T) {
-	var csv bytes.Buffer
-	if err := source.WriteStocksCSV(&csv, source.DefaultStockConfig()); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "stocks.csv")
-	if err := os.WriteFile(path, csv.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	csv, path := teststream.StocksCSVFile(t)
 	load := "LOAD '" + path + "' AS s;\n"
 	for _, tt := range []struct {
 		name, script, want string
@@ -81,7 +72,7 @@ func TestDependencyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() {
-		pw.Write(csv.Bytes())
+		pw.Write(csv)
 		pw.Close()
 	}()
 	live, lerr := runScript(t, "auto", "LOAD '-' AS s;\nSET format = jsonl;\n"+readClose+readSpikes+closePairs+pairs+jumps+tops, pr)

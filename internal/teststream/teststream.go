@@ -2,6 +2,9 @@
 package teststream
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,4 +22,19 @@ func CSV(t testing.TB, name, csv string) *event.Stream {
 	}
 	st.Name = name
 	return st
+}
+
+// StocksCSVFile is the default stock stream as CSV, and a file in a
+// temporary folder holding it.
+func StocksCSVFile(t testing.TB) ([]byte, string) {
+	t.Helper()
+	var csv bytes.Buffer
+	if err := source.WriteStocksCSV(&csv, source.DefaultStockConfig()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "stocks.csv")
+	if err := os.WriteFile(path, csv.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return csv.Bytes(), path
 }
