@@ -116,9 +116,14 @@ func expectedOf(t testing.TB, csv, query string) []string {
 func awaitMatches(t testing.TB, js jetstream.JetStream, want []string) (lost, duplicated int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	late := "" // says whether a shortfall may be slowness rather than loss
 	for {
 		st, err := js.Stream(context.Background(), "MATCHES")
-		if err == nil && st.CachedInfo().State.Msgs >= uint64(len(want)) || time.Now().After(deadline) {
+		if err == nil && st.CachedInfo().State.Msgs >= uint64(len(want)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			late = " (stopped waiting after 20 s)"
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -131,7 +136,8 @@ func awaitMatches(t testing.TB, js jetstream.JetStream, want []string) (lost, du
 	got = shiftSeqs(t, got, 0)
 	missing, extra := diff(want, got)
 	if len(missing)+len(extra) > 0 {
-		t.Errorf("%d matches stored, %d expected: %d lost, %d duplicated or wrong (%v)", len(got), len(want), len(missing), len(extra), extra[:min(2, len(extra))])
+		t.Errorf("%d matches stored, %d expected%s: %d lost %v, %d duplicated or wrong %v", len(got), len(want), late,
+			len(missing), missing[:min(2, len(missing))], len(extra), extra[:min(2, len(extra))])
 	}
 	return len(missing), max(len(extra), len(dups))
 }
