@@ -113,7 +113,7 @@ func liveEvents(src source.Source) func(func(*event.Event) bool) {
 
 // BenchmarkTakeover kills (SIGKILL) one of two members and reports how
 // long until the other has claimed each of its partitions (pin TTL and
-// heartbeat TTL 1 s), and how many events it read again from their ack
+// heartbeat TTL 1 s), and how many messages it read again from their ack
 // floors (delivered to the dead member, not acked).
 func BenchmarkTakeover(b *testing.B) {
 	var total time.Duration
@@ -123,11 +123,11 @@ func BenchmarkTakeover(b *testing.B) {
 		total, replayed = total+d, replayed+n
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "takeover-ms")
-	b.ReportMetric(float64(replayed)/float64(b.N), "replayed-events")
+	b.ReportMetric(float64(replayed)/float64(b.N), "replayed-msgs")
 }
 
 // replays is a member's note on taking a partition over.
-var replays = regexp.MustCompile(`(?m)^b: owns partition (\d+) \(replays (\d+) events\)$`)
+var replays = regexp.MustCompile(`(?m)^b: owns partition (\d+) \(replays (\d+) messages\)$`)
 
 func takeover(b *testing.B) (time.Duration, int) {
 	server := startServer(b)

@@ -398,7 +398,7 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, prob
 	}
 	replays := max(info.NumAckPending-probed, 0)
 	g.cfg.Stats.replayed.Add(int64(replays))
-	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d events)\n", g.cfg.Member, p, replays)
+	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d messages)\n", g.cfg.Member, p, replays)
 	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
 	return o.run(ctx)
 }
@@ -440,7 +440,7 @@ type owner struct {
 }
 
 // delivered is a message handed to the query, with its stream seq and,
-// once its event has run, the partition's latest ts then.
+// once its events have run, the partition's latest ts then.
 type delivered struct {
 	msg jetstream.Msg
 	seq int64
@@ -617,8 +617,10 @@ func (o *owner) inOrder(m jetstream.Msg) (seq int64, err error) {
 }
 
 // settle gives the messages handed since the last call, whose events have
-// all run now, the partition's latest ts as of their own event: a message
-// with no event (a tick, a bad line) that of the one before it.
+// all run now, the partition's latest ts as of their last event: a
+// message with no event (a tick, a bad line) that of the one before it.
+// A message is acked once that ts is past the window, so once all its
+// events are.
 func (o *owner) settle() {
 	ts := int64(math.MinInt64)
 	if o.fresh > 0 {
@@ -626,7 +628,7 @@ func (o *owner) settle() {
 	}
 	j := 0
 	for i := o.fresh; i < len(o.pending); i++ {
-		for ; j < len(o.ran) && o.ran[j].seq <= o.pending[i].seq; j++ {
+		for ; j < len(o.ran) && o.ran[j].seq>>SeqIndexBits <= o.pending[i].seq; j++ {
 			ts = o.ran[j].maxTS
 		}
 		o.pending[i].ts = ts

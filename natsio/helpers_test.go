@@ -67,20 +67,27 @@ func walkCSV(n int, seed uint64) string {
 }
 
 // publishCSV creates stream name (partitions of it) and publishes csv to
-// it, keyed by symbol.
+// it, keyed by symbol, in batches.
 func publishCSV(t testing.TB, js jetstream.JetStream, name string, partitions int, csv string) {
+	t.Helper()
+	publishBatched(t, js, name, partitions, csv, 0)
+}
+
+// publishBatched is publishCSV with batch lines a message at most
+// (0: Publish's default).
+func publishBatched(t testing.TB, js jetstream.JetStream, name string, partitions int, csv string, batch int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(strings.Count(csv, "\n") - 1); n != want {
-		t.Fatalf("published %d messages, want %d", n, want)
+	if want := int64(strings.Count(csv, "\n") - 1); n.Events != want || batch == 1 && n.Messages != want {
+		t.Fatalf("published %d events in %d messages, want %d", n.Events, n.Messages, want)
 	}
 }
 

@@ -10,9 +10,10 @@ import (
 )
 
 // GroupStats is what one member does for a query, as SHOW QUERIES lists
-// it: the matches it stored, the events it replayed on taking partitions
-// over, and the partitions it owns now with their lag and pending acks.
-// Safe for concurrent use.
+// it: the matches it stored, the messages it replayed on taking
+// partitions over, and the partitions it owns now with their lag and
+// pending acks. Lag, pending acks and replays count messages, as the
+// server does: a batch of events is one. Safe for concurrent use.
 type GroupStats struct {
 	matches  atomic.Int64
 	replayed atomic.Int64
@@ -25,7 +26,7 @@ type GroupStats struct {
 // Matches is the number of matches this member has stored.
 func (s *GroupStats) Matches() int64 { return s.matches.Load() }
 
-// Replayed is the number of events this member read again from the ack
+// Replayed is the number of messages this member read again from the ack
 // floor on taking partitions over: delivered to an owner before, not
 // acked.
 func (s *GroupStats) Replayed() int64 { return s.replayed.Load() }
