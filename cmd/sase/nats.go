@@ -163,6 +163,10 @@ func natsPublish(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "published %d events in %d messages to %s on %s\n", n.Events, n.Messages, stream, server)
+	msgs := "messages"
+	if n.Messages == 1 {
+		msgs = "message"
+	}
+	fmt.Fprintf(os.Stderr, "published %d events in %d %s to %s on %s\n", n.Events, n.Messages, msgs, stream, server)
 	return nil
 }
