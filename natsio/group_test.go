@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -537,4 +538,96 @@ func showQueriesProblems(t *testing.T, js jetstream.JetStream, sessions []*sessi
 		}
 	}
 	return problems
+}
+
+// TestTakeoverInsideBatch stops an owner when the last match it
+// published was released by an event in the middle of a message it has
+// not acked (the window has not passed the message's last events): the
+// next owner replays that message from its first event, drops the
+// matches it regenerates up to that position, and publishes the rest;
+// nothing is lost or stored twice.
+func TestTakeoverInsideBatch(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx := context.Background()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	csv := groupCSV(3000, 8)
+	want := expected(t, csv)
+	rows := strings.SplitAfter(csv, "\n")
+	header, rows := rows[0], rows[1:len(rows)-1]
+	publish := func(rows []string) {
+		// A minute's linger: full batches of 500 events, spanning 500 ticks
+		// of a 20-tick window.
+		if _, err := natsio.Publish(ctx, js, strings.NewReader(header+strings.Join(rows, "")), natsio.PublishConfig{Key: "symbol", Batch: 500, Linger: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(rows[:1750]) // 3 batches and a half
+
+	aCtx, stopA := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	a := groupConfig(server, "a")
+	a.Stats = &natsio.GroupStats{}
+	wg.Go(func() {
+		if err := natsio.RunGroup(aCtx, a); err != nil {
+			t.Error(err)
+		}
+	})
+	// A has read everything and published what it could: the last match's
+	// position is inside the last message, which it has not acked.
+	var pos, acked uint64
+	var index int
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pos, index, acked = 0, 0, 0
+		if c, err := js.Consumer(ctx, "EVENTS", "alerts_q1_0"); err == nil {
+			info := c.CachedInfo()
+			st, _ := js.Stream(ctx, "MATCHES")
+			if st != nil {
+				if m, err := st.GetLastMsgForSubject(ctx, natsio.MatchesSubject("q1", "0")); err == nil {
+					seq, _, _ := strings.Cut(m.Header.Get(natsio.HeaderPosition), ".")
+					n, _ := strconv.ParseInt(seq, 10, 64)
+					msg, i := natsio.SplitSeq(n)
+					pos, index = uint64(msg), i
+				}
+			}
+			acked = info.AckFloor.Stream
+			if info.NumPending == 0 && info.NumAckPending > 0 && pos == 4 && acked == 3 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the owner did not reach the end of message 4 (last match at message %d, index %d; ack floor %d)", pos, index, acked)
+		}
+	}
+	stopA()
+	wg.Wait()
+	if index == 0 {
+		t.Fatalf("the last match is at the first event of message %d: not inside a batch", pos)
+	}
+
+	notes := &testkit.SyncBuffer{}
+	cfg := groupConfig(server, "b")
+	cfg.Errors, cfg.Stats = notes, &natsio.GroupStats{}
+	bCtx, stopB := context.WithCancel(ctx)
+	defer func() {
+		stopB()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		if err := natsio.RunGroup(bCtx, cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	publish(rows[1750:])
+	awaitMatches(t, js, csv, want)
+	if !strings.Contains(notes.String(), "b: owns partition 0 (replays 1 messages)") {
+		t.Errorf("b did not replay message 4:\n%s", notes)
+	}
+	// Not even sent twice (the Msg-Id would hide it in the stream).
+	if a, b := a.Stats.Matches(), cfg.Stats.Matches(); a+b != int64(len(want)) {
+		t.Errorf("a published %d matches, b %d: %d in all, want %d", a, b, a+b, len(want))
+	}
 }

@@ -93,3 +93,45 @@ func publishBatched(t testing.TB, js jetstream.JetStream, name string, partition
 
 // streamURL is nats://host:port/name.
 func streamURL(server, name string) string { return server + "/" + name }
+
+// TestPartitionOf: the partition the publisher computes for a key is the
+// one the stream's subject transform stores it in, for many keys.
+func TestPartitionOf(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx := context.Background()
+	const parts = 13
+	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var keys []string
+	for i := range 1500 {
+		k := fmt.Sprintf("k%d", i)
+		if i%3 == 0 { // longer, and with every byte value a token may hold
+			b := make([]byte, 1+r.IntN(40))
+			for j := range b {
+				b[j] = byte(33 + r.IntN(94))
+			}
+			k = natsio.SubjectToken(string(b))
+		}
+		keys = append(keys, k)
+		js.PublishAsync(natsio.EventsPrefix+"."+k, []byte(k))
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(20 * time.Second):
+		t.Fatal("not stored in 20 s")
+	}
+	for i, k := range keys {
+		m, err := st.GetMsg(ctx, uint64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%d.%s", natsio.PartitionOf(k, parts), natsio.EventsPrefix); string(m.Data) != k || m.Subject != want {
+			t.Fatalf("key %q (message %q) stored on %s, PartitionOf says %s", k, m.Data, m.Subject, want)
+		}
+	}
+}

@@ -167,7 +167,8 @@ func SplitSeq(seq int64) (stream int64, index int) {
 // Read hands the line source many messages, which it numbers
 // (Producer.Seq) as it decodes them, in order.
 type lineSeqs struct {
-	first int // the line of seqs[0]
+	first int // the line of seqs[head]
+	head  int // seqs[:head] are forgotten
 	seqs  []lineSeq
 }
 
@@ -178,16 +179,25 @@ type lineSeq struct {
 	batch bool
 }
 
-func (l *lineSeqs) reset() { l.first, l.seqs = 1, l.seqs[:0] }
+func (l *lineSeqs) reset() { l.first, l.head, l.seqs = 1, 0, l.seqs[:0] }
+
+// add numbers the next line, reusing the room of those forgotten.
+func (l *lineSeqs) add(s lineSeq) {
+	if l.head > 0 && l.head >= len(l.seqs)/2 {
+		l.seqs = l.seqs[:copy(l.seqs, l.seqs[l.head:])]
+		l.head = 0
+	}
+	l.seqs = append(l.seqs, s)
+}
 
 // at is line n's, forgetting the lines before it; seq -1 if unknown.
 func (l *lineSeqs) at(n int) lineSeq {
-	i := n - l.first
-	if i < 0 || i >= len(l.seqs) {
+	i := l.head + n - l.first
+	if i < l.head || i >= len(l.seqs) {
 		return lineSeq{seq: -1}
 	}
-	l.seqs, l.first = l.seqs[i:], n
-	return l.seqs[0]
+	l.head, l.first = i, n
+	return l.seqs[i]
 }
 
 func (l *lineSeqs) seq(n int) int64 { return l.at(n).seq }
@@ -326,7 +336,7 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		if !r.headerDone {
 			r.header, r.headerDone = h, true
 			r.buf = append(append(r.buf, h...), '\n')
-			r.s.lines.seqs = append(r.s.lines.seqs, lineSeq{seq: -1})
+			r.s.lines.add(lineSeq{seq: -1})
 		}
 	}
 	n := bytes.Count(data, []byte{'\n'}) + 1
@@ -345,7 +355,7 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		return true
 	}
 	for i := range n {
-		r.s.lines.seqs = append(r.s.lines.seqs, lineSeq{seq: EventSeq(seq, i), batch: n > 1})
+		r.s.lines.add(lineSeq{seq: EventSeq(seq, i), batch: n > 1})
 	}
 	r.buf = append(append(r.buf, data...), '\n')
 	r.rest = r.buf
