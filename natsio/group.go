@@ -82,11 +82,12 @@ const (
 // AckLimits sizes a partition's consumer from the query's window, W
 // ticks of unit (0: milliseconds, as RFC 3339 timestamps count).
 //
-// MaxAckPending holds a window's events and a fetched batch: an event is
-// acked only once the window has passed it, and the server delivers
-// nothing past the limit, so the server's default of 1000 stalls a
-// partition whose window holds more. Events per window are estimated
-// from the stream's rate as stored (its messages over the wall time
+// MaxAckPending holds a window's messages and a fetched batch: a message
+// (one event, or a batch of them) is acked only once the window has
+// passed its last event, and the server delivers nothing past the limit,
+// so the server's default of 1000 stalls a partition whose window holds
+// more. Messages per window are estimated from the stream's rate as
+// stored (its messages over the wall time
 // between its first and last): for a file published at once that rate
 // is far above the feed's, and the estimate is doubled; an empty stream
 // gives MinAckPending. An owner that reaches the limit with nothing to
