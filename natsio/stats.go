@@ -57,11 +57,12 @@ func (s *GroupStats) Partitions() []PartitionStats {
 	return ps
 }
 
-// String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed".
+// String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed
+// (messages)": the counts are of messages, one event or a batch each.
 func (s *GroupStats) String() string {
 	ps := s.Partitions()
 	if len(ps) == 0 {
-		return fmt.Sprintf("standby, %d replayed", s.Replayed())
+		return fmt.Sprintf("standby, %d replayed (messages)", s.Replayed())
 	}
 	var b strings.Builder
 	var lag uint64
@@ -74,7 +75,7 @@ func (s *GroupStats) String() string {
 	s.mu.Lock()
 	total := s.total
 	s.mu.Unlock()
-	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed", total, lag, acks, s.Replayed())
+	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed (messages)", total, lag, acks, s.Replayed())
 	return b.String()
 }
 
