@@ -324,11 +324,22 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	s.pending.Store(a.pending)
 	data := bytes.TrimRight(m.Data(), "\r\n")
 	r.buf = r.buf[:0]
-	if s.csv {
-		var h string
-		if v := m.Headers()[HeaderCSV]; len(v) > 0 { // canonical already: no Get
-			h = v[0]
+	var h string
+	if v := m.Headers()[HeaderCSV]; s.csv && len(v) > 0 { // canonical already: no Get
+		h = v[0]
+	}
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	// A tick is JSON in either format: a CSV stream's has no header.
+	if n == 1 && h == "" {
+		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
+			s.ticks.Add(1)
+			if s.onTick != nil {
+				s.onTick(ts)
+			}
+			return true
 		}
+	}
+	if s.csv {
 		if r.headerDone && h != r.header {
 			r.held = m
 			return false
@@ -337,16 +348,6 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 			r.header, r.headerDone = h, true
 			r.buf = append(append(r.buf, h...), '\n')
 			r.s.lines.add(lineSeq{seq: -1})
-		}
-	}
-	n := bytes.Count(data, []byte{'\n'}) + 1
-	if n == 1 && !s.csv {
-		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
-			s.ticks.Add(1)
-			if s.onTick != nil {
-				s.onTick(ts)
-			}
-			return true
 		}
 	}
 	if n > MaxBatch {

@@ -81,7 +81,7 @@ func TestOneInstance(t *testing.T) {
 		{"batches", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 0) }},
 		{"one event a message", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 1) }},
 		// Chunks of rows alternately as batches and as messages of one
-		// event each that a plain NATS client publishes.
+		// event each that a plain NATS client publishes, and ticks.
 		{"mixed", func(t *testing.T, js jetstream.JetStream) {
 			ctx := context.Background()
 			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
@@ -94,6 +94,10 @@ func TestOneInstance(t *testing.T) {
 						t.Fatal(err)
 					}
 					continue
+				}
+				// A tick (JSON, no CSV header) between them: counted, no event.
+				if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 1}`)); err != nil {
+					t.Fatal(err)
 				}
 				for _, r := range chunk {
 					m := nats.NewMsg("events.x")
@@ -138,6 +142,9 @@ func oneInstance(t *testing.T, server string, js jetstream.JetStream, csv string
 	}
 	if len(bus.Events) != len(file.Events) {
 		t.Fatalf("%d events over NATS, %d in the file", len(bus.Events), len(file.Events))
+	}
+	if st := src.Stats(); st.Rejected > 0 {
+		t.Errorf("%d lines rejected", st.Rejected)
 	}
 	seq := fileSeqs(t, js, "EVENTS", csv)
 	batches := 0
