@@ -219,10 +219,17 @@ func BenchmarkGroup(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				var wg sync.WaitGroup
 				for i := range members {
-					wg.Go(func() { natsio.RunGroup(ctx, groupConfig(server, "m"+strconv.Itoa(i))) })
+					wg.Go(func() {
+						if err := natsio.RunGroup(ctx, groupConfig(server, "m"+strconv.Itoa(i))); err != nil {
+							b.Error(err)
+						}
+					})
 				}
-				for stored(b, js) < want {
-					time.Sleep(5 * time.Millisecond)
+				// A member that failed, or a match lost, ends the run.
+				for deadline := time.Now().Add(time.Minute); stored(b, js) < want; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						b.Fatalf("%d matches stored in a minute, want %d", stored(b, js), want)
+					}
 				}
 				elapsed, cpu = elapsed+time.Since(start), cpu+bench.CPUTime()-cpu0
 				cancel()
