@@ -189,8 +189,23 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 }
 
 // publishPartitions is the number of partitions of the stream that
-// stores events.* (name, or the one the server says).
+// stores events.* (name, or the one the server says). A server that has
+// just restarted may not answer at once (no JetStream yet, or a request
+// lost on the way): the lookup is tried again as a publish is.
 func publishPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+	end := time.Now().Add(publishRetries * publishRetryWait)
+	for {
+		n, err := lookupPartitions(ctx, js, name)
+		if err == nil || errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil || time.Now().After(end) {
+			return n, err
+		}
+		pause(ctx, publishRetryWait)
+	}
+}
+
+func lookupPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*publishRetryWait)
+	defer cancel()
 	if name == "" {
 		var err error
 		if name, err = js.StreamNameBySubject(ctx, EventsPrefix+"._"); err != nil {
@@ -198,6 +213,9 @@ func publishPartitions(ctx context.Context, js jetstream.JetStream, name string)
 		}
 	}
 	st, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, fmt.Errorf("no stream %s (sase nats init creates one): %w", name, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", name, err)
 	}

@@ -35,6 +35,7 @@ func TestNATS(t *testing.T) {
 		{"", []string{"nats", "cat", url, "--stream", "NOPE"}, 1, "", "no stream NOPE on " + url},
 		{"", []string{"nats", "init", "--stream", "X"}, 2, "", "the server URL comes first"},
 		{"", []string{"nats", "publish", url}, 2, "", "--stream is missing"},
+		{csv, []string{"nats", "publish", url, "--stream", "NOPE", "-"}, 1, "", "no stream NOPE (sase nats init creates one)"},
 		{"", []string{"nats", "serve"}, 1, "", "built without a NATS server"},
 		{"", []string{"nats", "frobnicate"}, 2, "", "unknown command nats frobnicate"},
 	} {
