@@ -6,12 +6,15 @@
 //
 // # Events
 //
-// Each message of the stream is one event: a JSON Lines object (the
-// default), or with FORMAT csv one CSV row whose header row is the
-// message's Sase-Csv-Header header. An event's seq is the message's
-// stream sequence, so a replay numbers the events as the first reading
-// did. A message with nothing but the timestamp key ({"ts": 120}) is a
-// tick: it says time has passed, carries no event, and is counted.
+// Each message of the stream is one event or a batch of them, a line
+// each: JSON Lines objects (the default), or with FORMAT csv CSV rows
+// whose header row is the message's Sase-Csv-Header header. Publish
+// packs up to PublishConfig.Batch lines of one partition in a message:
+// the server's cost is per message, several times sase's per event. An
+// event's seq is its message's stream sequence and its index there
+// (EventSeq), so a replay numbers the events as the first reading did.
+// A message with nothing but the timestamp key ({"ts": 120}) is a tick:
+// it says time has passed, carries no event, and is counted.
 //
 // # Matches
 //

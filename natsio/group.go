@@ -82,11 +82,12 @@ const (
 // AckLimits sizes a partition's consumer from the query's window, W
 // ticks of unit (0: milliseconds, as RFC 3339 timestamps count).
 //
-// MaxAckPending holds a window's events and a fetched batch: an event is
-// acked only once the window has passed it, and the server delivers
-// nothing past the limit, so the server's default of 1000 stalls a
-// partition whose window holds more. Events per window are estimated
-// from the stream's rate as stored (its messages over the wall time
+// MaxAckPending holds a window's messages and a fetched batch: a message
+// (one event, or a batch of them) is acked only once the window has
+// passed its last event, and the server delivers nothing past the limit,
+// so the server's default of 1000 stalls a partition whose window holds
+// more. Messages per window are estimated from the stream's rate as
+// stored (its messages over the wall time
 // between its first and last): for a file published at once that rate
 // is far above the feed's, and the estimate is doubled; an empty stream
 // gives MinAckPending. An owner that reaches the limit with nothing to
@@ -398,7 +399,7 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, prob
 	}
 	replays := max(info.NumAckPending-probed, 0)
 	g.cfg.Stats.replayed.Add(int64(replays))
-	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d events)\n", g.cfg.Member, p, replays)
+	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d messages)\n", g.cfg.Member, p, replays)
 	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
 	return o.run(ctx)
 }
@@ -440,7 +441,7 @@ type owner struct {
 }
 
 // delivered is a message handed to the query, with its stream seq and,
-// once its event has run, the partition's latest ts then.
+// once its events have run, the partition's latest ts then.
 type delivered struct {
 	msg jetstream.Msg
 	seq int64
@@ -617,8 +618,10 @@ func (o *owner) inOrder(m jetstream.Msg) (seq int64, err error) {
 }
 
 // settle gives the messages handed since the last call, whose events have
-// all run now, the partition's latest ts as of their own event: a message
-// with no event (a tick, a bad line) that of the one before it.
+// all run now, the partition's latest ts as of their last event: a
+// message with no event (a tick, a bad line) that of the one before it.
+// A message is acked once that ts is past the window, so once all its
+// events are.
 func (o *owner) settle() {
 	ts := int64(math.MinInt64)
 	if o.fresh > 0 {
@@ -626,7 +629,7 @@ func (o *owner) settle() {
 	}
 	j := 0
 	for i := o.fresh; i < len(o.pending); i++ {
-		for ; j < len(o.ran) && o.ran[j].seq <= o.pending[i].seq; j++ {
+		for ; j < len(o.ran) && o.ran[j].seq>>SeqIndexBits <= o.pending[i].seq; j++ {
 			ts = o.ran[j].maxTS
 		}
 		o.pending[i].ts = ts

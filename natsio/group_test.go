@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,7 +96,7 @@ func groupCSV(n int, seed uint64) string {
 }
 
 // expected is what one process finds in csv: groupQuery's matches as
-// jsonl rows with the stream's seqs.
+// jsonl rows with the file's seqs (awaitMatches renumbers them).
 func expected(t testing.TB, csv string) []string { return expectedOf(t, csv, groupQuery) }
 
 func expectedOf(t testing.TB, csv, query string) []string {
@@ -103,7 +104,7 @@ func expectedOf(t testing.TB, csv, query string) []string {
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+query+";")), 1)
+	want := lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+query+";"))
 	if len(want) < 100 {
 		t.Fatalf("only %d matches: the stream does not exercise the group", len(want))
 	}
@@ -111,9 +112,10 @@ func expectedOf(t testing.TB, csv, query string) []string {
 }
 
 // awaitMatches waits until the matches stream holds want's number of
-// matches, and a pin TTL more, then compares it with want: it reports
-// and returns the matches lost and those stored twice (or wrong).
-func awaitMatches(t testing.TB, js jetstream.JetStream, want []string) (lost, duplicated int) {
+// matches, and a pin TTL more, then compares it with want, the matches
+// of csv as a file: it reports and returns the matches lost and those
+// stored twice (or wrong).
+func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []string) (lost, duplicated int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	late := "" // says whether a shortfall may be slowness rather than loss
@@ -133,7 +135,8 @@ func awaitMatches(t testing.TB, js jetstream.JetStream, want []string) (lost, du
 	if len(dups) > 0 {
 		t.Errorf("%d Msg-Ids stored twice: %v", len(dups), dups[:min(3, len(dups))])
 	}
-	got = shiftSeqs(t, got, 0)
+	got = renumber(t, got, nil)
+	want = renumber(t, want, fileSeqs(t, js, "EVENTS", csv))
 	missing, extra := diff(want, got)
 	if len(missing)+len(extra) > 0 {
 		t.Errorf("%d matches stored, %d expected%s: %d lost %v, %d duplicated or wrong %v", len(got), len(want), late,
@@ -180,7 +183,7 @@ func TestGroupInstances(t *testing.T) {
 					}
 				})
 			}
-			awaitMatches(t, js, want)
+			awaitMatches(t, js, csv, want)
 			cancel()
 			wg.Wait()
 		})
@@ -195,7 +198,9 @@ func TestGroupGlobal(t *testing.T) {
 	server := startServer(t)
 	_, js := connect(t, server)
 	csv := groupCSV(3000, 4)
-	publishCSV(t, js, "EVENTS", partitions, csv)
+	// One event a message: batches, each of one partition, would interleave
+	// the partitions out of ts order in the stream this query reads whole.
+	publishBatched(t, js, "EVENTS", partitions, csv, 1)
 	want := expectedOf(t, csv, text)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -209,7 +214,7 @@ func TestGroupGlobal(t *testing.T) {
 			}
 		})
 	}
-	awaitMatches(t, js, want)
+	awaitMatches(t, js, csv, want)
 	cancel()
 	wg.Wait()
 }
@@ -309,7 +314,7 @@ func failover(t testing.TB, seed uint64, idle bool, hit func(*exec.Cmd)) (lost, 
 	time.Sleep(pause)
 	hit(a)
 	<-done
-	return awaitMatches(t, js, want)
+	return awaitMatches(t, js, csv, want)
 }
 
 // TestGroupScript runs one script in two sessions, as two instances of
@@ -349,7 +354,7 @@ func TestGroupScript(t *testing.T) {
 			}
 		})
 	}
-	awaitMatches(t, js, want)
+	awaitMatches(t, js, csv, want)
 	checkShowQueries(t, js, sessions[:], []int{len(want) - len(expectedOf(t, csv, drop)), len(expectedOf(t, csv, drop))})
 	if err := sessions[0].Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; SHOW QUERIES;"}); err != nil {
 		t.Fatal(err)
@@ -452,10 +457,11 @@ func TestWindowOutgrowsAckPending(t *testing.T) {
 	}
 	csv := groupCSV(natsio.MinAckPending+1000, 7)
 	want := expectedOf(t, csv, text)
-	if _, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"}); err != nil {
+	// One event a message: MaxAckPending counts messages.
+	if _, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: 1}); err != nil {
 		t.Fatal(err)
 	}
-	awaitMatches(t, js, want)
+	awaitMatches(t, js, csv, want)
 	if c := info().Config; c.MaxAckPending != 2*natsio.MinAckPending {
 		t.Errorf("MaxAckPending %d, want it doubled to %d", c.MaxAckPending, 2*natsio.MinAckPending)
 	}
@@ -465,7 +471,7 @@ func TestWindowOutgrowsAckPending(t *testing.T) {
 }
 
 // groupStatus is SHOW QUERIES' group column.
-var groupStatus = regexp.MustCompile(`^partitions((?: \d+)+) of 8, lag (\d+), (\d+) pending acks, \d+ replayed$`)
+var groupStatus = regexp.MustCompile(`^partitions((?: \d+)+) of 8, lag (\d+), (\d+) pending acks, \d+ replayed \(messages\)$`)
 
 // checkShowQueries: for each query, SHOW QUERIES in each session lists
 // the matches that session stored (together, the query's matches), and
@@ -508,7 +514,7 @@ func showQueriesProblems(t *testing.T, js jetstream.JetStream, sessions []*sessi
 		for _, s := range sessions {
 			info := s.Queries()[q]
 			stored += info.Matches
-			if info.Group == "standby, 0 replayed" {
+			if info.Group == "standby, 0 replayed (messages)" {
 				continue
 			}
 			m := groupStatus.FindStringSubmatch(info.Group)
@@ -538,4 +544,96 @@ func showQueriesProblems(t *testing.T, js jetstream.JetStream, sessions []*sessi
 		}
 	}
 	return problems
+}
+
+// TestTakeoverInsideBatch stops an owner when the last match it
+// published was released by an event in the middle of a message it has
+// not acked (the window has not passed the message's last events): the
+// next owner replays that message from its first event, drops the
+// matches it regenerates up to that position, and publishes the rest;
+// nothing is lost or stored twice.
+func TestTakeoverInsideBatch(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx := context.Background()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	csv := groupCSV(3000, 8)
+	want := expected(t, csv)
+	rows := strings.SplitAfter(csv, "\n")
+	header, rows := rows[0], rows[1:len(rows)-1]
+	publish := func(rows []string) {
+		// A minute's linger: full batches of 500 events, spanning 500 ticks
+		// of a 20-tick window.
+		if _, err := natsio.Publish(ctx, js, strings.NewReader(header+strings.Join(rows, "")), natsio.PublishConfig{Key: "symbol", Batch: 500, Linger: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(rows[:1750]) // 3 batches and a half
+
+	aCtx, stopA := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	a := groupConfig(server, "a")
+	a.Stats = &natsio.GroupStats{}
+	wg.Go(func() {
+		if err := natsio.RunGroup(aCtx, a); err != nil {
+			t.Error(err)
+		}
+	})
+	// A has read everything and published what it could: the last match's
+	// position is inside the last message, which it has not acked.
+	var pos, acked uint64
+	var index int
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pos, index, acked = 0, 0, 0
+		if c, err := js.Consumer(ctx, "EVENTS", "alerts_q1_0"); err == nil {
+			info := c.CachedInfo()
+			st, _ := js.Stream(ctx, "MATCHES")
+			if st != nil {
+				if m, err := st.GetLastMsgForSubject(ctx, natsio.MatchesSubject("q1", "0")); err == nil {
+					seq, _, _ := strings.Cut(m.Header.Get(natsio.HeaderPosition), ".")
+					n, _ := strconv.ParseInt(seq, 10, 64)
+					msg, i := natsio.SplitSeq(n)
+					pos, index = uint64(msg), i
+				}
+			}
+			acked = info.AckFloor.Stream
+			if info.NumPending == 0 && info.NumAckPending > 0 && pos == 4 && acked == 3 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the owner did not reach the end of message 4 (last match at message %d, index %d; ack floor %d)", pos, index, acked)
+		}
+	}
+	stopA()
+	wg.Wait()
+	if index == 0 {
+		t.Fatalf("the last match is at the first event of message %d: not inside a batch", pos)
+	}
+
+	notes := &testkit.SyncBuffer{}
+	cfg := groupConfig(server, "b")
+	cfg.Errors, cfg.Stats = notes, &natsio.GroupStats{}
+	bCtx, stopB := context.WithCancel(ctx)
+	defer func() {
+		stopB()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		if err := natsio.RunGroup(bCtx, cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	publish(rows[1750:])
+	awaitMatches(t, js, csv, want)
+	if !strings.Contains(notes.String(), "b: owns partition 0 (replays 1 messages)") {
+		t.Errorf("b did not replay message 4:\n%s", notes)
+	}
+	// Not even sent twice (the Msg-Id would hide it in the stream).
+	if a, b := a.Stats.Matches(), cfg.Stats.Matches(); a+b != int64(len(want)) {
+		t.Errorf("a published %d matches, b %d: %d in all, want %d", a, b, a+b, len(want))
+	}
 }

@@ -67,22 +67,71 @@ func walkCSV(n int, seed uint64) string {
 }
 
 // publishCSV creates stream name (partitions of it) and publishes csv to
-// it, keyed by symbol.
+// it, keyed by symbol, in batches.
 func publishCSV(t testing.TB, js jetstream.JetStream, name string, partitions int, csv string) {
+	t.Helper()
+	publishBatched(t, js, name, partitions, csv, 0)
+}
+
+// publishBatched is publishCSV with batch lines a message at most
+// (0: Publish's default).
+func publishBatched(t testing.TB, js jetstream.JetStream, name string, partitions int, csv string, batch int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(strings.Count(csv, "\n") - 1); n != want {
-		t.Fatalf("published %d messages, want %d", n, want)
+	if want := int64(strings.Count(csv, "\n") - 1); n.Events != want || batch == 1 && n.Messages != want {
+		t.Fatalf("published %d events in %d messages, want %d", n.Events, n.Messages, want)
 	}
 }
 
 // streamURL is nats://host:port/name.
 func streamURL(server, name string) string { return server + "/" + name }
+
+// TestPartitionOf: the partition the publisher computes for a key is the
+// one the stream's subject transform stores it in, for many keys.
+func TestPartitionOf(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx := context.Background()
+	const parts = 13
+	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var keys []string
+	for i := range 1500 {
+		k := fmt.Sprintf("k%d", i)
+		if i%3 == 0 { // longer, and with every byte value a token may hold
+			b := make([]byte, 1+r.IntN(40))
+			for j := range b {
+				b[j] = byte(33 + r.IntN(94))
+			}
+			k = natsio.SubjectToken(string(b))
+		}
+		keys = append(keys, k)
+		js.PublishAsync(natsio.EventsPrefix+"."+k, []byte(k))
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(20 * time.Second):
+		t.Fatal("not stored in 20 s")
+	}
+	for i, k := range keys {
+		m, err := st.GetMsg(ctx, uint64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%d.%s", natsio.PartitionOf(k, parts), natsio.EventsPrefix); string(m.Data) != k || m.Subject != want {
+			t.Fatalf("key %q (message %q) stored on %s, PartitionOf says %s", k, m.Data, m.Subject, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,15 +76,57 @@ type PublishConfig struct {
 	// TickUnit is the duration of one timestamp tick of the stream: a tick
 	// carries the time now in it.
 	TickUnit time.Duration
+	// Batch is the most lines one message carries (DefaultBatch if 0, at
+	// most MaxBatch); 1 publishes each line as its own message.
+	Batch int
+	// Linger is the longest a line waits for its batch to fill
+	// (DefaultLinger if 0): a slow feed is not held back.
+	Linger time.Duration
+	// Stream is the stream that stores events.*, whose partitions the
+	// batches follow; "" looks it up.
+	Stream string
 }
 
-// Publish sends each line of r as one message on events.<key>, CSV rows
-// with their header row in the Sase-Csv-Header header, and waits until
-// the server has stored them all. It returns the number published; the
-// messages the server refused (a stream full under DiscardNew, say) are
-// counted in its error, with the first refusal's reason.
-func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (int64, error) {
-	lines := make(chan []byte)
+// Batching: a message carries up to Batch lines of one partition, and
+// flushes when full, when its first line has waited Linger, before a
+// tick, and at the end of the input. Its bytes stay under
+// maxBatchBytes, well within the server's default max_payload (1 MB).
+const (
+	DefaultBatch  = 256
+	DefaultLinger = 5 * time.Millisecond
+	maxBatchBytes = 256 << 10
+)
+
+// Published is what Publish sent.
+type Published struct {
+	Events, Messages int64
+}
+
+// Publish sends the lines of r to events.<key>, CSV rows with their
+// header row in the Sase-Csv-Header header, several lines of one
+// partition in a message (PublishConfig.Batch), and waits until the
+// server has stored them all. The messages the server refused (a stream
+// full under DiscardNew, say) are counted in its error, with the first
+// refusal's reason.
+func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (Published, error) {
+	if c.Batch == 0 {
+		c.Batch = DefaultBatch
+	}
+	if c.Batch < 1 || c.Batch > MaxBatch {
+		return Published{}, fmt.Errorf("--batch must be 1 to %d, got %d", MaxBatch, c.Batch)
+	}
+	if c.Linger <= 0 {
+		c.Linger = DefaultLinger
+	}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
+	if c.Batch > 1 {
+		parts, err := publishPartitions(ctx, js, c.Stream)
+		if err != nil {
+			return Published{}, err
+		}
+		p.parts = make([]outBatch, parts)
+	}
+	lines := make(chan []byte, 256)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(lines)
@@ -98,33 +141,85 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 		}
 		readErr <- sc.Err()
 	}()
-	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
 	var tick <-chan time.Time
 	if c.Tick > 0 {
 		t := time.NewTicker(c.Tick)
 		defer t.Stop()
 		tick = t.C
 	}
+	linger := time.NewTimer(c.Linger)
+	linger.Stop()
+	defer linger.Stop()
+	lingering := false
 	for {
 		select {
 		case line, ok := <-lines:
 			if !ok {
 				if err := <-readErr; err != nil {
-					return p.n, err
+					return p.done, err
 				}
-				return p.n, p.wait()
+				if err := p.flushAll(); err != nil {
+					return p.done, err
+				}
+				return p.done, p.wait()
 			}
 			if err := p.line(line); err != nil {
-				return p.n, err
+				return p.done, err
+			}
+			if !lingering && len(p.order) > 0 {
+				linger.Reset(c.Linger)
+				lingering = true
+			}
+		case <-linger.C:
+			lingering = false
+			if err := p.flushAll(); err != nil {
+				return p.done, err
 			}
 		case now := <-tick:
+			if err := p.flushAll(); err != nil {
+				return p.done, err
+			}
 			if err := p.tick(now); err != nil {
-				return p.n, err
+				return p.done, err
 			}
 		case <-ctx.Done():
-			return p.n, ctx.Err()
+			return p.done, ctx.Err()
 		}
 	}
+}
+
+// publishPartitions is the number of partitions of the stream that
+// stores events.* (name, or the one the server says). A server that has
+// just restarted may not answer at once (no JetStream yet, or a request
+// lost on the way): the lookup is tried again as a publish is.
+func publishPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+	end := time.Now().Add(publishRetries * publishRetryWait)
+	for {
+		n, err := lookupPartitions(ctx, js, name)
+		if err == nil || errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil || time.Now().After(end) {
+			return n, err
+		}
+		pause(ctx, publishRetryWait)
+	}
+}
+
+func lookupPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*publishRetryWait)
+	defer cancel()
+	if name == "" {
+		var err error
+		if name, err = js.StreamNameBySubject(ctx, EventsPrefix+"._"); err != nil {
+			return 0, fmt.Errorf("no stream stores %s.* (sase nats init creates one): %w", EventsPrefix, err)
+		}
+	}
+	st, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, fmt.Errorf("no stream %s (sase nats init creates one): %w", name, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", name, err)
+	}
+	return Partitions(st), nil
 }
 
 type publisher struct {
@@ -134,16 +229,28 @@ type publisher struct {
 	header  string // CSV
 	keyCol  int
 	lineNo  int
-	n       int64
+	sent    int64     // messages sent
+	done    Published // stored, or sent and not refused yet
 	id      string    // this Publish's messages' Nats-Msg-Id prefix
 	acks    []pending // sent, not yet seen acknowledged; oldest first
-	refused int64
+	refused Published
 	first   error // the first refusal
+
+	parts []outBatch // by partition; nil with Batch 1
+	order []int      // the partitions with lines, by their first line
 }
 
-// pending is a message sent and how often it was sent again.
+// outBatch is the lines of a partition not yet sent.
+type outBatch struct {
+	token string // the first line's key, the subject's last token
+	data  []byte
+	lines int
+}
+
+// pending is a message sent, its events, and how often it was sent again.
 type pending struct {
 	f      jetstream.PubAckFuture
+	events int64
 	resent int
 }
 
@@ -171,47 +278,120 @@ func (p *publisher) line(line []byte) error {
 			p.cfg.Format = "jsonl"
 		}
 	}
-	m := nats.NewMsg("")
-	var key string
-	if p.cfg.Format == "csv" {
-		if p.header == "" {
-			p.header = string(line)
-			cols, err := csv.NewReader(strings.NewReader(p.header)).Read()
-			if err != nil {
-				return fmt.Errorf("line %d: the CSV header: %w", p.lineNo, err)
-			}
-			for i, c := range cols {
-				if c == p.cfg.Key {
-					p.keyCol = i
+	if p.cfg.Format == "csv" && p.header == "" {
+		return p.csvHeader(line)
+	}
+	key, err := p.key(line)
+	if err != nil {
+		return err
+	}
+	token := SubjectToken(key)
+	if p.parts == nil {
+		return p.send(p.message(token, line), 1)
+	}
+	part := PartitionOf(token, len(p.parts))
+	b := &p.parts[part]
+	if b.lines > 0 && len(b.data)+1+len(line) > maxBatchBytes {
+		if err := p.flush(part); err != nil {
+			return err
+		}
+	}
+	if b.lines == 0 {
+		b.token = token
+		p.order = append(p.order, part)
+	} else {
+		b.data = append(b.data, '\n')
+	}
+	b.data = append(b.data, line...)
+	if b.lines++; b.lines == p.cfg.Batch {
+		return p.flush(part)
+	}
+	return nil
+}
+
+// csvHeader takes the header row, and finds the key's column in it.
+func (p *publisher) csvHeader(line []byte) error {
+	p.header = string(line)
+	cols, err := csv.NewReader(strings.NewReader(p.header)).Read()
+	if err != nil {
+		return fmt.Errorf("line %d: the CSV header: %w", p.lineNo, err)
+	}
+	for i, c := range cols {
+		if c == p.cfg.Key {
+			p.keyCol = i
+		}
+	}
+	if p.cfg.Key != "" && p.keyCol < 0 {
+		return fmt.Errorf("line %d: the CSV header has no column %q (--key)", p.lineNo, p.cfg.Key)
+	}
+	return nil
+}
+
+// key is a line's value of the key attribute.
+func (p *publisher) key(line []byte) (string, error) {
+	switch {
+	case p.cfg.Format == "csv" && p.keyCol >= 0:
+		if bytes.IndexByte(line, '"') < 0 { // no quote: the cell lies between commas
+			rest := line
+			for range p.keyCol {
+				if _, rest, _ = bytes.Cut(rest, []byte{','}); rest == nil {
+					return "", fmt.Errorf("line %d: no %s cell", p.lineNo, p.cfg.Key)
 				}
 			}
-			if p.cfg.Key != "" && p.keyCol < 0 {
-				return fmt.Errorf("line %d: the CSV header has no column %q (--key)", p.lineNo, p.cfg.Key)
-			}
-			return nil
+			cell, _, _ := bytes.Cut(rest, []byte{','})
+			return string(cell), nil
 		}
-		m.Header.Set(HeaderCSV, p.header)
-		if p.keyCol >= 0 {
-			cells, err := csv.NewReader(bytes.NewReader(line)).Read()
-			if err != nil || p.keyCol >= len(cells) {
-				return fmt.Errorf("line %d: no %s cell: %v", p.lineNo, p.cfg.Key, err)
-			}
-			key = cells[p.keyCol]
+		cells, err := csv.NewReader(bytes.NewReader(line)).Read()
+		if err != nil || p.keyCol >= len(cells) {
+			return "", fmt.Errorf("line %d: no %s cell: %v", p.lineNo, p.cfg.Key, err)
 		}
-	} else if p.cfg.Key != "" {
+		return cells[p.keyCol], nil
+	case p.cfg.Format != "csv" && p.cfg.Key != "":
 		var obj map[string]any
 		if err := json.Unmarshal(line, &obj); err != nil {
-			return fmt.Errorf("line %d: %w", p.lineNo, err)
+			return "", fmt.Errorf("line %d: %w", p.lineNo, err)
 		}
 		v, ok := obj[p.cfg.Key]
 		if !ok {
-			return fmt.Errorf("line %d: no key %q (--key)", p.lineNo, p.cfg.Key)
+			return "", fmt.Errorf("line %d: no key %q (--key)", p.lineNo, p.cfg.Key)
 		}
-		key = fmt.Sprint(v)
+		return fmt.Sprint(v), nil
 	}
-	m.Subject = EventsPrefix + "." + SubjectToken(key)
-	m.Data = line
-	return p.send(m)
+	return "", nil
+}
+
+// message is data on events.<token>, with the CSV header.
+func (p *publisher) message(token string, data []byte) *nats.Msg {
+	m := nats.NewMsg(EventsPrefix + "." + token)
+	if p.header != "" {
+		m.Header.Set(HeaderCSV, p.header)
+	}
+	m.Data = data
+	return m
+}
+
+// flush sends partition part's lines as one message, on the subject of
+// its first line's key, which the stream's transform maps to part.
+func (p *publisher) flush(part int) error {
+	b := &p.parts[part]
+	if b.lines == 0 {
+		return nil
+	}
+	m := p.message(b.token, b.data)
+	n := b.lines
+	*b = outBatch{}
+	p.order = slices.DeleteFunc(p.order, func(q int) bool { return q == part })
+	return p.send(m, int64(n))
+}
+
+// flushAll sends every partition's lines, oldest first.
+func (p *publisher) flushAll() error {
+	for len(p.order) > 0 {
+		if err := p.flush(p.order[0]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tick publishes {"ts": now} in the stream's time unit.
@@ -222,17 +402,19 @@ func (p *publisher) tick(now time.Time) error {
 	}
 	m := nats.NewMsg(EventsPrefix + "." + SubjectToken(""))
 	m.Data = []byte(`{"ts":` + strconv.FormatInt(now.UnixNano()/int64(unit), 10) + `}`)
-	return p.send(m)
+	return p.send(m, 0)
 }
 
-func (p *publisher) send(m *nats.Msg) error {
-	m.Header.Set(nats.MsgIdHdr, p.id+strconv.FormatInt(p.n, 10))
+func (p *publisher) send(m *nats.Msg, events int64) error {
+	m.Header.Set(nats.MsgIdHdr, p.id+strconv.FormatInt(p.sent, 10))
 	f, err := p.publish(m)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", p.lineNo, err)
 	}
-	p.n++
-	p.acks = append(p.acks, pending{f: f})
+	p.sent++
+	p.done.Messages++
+	p.done.Events += events
+	p.acks = append(p.acks, pending{f: f, events: events})
 	if err := p.settle(); err != nil {
 		return err
 	}
@@ -266,10 +448,11 @@ func (p *publisher) settle() error {
 				if perr != nil {
 					return perr
 				}
-				p.acks = append(p.acks, pending{f: f, resent: a.resent + 1})
+				p.acks = append(p.acks, pending{f: f, events: a.events, resent: a.resent + 1})
 				continue
 			}
-			p.refused++
+			p.refused.Messages++
+			p.refused.Events += a.events
 			if p.first == nil {
 				p.first = err
 			}
@@ -303,10 +486,24 @@ func (p *publisher) wait() error {
 	if err := p.drain(); err != nil {
 		return err
 	}
-	if p.refused > 0 {
-		return fmt.Errorf("the server refused %d of %d messages: %w", p.refused, p.n, p.first)
+	if p.refused.Messages > 0 {
+		return fmt.Errorf("the server refused %d of %d messages (%d of %d events): %w", p.refused.Messages, p.done.Messages, p.refused.Events, p.done.Events, p.first)
 	}
 	return nil
+}
+
+// PartitionOf is the partition of partitions that the stream's subject
+// transform {{partition(P,1)}} stores events.<token> in: nats-server's
+// hash, FNV-1a (32 bits) of the token, modulo P.
+func PartitionOf(token string, partitions int) int {
+	if partitions <= 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := range len(token) {
+		h = (h ^ uint32(token[i])) * 16777619
+	}
+	return int(h % uint32(partitions))
 }
 
 // SubjectToken makes a key value one subject token: the characters a

@@ -67,9 +67,10 @@ func published(t testing.TB, js jetstream.JetStream, name string) (lines []strin
 	return lines, dupIDs
 }
 
-// shiftSeqs renumbers the "seq" keys of jsonl matches by d, so that a
-// file's (from 0) and a stream's (from 1) compare.
-func shiftSeqs(t testing.TB, lines []string, d int64) []string {
+// renumber rewrites the "seq" keys of jsonl matches with seq (nil keeps
+// them), and sorts them, one text per row: a file's matches (seqs from 0)
+// compare with a stream's (seqs from its messages, fileSeqs).
+func renumber(t testing.TB, lines []string, seq func(int64) int64) []string {
 	t.Helper()
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
@@ -79,7 +80,9 @@ func shiftSeqs(t testing.TB, lines []string, d int64) []string {
 		if err := dec.Decode(&row); err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
-		shift(row, d)
+		if seq != nil {
+			setSeqs(row, seq)
+		}
 		b, _ := json.Marshal(row) // sorted keys: one text per row
 		out = append(out, string(b))
 	}
@@ -87,21 +90,59 @@ func shiftSeqs(t testing.TB, lines []string, d int64) []string {
 	return out
 }
 
-func shift(v any, d int64) {
+func setSeqs(v any, seq func(int64) int64) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			if n, ok := e.(json.Number); ok && k == "seq" {
 				i, _ := n.Int64()
-				x[k] = json.Number(fmt.Sprint(i + d))
+				x[k] = json.Number(fmt.Sprint(seq(i)))
 				continue
 			}
-			shift(e, d)
+			setSeqs(e, seq)
 		}
 	case []any:
 		for _, e := range x {
-			shift(e, d)
+			setSeqs(e, seq)
 		}
+	}
+}
+
+// fileSeqs maps the seq of each event of csv loaded as a file (its row,
+// from 0) to its seq in the stream it was published to (its message's
+// stream sequence and its index there), by the row's text: the rows of
+// the test streams are all different. A row not in the stream fails.
+func fileSeqs(t testing.TB, js jetstream.JetStream, stream, csv string) func(int64) int64 {
+	t.Helper()
+	row := map[string]int64{}
+	for i, l := range strings.Split(strings.TrimSpace(csv), "\n")[1:] {
+		row[l] = int64(i)
+	}
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := make([]int64, len(row))
+	for i := range seqs {
+		seqs[i] = -1
+	}
+	for seq := uint64(1); seq <= st.CachedInfo().State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(strings.TrimSpace(string(m.Data)), "\n") {
+			if r, ok := row[l]; ok {
+				seqs[r] = natsio.EventSeq(int64(seq), i)
+			}
+		}
+	}
+	return func(s int64) int64 {
+		if s < 0 || s >= int64(len(seqs)) || seqs[s] < 0 {
+			t.Fatalf("event %d of the file is not in stream %s", s, stream)
+		}
+		return seqs[s]
 	}
 }
 
@@ -124,10 +165,10 @@ func TestSessionSink(t *testing.T) {
 	for _, q := range queries[1:] { // W2's 100K matches would only slow this down
 		qs.WriteString(q.text + ";\n")
 	}
-	want := shiftSeqs(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+qs.String())), 1)
+	want := renumber(t, lines(runScript(t, "SET format = jsonl; LOAD '"+path+"' AS ev;\n"+qs.String())), fileSeqs(t, js, "EVENTS", csv))
 
 	stdout := runScript(t, "SET format = jsonl; LISTEN '"+streamURL(server, "EVENTS")+"' AS ev FORMAT csv WITH (until = 'now');\n"+qs.String())
-	if got := shiftSeqs(t, lines(stdout), 0); !slices.Equal(got, want) {
+	if got := renumber(t, lines(stdout), nil); !slices.Equal(got, want) {
 		t.Errorf("stdout: %d matches over NATS, %d from the file: %s", len(got), len(want), firstDiff(got, want))
 	}
 
@@ -140,7 +181,7 @@ func TestSessionSink(t *testing.T) {
 		if len(dups) > 0 {
 			t.Errorf("run %d: Msg-Ids stored twice: %v", run, dups[:min(3, len(dups))])
 		}
-		if got = shiftSeqs(t, got, 0); !slices.Equal(got, want) {
+		if got = renumber(t, got, nil); !slices.Equal(got, want) {
 			t.Errorf("run %d: %d matches stored, %d from the file: %s", run, len(got), len(want), firstDiff(got, want))
 		}
 	}

@@ -146,25 +146,61 @@ type natsSource struct {
 // Ticks counts the time-only messages read.
 func (s *natsSource) Ticks() int64 { return s.ticks.Load() }
 
-// lineSeqs maps a producer's line numbers to the stream seqs of their
-// messages: a Read hands the line source many messages, which it numbers
+// An event's seq is its message's stream sequence and its index among
+// the message's lines, stream<<SeqIndexBits | index: stable across a
+// replay, and in stream order. A message holds at most MaxBatch lines.
+const (
+	SeqIndexBits = 12
+	MaxBatch     = 1 << SeqIndexBits
+)
+
+// EventSeq is the seq of line index of the message at stream sequence
+// stream.
+func EventSeq(stream int64, index int) int64 { return stream<<SeqIndexBits | int64(index) }
+
+// SplitSeq is EventSeq's inverse.
+func SplitSeq(seq int64) (stream int64, index int) {
+	return seq >> SeqIndexBits, int(seq & (MaxBatch - 1))
+}
+
+// lineSeqs maps a producer's line numbers to the seqs of their events: a
+// Read hands the line source many messages, which it numbers
 // (Producer.Seq) as it decodes them, in order.
 type lineSeqs struct {
-	first int // the line of seqs[0]
-	seqs  []int64
+	first int // the line of seqs[head]
+	head  int // seqs[:head] are forgotten
+	seqs  []lineSeq
 }
 
-func (l *lineSeqs) reset() { l.first, l.seqs = 1, l.seqs[:0] }
+// lineSeq is a line's event seq; batch says its message holds several
+// (an error names its index).
+type lineSeq struct {
+	seq   int64
+	batch bool
+}
 
-// seq is line n's, forgetting the lines before it; -1 if unknown.
-func (l *lineSeqs) seq(n int) int64 {
-	i := n - l.first
-	if i < 0 || i >= len(l.seqs) {
-		return -1
+func (l *lineSeqs) reset() { l.first, l.head, l.seqs = 1, 0, l.seqs[:0] }
+
+// add numbers the next line, reusing the room of those forgotten.
+func (l *lineSeqs) add(s lineSeq) {
+	if l.head > 0 && l.head >= len(l.seqs)/2 {
+		l.seqs = l.seqs[:copy(l.seqs, l.seqs[l.head:])]
+		l.head = 0
 	}
-	l.seqs, l.first = l.seqs[i:], n
-	return l.seqs[0]
+	l.seqs = append(l.seqs, s)
 }
+
+// at is line n's, forgetting the lines before it; seq -1 if unknown.
+func (l *lineSeqs) at(n int) lineSeq {
+	i := l.head + n - l.first
+	if i < l.head || i >= len(l.seqs) {
+		return lineSeq{seq: -1}
+	}
+	l.head, l.first = i, n
+	return l.seqs[i]
+}
+
+func (l *lineSeqs) seq(n int) int64 { return l.at(n).seq }
 
 // nextFunc returns a partition's next message. With wait, it may block
 // for one, and every message returned before has been run; without, it
@@ -288,11 +324,22 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	s.pending.Store(a.pending)
 	data := bytes.TrimRight(m.Data(), "\r\n")
 	r.buf = r.buf[:0]
-	if s.csv {
-		var h string
-		if v := m.Headers()[HeaderCSV]; len(v) > 0 { // canonical already: no Get
-			h = v[0]
+	var h string
+	if v := m.Headers()[HeaderCSV]; s.csv && len(v) > 0 { // canonical already: no Get
+		h = v[0]
+	}
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	// A tick is JSON in either format: a CSV stream's has no header.
+	if n == 1 && h == "" {
+		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
+			s.ticks.Add(1)
+			if s.onTick != nil {
+				s.onTick(ts)
+			}
+			return true
 		}
+	}
+	if s.csv {
 		if r.headerDone && h != r.header {
 			r.held = m
 			return false
@@ -300,21 +347,17 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		if !r.headerDone {
 			r.header, r.headerDone = h, true
 			r.buf = append(append(r.buf, h...), '\n')
-			r.s.lines.seqs = append(r.s.lines.seqs, -1)
+			r.s.lines.add(lineSeq{seq: -1})
 		}
-	} else if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
-		s.ticks.Add(1)
-		if s.onTick != nil {
-			s.onTick(ts)
-		}
-		return true
 	}
-	if bytes.IndexByte(data, '\n') >= 0 {
-		fmt.Fprintf(r.c.Errors, "%s seq %d: a message holds one event, this one has several lines (skipped)\n", r.c.Name, seq)
+	if n > MaxBatch {
+		fmt.Fprintf(r.c.Errors, "%s seq %d: a message holds at most %d events, this one has %d lines (skipped)\n", r.c.Name, seq, MaxBatch, n)
 		r.rest = r.buf
 		return true
 	}
-	r.s.lines.seqs = append(r.s.lines.seqs, seq)
+	for i := range n {
+		r.s.lines.add(lineSeq{seq: EventSeq(seq, i), batch: n > 1})
+	}
 	r.buf = append(append(r.buf, data...), '\n')
 	r.rest = r.buf
 	return true
@@ -391,10 +434,17 @@ func (e *seqErrors) Write(p []byte) (int, error) {
 		return e.w.Write(p)
 	}
 	line, _ := strconv.Atoi(string(rest[:i]))
-	seq := e.s.lines.seq(line)
-	if seq < 0 {
+	at := e.s.lines.at(line)
+	if at.seq < 0 {
 		return e.w.Write(p)
 	}
-	_, err := fmt.Fprintf(e.w, "%s seq %d%s", strings.TrimSuffix(e.prefix, ":"), seq, rest[i:])
+	msg, index := SplitSeq(at.seq)
+	name := strings.TrimSuffix(e.prefix, ":")
+	var err error
+	if at.batch {
+		_, err = fmt.Fprintf(e.w, "%s seq %d index %d%s", name, msg, index, rest[i:])
+	} else {
+		_, err = fmt.Fprintf(e.w, "%s seq %d%s", name, msg, rest[i:])
+	}
 	return len(p), err
 }

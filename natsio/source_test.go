@@ -32,8 +32,8 @@ var queries = []struct{ name, text string }{
 }
 
 // matches runs text over stream through the facade and returns each
-// match as the seqs of its events (shifted by shift), sorted.
-func matches(t *testing.T, text string, stream *event.Stream, shift int64) []string {
+// match as the seqs of its events (mapped by seq, if not nil), sorted.
+func matches(t *testing.T, text string, stream *event.Stream, seq func(int64) int64) []string {
 	t.Helper()
 	q, err := sase.Compile(text, stream)
 	if err != nil {
@@ -42,12 +42,18 @@ func matches(t *testing.T, text string, stream *event.Stream, shift int64) []str
 	var out []string
 	_, err = q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
 		var b []byte
+		add := func(s int64) {
+			if seq != nil {
+				s = seq(s)
+			}
+			b = strconv.AppendInt(append(b, ' '), s, 10)
+		}
 		for _, c := range row {
 			if c.Event != nil {
-				b = strconv.AppendInt(append(b, ' '), c.Event.Seq+shift, 10)
+				add(c.Event.Seq)
 			}
 			for _, e := range c.List {
-				b = strconv.AppendInt(append(b, ' '), e.Seq+shift, 10)
+				add(e.Seq)
 			}
 		}
 		out = append(out, string(b))
@@ -61,13 +67,60 @@ func matches(t *testing.T, text string, stream *event.Stream, shift int64) []str
 }
 
 // TestOneInstance: the events read from a NATS stream are the file's,
-// numbered by stream sequence (the file's seq + 1), and every query
-// finds the same matches in them.
+// numbered by their message's stream sequence and their index in it,
+// and every query finds the same matches in them: published in batches,
+// one event a message, and both mixed.
 func TestOneInstance(t *testing.T) {
-	server := startServer(t)
-	_, js := connect(t, server)
 	csv := walkCSV(3000, 7)
-	publishCSV(t, js, "EVENTS", 1, csv)
+	rows := strings.SplitAfter(csv, "\n")
+	header, rows := rows[0], rows[1:len(rows)-1]
+	for _, c := range []struct {
+		name    string
+		publish func(t *testing.T, js jetstream.JetStream)
+	}{
+		{"batches", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 0) }},
+		{"one event a message", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 1) }},
+		// Chunks of rows alternately as batches and as messages of one
+		// event each that a plain NATS client publishes, and ticks.
+		{"mixed", func(t *testing.T, js jetstream.JetStream) {
+			ctx := context.Background()
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(rows); i += 300 {
+				chunk := rows[i:min(i+300, len(rows))]
+				if i%600 == 0 {
+					if _, err := natsio.Publish(ctx, js, strings.NewReader(header+strings.Join(chunk, "")), natsio.PublishConfig{Key: "symbol", Batch: 64}); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				// A tick (JSON, no CSV header) between them: counted, no event.
+				if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 1}`)); err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range chunk {
+					m := nats.NewMsg("events.x")
+					m.Header.Set(natsio.HeaderCSV, strings.TrimSuffix(header, "\n"))
+					m.Data = []byte(strings.TrimSuffix(r, "\n"))
+					if _, err := js.PublishMsg(ctx, m); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			server := startServer(t)
+			_, js := connect(t, server)
+			c.publish(t, js)
+			oneInstance(t, server, js, csv)
+		})
+	}
+}
+
+func oneInstance(t *testing.T, server string, js jetstream.JetStream, csv string) {
 	path := filepath.Join(t.TempDir(), "events.csv")
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
@@ -90,16 +143,25 @@ func TestOneInstance(t *testing.T) {
 	if len(bus.Events) != len(file.Events) {
 		t.Fatalf("%d events over NATS, %d in the file", len(bus.Events), len(file.Events))
 	}
+	if st := src.Stats(); st.Rejected > 0 {
+		t.Errorf("%d lines rejected", st.Rejected)
+	}
+	seq := fileSeqs(t, js, "EVENTS", csv)
+	batches := 0
 	for i, e := range bus.Events {
 		f := file.Events[i]
-		if e.Seq != f.Seq+1 || e.TS != f.TS || bus.Schema.Types[e.Type].Name != file.Schema.Types[f.Type].Name || fmt.Sprint(e.Attrs) != fmt.Sprint(f.Attrs) {
-			t.Fatalf("event %d: %+v over NATS, %+v in the file", i, e, f)
+		if e.Seq != seq(f.Seq) || e.TS != f.TS || bus.Schema.Types[e.Type].Name != file.Schema.Types[f.Type].Name || fmt.Sprint(e.Attrs) != fmt.Sprint(f.Attrs) {
+			t.Fatalf("event %d: %+v over NATS, %+v in the file (seq %d)", i, e, f, seq(f.Seq))
+		}
+		if _, index := natsio.SplitSeq(e.Seq); index > 0 {
+			batches++
 		}
 	}
+	t.Logf("%d of %d events in a batch after its first", batches, len(bus.Events))
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
-			want := matches(t, q.text, file, 1)
-			got := matches(t, q.text, bus, 0)
+			want := matches(t, q.text, file, seq)
+			got := matches(t, q.text, bus, nil)
 			if len(want) == 0 {
 				t.Fatal("no matches in the file: the test stream does not exercise the query")
 			}
@@ -138,8 +200,14 @@ func TestSourceErrors(t *testing.T) {
 		}
 	}
 
-	// Messages 2..4: a bad one, a tick, a good one.
-	for _, data := range []string{`{"type":"stock","ts":"soon"}`, `{"ts": 3}`, `{"type":"stock","ts":4,"symbol":"IBM","price":501}`} {
+	// Messages 2..4: a bad one, a tick, a good one; 5: a batch with a bad
+	// line; 6: a batch of too many lines.
+	good := func(ts int) string { return fmt.Sprintf(`{"type":"stock","ts":%d,"symbol":"IBM","price":501}`, ts) }
+	for _, data := range []string{
+		`{"type":"stock","ts":"soon"}`, `{"ts": 3}`, good(4),
+		good(5) + "\n" + `{"type":"stock","ts":"soon"}` + "\n" + good(6),
+		strings.Repeat(good(7)+"\n", natsio.MaxBatch+1),
+	} {
 		if _, err := js.PublishMsg(context.Background(), &nats.Msg{Subject: "events.IBM", Data: []byte(data)}); err != nil {
 			t.Fatal(err)
 		}
@@ -154,21 +222,22 @@ func TestSourceErrors(t *testing.T) {
 	var got []string
 	err = src.Read(ctx, func(b []*event.Event) bool {
 		for _, e := range b {
-			got = append(got, fmt.Sprintf("%d@%d", e.Seq, e.TS))
+			msg, index := natsio.SplitSeq(e.Seq)
+			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
 		}
 		return true
 	})
 	// Message 1 is CSV, which a jsonl LISTEN rejects too.
-	if err != nil || !slices.Equal(got, []string{"4@4"}) {
-		t.Errorf("%v: events %v, want [4@4]", err, got)
+	if want := []string{"4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: events %v, want %v", err, got, want)
 	}
-	for _, want := range []string{"ev seq 1: ", "ev seq 2: "} {
+	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped)"} {
 		if !strings.Contains(errs.String(), want) {
 			t.Errorf("errors lack %q:\n%s", want, errs)
 		}
 	}
-	if st := src.Stats(); st.Rejected != 2 || st.Used+st.Read == 0 {
-		t.Errorf("stats %+v, want 2 rejected", st)
+	if st := src.Stats(); st.Rejected != 3 || st.Used+st.Read == 0 {
+		t.Errorf("stats %+v, want 3 rejected", st)
 	}
 }
 
@@ -197,16 +266,18 @@ func TestReconnect(t *testing.T) {
 		}
 		return true
 	})
-	want := int64(1)
-	expect := func(n int64) {
-		for ; want <= n; want++ {
+	// The first two events are one message's; each later one its own.
+	want := []int64{natsio.EventSeq(1, 0), natsio.EventSeq(1, 1), natsio.EventSeq(2, 0), natsio.EventSeq(3, 0), natsio.EventSeq(4, 0)}
+	next := 0
+	expect := func(n int) {
+		for ; next < n; next++ {
 			select {
 			case seq := <-got:
-				if seq != want {
-					t.Fatalf("event seq %d, want %d", seq, want)
+				if seq != want[next] {
+					t.Fatalf("event seq %d, want %d", seq, want[next])
 				}
 			case <-ctx.Done():
-				t.Fatalf("no event %d", want)
+				t.Fatalf("no event %d", want[next])
 			}
 		}
 	}
@@ -245,8 +316,8 @@ func TestPublishRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := walkCSV(5, 1)
-	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol"})
-	if n != 5 || err == nil || !strings.Contains(err.Error(), "the server refused 2 of 5 messages: ") || !strings.Contains(err.Error(), "maximum messages exceeded") {
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: 1})
+	if n.Messages != 5 || err == nil || !strings.Contains(err.Error(), "the server refused 2 of 5 messages (2 of 5 events): ") || !strings.Contains(err.Error(), "maximum messages exceeded") {
 		t.Errorf("Publish = %d, %v", n, err)
 	}
 	st, err := js.Stream(ctx, "FULL")

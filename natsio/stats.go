@@ -10,9 +10,10 @@ import (
 )
 
 // GroupStats is what one member does for a query, as SHOW QUERIES lists
-// it: the matches it stored, the events it replayed on taking partitions
-// over, and the partitions it owns now with their lag and pending acks.
-// Safe for concurrent use.
+// it: the matches it stored, the messages it replayed on taking
+// partitions over, and the partitions it owns now with their lag and
+// pending acks. Lag, pending acks and replays count messages, as the
+// server does: a batch of events is one. Safe for concurrent use.
 type GroupStats struct {
 	matches  atomic.Int64
 	replayed atomic.Int64
@@ -25,7 +26,7 @@ type GroupStats struct {
 // Matches is the number of matches this member has stored.
 func (s *GroupStats) Matches() int64 { return s.matches.Load() }
 
-// Replayed is the number of events this member read again from the ack
+// Replayed is the number of messages this member read again from the ack
 // floor on taking partitions over: delivered to an owner before, not
 // acked.
 func (s *GroupStats) Replayed() int64 { return s.replayed.Load() }
@@ -56,11 +57,12 @@ func (s *GroupStats) Partitions() []PartitionStats {
 	return ps
 }
 
-// String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed".
+// String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed
+// (messages)": the counts are of messages, one event or a batch each.
 func (s *GroupStats) String() string {
 	ps := s.Partitions()
 	if len(ps) == 0 {
-		return fmt.Sprintf("standby, %d replayed", s.Replayed())
+		return fmt.Sprintf("standby, %d replayed (messages)", s.Replayed())
 	}
 	var b strings.Builder
 	var lag uint64
@@ -73,7 +75,7 @@ func (s *GroupStats) String() string {
 	s.mu.Lock()
 	total := s.total
 	s.mu.Unlock()
-	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed", total, lag, acks, s.Replayed())
+	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed (messages)", total, lag, acks, s.Replayed())
 	return b.String()
 }
 

@@ -49,11 +49,12 @@ func (d *decoding) Stats() Stats {
 // lineReader frames an input into lines of at most max bytes (the '\n'
 // not counted), numbering them from 1.
 type lineReader struct {
-	br   *bufio.Reader
-	name string // prefixes the error of a line over the limit
-	max  int
-	long []byte // a line longer than br's buffer, gathered
-	line int    // the number of the line last returned
+	br    *bufio.Reader
+	name  string // prefixes the error of a line over the limit
+	max   int
+	long  []byte // a line longer than br's buffer, gathered
+	line  int    // the number of the line last returned
+	whole int    // the buffered bytes up to the last '\n' ready saw: whole lines
 }
 
 func newLineReader(r io.Reader, name string, max int) *lineReader {
@@ -79,6 +80,7 @@ func (r *lineReader) next() ([]byte, error) {
 	if len(text) > 0 {
 		r.line++
 	}
+	r.whole = max(r.whole-len(text), 0)
 	if n := len(text); n > r.max && (n > r.max+1 || text[n-1] != '\n') { // the '\n' not counted
 		return nil, lineTooLong(r.name, r.line, r.max)
 	}
@@ -88,8 +90,14 @@ func (r *lineReader) next() ([]byte, error) {
 // ready reports whether a whole line is buffered, so reading it does not
 // wait for the producer.
 func (r *lineReader) ready() bool {
+	if r.whole > 0 {
+		return true
+	}
+	// The last '\n' buffered, found once: the lines before it need no
+	// search each (a message-bus producer hands many at once).
 	buf, _ := r.br.Peek(r.br.Buffered())
-	return bytes.IndexByte(buf, '\n') >= 0
+	r.whole = bytes.LastIndexByte(buf, '\n') + 1
+	return r.whole > 0
 }
 
 // lineTooLongError is a line over Options.MaxLine.

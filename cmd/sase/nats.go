@@ -16,7 +16,7 @@ import (
 )
 
 const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
-       sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--tick 1s] [FILE|-]
+       sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--batch N] [--linger 5ms] [--tick 1s] [FILE|-]
        sase nats cat URL --stream S   (each message the stream holds, one a line)
        sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
 URL is nats://host:port (the stream may be its path instead of --stream).`
@@ -135,6 +135,8 @@ func natsPublish(ctx context.Context, args []string) error {
 	fs.StringVar(&c.Format, "format", "", "csv or jsonl (by default, told by the first line)")
 	fs.DurationVar(&c.Tick, "tick", 0, "publish a tick {\"ts\": now} after each `D` without a line")
 	fs.DurationVar(&c.TickUnit, "tick-unit", time.Millisecond, "the duration of one timestamp tick, for --tick")
+	fs.IntVar(&c.Batch, "batch", natsio.DefaultBatch, fmt.Sprintf("the most lines of one partition a message carries (1 to %d)", natsio.MaxBatch))
+	fs.DurationVar(&c.Linger, "linger", natsio.DefaultLinger, "the longest a line waits for its message to fill")
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
 		return err
@@ -156,10 +158,15 @@ func natsPublish(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	c.Stream = stream
 	n, err := natsio.Publish(ctx, js, r, c)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "published %d messages to %s on %s\n", n, stream, server)
+	msgs := "messages"
+	if n.Messages == 1 {
+		msgs = "message"
+	}
+	fmt.Fprintf(os.Stderr, "published %d events in %d %s to %s on %s\n", n.Events, n.Messages, msgs, stream, server)
 	return nil
 }

@@ -25,13 +25,17 @@ func TestNATS(t *testing.T) {
 		stderr string
 	}{
 		{"", []string{"nats", "init", url, "--stream", "EVENTS", "--partitions", "4", "--key", "symbol"}, 0, "", "stored in 4 partitions"},
-		{csv, []string{"nats", "publish", url + "/EVENTS", "--key", "symbol", "-"}, 0, "", "published 4 messages to EVENTS"},
+		// IBM and SUN share a partition: two lines a message (a minute's
+		// linger sends none early).
+		{csv, []string{"nats", "publish", url + "/EVENTS", "--key", "symbol", "--batch", "2", "--linger", "1m", "-"}, 0, "", "published 4 events in 2 messages to EVENTS"},
 		{"", []string{"nats", "cat", url, "--stream", "EVENTS"}, 0, "stock,1,IBM,10\nstock,2,SUN,20\nstock,3,IBM,15\nstock,4,IBM,30\n", ""},
 		{"", []string{"--no-stocks", "--format", "csv", "-c", "LISTEN '" + url + "/EVENTS' AS ev FORMAT csv WITH (until = 'now'); PATTERN SEQ(stock a, stock b) WHERE [symbol] AND b.price > a.price WITHIN 5"},
-			0, "a,b\n1,3\n3,4\n1,4\n", "query 1 ended: 3 matches"},
+			// seq: the message's stream seq << 12 | the line's index in it.
+			0, "a,b\n4096,8192\n8192,8193\n4096,8193\n", "query 1 ended: 3 matches"},
 		{"", []string{"nats", "cat", url, "--stream", "NOPE"}, 1, "", "no stream NOPE on " + url},
 		{"", []string{"nats", "init", "--stream", "X"}, 2, "", "the server URL comes first"},
 		{"", []string{"nats", "publish", url}, 2, "", "--stream is missing"},
+		{csv, []string{"nats", "publish", url, "--stream", "NOPE", "-"}, 1, "", "no stream NOPE (sase nats init creates one)"},
 		{"", []string{"nats", "serve"}, 1, "", "built without a NATS server"},
 		{"", []string{"nats", "frobnicate"}, 2, "", "unknown command nats frobnicate"},
 	} {
