@@ -373,19 +373,20 @@ func (r *runner) advance(ts int64) {
 	}
 }
 
-// untimed marks the sources and stages whose advance does nothing, which
-// the runner then does not call for each event.
-type untimed interface{ untimed() }
+// untimed marks the sources and stages whose advance does nothing (when
+// untimed returns true), which the runner then does not call for each
+// event.
+type untimed interface{ untimed() bool }
 
 // timedOf lists the operators that follow time: the source, then the
 // stages in plan order.
 func (r *runner) timedOf() []interface{ advance(int64) } {
 	var ts []interface{ advance(int64) }
-	if _, ok := r.src.(untimed); !ok {
+	if u, ok := r.src.(untimed); !ok || !u.untimed() {
 		ts = append(ts, r.src)
 	}
 	for _, s := range r.stages {
-		if _, ok := s.(untimed); !ok {
+		if u, ok := s.(untimed); !ok || !u.untimed() {
 			ts = append(ts, s)
 		}
 	}
@@ -409,7 +410,7 @@ type timeless struct{}
 
 func (timeless) advance(int64) {}
 func (timeless) finish()       {}
-func (timeless) untimed()      {}
+func (timeless) untimed() bool { return true }
 
 // clock attributes time to operators: each hand-over of a sequence from
 // one operator to the next charges the time since the previous hand-over.

@@ -279,7 +279,7 @@ type selectionStage struct {
 	op *planner.Selection
 }
 
-func (*selectionStage) untimed() {}
+func (*selectionStage) untimed() bool { return true }
 
 func (s *selectionStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -322,7 +322,7 @@ type windowStage struct {
 	op *planner.Window
 }
 
-func (*windowStage) untimed() {}
+func (*windowStage) untimed() bool { return true }
 
 func (s *windowStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -391,7 +391,7 @@ type transformStage struct {
 	op *planner.Transformation
 }
 
-func (*transformStage) untimed() {}
+func (*transformStage) untimed() bool { return true }
 
 func (s *transformStage) push(b *planner.Binding) {
 	if s.r.own != nil && !s.r.own(b) {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"math"
-	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -41,20 +40,30 @@ func (b *rbuf) push(ev *event.Event, slots []int) {
 // gather makes b, a scratch buffer with src's columns, hold src's
 // events at idx, in that order.
 func (b *rbuf) gather(src *rbuf, idx []int) {
-	if old := len(b.evs); old > len(idx) {
-		clear(b.evs[len(idx):old]) // no stale event stays reachable
+	n := len(idx)
+	if old := len(b.evs); old > n {
+		clear(b.evs[n:old]) // no stale event stays reachable
 	}
-	b.evs, b.ts, b.head = slices.Grow(b.evs[:0], len(idx))[:len(idx)], slices.Grow(b.ts[:0], len(idx))[:len(idx)], 0
-	for n, i := range idx {
-		b.evs[n], b.ts[n] = src.evs[i], src.ts[i]
+	b.evs, b.ts, b.head = resize(b.evs, n), resize(b.ts, n), 0
+	evs, ts, sevs, sts := b.evs, b.ts, src.evs, src.ts
+	for k, i := range idx {
+		evs[k], ts[k] = sevs[i], sts[i]
 	}
-	for k, col := range src.cols {
-		dst := slices.Grow(b.cols[k][:0], len(idx))[:len(idx)]
-		for n, i := range idx {
-			dst[n] = col[i]
+	for c, col := range src.cols {
+		dst := resize(b.cols[c], n)
+		for k, i := range idx {
+			dst[k] = col[i]
 		}
-		b.cols[k] = dst
+		b.cols[c] = dst
 	}
+}
+
+// resize returns s with length n, its array reused when it has room.
+func resize[S ~[]E, E any](s S, n int) S {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	return make(S, n, 2*n)
 }
 
 // pushFrom appends src's event i, columns included (b has src's).

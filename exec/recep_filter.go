@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -168,18 +169,24 @@ func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	n := 0
 	for _, i := range sel {
 		if i < 0 {
-			i = ^i
-			q.b.Events[l.comp] = buf.evs[i]
-			if !pre.passAll(q.b, i) {
+			if i = ^i; !q.passBound(pre, l.comp, buf.evs[i], i) {
 				continue
 			}
 		}
 		sel[n] = i
 		n++
 	}
-	q.b.Events[l.comp] = nil
 	l.list.gather(buf, sel[:n])
 	return &l.list
+}
+
+// passBound binds ev, event i of the loop's buffer, to comp and checks it
+// by every check of the loop (levelChecks.passAll).
+func (q *queryFilter) passBound(checks *levelChecks, comp int, ev *event.Event, i int) bool {
+	q.b.Events[comp] = ev
+	ok := checks.passAll(q.b, i)
+	q.b.Events[comp] = nil
+	return ok
 }
 
 // choose binds positive j to each buffered event in [lo, hi]. Below the
@@ -206,20 +213,18 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
+	if l.last && q.rowDirect { // the row is the match: no binding to fill
+		q.deliverAll(l, sel)
+		return
+	}
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
-			i = ^i
-			bound[comp] = evs[i]
-			if !checks.passAll(q.b, i) {
+			if i = ^i; !q.passBound(checks, comp, evs[i], i) {
 				continue
 			}
 		}
 		cell.Event = evs[i]
-		if l.last && q.rowDirect { // the row is the match: no binding to fill
-			q.r.deliver()
-			continue
-		}
 		bound[comp] = evs[i]
 		if l.last {
 			q.emit()
@@ -233,6 +238,22 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		}
 	}
 	bound[comp] = nil
+}
+
+// deliverAll hands the consumer, as a match, the row with each
+// candidate of level l that passes its checks: the level before the
+// trigger, when the search writes the row.
+func (q *queryFilter) deliverAll(l *level, sel []int) {
+	evs, cell := l.src.evs, l.cell
+	for _, i := range sel {
+		if i < 0 {
+			if i = ^i; !q.passBound(&l.checks, l.comp, evs[i], i) {
+				continue
+			}
+		}
+		cell.Event = evs[i]
+		q.r.deliver()
+	}
 }
 
 // cut narrows positive j's range [lo, hi] by the components before it,

@@ -136,29 +136,41 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 	return out
 }
 
-// order is a comparison as the three orders of two numbers it accepts:
-// x op y holds when x < y and lt, x = y and eq, or x > y and gt. For
-// numbers neither NaN that is compare's answer.
-type order struct{ lt, eq, gt bool }
+// order is a comparison as the orders of two numbers it accepts: bit 0
+// when x < y, bit 1 when x = y, bit 2 when x > y. For numbers neither NaN
+// that is compare's answer.
+type order uint8
 
 func orderOf(op ast.Op) order {
 	switch op {
 	case ast.OpLt:
-		return order{lt: true}
+		return 0b001
 	case ast.OpLe:
-		return order{lt: true, eq: true}
+		return 0b011
 	case ast.OpGt:
-		return order{gt: true}
+		return 0b100
 	case ast.OpGe:
-		return order{eq: true, gt: true}
+		return 0b110
 	case ast.OpEq:
-		return order{eq: true}
+		return 0b010
 	}
-	return order{lt: true, gt: true} // !=
+	return 0b101 // !=
 }
 
-func (o order) holds(x, y float64) bool {
-	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
+// bit is 1 when x op y holds, else 0, x and y not NaN: without a branch,
+// which in the search's loops would follow the data and be mispredicted.
+func (o order) bit(x, y float64) uint {
+	return uint(o) >> (b2u(x > y) - b2u(x < y) + 1) & 1
+}
+
+func (o order) holds(x, y float64) bool { return o.bit(x, y) != 0 }
+
+// b2u is 1 for true; the compiler makes it a flag set, not a branch.
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func newLevelChecks(checks []levelCheck) levelChecks {
@@ -226,16 +238,16 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 	case len(l.cur) == 1 && l.cur[0].ok:
 		// Scalars, so that the loop keeps them in registers.
 		f := &l.cur[0]
-		col, k, bound, lt, eq, gt := f.col[i0:i1], f.k, f.bound, f.op.lt, f.op.eq, f.op.gt
+		col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
 		for n, x := range col {
 			v := k * x
-			out[m] = i0 + n
 			if v != v {
 				out[m] = ^(i0 + n)
 				m++
-			} else if v < bound && lt || v == bound && eq || v > bound && gt {
-				m++
+				continue
 			}
+			out[m] = i0 + n
+			m += int(op.bit(v, bound))
 		}
 	default:
 		for i := i0; i < i1; i++ {
