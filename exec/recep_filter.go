@@ -210,13 +210,18 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		return
 	}
 	q.r.tickN(uint(i1 - i0))
+	if l.last && q.rowDirect { // the row is the match: no binding to fill
+		q.deliverRange(l, i0, i1)
+		return
+	}
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
-	if l.last && q.rowDirect { // the row is the match: no binding to fill
-		q.deliverAll(l, sel)
-		return
-	}
+	// Without a cut, the next level's range ends at its end, and when it
+	// is the last, this loop hands its matches over without a call to
+	// choose.
+	next := &q.levels[j+1]
+	deliver := !l.cuts && next.last && q.rowDirect
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
@@ -230,14 +235,51 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 			q.emit()
 			continue
 		}
-		from, next := ts[i]+1, &q.levels[j+1]
-		if !l.cuts {
+		from := ts[i] + 1
+		switch {
+		case deliver:
+			if k := next.src.from(from); k < next.end {
+				q.r.tickN(uint(next.end - k))
+				q.deliverRange(next, k, next.end)
+			}
+		case !l.cuts:
 			q.choose(j+1, from, next.hi)
-		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
-			q.choose(j+1, lo2, hi2)
+		default:
+			if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
+				q.choose(j+1, lo2, hi2)
+			}
 		}
 	}
 	bound[comp] = nil
+}
+
+// deliverRange hands the consumer, as a match, the row with each event of
+// level l's source in [i0, i1) that passes its checks: the level before
+// the trigger, when the search writes the row. With one fast check, one
+// loop over its column decides and delivers.
+func (q *queryFilter) deliverRange(l *level, i0, i1 int) {
+	checks := &l.checks
+	checks.bind(q.b)
+	if len(checks.cur) != 1 || !checks.cur[0].ok {
+		l.sel = checks.candidates(l.sel, i0, i1)
+		q.deliverAll(l, l.sel)
+		return
+	}
+	// Scalars, so that the loop keeps them in registers.
+	f := &checks.cur[0]
+	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
+	evs, cell := l.src.evs[i0:i1], l.cell
+	for n, x := range col {
+		if v := k * x; v != v {
+			if !q.passBound(checks, l.comp, evs[n], i0+n) {
+				continue
+			}
+		} else if op.bit(v, bound) == 0 {
+			continue
+		}
+		cell.Event = evs[n]
+		q.r.deliver()
+	}
 }
 
 // deliverAll hands the consumer, as a match, the row with each

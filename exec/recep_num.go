@@ -176,7 +176,7 @@ func b2u(b bool) uint {
 func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
-		l.cur[k].k, l.cur[k].op = c.it.k, c.order
+		l.cur[k] = fastCheck{k: c.it.k, op: c.order, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: c.bound.k}
 	}
 	return l
 }
@@ -190,12 +190,16 @@ type levelChecks struct {
 }
 
 // fastCheck is a fast check for one loop: k * col[i] op bound (k and op
-// are set once, col per search, bound per loop).
+// are set once, col per search, bound per loop). bound is kb times the
+// value of the event bound to comp in slot: a copy of the check's bound
+// term, so that bind reads one small array.
 type fastCheck struct {
-	col      []float64
-	k, bound float64
-	op       order
-	ok       bool
+	col        []float64
+	k, bound   float64
+	op         order
+	ok, fast   bool
+	comp, slot int
+	kb         float64
 }
 
 // over makes the checks read buf's columns, for the loops of one search.
@@ -209,16 +213,14 @@ func (l *levelChecks) over(buf *rbuf) {
 
 // bind reads the bound sides from the events bound in b, for a loop.
 func (l *levelChecks) bind(b *planner.Binding) {
-	for k := range l.checks {
-		c, f := &l.checks[k], &l.cur[k]
-		if !c.fast {
-			continue // never ok
+	for k := range l.cur {
+		if f := &l.cur[k]; f.fast { // else never ok
+			// A NaN bound (0 * inf) leaves the check to its evaluator:
+			// NaN equals nothing and is unequal to everything, which
+			// order does not say. (kb * x is numTerm.of.)
+			f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			f.ok = f.bound == f.bound
 		}
-		// A NaN bound (0 * inf) leaves the check to its evaluator: NaN
-		// equals nothing and is unequal to everything, which order
-		// does not say.
-		f.bound = c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot))
-		f.ok = f.bound == f.bound
 	}
 }
 
