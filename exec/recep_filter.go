@@ -219,9 +219,11 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	l.sel = sel
 	// Without a cut, the next level's range ends at its end, and when it
 	// is the last, this loop hands its matches over without a call to
-	// choose.
+	// choose. Its range starts after ts(Pj), which grows along the loop:
+	// a cursor (k) finds the start, moving over events that the
+	// previous range's loop read anyway.
 	next := &q.levels[j+1]
-	deliver := !l.cuts && next.last && q.rowDirect
+	deliver, k := !l.cuts && next.last && q.rowDirect, -1
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
@@ -238,7 +240,13 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		from := ts[i] + 1
 		switch {
 		case deliver:
-			if k := next.src.from(from); k < next.end {
+			if k < 0 {
+				k = next.src.from(from)
+			}
+			for k < next.end && next.src.ts[k] < from {
+				k++
+			}
+			if k < next.end {
 				q.r.tickN(uint(next.end - k))
 				q.deliverRange(next, k, next.end)
 			}
