@@ -132,6 +132,7 @@ type eventCache struct {
 	qf      *queryFilter
 	pending *pending // AttributeVerify's held candidates: their reads bound pruning
 	byType  [][]int  // type id -> components whose types include it
+	open    []bool   // by component: its buffer has no filter, passes takes all
 	filter  *planner.Binding
 	hits    []int
 	last    int // the last positive single: its buffer triggers the search
@@ -153,7 +154,9 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	p := r.plan
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64}
+	c.open = make([]bool, len(p.Components))
 	for _, b := range op.Buffers {
+		c.open[b.Comp] = len(b.Consts) == 0 && len(b.Filters) == 0
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
 				c.byType = append(c.byType, nil)
@@ -206,7 +209,7 @@ func (c *eventCache) process(ev *event.Event) {
 	c.hits = c.hits[:0]
 	trigger := false
 	for _, comp := range c.byType[ev.Type] {
-		if c.passes(comp, ev) {
+		if c.open[comp] || c.passes(comp, ev) {
 			c.hits = append(c.hits, comp)
 			trigger = trigger || comp == c.last
 		}
@@ -244,9 +247,6 @@ func (c *eventCache) process(ev *event.Event) {
 // passes applies component comp's buffer filters to ev.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
-	if len(buf.Consts) == 0 && len(buf.Filters) == 0 {
-		return true
-	}
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
 		if !q.Agrees(&fixed, ev) {
@@ -296,8 +296,15 @@ func (c *eventCache) advance(now int64) {
 	if !c.op.HasWindow {
 		return
 	}
+	c.minTS = satSub(now, c.op.Window)
+	if len(c.pending.items) > 0 || c.op.Partition != nil {
+		c.advanceHeld(now)
+	}
+}
+
+// advanceHeld is advance's part for held candidates and partitions.
+func (c *eventCache) advanceHeld(now int64) {
 	w := c.op.Window
-	c.minTS = satSub(now, w)
 	if len(c.pending.items) > 0 {
 		c.minTS = min(c.minTS, satSub(satSub(c.pending.items[0].deadline, w), w))
 	}
