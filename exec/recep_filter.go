@@ -161,7 +161,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	buf, pre := &q.set.bufs[l.comp], &l.pre
 	i0, i1 := buf.from(lo), buf.from(q.trig)
-	q.r.tickN(uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1 - i0))
 	pre.over(buf)
 	pre.bind(q.b)
 	sel := pre.candidates(l.sel, i0, i1)
@@ -209,7 +209,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	if i0 >= i1 {
 		return
 	}
-	q.r.tickN(uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1 - i0))
 	if l.last && q.rowDirect { // the row is the match: no binding to fill
 		q.deliverRange(l, i0, i1)
 		return
@@ -247,7 +247,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 				k++
 			}
 			if k < next.end {
-				q.r.tickN(uint(next.end - k))
+				q.r.steps.tickN(q.r, uint(next.end - k))
 				q.deliverRange(next, k, next.end)
 			}
 		case !l.cuts:
