@@ -51,6 +51,7 @@ type queryFilter struct {
 	// report adds those matches to the counts of the operators skipped.
 	rowCol    []int
 	rowDirect bool
+	celled    bool // the levels' cells are set for rowDirect
 	spare     Cell // the cell of a component not returned
 }
 
@@ -144,11 +145,14 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 		l.hi, l.end = l.src.ts[k-1], k
 	}
-	q.direct = enforced && q.verify.direct()
-	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
-	for j := range q.levels {
-		q.levels[j].cell = q.cell(j)
+	direct := enforced && q.verify.direct()
+	if rowDirect := direct && q.rowCol != nil && q.r.own == nil; !q.celled || rowDirect != q.rowDirect {
+		q.rowDirect, q.celled = rowDirect, true
+		for j := range q.levels {
+			q.levels[j].cell = q.cell(j)
+		}
 	}
+	q.direct = direct
 	*q.levels[n-1].cell = Cell{Event: t}
 	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
 		q.choose(0, lo, hi)
@@ -161,7 +165,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	buf, pre := &q.set.bufs[l.comp], &l.pre
 	i0, i1 := buf.from(lo), buf.from(q.trig)
-	q.r.steps.tickN(q.r, uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1-i0))
 	pre.over(buf)
 	pre.bind(q.b)
 	sel := pre.candidates(l.sel, i0, i1)
@@ -209,7 +213,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	if i0 >= i1 {
 		return
 	}
-	q.r.steps.tickN(q.r, uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1-i0))
 	if l.last && q.rowDirect { // the row is the match: no binding to fill
 		q.deliverRange(l, i0, i1)
 		return
@@ -247,7 +251,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 				k++
 			}
 			if k < next.end {
-				q.r.steps.tickN(q.r, uint(next.end - k))
+				q.r.steps.tickN(q.r, uint(next.end-k))
 				q.deliverRange(next, k, next.end)
 			}
 		case !l.cuts:
