@@ -165,7 +165,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	buf, pre := &q.set.bufs[l.comp], &l.pre
 	i0, i1 := buf.from(lo), buf.from(q.trig)
-	q.r.steps.tickN(q.r, uint(i1-i0))
+	q.r.steps.tickN(q.r, uint(i1-i0)) // the ticker's, which inlines (runner.tickN does not)
 	pre.over(buf)
 	pre.bind(q.b)
 	sel := pre.candidates(l.sel, i0, i1)

@@ -37,17 +37,15 @@ func numOf(ev *event.Event, slot int) float64 {
 }
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
-// k (1 unless scaled).
+// k (1 unless scaled). Its value for the attribute's value x is k * x:
+// arith's product when scaled (k * x and x * k are the same IEEE
+// product), x itself otherwise (x * 1 is x for every float but NaN, which
+// numOf keeps out).
 type numTerm struct {
 	comp, slot int
 	k          float64
 	scaled     bool
 }
-
-// of is the term's value for the attribute's value x: arith's product
-// when scaled (k * x and x * k are the same IEEE product), x itself
-// otherwise (x * 1 is x for every float but NaN, which numOf keeps out).
-func (t numTerm) of(x float64) float64 { return t.k * x }
 
 // levelCheck is one predicate of a search level, in the plan's order: with
 // fast set, `it op bound`, where it reads the component the level chooses
@@ -217,7 +215,7 @@ func (l *levelChecks) bind(b *planner.Binding) {
 		if f := &l.cur[k]; f.fast { // else never ok
 			// A NaN bound (0 * inf) leaves the check to its evaluator:
 			// NaN equals nothing and is unequal to everything, which
-			// order does not say. (kb * x is numTerm.of.)
+			// order does not say.
 			f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
 			f.ok = f.bound == f.bound
 		}
