@@ -297,7 +297,7 @@ func (c *eventCache) advance(now int64) {
 		return
 	}
 	c.minTS = satSub(now, c.op.Window)
-	if len(c.pending.items) > 0 || c.op.Partition != nil {
+	if c.pending.items.Len() > 0 || c.op.Partition != nil {
 		c.advanceHeld(now)
 	}
 }
@@ -305,8 +305,8 @@ func (c *eventCache) advance(now int64) {
 // advanceHeld is advance's part for held candidates and partitions.
 func (c *eventCache) advanceHeld(now int64) {
 	w := c.op.Window
-	if len(c.pending.items) > 0 {
-		c.minTS = min(c.minTS, satSub(satSub(c.pending.items[0].deadline, w), w))
+	if c.pending.items.Len() > 0 {
+		c.minTS = min(c.minTS, satSub(satSub(c.pending.deadline(), w), w))
 	}
 	if c.op.Partition == nil || !c.parts.sweepDue(now) {
 		return
