@@ -94,9 +94,18 @@ func (b *rbuf) prune(minTS int64) {
 	}
 }
 
-// from returns the index of the first live event with ts >= t.
+// from returns the index of the first live event with ts >= t. The
+// search's bounds are often at an end (the window's start at the oldest
+// live event, the trigger's time after the newest): those cost two
+// comparisons.
 func (b *rbuf) from(t int64) int {
 	i, j := b.head, len(b.ts)
+	if i == j || b.ts[i] >= t {
+		return i
+	}
+	if b.ts[j-1] < t {
+		return j
+	}
 	for i < j {
 		h := int(uint(i+j) >> 1)
 		if b.ts[h] < t {
