@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -220,9 +221,11 @@ func (r *runner) feed(ev *event.Event) error {
 
 // pass moves the run's time to ts, if that is later than it is.
 func (r *runner) pass(ts int64) {
-	if ts > r.lastTS || !r.started {
-		r.advance(ts)
-		r.lastTS, r.started = ts, true
+	if ts > r.lastTS {
+		r.lastTS = ts
+		if r.timed != nil { // often none (timedOf): no call
+			r.advance(ts)
+		}
 	}
 }
 
@@ -240,12 +243,12 @@ type runner struct {
 	row    []Cell
 	ctx    context.Context
 	steps  ticker
+	// lastTS is the run's time (math.MinInt64 before the first item: no
+	// operator has anything to do at that time); keep: how far back the
+	// store must reach (keepWindow).
 	lastTS int64
-	// started: lastTS holds a time; keep: how far back the store must
-	// reach (keepWindow).
-	started bool
-	keep    int64
-	par     parallel // the run's split over workers (WithWorkers)
+	keep   int64
+	par    parallel // the run's split over workers (WithWorkers)
 	// own, in a worker of a parallel run, decides whether a match is this
 	// worker's to emit (parallel.go).
 	own func(b *planner.Binding) bool
@@ -298,7 +301,7 @@ type source interface {
 }
 
 func newRunner(plan *planner.Plan, emit Emit) *runner {
-	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns))}
+	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns)), lastTS: math.MinInt64}
 	nsrc := len(plan.Source.Operators())
 	r.stats.Operators = make([]OpStats, nsrc+len(plan.Stages)+1)
 	r.clock.stats = &r.stats
@@ -366,26 +369,29 @@ func (r *runner) keepWindow() int64 {
 }
 
 // advance tells every operator that follows time that the stream has
-// reached ts.
+// reached ts. Out of line, so that pass inlines into feed.
+//
+//go:noinline
 func (r *runner) advance(ts int64) {
 	for _, t := range r.timed {
 		t.advance(ts)
 	}
 }
 
-// untimed marks the sources and stages whose advance does nothing, which
-// the runner then does not call for each event.
-type untimed interface{ untimed() }
+// untimed marks the sources and stages whose advance does nothing (when
+// untimed returns true), which the runner then does not call for each
+// event.
+type untimed interface{ untimed() bool }
 
 // timedOf lists the operators that follow time: the source, then the
 // stages in plan order.
 func (r *runner) timedOf() []interface{ advance(int64) } {
 	var ts []interface{ advance(int64) }
-	if _, ok := r.src.(untimed); !ok {
+	if u, ok := r.src.(untimed); !ok || !u.untimed() {
 		ts = append(ts, r.src)
 	}
 	for _, s := range r.stages {
-		if _, ok := s.(untimed); !ok {
+		if u, ok := s.(untimed); !ok || !u.untimed() {
 			ts = append(ts, s)
 		}
 	}
@@ -409,7 +415,7 @@ type timeless struct{}
 
 func (timeless) advance(int64) {}
 func (timeless) finish()       {}
-func (timeless) untimed()      {}
+func (timeless) untimed() bool { return true }
 
 // clock attributes time to operators: each hand-over of a sequence from
 // one operator to the next charges the time since the previous hand-over.

@@ -1,10 +1,10 @@
 package exec
 
 import (
-	"container/heap"
 	"math"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/minheap"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -59,8 +59,11 @@ func (o *opBase) finish()       {}
 type pending struct {
 	r       *runner
 	on      bool // some component of the operator is at the end of the pattern
-	items   pendingHeap
+	items   minheap.Heap[pendingItem]
 	nextSeq int64
+	// free are the bindings of released items, for hold to reuse: the
+	// stage a release hands one to does not keep it (stage.push).
+	free []*planner.Binding
 }
 
 func (r *runner) newPending(comps []int) *pending {
@@ -79,22 +82,11 @@ type pendingItem struct {
 	b        *planner.Binding
 }
 
-type pendingHeap []pendingItem
-
-func (h pendingHeap) Len() int { return len(h) }
-func (h pendingHeap) Less(i, j int) bool {
-	if h[i].deadline != h[j].deadline {
-		return h[i].deadline < h[j].deadline
+func (a pendingItem) Less(b pendingItem) bool {
+	if a.deadline != b.deadline {
+		return a.deadline < b.deadline
 	}
-	return h[i].seq < h[j].seq
-}
-func (h pendingHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *pendingHeap) Push(x any)   { *h = append(*h, x.(pendingItem)) }
-func (h *pendingHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+	return a.seq < b.seq
 }
 
 // hold copies the binding and keeps it until the stream passes its deadline.
@@ -103,13 +95,23 @@ func (p *pending) hold(b *planner.Binding) {
 	if p.r.plan.HasWindow {
 		deadline = satAdd(b.Events[p.r.plan.First()].TS, p.r.plan.Window)
 	}
-	c := &planner.Binding{
-		Events: append([]*event.Event(nil), b.Events...),
-		Lists:  append([][]*event.Event(nil), b.Lists...),
+	var c *planner.Binding
+	if n := len(p.free); n > 0 {
+		c, p.free = p.free[n-1], p.free[:n-1]
+		copy(c.Events, b.Events)
+		copy(c.Lists, b.Lists)
+	} else {
+		c = &planner.Binding{
+			Events: append([]*event.Event(nil), b.Events...),
+			Lists:  append([][]*event.Event(nil), b.Lists...),
+		}
 	}
-	heap.Push(&p.items, pendingItem{deadline: deadline, seq: p.nextSeq, b: c})
+	p.items.Push(pendingItem{deadline: deadline, seq: p.nextSeq, b: c})
 	p.nextSeq++
 }
+
+// deadline is the earliest held item's; there is one.
+func (p *pending) deadline() int64 { return p.items.Min().deadline }
 
 // holdOr keeps b in p until its deadline when the operator postpones
 // (a trailing closure, a negated end), else hands it to fn now.
@@ -127,13 +129,17 @@ func (o *opBase) holdOr(p *pending, b *planner.Binding, fn func(b *planner.Bindi
 // time) included. (An event at MaxInt64 is no end: what it may still
 // block or join must wait for it.)
 func (o *opBase) releasePending(p *pending, ts int64, end bool, fn func(b *planner.Binding)) {
-	if !p.on || len(p.items) == 0 {
+	if !p.on || p.items.Len() == 0 {
 		return
 	}
 	prev := o.r.clock.switchTo(o.id)
-	for len(p.items) > 0 && (p.items[0].deadline < ts || end) {
+	for p.items.Len() > 0 && (p.deadline() < ts || end) {
 		o.r.tick()
-		fn(heap.Pop(&p.items).(pendingItem).b)
+		b := p.items.Pop().b
+		fn(b)
+		clear(b.Events) // no event stays reachable from a free binding
+		clear(b.Lists)
+		p.free = append(p.free, b)
 	}
 	o.done(prev)
 }
@@ -279,7 +285,7 @@ type selectionStage struct {
 	op *planner.Selection
 }
 
-func (*selectionStage) untimed() {}
+func (*selectionStage) untimed() bool { return true }
 
 func (s *selectionStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -322,7 +328,7 @@ type windowStage struct {
 	op *planner.Window
 }
 
-func (*windowStage) untimed() {}
+func (*windowStage) untimed() bool { return true }
 
 func (s *windowStage) push(b *planner.Binding) {
 	prev := s.in()
@@ -391,7 +397,7 @@ type transformStage struct {
 	op *planner.Transformation
 }
 
-func (*transformStage) untimed() {}
+func (*transformStage) untimed() bool { return true }
 
 func (s *transformStage) push(b *planner.Binding) {
 	if s.r.own != nil && !s.r.own(b) {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"math"
-	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -41,20 +40,30 @@ func (b *rbuf) push(ev *event.Event, slots []int) {
 // gather makes b, a scratch buffer with src's columns, hold src's
 // events at idx, in that order.
 func (b *rbuf) gather(src *rbuf, idx []int) {
-	if old := len(b.evs); old > len(idx) {
-		clear(b.evs[len(idx):old]) // no stale event stays reachable
+	n := len(idx)
+	if old := len(b.evs); old > n {
+		clear(b.evs[n:old]) // no stale event stays reachable
 	}
-	b.evs, b.ts, b.head = slices.Grow(b.evs[:0], len(idx))[:len(idx)], slices.Grow(b.ts[:0], len(idx))[:len(idx)], 0
-	for n, i := range idx {
-		b.evs[n], b.ts[n] = src.evs[i], src.ts[i]
+	b.evs, b.ts, b.head = resize(b.evs, n), resize(b.ts, n), 0
+	evs, ts, sevs, sts := b.evs, b.ts, src.evs, src.ts
+	for k, i := range idx {
+		evs[k], ts[k] = sevs[i], sts[i]
 	}
-	for k, col := range src.cols {
-		dst := slices.Grow(b.cols[k][:0], len(idx))[:len(idx)]
-		for n, i := range idx {
-			dst[n] = col[i]
+	for c, col := range src.cols {
+		dst := resize(b.cols[c], n)
+		for k, i := range idx {
+			dst[k] = col[i]
 		}
-		b.cols[k] = dst
+		b.cols[c] = dst
 	}
+}
+
+// resize returns s with length n, its array reused when it has room.
+func resize[S ~[]E, E any](s S, n int) S {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	return make(S, n, 2*n)
 }
 
 // pushFrom appends src's event i, columns included (b has src's).
@@ -85,9 +94,18 @@ func (b *rbuf) prune(minTS int64) {
 	}
 }
 
-// from returns the index of the first live event with ts >= t.
+// from returns the index of the first live event with ts >= t. The
+// search's bounds are often at an end (the window's start at the oldest
+// live event, the trigger's time after the newest): those cost two
+// comparisons.
 func (b *rbuf) from(t int64) int {
 	i, j := b.head, len(b.ts)
+	if i == j || b.ts[i] >= t {
+		return i
+	}
+	if b.ts[j-1] < t {
+		return j
+	}
 	for i < j {
 		h := int(uint(i+j) >> 1)
 		if b.ts[h] < t {
@@ -123,6 +141,7 @@ type eventCache struct {
 	qf      *queryFilter
 	pending *pending // AttributeVerify's held candidates: their reads bound pruning
 	byType  [][]int  // type id -> components whose types include it
+	open    []bool   // by component: its buffer has no filter, passes takes all
 	filter  *planner.Binding
 	hits    []int
 	last    int // the last positive single: its buffer triggers the search
@@ -144,7 +163,9 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	p := r.plan
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64}
+	c.open = make([]bool, len(p.Components))
 	for _, b := range op.Buffers {
+		c.open[b.Comp] = len(b.Consts) == 0 && len(b.Filters) == 0
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
 				c.byType = append(c.byType, nil)
@@ -197,7 +218,7 @@ func (c *eventCache) process(ev *event.Event) {
 	c.hits = c.hits[:0]
 	trigger := false
 	for _, comp := range c.byType[ev.Type] {
-		if c.passes(comp, ev) {
+		if c.open[comp] || c.passes(comp, ev) {
 			c.hits = append(c.hits, comp)
 			trigger = trigger || comp == c.last
 		}
@@ -235,9 +256,6 @@ func (c *eventCache) process(ev *event.Event) {
 // passes applies component comp's buffer filters to ev.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
-	if len(buf.Consts) == 0 && len(buf.Filters) == 0 {
-		return true
-	}
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
 		if !q.Agrees(&fixed, ev) {
@@ -287,10 +305,17 @@ func (c *eventCache) advance(now int64) {
 	if !c.op.HasWindow {
 		return
 	}
+	c.minTS = satSub(now, c.op.Window)
+	if c.pending.items.Len() > 0 || c.op.Partition != nil {
+		c.advanceHeld(now)
+	}
+}
+
+// advanceHeld is advance's part for held candidates and partitions.
+func (c *eventCache) advanceHeld(now int64) {
 	w := c.op.Window
-	c.minTS = satSub(now, w)
-	if len(c.pending.items) > 0 {
-		c.minTS = min(c.minTS, satSub(satSub(c.pending.items[0].deadline, w), w))
+	if c.pending.items.Len() > 0 {
+		c.minTS = min(c.minTS, satSub(satSub(c.pending.deadline(), w), w))
 	}
 	if c.op.Partition == nil || !c.parts.sweepDue(now) {
 		return

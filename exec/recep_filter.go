@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -50,6 +51,7 @@ type queryFilter struct {
 	// report adds those matches to the counts of the operators skipped.
 	rowCol    []int
 	rowDirect bool
+	celled    bool // the levels' cells are set for rowDirect
 	spare     Cell // the cell of a component not returned
 }
 
@@ -143,11 +145,14 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 		l.hi, l.end = l.src.ts[k-1], k
 	}
-	q.direct = enforced && q.verify.direct()
-	q.rowDirect = q.direct && q.rowCol != nil && q.r.own == nil
-	for j := range q.levels {
-		q.levels[j].cell = q.cell(j)
+	direct := enforced && q.verify.direct()
+	if rowDirect := direct && q.rowCol != nil && q.r.own == nil; !q.celled || rowDirect != q.rowDirect {
+		q.rowDirect, q.celled = rowDirect, true
+		for j := range q.levels {
+			q.levels[j].cell = q.cell(j)
+		}
 	}
+	q.direct = direct
 	*q.levels[n-1].cell = Cell{Event: t}
 	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
 		q.choose(0, lo, hi)
@@ -160,7 +165,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	buf, pre := &q.set.bufs[l.comp], &l.pre
 	i0, i1 := buf.from(lo), buf.from(q.trig)
-	q.r.tickN(uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1-i0)) // the ticker's, which inlines (runner.tickN does not)
 	pre.over(buf)
 	pre.bind(q.b)
 	sel := pre.candidates(l.sel, i0, i1)
@@ -168,18 +173,24 @@ func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	n := 0
 	for _, i := range sel {
 		if i < 0 {
-			i = ^i
-			q.b.Events[l.comp] = buf.evs[i]
-			if !pre.passAll(q.b, i) {
+			if i = ^i; !q.passBound(pre, l.comp, buf.evs[i], i) {
 				continue
 			}
 		}
 		sel[n] = i
 		n++
 	}
-	q.b.Events[l.comp] = nil
 	l.list.gather(buf, sel[:n])
 	return &l.list
+}
+
+// passBound binds ev, event i of the loop's buffer, to comp and checks it
+// by every check of the loop (levelChecks.passAll).
+func (q *queryFilter) passBound(checks *levelChecks, comp int, ev *event.Event, i int) bool {
+	q.b.Events[comp] = ev
+	ok := checks.passAll(q.b, i)
+	q.b.Events[comp] = nil
+	return ok
 }
 
 // choose binds positive j to each buffered event in [lo, hi]. Below the
@@ -202,37 +213,101 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	if i0 >= i1 {
 		return
 	}
-	q.r.tickN(uint(i1 - i0))
+	q.r.steps.tickN(q.r, uint(i1-i0))
+	if l.last && q.rowDirect { // the row is the match: no binding to fill
+		q.deliverRange(l, i0, i1)
+		return
+	}
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
+	// Without a cut, the next level's range ends at its end, and when it
+	// is the last, this loop hands its matches over without a call to
+	// choose. Its range starts after ts(Pj), which grows along the loop:
+	// a cursor (k) finds the start, moving over events that the
+	// previous range's loop read anyway.
+	next := &q.levels[j+1]
+	deliver, k := !l.cuts && next.last && q.rowDirect, -1
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
-			i = ^i
-			bound[comp] = evs[i]
-			if !checks.passAll(q.b, i) {
+			if i = ^i; !q.passBound(checks, comp, evs[i], i) {
 				continue
 			}
 		}
 		cell.Event = evs[i]
-		if l.last && q.rowDirect { // the row is the match: no binding to fill
-			q.r.deliver()
-			continue
-		}
 		bound[comp] = evs[i]
 		if l.last {
 			q.emit()
 			continue
 		}
-		from, next := ts[i]+1, &q.levels[j+1]
-		if !l.cuts {
+		from := ts[i] + 1
+		switch {
+		case deliver:
+			if k < 0 {
+				k = next.src.from(from)
+			}
+			for k < next.end && next.src.ts[k] < from {
+				k++
+			}
+			if k < next.end {
+				q.r.steps.tickN(q.r, uint(next.end-k))
+				q.deliverRange(next, k, next.end)
+			}
+		case !l.cuts:
 			q.choose(j+1, from, next.hi)
-		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
-			q.choose(j+1, lo2, hi2)
+		default:
+			if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
+				q.choose(j+1, lo2, hi2)
+			}
 		}
 	}
 	bound[comp] = nil
+}
+
+// deliverRange hands the consumer, as a match, the row with each event of
+// level l's source in [i0, i1) that passes its checks: the level before
+// the trigger, when the search writes the row. With one fast check, one
+// loop over its column decides and delivers.
+func (q *queryFilter) deliverRange(l *level, i0, i1 int) {
+	checks := &l.checks
+	checks.bind(q.b)
+	if len(checks.cur) != 1 || !checks.cur[0].ok {
+		l.sel = checks.candidates(l.sel, i0, i1)
+		q.deliverAll(l, l.sel)
+		return
+	}
+	// Scalars, so that the loop keeps them in registers.
+	f := &checks.cur[0]
+	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
+	evs, cell := l.src.evs[i0:i1], l.cell
+	for n, x := range col {
+		if v := k * x; v != v {
+			if !q.passBound(checks, l.comp, evs[n], i0+n) {
+				continue
+			}
+		} else if op.bit(v, bound) == 0 {
+			continue
+		}
+		cell.Event = evs[n]
+		q.r.deliver()
+	}
+}
+
+// deliverAll hands the consumer, as a match, the row with each
+// candidate of level l that passes its checks: the level before the
+// trigger, when the search writes the row.
+func (q *queryFilter) deliverAll(l *level, sel []int) {
+	evs, cell := l.src.evs, l.cell
+	for _, i := range sel {
+		if i < 0 {
+			if i = ^i; !q.passBound(&l.checks, l.comp, evs[i], i) {
+				continue
+			}
+		}
+		cell.Event = evs[i]
+		q.r.deliver()
+	}
 }
 
 // cut narrows positive j's range [lo, hi] by the components before it,

@@ -37,17 +37,15 @@ func numOf(ev *event.Event, slot int) float64 {
 }
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
-// k (1 unless scaled).
+// k (1 unless scaled). Its value for the attribute's value x is k * x:
+// arith's product when scaled (k * x and x * k are the same IEEE
+// product), x itself otherwise (x * 1 is x for every float but NaN, which
+// numOf keeps out).
 type numTerm struct {
 	comp, slot int
 	k          float64
 	scaled     bool
 }
-
-// of is the term's value for the attribute's value x: arith's product
-// when scaled (k * x and x * k are the same IEEE product), x itself
-// otherwise (x * 1 is x for every float but NaN, which numOf keeps out).
-func (t numTerm) of(x float64) float64 { return t.k * x }
 
 // levelCheck is one predicate of a search level, in the plan's order: with
 // fast set, `it op bound`, where it reads the component the level chooses
@@ -136,35 +134,47 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 	return out
 }
 
-// order is a comparison as the three orders of two numbers it accepts:
-// x op y holds when x < y and lt, x = y and eq, or x > y and gt. For
-// numbers neither NaN that is compare's answer.
-type order struct{ lt, eq, gt bool }
+// order is a comparison as the orders of two numbers it accepts: bit 0
+// when x < y, bit 1 when x = y, bit 2 when x > y. For numbers neither NaN
+// that is compare's answer.
+type order uint8
 
 func orderOf(op ast.Op) order {
 	switch op {
 	case ast.OpLt:
-		return order{lt: true}
+		return 0b001
 	case ast.OpLe:
-		return order{lt: true, eq: true}
+		return 0b011
 	case ast.OpGt:
-		return order{gt: true}
+		return 0b100
 	case ast.OpGe:
-		return order{eq: true, gt: true}
+		return 0b110
 	case ast.OpEq:
-		return order{eq: true}
+		return 0b010
 	}
-	return order{lt: true, gt: true} // !=
+	return 0b101 // !=
 }
 
-func (o order) holds(x, y float64) bool {
-	return (x < y && o.lt) || (x == y && o.eq) || (x > y && o.gt)
+// bit is 1 when x op y holds, else 0, x and y not NaN: without a branch,
+// which in the search's loops would follow the data and be mispredicted.
+func (o order) bit(x, y float64) uint {
+	return uint(o) >> (b2u(x > y) - b2u(x < y) + 1) & 1
+}
+
+func (o order) holds(x, y float64) bool { return o.bit(x, y) != 0 }
+
+// b2u is 1 for true; the compiler makes it a flag set, not a branch.
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
-		l.cur[k].k, l.cur[k].op = c.it.k, c.order
+		l.cur[k] = fastCheck{k: c.it.k, op: c.order, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: c.bound.k}
 	}
 	return l
 }
@@ -178,12 +188,16 @@ type levelChecks struct {
 }
 
 // fastCheck is a fast check for one loop: k * col[i] op bound (k and op
-// are set once, col per search, bound per loop).
+// are set once, col per search, bound per loop). bound is kb times the
+// value of the event bound to comp in slot: a copy of the check's bound
+// term, so that bind reads one small array.
 type fastCheck struct {
-	col      []float64
-	k, bound float64
-	op       order
-	ok       bool
+	col        []float64
+	k, bound   float64
+	op         order
+	ok, fast   bool
+	comp, slot int
+	kb         float64
 }
 
 // over makes the checks read buf's columns, for the loops of one search.
@@ -197,16 +211,14 @@ func (l *levelChecks) over(buf *rbuf) {
 
 // bind reads the bound sides from the events bound in b, for a loop.
 func (l *levelChecks) bind(b *planner.Binding) {
-	for k := range l.checks {
-		c, f := &l.checks[k], &l.cur[k]
-		if !c.fast {
-			continue // never ok
+	for k := range l.cur {
+		if f := &l.cur[k]; f.fast { // else never ok
+			// A NaN bound (0 * inf) leaves the check to its evaluator:
+			// NaN equals nothing and is unequal to everything, which
+			// order does not say.
+			f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			f.ok = f.bound == f.bound
 		}
-		// A NaN bound (0 * inf) leaves the check to its evaluator: NaN
-		// equals nothing and is unequal to everything, which order
-		// does not say.
-		f.bound = c.bound.of(numOf(b.Events[c.bound.comp], c.bound.slot))
-		f.ok = f.bound == f.bound
 	}
 }
 
@@ -226,16 +238,16 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 	case len(l.cur) == 1 && l.cur[0].ok:
 		// Scalars, so that the loop keeps them in registers.
 		f := &l.cur[0]
-		col, k, bound, lt, eq, gt := f.col[i0:i1], f.k, f.bound, f.op.lt, f.op.eq, f.op.gt
+		col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
 		for n, x := range col {
 			v := k * x
-			out[m] = i0 + n
 			if v != v {
 				out[m] = ^(i0 + n)
 				m++
-			} else if v < bound && lt || v == bound && eq || v > bound && gt {
-				m++
+				continue
 			}
+			out[m] = i0 + n
+			m += int(op.bit(v, bound))
 		}
 	default:
 		for i := i0; i < i1; i++ {

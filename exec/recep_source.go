@@ -33,12 +33,11 @@ func (s *recep) process(ev *event.Event) {
 		c.process(ev)
 	}
 }
-func (s *recep) advance(ts int64) {
-	if s.verify.pending.on { // else nothing waits on time
-		s.verify.advance(ts)
-	}
-}
-func (s *recep) finish() { s.verify.finish() }
+func (s *recep) advance(ts int64) { s.verify.advance(ts) }
+
+// untimed: nothing waits on time unless verify may hold candidates.
+func (s *recep) untimed() bool { return !s.verify.pending.on }
+func (s *recep) finish()       { s.verify.finish() }
 
 func (s *recep) report(st *Stats) {
 	st.Operators[0].Counters = []Counter{{"max buffer", st.MaxBuffer}}
