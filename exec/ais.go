@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/sase-cep/sase/ast"
@@ -47,16 +48,24 @@ type aisSSC struct {
 	rowCol []int
 	// one[j] is state j's check when it is a single int check.
 	one []*check
-	// cell0 is where leaf writes state 0's event: its cell of the row, or
-	// spare when the row does not return it; checks0 are state 0's checks,
+	// bindState writes state j's event into *slots[j], its place in the
+	// binding (spareEv when nothing reads it), and cells[j], its cell of
+	// the row (spare when the row does not return it or out is unset);
+	// cell0 is cells[0], where leaf writes. checks0 are state 0's checks,
 	// one0 the one int check they are when they are one.
+	slots   []**event.Event
+	spareEv *event.Event
+	cells   []*Cell
 	cell0   *Cell
 	spare   Cell
 	checks0 []check
 	one0    *check
+	// mask0: state 0's checks read only states 0 and 1, so which of the
+	// state-0 instances before a state-1 instance pass them is the same on
+	// every visit, and the instance keeps it (leafMasked).
+	mask0 bool
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
-	binds           bool // bindState sets the binding
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -72,9 +81,12 @@ type instance struct {
 	ev  *event.Event
 	rip int   // absolute index in the previous stack, -1 when none
 	key int64 // the event's value of the state's key attribute, when keyInt
+	// mask, once masked, has bit i set when the previous state's instance
+	// rip-i passes its checks with this one (leafMasked).
+	mask uint64
 	// keyInt: the key attribute holds an int; wild: the event lacks the
 	// partition attribute.
-	keyInt, wild bool
+	keyInt, wild, masked bool
 }
 
 // aisStack is one state's stack: buf[lo:] are its instances, base the
@@ -189,6 +201,12 @@ func (s *aisSSC) planChecks() {
 		}
 	}
 	s.checks0, s.one0 = s.checks[0], s.one[0]
+	s.mask0 = s.n >= 3 && len(s.checks0) > 0
+	for _, c := range s.checks0 {
+		for _, v := range c.pred.Vars {
+			s.mask0 = s.mask0 && (v == s.comps[0] || v == s.comps[1])
+		}
+	}
 }
 
 // pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
@@ -276,10 +294,6 @@ func (s *aisSSC) planRow() {
 		s.rowCol[j] = i
 	}
 	s.out = t
-	s.cell0 = &s.spare
-	if c := s.rowCol[0]; c >= 0 {
-		s.cell0 = &s.r.row[c]
-	}
 }
 
 // start drops the shortcut to the output for a run that times its
@@ -293,7 +307,18 @@ func (s *aisSSC) start() {
 	s.leafOK = s.out != nil && !s.dynamic
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
-	s.binds = s.out == nil || s.checks != nil
+	binds := s.out == nil || s.checks != nil
+	s.slots, s.cells = make([]**event.Event, s.n), make([]*Cell, s.n)
+	for j := range s.n {
+		s.slots[j], s.cells[j] = &s.spareEv, &s.spare
+		if binds {
+			s.slots[j] = &s.bind.Events[s.comps[j]]
+		}
+		if s.out != nil && s.rowCol[j] >= 0 {
+			s.cells[j] = &s.r.row[s.rowCol[j]]
+		}
+	}
+	s.cell0 = s.cells[0]
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -530,14 +555,8 @@ func after(items []instance, ts int64) int {
 // bindState binds state j to ev, in the binding (when something reads
 // it) and in the row.
 func (s *aisSSC) bindState(j int, ev *event.Event) {
-	if s.binds {
-		s.bind.Events[s.comps[j]] = ev
-	}
-	if s.out != nil {
-		if c := s.rowCol[j]; c >= 0 {
-			s.r.row[c].Event = ev
-		}
-	}
+	*s.slots[j] = ev
+	s.cells[j].Event = ev
 }
 
 // descend enumerates states j down to 0 from rip: by leaf when it fits.
@@ -570,21 +589,26 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	if s.cut {
 		items = s.cutBelow(p, j, items)
 	}
+	slot, cell := s.slots[j], s.cells[j]
 	for i := len(items) - 1; i >= 0; i-- {
 		s.steps.tick(s.r)
 		inst := &items[i]
 		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
-		s.bindState(j, inst.ev)
-		if keyInt && inst.keyInt { // checksHold's case inline (keyInt: one is set)
+		// checksHold's case inline (keyInt: one is set) needs no binding,
+		// so an instance it rejects is not bound.
+		if keyInt && inst.keyInt {
 			if !one.holds(inst.key, key) {
 				continue
 			}
 			s.keys[j], s.keyInts[j] = inst.key, true
-		} else if !s.checksHold(j, inst.key, inst.keyInt) {
-			continue
+		} else if s.checks != nil {
+			if *slot = inst.ev; !s.checksHoldAt(j, inst.key, inst.keyInt) {
+				continue
+			}
 		}
+		*slot, cell.Event = inst.ev, inst.ev
 		if !inst.wild {
 			s.keyed++
 		}
@@ -592,7 +616,11 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		case j == 0:
 			s.emit()
 		case j == 1 && s.leafFits(): // descend's choice, without its call
-			s.leaf(p.stacks[0].upTo(inst.rip))
+			if s.mask0 {
+				s.leafMasked(&p.stacks[0], inst)
+			} else {
+				s.leaf(p.stacks[0].upTo(inst.rip))
+			}
 		default:
 			s.search(p, j-1, inst.rip)
 		}
@@ -600,7 +628,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			s.keyed--
 		}
 	}
-	s.bind.Events[s.comps[j]] = nil
+	*slot = nil
 }
 
 // cutBelow is the part of items, state j's, that lo lets search visit: an
@@ -646,27 +674,14 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 }
 
-// leafChecked is leaf's loop when state 0 has checks; the
-// commonest, one int comparison with a later state, is tested inline.
+// leafChecked is leaf's loop when state 0 has checks.
 func (s *aisSSC) leafChecked(chunk []instance) {
-	r, out, one := s.r, s.cell0, s.one0
-	var key int64 // of the state one compares with
-	keyInt := false
-	if one != nil {
-		key, keyInt = s.keys[one.k], s.keyInts[one.k]
-	}
-	c := s.comps[0]
+	r, out := s.r, s.cell0
+	key, keyInt := s.key0()
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
-		if one != nil && keyInt && inst.keyInt {
-			if !one.holds(inst.key, key) {
-				continue
-			}
-		} else {
-			s.bind.Events[c] = inst.ev
-			if !s.checksHold(0, inst.key, inst.keyInt) {
-				continue
-			}
+		if !s.holds0(inst, key, keyInt) {
+			continue
 		}
 		out.Event = inst.ev
 		r.stats.Matches++
@@ -674,7 +689,78 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 			stop()
 		}
 	}
-	s.bind.Events[c] = nil
+	s.bind.Events[s.comps[0]] = nil
+}
+
+// key0 is the key of the state one0 compares with, for holds0: not an
+// int without one0.
+func (s *aisSSC) key0() (int64, bool) {
+	if one := s.one0; one != nil {
+		return s.keys[one.k], s.keyInts[one.k]
+	}
+	return 0, false
+}
+
+// holds0 says whether state 0's instance passes its checks, key0 being
+// (key, keyInt); the commonest, one int comparison with a later state, is
+// tested inline.
+func (s *aisSSC) holds0(inst *instance, key int64, keyInt bool) bool {
+	if keyInt && inst.keyInt {
+		return s.one0.holds(inst.key, key)
+	}
+	return s.checks0Hold(inst)
+}
+
+// checks0Hold is holds0 by checksHold, with inst bound; out of line, so
+// that holds0 inlines.
+//
+//go:noinline
+func (s *aisSSC) checks0Hold(inst *instance) bool {
+	s.bind.Events[s.comps[0]] = inst.ev
+	return s.checksHoldAt(0, inst.key, inst.keyInt)
+}
+
+// leafMasked is leaf of the state-0 instances in st up to state 1's
+// instance b's rip when mask0 holds: b's mask, set at its first visit,
+// says which of the 64 latest pass the checks, and a later visit emits
+// those prune has left without testing them again. Older ones, in a stack
+// the window does not bound to 64, take leaf.
+func (s *aisSSC) leafMasked(st *aisStack, b *instance) {
+	live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
+	if !b.masked {
+		s.setMask(st.upTo(b.rip), b)
+	}
+	m := b.mask
+	if live < 64 {
+		m &= 1<<uint(live) - 1
+	}
+	r, out := s.r, s.cell0
+	s.steps.tickN(r, uint(min(live, 64)))
+	top := st.lo + live - 1 // b.rip's index in st.buf
+	for ; m != 0; m &= m - 1 {
+		out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+		r.stats.Matches++
+		if !r.emit(r.row) {
+			stop()
+		}
+	}
+	if live > 64 {
+		s.leaf(st.upTo(b.rip - 64))
+	}
+}
+
+// setMask sets b's mask from items, the state-0 instances up to its rip
+// that the window holds.
+func (s *aisSSC) setMask(items []instance, b *instance) {
+	key, keyInt := s.key0()
+	m := uint64(0)
+	for i := range min(len(items), 64) {
+		if s.holds0(&items[len(items)-1-i], key, keyInt) {
+			m |= 1 << i
+		}
+	}
+	b.mask, b.masked = m, true
+	s.bind.Events[s.comps[0]] = nil
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.
