@@ -580,6 +580,13 @@ func (s *aisSSC) leafFits() bool {
 // none before the window, which prune has cut.
 func (s *aisSSC) search(p *partition, j, rip int) {
 	items := p.stacks[j].upTo(rip)
+	if j == 1 && s.mask0 && s.leafOK {
+		if s.cut {
+			items = s.cutBelow(p, j, items)
+		}
+		s.searchMasked(p, items)
+		return
+	}
 	// The later state a single int check compares with stays bound
 	// through the loop.
 	one, key, keyInt := s.one[j], int64(0), false
@@ -603,10 +610,8 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 				continue
 			}
 			s.keys[j], s.keyInts[j] = inst.key, true
-		} else if s.checks != nil {
-			if *slot = inst.ev; !s.checksHoldAt(j, inst.key, inst.keyInt) {
-				continue
-			}
+		} else if s.checks != nil && !s.bindHolds(j, inst, slot) {
+			continue
 		}
 		*slot, cell.Event = inst.ev, inst.ev
 		if !inst.wild {
@@ -616,11 +621,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		case j == 0:
 			s.emit()
 		case j == 1 && s.leafFits(): // descend's choice, without its call
-			if s.mask0 {
-				s.leafMasked(&p.stacks[0], inst)
-			} else {
-				s.leaf(p.stacks[0].upTo(inst.rip))
-			}
+			s.leaf(p.stacks[0].upTo(inst.rip))
 		default:
 			s.search(p, j-1, inst.rip)
 		}
@@ -720,33 +721,71 @@ func (s *aisSSC) checks0Hold(inst *instance) bool {
 	return s.checksHoldAt(0, inst.key, inst.keyInt)
 }
 
-// leafMasked is leaf of the state-0 instances in st up to state 1's
-// instance b's rip when mask0 holds: b's mask, set at its first visit,
-// says which of the 64 latest pass the checks, and a later visit emits
-// those prune has left without testing them again. Older ones, in a stack
-// the window does not bound to 64, take leaf.
-func (s *aisSSC) leafMasked(st *aisStack, b *instance) {
-	live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
-	if !b.masked {
-		s.setMask(st.upTo(b.rip), b)
+// bindHolds binds state j to inst in slot and evaluates its checks.
+func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
+	*slot = inst.ev
+	return s.checksHoldAt(j, inst.key, inst.keyInt)
+}
+
+// searchMasked is search of state 1's items when leaf enumerates state
+// 0 and mask0 holds: each instance b that passes its checks keeps, from
+// its first visit, a mask of which of the 64 latest state-0 instances up
+// to its rip pass theirs, and a visit emits the ones prune has left
+// without testing them again; older ones, in a stack the window does not
+// bound to 64, take leaf. Only the consumer's call is in the loop, for
+// the few registers it leaves.
+func (s *aisSSC) searchMasked(p *partition, items []instance) {
+	one, key, keyInt := s.one[1], int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
-	m := b.mask
-	if live < 64 {
-		m &= 1<<uint(live) - 1
-	}
+	// leafFits for an instance: a wild one's sequences need a keyed
+	// event in the states bound when it is not the wild partition's.
+	fits := s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild
+	st := &p.stacks[0]
+	slot, cell := s.slots[1], s.cells[1]
 	r, out := s.r, s.cell0
-	s.steps.tickN(r, uint(min(live, 64)))
-	top := st.lo + live - 1 // b.rip's index in st.buf
-	for ; m != 0; m &= m - 1 {
-		out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
-		r.stats.Matches++
-		if !r.emit(r.row) {
-			stop()
+	s.steps.tickN(r, uint(len(items)))
+	for i := len(items) - 1; i >= 0; i-- {
+		b := &items[i]
+		if keyInt && b.keyInt {
+			if !one.holds(b.key, key) {
+				continue
+			}
+		} else if !s.bindHolds(1, b, slot) {
+			continue
+		}
+		cell.Event = b.ev
+		live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
+		if !b.masked || live > 64 || !fits && b.wild {
+			// What reads the binding and state 1's key.
+			*slot, s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt
+			if !fits && b.wild {
+				s.search(p, 0, b.rip)
+				continue
+			}
+			if !b.masked {
+				s.setMask(st.upTo(b.rip), b)
+			}
+		}
+		m := b.mask
+		if live < 64 {
+			m &= 1<<uint(live) - 1
+		}
+		s.steps.tickN(r, uint(min(live, 64)))
+		top := st.lo + live - 1 // b.rip's index in st.buf
+		for ; m != 0; m &= m - 1 {
+			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+			r.stats.Matches++
+			if !r.emit(r.row) {
+				stop()
+			}
+		}
+		if live > 64 {
+			s.leaf(st.upTo(b.rip - 64))
 		}
 	}
-	if live > 64 {
-		s.leaf(st.upTo(b.rip - 64))
-	}
+	*slot = nil
 }
 
 // setMask sets b's mask from items, the state-0 instances up to its rip
