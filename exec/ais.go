@@ -119,24 +119,41 @@ func (s *aisStack) push(in instance) {
 
 // check is one predicate of a state's checks. An int check compares the
 // key attribute of this state's event with that of a later state k's
-// (the state's value on the left: holds reads lt, eq, gt), with no
-// evaluator call; when either value is not an int it evaluates the
-// predicate, as every other check does.
+// (the state's value on the left), with no evaluator call; when either
+// value is not an int it evaluates the predicate, as every other check
+// does.
 type check struct {
-	pred       *planner.Pred
-	isInt      bool
-	k          int
-	lt, eq, gt bool
+	pred  *planner.Pred
+	isInt bool
+	k     int
+	// rel has bit 0 set when the check holds of a < b, bit 1 of a = b,
+	// bit 2 of a > b.
+	rel uint8
 }
 
 func (c *check) holds(a, b int64) bool {
 	switch {
 	case a < b:
-		return c.lt
+		return c.rel&1 != 0
 	case a > b:
-		return c.gt
+		return c.rel&4 != 0
 	}
-	return c.eq
+	return c.rel&2 != 0
+}
+
+// bit is holds as 0 or 1, without a branch: for setMask, whose loop
+// would otherwise mispredict about one comparison in two when the values
+// are a random walk's (a loop that branches on the outcome anyway is
+// better off with holds' fewer instructions).
+func (c *check) bit(a, b int64) uint64 {
+	return uint64(c.rel>>(b2u(a >= b)+b2u(a > b))) & 1
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type partition struct {
@@ -190,7 +207,7 @@ func (s *aisSSC) planChecks() {
 			c := check{pred: pr}
 			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
 				c.isInt, c.k = true, k
-				c.lt, c.eq, c.gt = op == ast.OpLt || op == ast.OpLe || op == ast.OpNe, op == ast.OpEq || op == ast.OpLe || op == ast.OpGe, op == ast.OpGt || op == ast.OpGe || op == ast.OpNe
+				c.rel = b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
@@ -675,13 +692,18 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 }
 
-// leafChecked is leaf's loop when state 0 has checks.
+// leafChecked is leaf's loop when state 0 has checks; the commonest, one
+// int comparison with a later state, is tested inline.
 func (s *aisSSC) leafChecked(chunk []instance) {
-	r, out := s.r, s.cell0
-	key, keyInt := s.key0()
+	r, out, slot := s.r, s.cell0, s.slots[0]
+	one, key, keyInt := s.key0()
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
-		if !s.holds0(inst, key, keyInt) {
+		if keyInt && inst.keyInt {
+			if !one.holds(inst.key, key) {
+				continue
+			}
+		} else if !s.bindHolds(0, inst, slot) {
 			continue
 		}
 		out.Event = inst.ev
@@ -690,38 +712,21 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 			stop()
 		}
 	}
-	s.bind.Events[s.comps[0]] = nil
+	*slot = nil
 }
 
-// key0 is the key of the state one0 compares with, for holds0: not an
-// int without one0.
-func (s *aisSSC) key0() (int64, bool) {
+// key0 is one0 and the key of the state it compares with: not an int
+// without one0.
+func (s *aisSSC) key0() (*check, int64, bool) {
 	if one := s.one0; one != nil {
-		return s.keys[one.k], s.keyInts[one.k]
+		return one, s.keys[one.k], s.keyInts[one.k]
 	}
-	return 0, false
+	return nil, 0, false
 }
 
-// holds0 says whether state 0's instance passes its checks, key0 being
-// (key, keyInt); the commonest, one int comparison with a later state, is
-// tested inline.
-func (s *aisSSC) holds0(inst *instance, key int64, keyInt bool) bool {
-	if keyInt && inst.keyInt {
-		return s.one0.holds(inst.key, key)
-	}
-	return s.checks0Hold(inst)
-}
-
-// checks0Hold is holds0 by checksHold, with inst bound; out of line, so
-// that holds0 inlines.
-//
-//go:noinline
-func (s *aisSSC) checks0Hold(inst *instance) bool {
-	s.bind.Events[s.comps[0]] = inst.ev
-	return s.checksHoldAt(0, inst.key, inst.keyInt)
-}
-
-// bindHolds binds state j to inst in slot and evaluates its checks.
+// bindHolds binds state j to inst in slot and evaluates its checks: the
+// search loops test the commonest, one int comparison with a later
+// state, inline, and call it for the rest.
 func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
 	*slot = inst.ev
 	return s.checksHoldAt(j, inst.key, inst.keyInt)
@@ -791,15 +796,21 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 // setMask sets b's mask from items, the state-0 instances up to its rip
 // that the window holds.
 func (s *aisSSC) setMask(items []instance, b *instance) {
-	key, keyInt := s.key0()
+	one, key, keyInt := s.key0()
+	slot := s.slots[0]
 	m := uint64(0)
 	for i := range min(len(items), 64) {
-		if s.holds0(&items[len(items)-1-i], key, keyInt) {
-			m |= 1 << i
+		inst := &items[len(items)-1-i]
+		var bit uint64
+		if keyInt && inst.keyInt {
+			bit = one.bit(inst.key, key)
+		} else if s.bindHolds(0, inst, slot) {
+			bit = 1
 		}
+		m |= bit << i
 	}
 	b.mask, b.masked = m, true
-	s.bind.Events[s.comps[0]] = nil
+	*slot = nil
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.
