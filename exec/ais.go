@@ -798,16 +798,16 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
 	slot := s.slots[0]
-	m := uint64(0)
-	for i := range min(len(items), 64) {
-		inst := &items[len(items)-1-i]
+	m, top := uint64(0), items[max(len(items)-64, 0):]
+	for i := range top { // oldest first, so that the latest ends in bit 0
+		inst := &top[i]
 		var bit uint64
 		if keyInt && inst.keyInt {
 			bit = one.bit(inst.key, key)
 		} else if s.bindHolds(0, inst, slot) {
 			bit = 1
 		}
-		m |= bit << i
+		m = m<<1 | bit
 	}
 	b.mask, b.masked = m, true
 	*slot = nil
