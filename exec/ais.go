@@ -62,7 +62,7 @@ type aisSSC struct {
 	one0    *check
 	// mask0: state 0's checks read only states 0 and 1, so which of the
 	// state-0 instances before a state-1 instance pass them is the same on
-	// every visit, and the instance keeps it (leafMasked).
+	// every visit, and the instance keeps it (searchMasked).
 	mask0 bool
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
@@ -82,7 +82,7 @@ type instance struct {
 	rip int   // absolute index in the previous stack, -1 when none
 	key int64 // the event's value of the state's key attribute, when keyInt
 	// mask, once masked, has bit i set when the previous state's instance
-	// rip-i passes its checks with this one (leafMasked).
+	// rip-i passes its checks with this one (searchMasked).
 	mask uint64
 	// keyInt: the key attribute holds an int; wild: the event lacks the
 	// partition attribute.
@@ -597,10 +597,10 @@ func (s *aisSSC) leafFits() bool {
 // none before the window, which prune has cut.
 func (s *aisSSC) search(p *partition, j, rip int) {
 	items := p.stacks[j].upTo(rip)
+	if s.cut {
+		items = s.cutBelow(p, j, items)
+	}
 	if j == 1 && s.mask0 && s.leafOK {
-		if s.cut {
-			items = s.cutBelow(p, j, items)
-		}
 		s.searchMasked(p, items)
 		return
 	}
@@ -609,9 +609,6 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 	one, key, keyInt := s.one[j], int64(0), false
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
-	}
-	if s.cut {
-		items = s.cutBelow(p, j, items)
 	}
 	slot, cell := s.slots[j], s.cells[j]
 	for i := len(items) - 1; i >= 0; i-- {
@@ -735,10 +732,11 @@ func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
 // searchMasked is search of state 1's items when leaf enumerates state
 // 0 and mask0 holds: each instance b that passes its checks keeps, from
 // its first visit, a mask of which of the 64 latest state-0 instances up
-// to its rip pass theirs, and a visit emits the ones prune has left
-// without testing them again; older ones, in a stack the window does not
-// bound to 64, take leaf. Only the consumer's call is in the loop, for
-// the few registers it leaves.
+// to its rip pass theirs (setMask), and a visit emits the ones prune has
+// left without testing them again; older ones, in a stack the window
+// does not bound to 64, take leaf. Its loop makes no call but the
+// consumer's and the rare ones, so that few values are spilled around
+// it.
 func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	one, key, keyInt := s.one[1], int64(0), false
 	if one != nil {
