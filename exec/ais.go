@@ -520,7 +520,7 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	}
 	key, isInt := s.keyOf(last, ev)
 	switch {
-	case !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
+	case s.dynamic && !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
 	case s.n == 1:
 		s.emit()
 	default:
