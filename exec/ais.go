@@ -81,13 +81,23 @@ type instance struct {
 	ev  *event.Event
 	rip int   // absolute index in the previous stack, -1 when none
 	key int64 // the event's value of the state's key attribute, when keyInt
-	// mask, once masked, has bit i set when the previous state's instance
-	// rip-i passes its checks with this one (searchMasked).
-	mask uint64
-	// keyInt: the key attribute holds an int; wild: the event lacks the
-	// partition attribute.
-	keyInt, wild, masked bool
+	// bits holds the flags below and, once masked, the mask in its low
+	// maskLen bits: bit i set when the previous state's instance rip-i
+	// passes its checks with this one (searchMasked). One word for both
+	// keeps an instance in 32 bytes.
+	bits uint64
 }
+
+const (
+	maskLen   = 61
+	keyIntBit = 1 << 61 // the key attribute holds an int
+	wildBit   = 1 << 62 // the event lacks the partition attribute
+	maskedBit = 1 << 63 // the mask is set
+)
+
+func (in *instance) keyInt() bool { return in.bits&keyIntBit != 0 }
+func (in *instance) wild() bool   { return in.bits&wildBit != 0 }
+func (in *instance) masked() bool { return in.bits&maskedBit != 0 }
 
 // aisStack is one state's stack: buf[lo:] are its instances, base the
 // absolute index of buf[lo], so RIPs stay valid while the bottom is pruned
@@ -415,7 +425,14 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			continue
 		}
 		key, isInt := s.keyOf(j, ev)
-		p.stacks[j].push(instance{ev: ev, rip: rip, key: key, keyInt: isInt, wild: wild})
+		in := instance{ev: ev, rip: rip, key: key}
+		if isInt {
+			in.bits |= keyIntBit
+		}
+		if wild {
+			in.bits |= wildBit
+		}
+		p.stacks[j].push(in)
 		s.r.stats.Instances++
 		if p.multi != nil {
 			p.multi[j][string(s.multiKeyOf(ev))]++
@@ -619,7 +636,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		}
 		// checksHold's case inline (keyInt: one is set) needs no binding,
 		// so an instance it rejects is not bound.
-		if keyInt && inst.keyInt {
+		if keyInt && inst.keyInt() {
 			if !one.holds(inst.key, key) {
 				continue
 			}
@@ -628,7 +645,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 			continue
 		}
 		*slot, cell.Event = inst.ev, inst.ev
-		if !inst.wild {
+		if !inst.wild() {
 			s.keyed++
 		}
 		switch {
@@ -639,7 +656,7 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		default:
 			s.search(p, j-1, inst.rip)
 		}
-		if !inst.wild {
+		if !inst.wild() {
 			s.keyed--
 		}
 	}
@@ -696,7 +713,7 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 	one, key, keyInt := s.key0()
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
-		if keyInt && inst.keyInt {
+		if keyInt && inst.keyInt() {
 			if !one.holds(inst.key, key) {
 				continue
 			}
@@ -726,15 +743,15 @@ func (s *aisSSC) key0() (*check, int64, bool) {
 // state, inline, and call it for the rest.
 func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
 	*slot = inst.ev
-	return s.checksHoldAt(j, inst.key, inst.keyInt)
+	return s.checksHoldAt(j, inst.key, inst.keyInt())
 }
 
 // searchMasked is search of state 1's items when leaf enumerates state
 // 0 and mask0 holds: each instance b that passes its checks keeps, from
-// its first visit, a mask of which of the 64 latest state-0 instances up
+// its first visit, a mask of which of the maskLen latest state-0 instances up
 // to its rip pass theirs (setMask), and a visit emits the ones prune has
 // left without testing them again; older ones, in a stack the window
-// does not bound to 64, take leaf. Its loop makes no call but the
+// does not bound to maskLen, take leaf. Its loop makes no call but the
 // consumer's and the rare ones, so that few values are spilled around
 // it.
 func (s *aisSSC) searchMasked(p *partition, items []instance) {
@@ -751,7 +768,7 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	s.steps.tickN(r, uint(len(items)))
 	for i := len(items) - 1; i >= 0; i-- {
 		b := &items[i]
-		if keyInt && b.keyInt {
+		if keyInt && b.keyInt() {
 			if !one.holds(b.key, key) {
 				continue
 			}
@@ -760,22 +777,19 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 		}
 		cell.Event = b.ev
 		live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
-		if !b.masked || live > 64 || !fits && b.wild {
+		if !b.masked() || live > maskLen || !fits && b.wild() {
 			// What reads the binding and state 1's key.
-			*slot, s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt
-			if !fits && b.wild {
+			*slot, s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt()
+			if !fits && b.wild() {
 				s.search(p, 0, b.rip)
 				continue
 			}
-			if !b.masked {
+			if !b.masked() {
 				s.setMask(st.upTo(b.rip), b)
 			}
 		}
-		m := b.mask
-		if live < 64 {
-			m &= 1<<uint(live) - 1
-		}
-		s.steps.tickN(r, uint(min(live, 64)))
+		m := b.bits & (1<<min(live, maskLen) - 1)
+		s.steps.tickN(r, uint(min(live, maskLen)))
 		top := st.lo + live - 1 // b.rip's index in st.buf
 		for ; m != 0; m &= m - 1 {
 			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
@@ -784,8 +798,8 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 				stop()
 			}
 		}
-		if live > 64 {
-			s.leaf(st.upTo(b.rip - 64))
+		if live > maskLen {
+			s.leaf(st.upTo(b.rip - maskLen))
 		}
 	}
 	*slot = nil
@@ -796,18 +810,18 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
 	slot := s.slots[0]
-	m, top := uint64(0), items[max(len(items)-64, 0):]
+	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
 	for i := range top { // oldest first, so that the latest ends in bit 0
 		inst := &top[i]
 		var bit uint64
-		if keyInt && inst.keyInt {
+		if keyInt && inst.keyInt() {
 			bit = one.bit(inst.key, key)
 		} else if s.bindHolds(0, inst, slot) {
 			bit = 1
 		}
 		m = m<<1 | bit
 	}
-	b.mask, b.masked = m, true
+	b.bits |= m | maskedBit
 	*slot = nil
 }
 
