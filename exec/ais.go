@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/sase-cep/sase/ast"
@@ -47,16 +48,24 @@ type aisSSC struct {
 	rowCol []int
 	// one[j] is state j's check when it is a single int check.
 	one []*check
-	// cell0 is where leaf writes state 0's event: its cell of the row, or
-	// spare when the row does not return it; checks0 are state 0's checks,
+	// bindState writes state j's event into *slots[j], its place in the
+	// binding (spareEv when nothing reads it), and cells[j], its cell of
+	// the row (spare when the row does not return it or out is unset);
+	// cell0 is cells[0], where leaf writes. checks0 are state 0's checks,
 	// one0 the one int check they are when they are one.
+	slots   []**event.Event
+	spareEv *event.Event
+	cells   []*Cell
 	cell0   *Cell
 	spare   Cell
 	checks0 []check
 	one0    *check
+	// mask0: state 0's checks read only states 0 and 1, so which of the
+	// state-0 instances before a state-1 instance pass them is the same on
+	// every visit, and the instance keeps it (searchMasked).
+	mask0 bool
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
-	binds           bool // bindState sets the binding
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -72,10 +81,23 @@ type instance struct {
 	ev  *event.Event
 	rip int   // absolute index in the previous stack, -1 when none
 	key int64 // the event's value of the state's key attribute, when keyInt
-	// keyInt: the key attribute holds an int; wild: the event lacks the
-	// partition attribute.
-	keyInt, wild bool
+	// bits holds the flags below and, once masked, the mask in its low
+	// maskLen bits: bit i set when the previous state's instance rip-i
+	// passes its checks with this one (searchMasked). One word for both
+	// keeps an instance in 32 bytes.
+	bits uint64
 }
+
+const (
+	maskLen   = 61
+	keyIntBit = 1 << 61 // the key attribute holds an int
+	wildBit   = 1 << 62 // the event lacks the partition attribute
+	maskedBit = 1 << 63 // the mask is set
+)
+
+func (in *instance) keyInt() bool { return in.bits&keyIntBit != 0 }
+func (in *instance) wild() bool   { return in.bits&wildBit != 0 }
+func (in *instance) masked() bool { return in.bits&maskedBit != 0 }
 
 // aisStack is one state's stack: buf[lo:] are its instances, base the
 // absolute index of buf[lo], so RIPs stay valid while the bottom is pruned
@@ -107,24 +129,41 @@ func (s *aisStack) push(in instance) {
 
 // check is one predicate of a state's checks. An int check compares the
 // key attribute of this state's event with that of a later state k's
-// (the state's value on the left: holds reads lt, eq, gt), with no
-// evaluator call; when either value is not an int it evaluates the
-// predicate, as every other check does.
+// (the state's value on the left), with no evaluator call; when either
+// value is not an int it evaluates the predicate, as every other check
+// does.
 type check struct {
-	pred       *planner.Pred
-	isInt      bool
-	k          int
-	lt, eq, gt bool
+	pred  *planner.Pred
+	isInt bool
+	k     int
+	// rel has bit 0 set when the check holds of a < b, bit 1 of a = b,
+	// bit 2 of a > b.
+	rel uint8
 }
 
 func (c *check) holds(a, b int64) bool {
 	switch {
 	case a < b:
-		return c.lt
+		return c.rel&1 != 0
 	case a > b:
-		return c.gt
+		return c.rel&4 != 0
 	}
-	return c.eq
+	return c.rel&2 != 0
+}
+
+// bit is holds as 0 or 1, without a branch: for setMask, whose loop
+// would otherwise mispredict about one comparison in two when the values
+// are a random walk's (a loop that branches on the outcome anyway is
+// better off with holds' fewer instructions).
+func (c *check) bit(a, b int64) uint64 {
+	return uint64(c.rel>>(b2u(a >= b)+b2u(a > b))) & 1
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type partition struct {
@@ -178,7 +217,7 @@ func (s *aisSSC) planChecks() {
 			c := check{pred: pr}
 			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
 				c.isInt, c.k = true, k
-				c.lt, c.eq, c.gt = op == ast.OpLt || op == ast.OpLe || op == ast.OpNe, op == ast.OpEq || op == ast.OpLe || op == ast.OpGe, op == ast.OpGt || op == ast.OpGe || op == ast.OpNe
+				c.rel = b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
@@ -189,6 +228,12 @@ func (s *aisSSC) planChecks() {
 		}
 	}
 	s.checks0, s.one0 = s.checks[0], s.one[0]
+	s.mask0 = s.n >= 3 && len(s.checks0) > 0
+	for _, c := range s.checks0 {
+		for _, v := range c.pred.Vars {
+			s.mask0 = s.mask0 && (v == s.comps[0] || v == s.comps[1])
+		}
+	}
 }
 
 // pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
@@ -276,10 +321,6 @@ func (s *aisSSC) planRow() {
 		s.rowCol[j] = i
 	}
 	s.out = t
-	s.cell0 = &s.spare
-	if c := s.rowCol[0]; c >= 0 {
-		s.cell0 = &s.r.row[c]
-	}
 }
 
 // start drops the shortcut to the output for a run that times its
@@ -293,7 +334,18 @@ func (s *aisSSC) start() {
 	s.leafOK = s.out != nil && !s.dynamic
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
-	s.binds = s.out == nil || s.checks != nil
+	binds := s.out == nil || s.checks != nil
+	s.slots, s.cells = make([]**event.Event, s.n), make([]*Cell, s.n)
+	for j := range s.n {
+		s.slots[j], s.cells[j] = &s.spareEv, &s.spare
+		if binds {
+			s.slots[j] = &s.bind.Events[s.comps[j]]
+		}
+		if s.out != nil && s.rowCol[j] >= 0 {
+			s.cells[j] = &s.r.row[s.rowCol[j]]
+		}
+	}
+	s.cell0 = s.cells[0]
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -373,7 +425,14 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			continue
 		}
 		key, isInt := s.keyOf(j, ev)
-		p.stacks[j].push(instance{ev: ev, rip: rip, key: key, keyInt: isInt, wild: wild})
+		in := instance{ev: ev, rip: rip, key: key}
+		if isInt {
+			in.bits |= keyIntBit
+		}
+		if wild {
+			in.bits |= wildBit
+		}
+		p.stacks[j].push(in)
 		s.r.stats.Instances++
 		if p.multi != nil {
 			p.multi[j][string(s.multiKeyOf(ev))]++
@@ -478,7 +537,7 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 	}
 	key, isInt := s.keyOf(last, ev)
 	switch {
-	case !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
+	case s.dynamic && !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
 	case s.n == 1:
 		s.emit()
 	default:
@@ -530,14 +589,8 @@ func after(items []instance, ts int64) int {
 // bindState binds state j to ev, in the binding (when something reads
 // it) and in the row.
 func (s *aisSSC) bindState(j int, ev *event.Event) {
-	if s.binds {
-		s.bind.Events[s.comps[j]] = ev
-	}
-	if s.out != nil {
-		if c := s.rowCol[j]; c >= 0 {
-			s.r.row[c].Event = ev
-		}
-	}
+	*s.slots[j] = ev
+	s.cells[j].Event = ev
 }
 
 // descend enumerates states j down to 0 from rip: by leaf when it fits.
@@ -561,31 +614,38 @@ func (s *aisSSC) leafFits() bool {
 // none before the window, which prune has cut.
 func (s *aisSSC) search(p *partition, j, rip int) {
 	items := p.stacks[j].upTo(rip)
+	if s.cut {
+		items = s.cutBelow(p, j, items)
+	}
+	if j == 1 && s.mask0 && s.leafOK {
+		s.searchMasked(p, items)
+		return
+	}
 	// The later state a single int check compares with stays bound
 	// through the loop.
 	one, key, keyInt := s.one[j], int64(0), false
 	if one != nil {
 		key, keyInt = s.keys[one.k], s.keyInts[one.k]
 	}
-	if s.cut {
-		items = s.cutBelow(p, j, items)
-	}
+	slot, cell := s.slots[j], s.cells[j]
 	for i := len(items) - 1; i >= 0; i-- {
 		s.steps.tick(s.r)
 		inst := &items[i]
 		if s.dynamic && !s.dynamicAgrees(inst.ev) {
 			continue
 		}
-		s.bindState(j, inst.ev)
-		if keyInt && inst.keyInt { // checksHold's case inline (keyInt: one is set)
+		// checksHold's case inline (keyInt: one is set) needs no binding,
+		// so an instance it rejects is not bound.
+		if keyInt && inst.keyInt() {
 			if !one.holds(inst.key, key) {
 				continue
 			}
 			s.keys[j], s.keyInts[j] = inst.key, true
-		} else if !s.checksHold(j, inst.key, inst.keyInt) {
+		} else if s.checks != nil && !s.bindHolds(j, inst, slot) {
 			continue
 		}
-		if !inst.wild {
+		*slot, cell.Event = inst.ev, inst.ev
+		if !inst.wild() {
 			s.keyed++
 		}
 		switch {
@@ -596,11 +656,11 @@ func (s *aisSSC) search(p *partition, j, rip int) {
 		default:
 			s.search(p, j-1, inst.rip)
 		}
-		if !inst.wild {
+		if !inst.wild() {
 			s.keyed--
 		}
 	}
-	s.bind.Events[s.comps[j]] = nil
+	*slot = nil
 }
 
 // cutBelow is the part of items, state j's, that lo lets search visit: an
@@ -646,27 +706,19 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 }
 
-// leafChecked is leaf's loop when state 0 has checks; the
-// commonest, one int comparison with a later state, is tested inline.
+// leafChecked is leaf's loop when state 0 has checks; the commonest, one
+// int comparison with a later state, is tested inline.
 func (s *aisSSC) leafChecked(chunk []instance) {
-	r, out, one := s.r, s.cell0, s.one0
-	var key int64 // of the state one compares with
-	keyInt := false
-	if one != nil {
-		key, keyInt = s.keys[one.k], s.keyInts[one.k]
-	}
-	c := s.comps[0]
+	r, out, slot := s.r, s.cell0, s.slots[0]
+	one, key, keyInt := s.key0()
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
-		if one != nil && keyInt && inst.keyInt {
+		if keyInt && inst.keyInt() {
 			if !one.holds(inst.key, key) {
 				continue
 			}
-		} else {
-			s.bind.Events[c] = inst.ev
-			if !s.checksHold(0, inst.key, inst.keyInt) {
-				continue
-			}
+		} else if !s.bindHolds(0, inst, slot) {
+			continue
 		}
 		out.Event = inst.ev
 		r.stats.Matches++
@@ -674,7 +726,103 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 			stop()
 		}
 	}
-	s.bind.Events[c] = nil
+	*slot = nil
+}
+
+// key0 is one0 and the key of the state it compares with: not an int
+// without one0.
+func (s *aisSSC) key0() (*check, int64, bool) {
+	if one := s.one0; one != nil {
+		return one, s.keys[one.k], s.keyInts[one.k]
+	}
+	return nil, 0, false
+}
+
+// bindHolds binds state j to inst in slot and evaluates its checks: the
+// search loops test the commonest, one int comparison with a later
+// state, inline, and call it for the rest.
+func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
+	*slot = inst.ev
+	return s.checksHoldAt(j, inst.key, inst.keyInt())
+}
+
+// searchMasked is search of state 1's items when leaf enumerates state
+// 0 and mask0 holds: each instance b that passes its checks keeps, from
+// its first visit, a mask of which of the maskLen latest state-0 instances up
+// to its rip pass theirs (setMask), and a visit emits the ones prune has
+// left without testing them again; older ones, in a stack the window
+// does not bound to maskLen, take leaf. Its loop makes no call but the
+// consumer's and the rare ones, so that few values are spilled around
+// it.
+func (s *aisSSC) searchMasked(p *partition, items []instance) {
+	one, key, keyInt := s.one[1], int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k], s.keyInts[one.k]
+	}
+	// leafFits for an instance: a wild one's sequences need a keyed
+	// event in the states bound when it is not the wild partition's.
+	fits := s.parts == nil || s.keyed > 0 || s.cur == s.parts.wild
+	st := &p.stacks[0]
+	slot, cell := s.slots[1], s.cells[1]
+	r, out := s.r, s.cell0
+	s.steps.tickN(r, uint(len(items)))
+	for i := len(items) - 1; i >= 0; i-- {
+		b := &items[i]
+		if keyInt && b.keyInt() {
+			if !one.holds(b.key, key) {
+				continue
+			}
+		} else if !s.bindHolds(1, b, slot) {
+			continue
+		}
+		cell.Event = b.ev
+		live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
+		if !b.masked() || live > maskLen || !fits && b.wild() {
+			// What reads the binding and state 1's key.
+			*slot, s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt()
+			if !fits && b.wild() {
+				s.search(p, 0, b.rip)
+				continue
+			}
+			if !b.masked() {
+				s.setMask(st.upTo(b.rip), b)
+			}
+		}
+		m := b.bits & (1<<min(live, maskLen) - 1)
+		s.steps.tickN(r, uint(min(live, maskLen)))
+		top := st.lo + live - 1 // b.rip's index in st.buf
+		for ; m != 0; m &= m - 1 {
+			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+			r.stats.Matches++
+			if !r.emit(r.row) {
+				stop()
+			}
+		}
+		if live > maskLen {
+			s.leaf(st.upTo(b.rip - maskLen))
+		}
+	}
+	*slot = nil
+}
+
+// setMask sets b's mask from items, the state-0 instances up to its rip
+// that the window holds.
+func (s *aisSSC) setMask(items []instance, b *instance) {
+	one, key, keyInt := s.key0()
+	slot := s.slots[0]
+	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
+	for i := range top { // oldest first, so that the latest ends in bit 0
+		inst := &top[i]
+		var bit uint64
+		if keyInt && inst.keyInt() {
+			bit = one.bit(inst.key, key)
+		} else if s.bindHolds(0, inst, slot) {
+			bit = 1
+		}
+		m = m<<1 | bit
+	}
+	b.bits |= m | maskedBit
+	*slot = nil
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.

@@ -149,3 +149,61 @@ func TestAISLongSearchSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestAISMaskedLeaf runs queries whose state-0 checks read only states 0
+// and 1, which AIS tests once per state-1 instance and keeps as a mask,
+// and some whose checks read a later state, which must not be kept: over
+// a stream of ints with floats, strings and absent values among them,
+// windows that prune state 0 between two visits of an instance, stacks
+// longer than a mask and partitions with wild events, every engine must
+// find basic's matches.
+func TestAISMaskedLeaf(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	var b strings.Builder
+	b.WriteString("type,ts,p,q,s\n")
+	ts := 0
+	for range 400 {
+		ts += r.IntN(2)
+		var p string
+		switch x := r.IntN(20); {
+		case x == 0:
+			p = "2.5"
+		case x == 1:
+			p = "z"
+		case x == 2:
+		default:
+			p = fmt.Sprint(r.IntN(30))
+		}
+		fmt.Fprintf(&b, "%c,%d,%s,%d,%s\n", "AAABBC"[r.IntN(6)], ts, p, r.IntN(4), []string{"x", "y", ""}[r.IntN(3)])
+	}
+	c := randquery.Case{Name: "masked", StreamCSV: b.String()}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.p >= b.p WITHIN 25",
+		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.p < b.p AND a.q != b.q WITHIN 40",
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p + 3 AND c.q > 1 WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c) WHERE c.p > a.p AND b.p > a.p WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c) WHERE c.q = a.q WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c, C d) WHERE b.p <= a.p AND d.q > c.q WITHIN 20",
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p WITHIN 30 RETURN c, a",
+		"PATTERN SEQ(A a, B b) WHERE b.p > a.p WITHIN 30",
+	} {
+		c.Query = q
+		want, err := c.Matches(context.Background(), "basic")
+		if err != nil {
+			t.Fatalf("%s: basic: %v", q, err)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: no matches on basic, so nothing is compared", q)
+		}
+		for _, engine := range sase.EngineNames() {
+			got, err := c.Matches(context.Background(), engine)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", q, engine, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s finds %d matches, basic %d", q, engine, len(got), len(want))
+			}
+		}
+	}
+}

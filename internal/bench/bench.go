@@ -310,7 +310,7 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 var columns = []struct {
 	name  string
 	width int
-}{{"case", 0}, {"engine", 0}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"CPU/event", 9}, {"peak heap", 9}, {"vs floor", 8}}
+}{{"case", 0}, {"engine", 0}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"ns/match", 8}, {"CPU/event", 9}, {"peak heap", 9}, {"vs floor", 8}}
 
 // SuiteResult is one run of a suite's case.
 type SuiteResult struct {
@@ -355,7 +355,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 			events += " (cut)"
 		}
 		cells := []string{c.Name, r.Engine, strconv.Itoa(r.Workers), events, strconv.FormatInt(r.Matches, 10),
-			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), r.CPUPerEvent().String(), megabytes(r.PeakHeap), ratio}
+			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), nsPerMatch(r), r.CPUPerEvent().String(), megabytes(r.PeakHeap), ratio}
 		return row(cells[:len(cols)]...)
 	}
 	for _, c := range cases {
@@ -391,6 +391,14 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 	}
 	_, err := fmt.Fprintln(w)
 	return out, err
+}
+
+// nsPerMatch is the run's time per match, in ns ("" without matches).
+func nsPerMatch(r Result) string {
+	if r.Matches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", float64(r.Elapsed.Nanoseconds())/float64(r.Matches))
 }
 
 func si(x float64) string {
