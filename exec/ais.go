@@ -159,13 +159,6 @@ func (c *check) bit(a, b int64) uint64 {
 	return uint64(c.rel>>(b2u(a >= b)+b2u(a > b))) & 1
 }
 
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 type partition struct {
 	stacks []aisStack
 	// multi[j] counts the instances of state j by their Multi-PAIS
@@ -217,7 +210,7 @@ func (s *aisSSC) planChecks() {
 			c := check{pred: pr}
 			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
 				c.isInt, c.k = true, k
-				c.rel = b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2
+				c.rel = uint8(b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2)
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
