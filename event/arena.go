@@ -70,6 +70,19 @@ func (a *Arena) Event(n int) *Event {
 	return e
 }
 
+// Drop gives back e, which the arena's last Event call returned, unused:
+// a decoder that finds a line it cannot finish after all need not waste
+// its event. Strings set into it keep their text.
+func (a *Arena) Drop(e *Event) {
+	if uintptr(unsafe.Pointer(e))+uintptr(eventSize) != uintptr(unsafe.Pointer(unsafe.SliceData(a.events))) {
+		return // not the last event (its block was full): left unused
+	}
+	a.events = unsafe.Slice(e, len(a.events)+1)
+	if n := len(e.Attrs); n > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(e.Attrs)))+uintptr(n*valueSize) == uintptr(unsafe.Pointer(unsafe.SliceData(a.values))) {
+		a.values = unsafe.Slice(unsafe.SliceData(e.Attrs), len(a.values)+n)
+	}
+}
+
 // sliceHeader is a slice's words.
 type sliceHeader struct {
 	data     uintptr

@@ -79,3 +79,55 @@ func TestArenaStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaDrop checks that the last event handed out, given back, is the
+// next one handed out, cleared, and that any other is left alone.
+func TestArenaDrop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first int  // events of 3 attributes handed out before the one dropped
+		n     int  // its attributes
+		reuse bool // the dropped event comes back
+	}{
+		{"first", 0, 3, true},
+		{"no attrs", 5, 0, true},
+		{"mid block", 100, 4, true},
+		{"last of its event block", arenaEvents - 1, 2, false},
+		{"first of a new block", arenaEvents, 2, true},
+		{"last of its value block", 5000, arenaValues - 3*5000, true}, // the event comes back, its values do not
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a Arena
+			for range tc.first {
+				a.Event(3)
+			}
+			e := a.Event(tc.n)
+			for i := range tc.n {
+				a.Set(e.Attrs, i, StringValue("x"))
+			}
+			a.Drop(e)
+			f := a.Event(tc.n)
+			if (f == e) != tc.reuse {
+				t.Fatalf("dropped %p, next %p: reused %v, want %v", e, f, f == e, tc.reuse)
+			}
+			if len(f.Attrs) != tc.n {
+				t.Fatalf("%d attrs, want %d", len(f.Attrs), tc.n)
+			}
+			for i, v := range f.Attrs {
+				if !v.IsAbsent() {
+					t.Fatalf("attr %d of the next event: %v, want absent", i, v)
+				}
+			}
+			if g := a.Event(1); g == f || g == e && tc.reuse {
+				t.Fatal("an event handed out twice")
+			}
+		})
+	}
+	var a Arena // an event that is not the last is left alone
+	e := a.Event(2)
+	f := a.Event(2)
+	a.Drop(e)
+	if g := a.Event(2); g == e || g == f {
+		t.Fatal("an event not the last was given back")
+	}
+}

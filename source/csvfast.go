@@ -1,0 +1,193 @@
+package source
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/sase-cep/sase/event"
+)
+
+// Eight bytes at a time (SWAR: the bytes of a uint64, little-endian, so
+// the first byte of the text is the lowest).
+const (
+	swarOnes = 0x0101010101010101
+	swarLows = 0x7f7f7f7f7f7f7f7f
+	swarHigh = 0x8080808080808080
+)
+
+// zeroBytes has the high bit of each byte of x that is 0, exactly (no
+// borrow from one byte into the next).
+func zeroBytes(x uint64) uint64 { return ^((x&swarLows + swarLows) | x | swarLows) }
+
+// digitRun returns w's bytes less '0' and how many of them, from the
+// first, were ASCII digits (8 if all). A byte below '0' borrows from the
+// bytes after it, which are past the run and so not looked at.
+func digitRun(w uint64) (x uint64, k int) {
+	x = w - '0'*swarOnes
+	// A digit's byte is 0..9: neither it nor it plus 118 has the high bit.
+	return x, bits.TrailingZeros64((x|(x+118*swarOnes))&swarHigh) / 8
+}
+
+// digitsValue is the value of the k (at most 8) decimal digits at the
+// start of x, as digitRun returns them: the digits are moved to the top
+// (the bytes below are then leading zeros) and combined in pairs, fours,
+// then eights.
+func digitsValue(x uint64, k int) uint64 {
+	x <<= 8 * (8 - k)
+	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
+	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
+	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
+}
+
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// plainInt reads an integer, [+-]?[0-9]{1,16}, at text[i:], ending at the
+// end of text or at comma: ok false for anything else, which the caller
+// reads as a cell.
+func plainInt(text []byte, i int, comma byte) (v int64, end int, ok bool) {
+	n := len(text)
+	j := i
+	neg := false
+	if j < n && (text[j] == '-' || text[j] == '+') {
+		neg = text[j] == '-'
+		j++
+	}
+	u, k, ok := digits16(text, j)
+	if !ok || k == 0 {
+		return 0, i, false
+	}
+	j += k
+	if j < n && text[j] != comma {
+		return 0, i, false // a 17th digit fails here too
+	}
+	if neg {
+		return -int64(u), j, true
+	}
+	return int64(u), j, true
+}
+
+// digits16 reads the run of up to 16 ASCII digits at text[j:] (k of them,
+// their value u) as two words of the buffer text is in: ok is false when
+// fewer than 16 bytes of it are left from j.
+func digits16(text []byte, j int) (u uint64, k int, ok bool) {
+	n := len(text)
+	full := text[:cap(text)]
+	if j+16 > len(full) {
+		return 0, 0, false
+	}
+	x, k := digitRun(binary.LittleEndian.Uint64(full[j:]))
+	k = min(k, n-j)
+	if k < 8 {
+		return digitsValue(x, k), k, true
+	}
+	x2, k2 := digitRun(binary.LittleEndian.Uint64(full[j+8:]))
+	k2 = min(k2, n-j-8)
+	return digitsValue(x, 8)*pow10[k2] + digitsValue(x2, k2), 8 + k2, true
+}
+
+// cellEnd returns the end of the field at text[i:] (the index of the
+// next comma, or len(text)), or reports a quote in it.
+func cellEnd(text []byte, i int, comma byte) (end int, quoted bool) {
+	commas, quotes := uint64(comma)*swarOnes, uint64('"')*swarOnes
+	for ; i+8 <= len(text); i += 8 {
+		w := binary.LittleEndian.Uint64(text[i:])
+		c, q := zeroBytes(w^commas), zeroBytes(w^quotes)
+		if c|q != 0 {
+			if q != 0 && (c == 0 || bits.TrailingZeros64(q) < bits.TrailingZeros64(c)) {
+				return i + bits.TrailingZeros64(q)/8, true
+			}
+			return i + bits.TrailingZeros64(c)/8, false
+		}
+	}
+	for ; i < len(text); i++ {
+		switch text[i] {
+		case comma:
+			return i, false
+		case '"':
+			return i, true
+		}
+	}
+	return i, false
+}
+
+// Roles of a CSV column in csvLayout.roles; an attribute's is its slot.
+const (
+	roleType = -1
+	roleTS   = -2
+)
+
+// fastEvent builds the event of a line read in place (csvRecords.text),
+// reading each field as it finds it, where split and event would first
+// cut the line into fields: a plain integer is read eight digits at a
+// time; any other cell is parseCell's, as in event. ok is false when the
+// line must go that way instead: it holds a quote, has another number of
+// fields than the header, or has an empty type (a punctuation, or an
+// error). A line with a reorder stage goes that way too (the stage keeps
+// a late line's fields).
+func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ *event.Event, ok bool, _ error) {
+	e := b.arena.Event(l.nslots)
+	var typText, tsText []byte
+	var tsInt int64
+	tsPlain := false
+	i := 0
+	for c, role := range l.roles {
+		if c > 0 {
+			if i == len(text) {
+				b.arena.Drop(e)
+				return nil, false, nil // too few fields
+			}
+			i++ // the comma
+		}
+		start := i
+		if role != roleType {
+			v, end, plain := plainInt(text, i, comma)
+			if plain {
+				i = end
+				if role == roleTS {
+					tsText, tsInt, tsPlain = text[start:i], v, true
+				} else {
+					e.Attrs[role] = event.IntValue(v) // a number needs no Set (see event.Arena)
+				}
+				continue
+			}
+		}
+		end, quoted := cellEnd(text, i, comma)
+		if quoted {
+			b.arena.Drop(e)
+			return nil, false, nil
+		}
+		i = end
+		switch cell := text[start:i:i]; role {
+		case roleType:
+			typText = cell
+		case roleTS:
+			tsText = cell
+		default:
+			if len(cell) > 0 {
+				b.arena.Set(e.Attrs, role, parseCell(cell))
+			}
+		}
+	}
+	if i != len(text) || len(typText) == 0 {
+		b.arena.Drop(e)
+		return nil, false, nil // too many fields, or no type
+	}
+	typ, err := l.typeOf(b, typText, line)
+	if err != nil {
+		b.arena.Drop(e)
+		return nil, true, err
+	}
+	var ts int64
+	if tsPlain && b.mode == tsInteger {
+		ts, err = b.ordered(tsInt, tsText, line)
+	} else {
+		ts, err = b.timestamp(tsText, line)
+	}
+	if err != nil {
+		b.arena.Drop(e)
+		return nil, true, err
+	}
+	l.declare(b, typ)
+	e.Type, e.TS = typ, ts
+	return e, true, nil
+}

@@ -1,0 +1,138 @@
+package source
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sase-cep/sase/event"
+)
+
+func TestJSONInt(t *testing.T) {
+	for _, tc := range []struct {
+		text, pad string
+		v         int64
+		end       int
+		ok        bool
+	}{
+		{"0}", roomy, 0, 1, true},
+		{"-0,", roomy, 0, 2, true},
+		{"7", roomy, 7, 1, true},
+		{"-12345678,", roomy, -12345678, 9, true},
+		{"1234567890123456}", roomy, 1234567890123456, 16, true},
+		{"12345678901234567}", roomy, 0, 0, false}, // 17 digits: parseInt's
+		{"1234567890123456", "7", 1234567890123456, 16, true},
+		{"01", roomy, 0, 0, false}, // a leading zero is not JSON
+		{"-01", roomy, 0, 0, false},
+		{"1.5", roomy, 0, 0, false},
+		{"1e3", roomy, 0, 0, false},
+		{"1E3", roomy, 0, 0, false},
+		{"-", roomy, 0, 0, false},
+		{"-x", roomy, 0, 0, false},
+		{"+1", roomy, 0, 0, false},
+		{"1 ", roomy, 1, 1, true},  // what follows is the shape's to match
+		{"12", "}\n", 0, 0, false}, // the buffer ends: parseSimple's
+	} {
+		v, end, ok := jsonInt(inBuffer(tc.text, tc.pad), 0)
+		if ok != tc.ok || ok && (v != tc.v || end != tc.end) {
+			t.Errorf("jsonInt(%q) = %d, %d, %v; want %d, %d, %v", tc.text, v, end, ok, tc.v, tc.end, tc.ok)
+		}
+	}
+}
+
+// TestJSONNumber checks jsonNumber against the scanner's number grammar.
+func TestJSONNumber(t *testing.T) {
+	for _, lit := range []string{"0", "-0", "12", "1.5", "-1.25e+3", "1E-2", "0.0", "1e400", "123456789012345678901",
+		"01", "1.", ".5", "-", "1e", "1e+", "+1", "-.5", "1.e3", "0x1", "00"} {
+		text := []byte(lit + "}")
+		var s flatScanner
+		s.data = text
+		v, err := s.number()
+		end, ok := jsonNumber(text, 0)
+		if ok != (err == nil) || ok && end != len(v.text) {
+			t.Errorf("jsonNumber(%q) = %d, %v; the scanner reads %q, %v", lit, end, ok, v.text, err)
+		}
+	}
+}
+
+// TestFastLine reads lines with fastLine (parse when it refuses one) and
+// with parse alone, each with its own builder: the two must agree on every
+// event and error and on the schema, and each line must take the path it
+// should.
+func TestFastLine(t *testing.T) {
+	lines := []struct {
+		text string
+		fast bool
+	}{
+		{`{"type":"A","ts":1,"x":1,"s":"a"}`, false}, // the first line makes the shape
+		{`{"type":"A","ts":2,"x":-2,"s":"b"}`, true},
+		{`{"type":"B","ts":3,"x":3,"s":""}`, true}, // a new type
+		{`{"type":"A","ts":4,"x":2.5,"s":"c"}`, true},
+		{`{"type":"A","ts":4,"x":1e3,"s":"c"}`, true},
+		{`{"type":"A","ts":4,"x":12345678901234567890,"s":"c"}`, true}, // over int64: a float
+		{`{"type":"A","ts":4,"x":-9223372036854775808,"s":"c"}`, true},
+		{`{"type":"A","ts":5,"x":true,"s":false}`, true},
+		{`{"type":"A","ts":5,"x":01,"s":"c"}`, false}, // not JSON
+		{`{"type":"A","ts":5,"x":1.,"s":"c"}`, false},
+		{`{"type":"A","ts":5,"x":null,"s":"c"}`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"\u0041"}`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"é"}`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"c"} `, false},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}` + "\r", false},
+		{`{"type":"A", "ts":5,"x":1,"s":"c"}`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}}`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"c"`, false},
+		{`{"type":"A","ts":5,"x":1,"s":"c","y":1}`, false}, // another shape
+		{`{"type":"A","ts":6,"x":1,"s":"c","y":2}`, true},
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, false}, // and back
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, true},
+		{`{"type":1,"ts":6,"x":1,"s":"c"}`, false},
+		{`{"type":"","ts":6,"x":1,"s":"c"}`, true}, // an empty type: the same error
+		{`{"type":"A","ts":true,"x":1,"s":"c"}`, false},
+		{`{"type":"A","ts":"7","x":1,"s":"c"}`, true},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}`, true}, // before the previous ts
+		{`{"type":"A","ts":1.5,"x":1,"s":"c"}`, true},
+		{`{"type":"A","ts":1e3,"x":1,"s":"c"}`, true},
+		{`{"type":"A","ts":"2026-01-01T00:00:00Z","x":1,"s":"c"}`, true},
+		{``, false},
+		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false},
+	}
+	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
+	var fr, sr jsonRecord
+	render := func(b *builder, e *event.Event, err error) string {
+		switch {
+		case err != nil:
+			return "error " + err.Error()
+		case e == nil:
+			return "nothing"
+		case e.IsTick():
+			return fmt.Sprintf("tick %d", e.TS)
+		}
+		return text(b.schema, e)
+	}
+	for n, tc := range lines {
+		line := n + 1
+		buf := inBuffer(tc.text+"\n", roomy)
+		e, ok, ferr := fr.fastLine(fast, buf, line)
+		if ok != tc.fast {
+			t.Errorf("%q: fast path %v, want %v", tc.text, ok, tc.fast)
+		}
+		if !ok {
+			e, ferr = fr.event(fast, buf, line)
+		}
+		se, serr := sr.event(slow, buf, line)
+		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
+			t.Errorf("%q: %s, want %s", tc.text, got, want)
+		}
+		if ferr == nil && serr == nil && len(e.Attrs) != len(se.Attrs) {
+			t.Errorf("%q: %d attrs, want %d", tc.text, len(e.Attrs), len(se.Attrs))
+		}
+	}
+	for i, want := range slow.schema.Types {
+		if got := fast.schema.Types[i]; fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", *want) {
+			t.Errorf("type %+v, want %+v", *got, *want)
+		}
+	}
+	if len(fast.schema.Types) != len(slow.schema.Types) {
+		t.Errorf("%d types, want %d", len(fast.schema.Types), len(slow.schema.Types))
+	}
+}
