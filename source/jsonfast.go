@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"encoding/binary"
 	"unsafe"
 
@@ -14,6 +13,7 @@ type jsonShape struct {
 	keys     []shapeMatch
 	n        int    // Attrs' length: 1 + the highest slot
 	declared []bool // by type id: the shape's attributes are declared for the type
+	long     bool   // a key is longer than two words: fastLine reads no line
 }
 
 // shapeMatch is a key of a shape as its text, `{"key":` or `,"key":`,
@@ -21,7 +21,7 @@ type jsonShape struct {
 // with a line's in one go.
 type shapeMatch struct {
 	w, mask [2]uint64
-	text    []byte
+	size    int // of the text
 	role    uint8
 	slot    int
 }
@@ -29,14 +29,16 @@ type shapeMatch struct {
 // compileShape makes rec.shape's first keys the shape fastLine matches.
 func (rec *jsonRecord) compileShape(keys int) {
 	sh := &rec.fast
-	sh.keys, sh.n, sh.declared = sh.keys[:0], 0, sh.declared[:0]
+	sh.keys, sh.n, sh.declared, sh.long = sh.keys[:0], 0, sh.declared[:0], false
 	for p, k := range rec.shape[:keys] {
 		sep := byte(',')
 		if p == 0 {
 			sep = '{'
 		}
-		m := shapeMatch{text: append([]byte{sep}, k.text...), role: k.role, slot: k.slot}
-		for b, c := range m.text[:min(len(m.text), 16)] {
+		text := append([]byte{sep}, k.text...)
+		sh.long = sh.long || len(text) > 16
+		m := shapeMatch{size: len(text), role: k.role, slot: k.slot}
+		for b, c := range text[:min(len(text), 16)] {
 			m.w[b/8] |= uint64(c) << (8 * (b % 8))
 			m.mask[b/8] |= 0xff << (8 * (b % 8))
 		}
@@ -47,50 +49,42 @@ func (rec *jsonRecord) compileShape(keys int) {
 	}
 }
 
-// at reports whether the key is at text[i:].
-func (m *shapeMatch) at(text []byte, i int) bool {
-	full := text[:cap(text)]
-	if len(m.text) > 16 || i+16 > len(full) || i+len(m.text) > len(text) {
-		return bytes.HasPrefix(text[i:], m.text)
-	}
-	w0, w1 := binary.LittleEndian.Uint64(full[i:]), binary.LittleEndian.Uint64(full[i+8:])
-	return w0&m.mask[0] == m.w[0] && w1&m.mask[1] == m.w[1]
-}
-
 // fastLine builds the event of a line with the keys of the previous simple
 // line (rec.fast), in the same order and without spaces, matching each
-// key with one comparison and writing each value into the event as it is
-// read. ok is false for a line it does not read (other keys, a null, an
-// escape or a non-ASCII byte in a string, a type that is not a string,
-// anything malformed...): parse reads it, and says what is wrong with it.
+// key with one comparison of two words and writing each value into the
+// event as it is read. ok is false for a line it does not read (other
+// keys, a null, an escape or a non-ASCII byte in a string, a type that is
+// not a string, anything malformed, a line that ends within 16 bytes of
+// its read buffer...): parse reads it, and says what is wrong with it.
 func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Event, ok bool, _ error) {
 	sh := &rec.fast
-	if len(sh.keys) == 0 {
-		return nil, false, nil
-	}
 	n := len(text)
 	if n > 0 && text[n-1] == '\n' {
 		n--
 		text = text[:n]
 	}
+	// Words are read up to 16 bytes past any index below n.
+	if len(sh.keys) == 0 || sh.long || n == 0 || n+16 > cap(text) {
+		return nil, false, nil
+	}
+	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.arena.Event(sh.n)
+	attrs := e.Attrs
 	var typText, tsText []byte
 	var tsInt int64
 	tsPlain := false
 	i := 0
 	for k := range sh.keys {
 		key := &sh.keys[k]
-		if !key.at(text, i) {
+		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
 			b.arena.Drop(e)
 			return nil, false, nil
 		}
-		if i += len(key.text); i >= n {
+		if i += key.size; i >= n {
 			b.arena.Drop(e)
 			return nil, false, nil
 		}
-		var v event.Value
-		var lit []byte
-		isNum := false
+		start := i
 		switch c := text[i]; {
 		case c == '"':
 			s, next, ok := simpleString(text, i)
@@ -98,45 +92,74 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				b.arena.Drop(e)
 				return nil, false, nil
 			}
-			i, lit = next, s
-			v = event.StringValue(unsafe.String(unsafe.SliceData(s), len(s))) // a view: Set copies it
+			i = next
+			switch key.role {
+			case keyAttr:
+				b.arena.Set(attrs, key.slot, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
+			case keyType:
+				typText = s
+			default:
+				tsText = s
+			}
+			continue
 		case c == '-' || c-'0' <= 9:
-			start := i
-			if u, end, plain := jsonInt(text, i); plain {
-				i, v, isNum = end, event.IntValue(u), true
-				if key.role == keyTS {
-					tsInt, tsPlain = u, true
-				}
-			} else if end, ok := jsonNumber(text, i); ok {
-				i, v, isNum = end, flatValue{flatNumber, text[start:end]}.value(), true
+			j := i
+			if c == '-' {
+				j++
+			}
+			x, d := digitRun(le64(p, j))
+			d = min(d, n-j)
+			var u uint64
+			if d < 8 {
+				u = digitsValue(x, d)
 			} else {
+				x2, d2 := digitRun(le64(p, j+8))
+				d2 = min(d2, n-j-8)
+				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+			}
+			i = j + d
+			// JSON has no leading zeros; 17 digits or more, a fraction or
+			// an exponent are the scanner's.
+			if d > 0 && (d == 1 || text[j] != '0') && (i == n || !jsonNumberGoesOn(text[i])) {
+				v := int64(u)
+				if c == '-' {
+					v = -v
+				}
+				switch key.role {
+				case keyAttr:
+					attrs[key.slot] = event.IntValue(v) // a number needs no Set (see event.Arena)
+				case keyTS:
+					tsText, tsInt, tsPlain = text[start:i], v, true
+				default:
+					b.arena.Drop(e)
+					return nil, false, nil
+				}
+				continue
+			}
+			end, ok := jsonNumber(text, start)
+			if !ok || key.role == keyType {
 				b.arena.Drop(e)
 				return nil, false, nil
 			}
-			lit = text[start:i]
-		case bytes.HasPrefix(text[i:], []byte("true")):
-			i, v = i+4, event.BoolValue(true)
-		case bytes.HasPrefix(text[i:], []byte("false")):
-			i, v = i+5, event.BoolValue(false)
-		default: // null (absent: the event would be shorter), or not simple
-			b.arena.Drop(e)
-			return nil, false, nil
-		}
-		switch {
-		case key.role == keyAttr:
-			if v.Kind() == event.String {
-				b.arena.Set(e.Attrs, key.slot, v)
+			i = end
+			if key.role == keyTS {
+				tsText = text[start:i]
 			} else {
-				e.Attrs[key.slot] = v // a number or bool needs no Set (see event.Arena)
+				attrs[key.slot] = flatValue{flatNumber, text[start:i]}.value()
 			}
-		case key.role == keyType && v.Kind() == event.String:
-			typText = lit
-		case key.role == keyTS && (isNum || v.Kind() == event.String):
-			tsText = lit
-		default: // a type that is not a string, a timestamp that is a bool
-			b.arena.Drop(e)
-			return nil, false, nil
+			continue
+		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role == keyAttr:
+			i += 4
+			attrs[key.slot] = event.BoolValue(true)
+			continue
+		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role == keyAttr:
+			i += 5
+			attrs[key.slot] = event.BoolValue(false)
+			continue
 		}
+		// A null (absent: the event would be shorter), or not simple.
+		b.arena.Drop(e)
+		return nil, false, nil
 	}
 	if i != n-1 || text[i] != '}' {
 		b.arena.Drop(e)
@@ -177,29 +200,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	return e, true, nil
 }
 
-// jsonInt reads a JSON integer of up to 16 digits at text[i:]: ok is false
-// for any other number (a fraction, an exponent, more digits, a leading
-// zero, which JSON does not allow) or when the read buffer ends within 16
-// bytes.
-func jsonInt(text []byte, i int) (v int64, end int, ok bool) {
-	j := i
-	neg := text[j] == '-'
-	if neg {
-		j++
-	}
-	u, k, ok := digits16(text, j)
-	if !ok || k == 0 || k > 1 && text[j] == '0' {
-		return 0, i, false
-	}
-	if j += k; j < len(text) {
-		if c := text[j]; c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' {
-			return 0, i, false
-		}
-	}
-	if neg {
-		return -int64(u), j, true
-	}
-	return int64(u), j, true
+// jsonNumberGoesOn reports whether c, after the digits of a JSON number's
+// integer part, goes on with the number.
+func jsonNumberGoesOn(c byte) bool { return c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' }
+
+// le64 is the little-endian word at p+i, which the caller has checked is
+// in bounds.
+func le64(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
 }
 
 // jsonNumber returns the end of the JSON number at text[i:], or ok false

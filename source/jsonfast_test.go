@@ -7,38 +7,6 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-func TestJSONInt(t *testing.T) {
-	for _, tc := range []struct {
-		text, pad string
-		v         int64
-		end       int
-		ok        bool
-	}{
-		{"0}", roomy, 0, 1, true},
-		{"-0,", roomy, 0, 2, true},
-		{"7", roomy, 7, 1, true},
-		{"-12345678,", roomy, -12345678, 9, true},
-		{"1234567890123456}", roomy, 1234567890123456, 16, true},
-		{"12345678901234567}", roomy, 0, 0, false}, // 17 digits: parseInt's
-		{"1234567890123456", "7", 1234567890123456, 16, true},
-		{"01", roomy, 0, 0, false}, // a leading zero is not JSON
-		{"-01", roomy, 0, 0, false},
-		{"1.5", roomy, 0, 0, false},
-		{"1e3", roomy, 0, 0, false},
-		{"1E3", roomy, 0, 0, false},
-		{"-", roomy, 0, 0, false},
-		{"-x", roomy, 0, 0, false},
-		{"+1", roomy, 0, 0, false},
-		{"1 ", roomy, 1, 1, true},  // what follows is the shape's to match
-		{"12", "}\n", 0, 0, false}, // the buffer ends: parseSimple's
-	} {
-		v, end, ok := jsonInt(inBuffer(tc.text, tc.pad), 0)
-		if ok != tc.ok || ok && (v != tc.v || end != tc.end) {
-			t.Errorf("jsonInt(%q) = %d, %d, %v; want %d, %d, %v", tc.text, v, end, ok, tc.v, tc.end, tc.ok)
-		}
-	}
-}
-
 // TestJSONNumber checks jsonNumber against the scanner's number grammar.
 func TestJSONNumber(t *testing.T) {
 	for _, lit := range []string{"0", "-0", "12", "1.5", "-1.25e+3", "1E-2", "0.0", "1e400", "123456789012345678901",
@@ -62,39 +30,54 @@ func TestFastLine(t *testing.T) {
 	lines := []struct {
 		text string
 		fast bool
+		pad  string // what follows the line in its read buffer
 	}{
-		{`{"type":"A","ts":1,"x":1,"s":"a"}`, false}, // the first line makes the shape
-		{`{"type":"A","ts":2,"x":-2,"s":"b"}`, true},
-		{`{"type":"B","ts":3,"x":3,"s":""}`, true}, // a new type
-		{`{"type":"A","ts":4,"x":2.5,"s":"c"}`, true},
-		{`{"type":"A","ts":4,"x":1e3,"s":"c"}`, true},
-		{`{"type":"A","ts":4,"x":12345678901234567890,"s":"c"}`, true}, // over int64: a float
-		{`{"type":"A","ts":4,"x":-9223372036854775808,"s":"c"}`, true},
-		{`{"type":"A","ts":5,"x":true,"s":false}`, true},
-		{`{"type":"A","ts":5,"x":01,"s":"c"}`, false}, // not JSON
-		{`{"type":"A","ts":5,"x":1.,"s":"c"}`, false},
-		{`{"type":"A","ts":5,"x":null,"s":"c"}`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"\u0041"}`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"é"}`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"c"} `, false},
-		{`{"type":"A","ts":5,"x":1,"s":"c"}` + "\r", false},
-		{`{"type":"A", "ts":5,"x":1,"s":"c"}`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"c"}}`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"c"`, false},
-		{`{"type":"A","ts":5,"x":1,"s":"c","y":1}`, false}, // another shape
-		{`{"type":"A","ts":6,"x":1,"s":"c","y":2}`, true},
-		{`{"type":"A","ts":6,"x":1,"s":"c"}`, false}, // and back
-		{`{"type":"A","ts":6,"x":1,"s":"c"}`, true},
-		{`{"type":1,"ts":6,"x":1,"s":"c"}`, false},
-		{`{"type":"","ts":6,"x":1,"s":"c"}`, true}, // an empty type: the same error
-		{`{"type":"A","ts":true,"x":1,"s":"c"}`, false},
-		{`{"type":"A","ts":"7","x":1,"s":"c"}`, true},
-		{`{"type":"A","ts":5,"x":1,"s":"c"}`, true}, // before the previous ts
-		{`{"type":"A","ts":1.5,"x":1,"s":"c"}`, true},
-		{`{"type":"A","ts":1e3,"x":1,"s":"c"}`, true},
-		{`{"type":"A","ts":"2026-01-01T00:00:00Z","x":1,"s":"c"}`, true},
-		{``, false},
-		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false},
+		{`{"type":"A","ts":1,"x":1,"s":"a"}`, false, ""}, // the first line makes the shape
+		{`{"type":"A","ts":2,"x":-2,"s":"b"}`, true, ""},
+		{`{"type":"B","ts":3,"x":3,"s":""}`, true, ""}, // a new type
+		{`{"type":"A","ts":4,"x":2.5,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":4,"x":1e3,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":4,"x":12345678901234567890,"s":"c"}`, true, ""}, // over int64: a float
+		{`{"type":"A","ts":4,"x":-9223372036854775808,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":5,"x":true,"s":false}`, true, ""},
+		{`{"type":"A","ts":5,"x":01,"s":"c"}`, false, ""}, // not JSON
+		{`{"type":"A","ts":5,"x":1.,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":null,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"\u0041"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"é"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"} `, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}` + "\r", false, ""},
+		{`{"type":"A", "ts":5,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c","y":1}`, false, ""}, // another shape
+		{`{"type":"A","ts":6,"x":1,"s":"c","y":2}`, true, ""},
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, false, ""}, // and back
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, true, ""},
+		{`{"type":1,"ts":6,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"","ts":6,"x":1,"s":"c"}`, true, ""}, // an empty type: the same error
+		{`{"type":"A","ts":true,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":"7","x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}`, true, ""}, // before the previous ts
+		{`{"type":"A","ts":1.5,"x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":1e3,"x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":"2026-01-01T00:00:00Z","x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":0,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":-0,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":12345678,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":-1234567890123456,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":12345678901234567,"s":"c"}`, true, ""}, // 17 digits: read as the scanner does
+		{`{"type":"A","ts":8,"x":-01,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":-,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":-x,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":tru,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":falsy,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":true}`, true, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, "\n"}, // the read buffer ends: parse's
+		{`{"type":true,"ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":false,"x":1,"s":"c"}`, false, ""},
+		{``, false, ""},
+		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
 	}
 	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
 	var fr, sr jsonRecord
@@ -111,7 +94,11 @@ func TestFastLine(t *testing.T) {
 	}
 	for n, tc := range lines {
 		line := n + 1
-		buf := inBuffer(tc.text+"\n", roomy)
+		pad := roomy
+		if tc.pad != "" {
+			pad = tc.pad
+		}
+		buf := inBuffer(tc.text+"\n", pad)
 		e, ok, ferr := fr.fastLine(fast, buf, line)
 		if ok != tc.fast {
 			t.Errorf("%q: fast path %v, want %v", tc.text, ok, tc.fast)
