@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -41,50 +42,6 @@ func digitsValue(x uint64, k int) uint64 {
 
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
-// plainInt reads an integer, [+-]?[0-9]{1,16}, at text[i:], ending at the
-// end of text or at comma: ok false for anything else, which the caller
-// reads as a cell.
-func plainInt(text []byte, i int, comma byte) (v int64, end int, ok bool) {
-	n := len(text)
-	j := i
-	neg := false
-	if j < n && (text[j] == '-' || text[j] == '+') {
-		neg = text[j] == '-'
-		j++
-	}
-	u, k, ok := digits16(text, j)
-	if !ok || k == 0 {
-		return 0, i, false
-	}
-	j += k
-	if j < n && text[j] != comma {
-		return 0, i, false // a 17th digit fails here too
-	}
-	if neg {
-		return -int64(u), j, true
-	}
-	return int64(u), j, true
-}
-
-// digits16 reads the run of up to 16 ASCII digits at text[j:] (k of them,
-// their value u) as two words of the buffer text is in: ok is false when
-// fewer than 16 bytes of it are left from j.
-func digits16(text []byte, j int) (u uint64, k int, ok bool) {
-	n := len(text)
-	full := text[:cap(text)]
-	if j+16 > len(full) {
-		return 0, 0, false
-	}
-	x, k := digitRun(binary.LittleEndian.Uint64(full[j:]))
-	k = min(k, n-j)
-	if k < 8 {
-		return digitsValue(x, k), k, true
-	}
-	x2, k2 := digitRun(binary.LittleEndian.Uint64(full[j+8:]))
-	k2 = min(k2, n-j-8)
-	return digitsValue(x, 8)*pow10[k2] + digitsValue(x2, k2), 8 + k2, true
-}
-
 // cellEnd returns the end of the field at text[i:] (the index of the
 // next comma, or len(text)), or reports a quote in it.
 func cellEnd(text []byte, i int, comma byte) (end int, quoted bool) {
@@ -118,43 +75,84 @@ const (
 
 // fastEvent builds the event of a line read in place (csvRecords.text),
 // reading each field as it finds it, where split and event would first
-// cut the line into fields: a plain integer is read eight digits at a
-// time; any other cell is parseCell's, as in event. ok is false when the
-// line must go that way instead: it holds a quote, has another number of
-// fields than the header, or has an empty type (a punctuation, or an
-// error). A line with a reorder stage goes that way too (the stage keeps
-// a late line's fields).
+// cut the line into fields: an integer of up to 16 digits is read eight
+// digits at a time, a field that fits a word is found in one; any other
+// cell is parseCell's, as in event. ok is false when the line must go that
+// way instead: it holds a quote, has another number of fields than the
+// header, has an empty type (a punctuation, or an error), or ends within
+// 16 bytes of its read buffer. A line with a reorder stage goes that way
+// too (the stage keeps a late line's fields).
 func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ *event.Event, ok bool, _ error) {
+	n := len(text)
+	if n+16 > cap(text) { // words are read up to 16 bytes past any index up to n
+		return nil, false, nil
+	}
+	p := unsafe.Pointer(unsafe.SliceData(text))
+	commas, quotes := uint64(comma)*swarOnes, uint64('"')*swarOnes
 	e := b.arena.Event(l.nslots)
+	attrs := e.Attrs
 	var typText, tsText []byte
 	var tsInt int64
 	tsPlain := false
 	i := 0
 	for c, role := range l.roles {
 		if c > 0 {
-			if i == len(text) {
+			if i == n {
 				b.arena.Drop(e)
 				return nil, false, nil // too few fields
 			}
 			i++ // the comma
 		}
 		start := i
-		if role != roleType {
-			v, end, plain := plainInt(text, i, comma)
-			if plain {
-				i = end
-				if role == roleTS {
+		w := le64(p, i)
+		if role != roleType { // an integer?
+			j := i
+			if sign := byte(w); sign == '-' || sign == '+' {
+				j++
+				w = le64(p, j)
+			}
+			x, d := digitRun(w)
+			d = min(d, n-j)
+			var u uint64
+			if d < 8 {
+				u = digitsValue(x, d)
+			} else {
+				x2, d2 := digitRun(le64(p, j+8))
+				d2 = min(d2, n-j-8)
+				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+			}
+			if end := j + d; d > 0 && (end == n || text[end] == comma) { // a 17th digit fails here
+				v := int64(u)
+				if text[i] == '-' {
+					v = -v
+				}
+				if i = end; role == roleTS {
 					tsText, tsInt, tsPlain = text[start:i], v, true
 				} else {
-					e.Attrs[role] = event.IntValue(v) // a number needs no Set (see event.Arena)
+					attrs[role] = event.IntValue(v) // a number needs no Set (see event.Arena)
 				}
 				continue
 			}
+			w = le64(p, i)
 		}
-		end, quoted := cellEnd(text, i, comma)
-		if quoted {
-			b.arena.Drop(e)
-			return nil, false, nil
+		// The field's end: in the word at i, or past it.
+		var end int
+		stop := zeroBytes(w^commas) | zeroBytes(w^quotes)
+		if left := n - i; left < 8 {
+			stop |= swarHigh << (8 * left) // the line's end
+		}
+		if stop != 0 {
+			end = i + bits.TrailingZeros64(stop)/8
+			if end < n && text[end] == '"' {
+				b.arena.Drop(e)
+				return nil, false, nil
+			}
+		} else {
+			var quoted bool
+			if end, quoted = cellEnd(text, i+8, comma); quoted {
+				b.arena.Drop(e)
+				return nil, false, nil
+			}
 		}
 		i = end
 		switch cell := text[start:i:i]; role {
@@ -164,11 +162,11 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 			tsText = cell
 		default:
 			if len(cell) > 0 {
-				b.arena.Set(e.Attrs, role, parseCell(cell))
+				b.arena.Set(attrs, role, parseCell(cell))
 			}
 		}
 	}
-	if i != len(text) || len(typText) == 0 {
+	if i != n || len(typText) == 0 {
 		b.arena.Drop(e)
 		return nil, false, nil // too many fields, or no type
 	}

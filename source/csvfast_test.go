@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,74 +20,127 @@ func inBuffer(text, pad string) []byte {
 // digits, which must not be read as the line's.
 const roomy = "9876543210987654321"
 
-func TestPlainInt(t *testing.T) {
-	for _, tc := range []struct {
-		text, pad string
-		i         int
-		v         int64
-		end       int
-		ok        bool
-	}{
-		{"0", roomy, 0, 0, 1, true},
-		{"7", roomy, 0, 7, 1, true},
-		{"-7", roomy, 0, -7, 2, true},
-		{"+7", roomy, 0, 7, 2, true},
-		{"-0", roomy, 0, 0, 2, true},
-		{"007", roomy, 0, 7, 3, true},
-		{"12345678", roomy, 0, 12345678, 8, true},                    // one word, all digits
-		{"123456789", roomy, 0, 123456789, 9, true},                  // into the second word
-		{"1234567890123456", roomy, 0, 1234567890123456, 16, true},   // both words
-		{"-9999999999999999", roomy, 0, -9999999999999999, 17, true}, // 16 digits and a sign
-		{"12345678901234567", roomy, 0, 0, 0, false},                 // 17 digits: smallInt's
-		{"12345678901234567", "", 0, 0, 0, false},                    // 17 digits, the last past the second word
-		{"1234567890123456", "7", 0, 1234567890123456, 16, true},     // 16, and the buffer goes on
-		{"12,34", roomy, 0, 12, 2, true},
-		{"12,34", roomy, 3, 34, 5, true},
-		{"a,12345678,b", roomy, 2, 12345678, 10, true},
-		{"12;34", roomy, 0, 0, 0, false}, // not the separator
-		{"", roomy, 0, 0, 0, false},      // empty: absent, not 0
-		{"-", roomy, 0, 0, 0, false},
-		{"+,", roomy, 0, 0, 0, false},
-		{",", roomy, 0, 0, 0, false},
-		{"1.5", roomy, 0, 0, 0, false},
-		{"1e3", roomy, 0, 0, 0, false},
-		{" 1", roomy, 0, 0, 0, false},
-		{"1 ", roomy, 0, 0, 0, false},
-		{"1/", roomy, 0, 0, 0, false}, // the bytes either side of the digits
-		{"1:", roomy, 0, 0, 0, false},
-		{"/1", roomy, 0, 0, 0, false},
-		{"abc", roomy, 0, 0, 0, false},
-		{"--1", roomy, 0, 0, 0, false},
-		{"12", "\r\n", 0, 0, 0, false}, // the buffer's end is near: the caller reads a cell
-		{"12", strings.Repeat("5", 13), 0, 0, 0, false},
-		{"12", strings.Repeat("5", 14), 0, 12, 2, true},
-	} {
-		text := inBuffer(tc.text, tc.pad)
-		v, end, ok := plainInt(text, tc.i, ',')
-		if ok != tc.ok || ok && (v != tc.v || end != tc.end) {
-			t.Errorf("plainInt(%q at %d) = %d, %d, %v; want %d, %d, %v", tc.text, tc.i, v, end, ok, tc.v, tc.end, tc.ok)
+// csvPair is a layout over a builder each for fastEvent and for split and
+// event, on the same header.
+type csvPair struct {
+	fast, slow   *builder
+	lfast, lslow *csvLayout
+}
+
+func newCSVPair(t *testing.T, header ...string) *csvPair {
+	t.Helper()
+	p := &csvPair{fast: newBuilder("t.csv", Options{}), slow: newBuilder("t.csv", Options{})}
+	var err error
+	if p.lfast, err = newCSVLayout(p.fast, header, 1); err != nil {
+		t.Fatal(err)
+	}
+	p.lslow, _ = newCSVLayout(p.slow, header, 1)
+	return p
+}
+
+// read reads a line (followed in its read buffer by pad) both ways, as
+// csvFile.record does, and returns both renderings and whether fastEvent
+// read it.
+func (p *csvPair) read(text, pad string, line int) (got, want string, fast bool) {
+	render := func(b *builder, e *event.Event, err error) string {
+		switch {
+		case err != nil:
+			return "error " + err.Error()
+		case e.IsTick():
+			return fmt.Sprintf("tick %d", e.TS)
 		}
-		if ok {
-			if want, _ := smallInt(text[tc.i:end]); want != v {
-				t.Errorf("plainInt(%q at %d) = %d, smallInt says %d", tc.text, tc.i, v, want)
-			}
+		var attrs []string
+		for slot, v := range e.Attrs {
+			attrs = append(attrs, fmt.Sprintf("%s=%s:%s", b.schema.Attrs[slot], v, v.Kind()))
+		}
+		return fmt.Sprintf("%s@%d %v", b.schema.Types[e.Type].Name, e.TS, attrs)
+	}
+	general := func(b *builder, l *csvLayout, buf []byte) string {
+		rec, _ := split(nil, buf, ',')
+		if len(rec) != l.width {
+			return render(b, nil, l.fieldCount(b, len(rec), line))
+		}
+		e, err := l.event(b, rec, line)
+		return render(b, e, err)
+	}
+	buf := inBuffer(text, pad)
+	e, fast, err := p.lfast.fastEvent(p.fast, buf, ',', line)
+	if fast {
+		got = render(p.fast, e, err)
+	} else {
+		got = general(p.fast, p.lfast, buf)
+	}
+	return got, general(p.slow, p.lslow, buf), fast
+}
+
+// TestFastEventCells reads one cell at a time both ways: integers are
+// read eight digits at a time, and must come out as parseCell reads them.
+func TestFastEventCells(t *testing.T) {
+	p := newCSVPair(t, "type", "ts", "x")
+	for n, tc := range []struct {
+		cell, pad string
+		fast      bool
+	}{
+		{"0", roomy, true},
+		{"7", roomy, true},
+		{"-7", roomy, true},
+		{"+7", roomy, true},
+		{"-0", roomy, true},
+		{"007", roomy, true},
+		{"12345678", roomy, true},          // one word, all digits
+		{"123456789", roomy, true},         // into the second word
+		{"1234567890123456", roomy, true},  // both words
+		{"-9999999999999999", roomy, true}, // 16 digits and a sign
+		{"12345678901234567", roomy, true}, // 17 digits: parseCell's
+		{"123456789012345678901", roomy, true},
+		{"12345678901234567", "", false}, // the buffer ends: split's
+		{"1234567890123456", "7" + roomy, true},
+		{"", roomy, true}, // empty: absent, not 0
+		{"-", roomy, true},
+		{"+", roomy, true},
+		{"1.5", roomy, true},
+		{"1e3", roomy, true},
+		{" 1", roomy, true},
+		{"1 ", roomy, true},
+		{"1/", roomy, true}, // the bytes either side of the digits
+		{"1:", roomy, true},
+		{"/1", roomy, true},
+		{"abc", roomy, true},
+		{"abcdefgh", roomy, true}, // a word, then the line's end
+		{"abcdefghijklmnopq", roomy, true},
+		{"--1", roomy, true},
+		{"true", roomy, true},
+		{"x\xff", roomy, true},
+		{"1;2", roomy, true}, // not the separator
+		{"1,", roomy, false}, // a field more
+		{"\"1\"", roomy, false},
+		{"1\"", roomy, false},
+		{"abcdefg\"", roomy, false},
+		{"abcdefgh\"", roomy, false},
+	} {
+		got, want, fast := p.read("A,"+strconv.Itoa(n)+","+tc.cell, tc.pad, n+2)
+		if got != want || fast != tc.fast {
+			t.Errorf("cell %q: %s (fast %v), want %s (fast %v)", tc.cell, got, fast, want, tc.fast)
 		}
 	}
 }
 
-// TestPlainIntDigits checks every length of digits against smallInt, and
-// every digit in every position.
-func TestPlainIntDigits(t *testing.T) {
-	for n := 1; n <= 16; n++ {
+// TestFastEventDigits checks every length of digits, and every digit in
+// every position, in the middle of a line and at its end.
+func TestFastEventDigits(t *testing.T) {
+	p := newCSVPair(t, "type", "x", "ts")
+	line := 2
+	for n := 1; n <= 17; n++ {
 		for d := '0'; d <= '9'; d++ {
 			for pos := range n {
 				digits := []byte(strings.Repeat("3", n))
 				digits[pos] = byte(d)
-				text := inBuffer(string(digits), ","+roomy)
-				v, end, ok := plainInt(text, 0, ',')
-				want, _ := smallInt(digits)
-				if !ok || end != n || v != want {
-					t.Fatalf("plainInt(%q) = %d, %d, %v; want %d", digits, v, end, ok, want)
+				for _, text := range []string{"A," + string(digits) + ",1", "A,1," + string(digits)} {
+					got, want, fast := p.read(text, roomy, line)
+					line++
+					if got != want || !fast {
+						t.Fatalf("%q: %s (fast %v), want %s", text, got, fast, want)
+					}
 				}
 			}
 		}
@@ -145,8 +199,8 @@ func TestFastEvent(t *testing.T) {
 		{"B,4,12345678901234567,123456789012345678,-1234567890123456789", roomy, true}, // over 16 digits: parseCell
 		{"B,5,9999999999999999999,1,1", roomy, true},                                   // over int64: a float
 		{"\xffC,6,1,1,1", roomy, true},                                                 // a type name with invalid UTF-8
-		{"A,7,1,2,3", "", true},                                                        // at the buffer's end
-		{"A,7,1,2,3", "\n", true},
+		{"A,7,1,2,3", "", false},                                                       // at the buffer's end: split's
+		{"A,7,1,2,3", "\n", false},
 		{"A,8,1,2", roomy, false},     // too few fields
 		{"A,8,1,2,3,4", roomy, false}, // too many
 		{"A,8,1,2,3,", roomy, false},
@@ -161,48 +215,14 @@ func TestFastEvent(t *testing.T) {
 		{"A,x,1,1,1", roomy, true},   // a bad ts
 		{"A,2024-01-01T00:00:00Z,1,1,1", roomy, true},
 	}
-	fast, slow := newBuilder("t.csv", Options{}), newBuilder("t.csv", Options{})
-	lf, err := newCSVLayout(fast, header, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ls, _ := newCSVLayout(slow, header, 1)
-	render := func(b *builder, e *event.Event, err error) string {
-		switch {
-		case err != nil:
-			return "error " + err.Error()
-		case e.IsTick():
-			return fmt.Sprintf("tick %d", e.TS)
-		}
-		return text(b.schema, e)
-	}
+	p := newCSVPair(t, header...)
 	for n, tc := range lines {
-		line := n + 2
-		text := inBuffer(tc.text, tc.pad)
-		e, ok, ferr := lf.fastEvent(fast, text, ',', line)
-		if ok != tc.fast {
-			t.Errorf("%q: fast path %v, want %v", tc.text, ok, tc.fast)
-		}
-		if !ok { // as csvFile.record goes on
-			rec, _ := split(nil, text, ',')
-			if len(rec) != lf.width {
-				ferr = lf.fieldCount(fast, len(rec), line)
-			} else {
-				e, ferr = lf.event(fast, rec, line)
-			}
-		}
-		rec, _ := split(nil, text, ',')
-		var se *event.Event
-		var serr error
-		if len(rec) != ls.width {
-			serr = ls.fieldCount(slow, len(rec), line)
-		} else {
-			se, serr = ls.event(slow, rec, line)
-		}
-		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
-			t.Errorf("%q: %s, want %s", tc.text, got, want)
+		got, want, fast := p.read(tc.text, tc.pad, n+2)
+		if got != want || fast != tc.fast {
+			t.Errorf("%q: %s (fast %v), want %s (fast %v)", tc.text, got, fast, want, tc.fast)
 		}
 	}
+	fast, slow := p.fast, p.slow
 	for i, want := range slow.schema.Types {
 		if got := fast.schema.Types[i]; fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", *want) {
 			t.Errorf("type %+v, want %+v", *got, *want)
