@@ -27,10 +27,15 @@ import (
 // plain numbers: set them at will. Values read out of Attrs are ordinary
 // values (copies are scanned where they are stored).
 type Arena struct {
-	events     []Event    // what is left of the current event block
+	// The current blocks, and how much of each is handed out: indices,
+	// not slices that shrink, so that handing out stores no pointer (and
+	// so runs no write barrier).
+	events     []Event    // the current event block
+	nevents    int        // events handed out of it
 	eventsKeep *arenaKeep // what its events point to
-	values     []Value    // what is left of the current value block
-	valueBlock []byte     // the current value block
+	values     []Value    // the current value block
+	nvalues    int        // values handed out of it
+	valueBlock []byte     // values, as the bytes the block was allocated as
 	valuesKeep *arenaKeep // what its strings point to
 	text       []byte     // what is left of the current text chunk
 }
@@ -49,18 +54,18 @@ const (
 
 // Event returns a zeroed event whose Attrs has length n, all absent.
 func (a *Arena) Event(n int) *Event {
-	if len(a.events) == 0 {
+	if a.nevents == len(a.events) {
 		a.newEvents()
 	}
-	e := &a.events[0]
-	a.events = a.events[1:]
+	e := &a.events[a.nevents]
+	a.nevents++
 	*(*[6]uint64)(unsafe.Pointer(e)) = [6]uint64{} // as words: no write barrier reads the old ones
 	if n > 0 {
-		if len(a.values) < n {
+		if len(a.values)-a.nvalues < n {
 			a.newValues(max(n, arenaValues))
 		}
-		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
-		a.values = a.values[n:]
+		attrs := a.values[a.nvalues : a.nvalues+n : a.nvalues+n] // full slice expression: appends never spill into a neighbour
+		a.nvalues += n
 		w := words(attrs)
 		for k := range w { // word by word: clear would call memclr, for a few words
 			w[k][0], w[k][1], w[k][2], w[k][3] = 0, 0, 0, 0
@@ -74,12 +79,12 @@ func (a *Arena) Event(n int) *Event {
 // a decoder that finds a line it cannot finish after all need not waste
 // its event. Strings set into it keep their text.
 func (a *Arena) Drop(e *Event) {
-	if uintptr(unsafe.Pointer(e))+uintptr(eventSize) != uintptr(unsafe.Pointer(unsafe.SliceData(a.events))) {
-		return // not the last event (its block was full): left unused
+	if a.nevents == 0 || e != &a.events[a.nevents-1] {
+		return // not the last event: left unused
 	}
-	a.events = unsafe.Slice(e, len(a.events)+1)
-	if n := len(e.Attrs); n > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(e.Attrs)))+uintptr(n*valueSize) == uintptr(unsafe.Pointer(unsafe.SliceData(a.values))) {
-		a.values = unsafe.Slice(unsafe.SliceData(e.Attrs), len(a.values)+n)
+	a.nevents--
+	if n := len(e.Attrs); n > 0 && a.nvalues >= n && unsafe.SliceData(e.Attrs) == &a.values[a.nvalues-n] {
+		a.nvalues -= n
 	}
 }
 
@@ -93,7 +98,7 @@ type sliceHeader struct {
 // its events may still use.
 func (a *Arena) newEvents() {
 	raw := noZero(arenaEvents * eventSize)
-	a.events = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents)
+	a.events, a.nevents = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents), 0
 	a.eventsKeep = newKeep(raw, a.valueBlock)
 }
 
@@ -102,7 +107,7 @@ func (a *Arena) newEvents() {
 // still use.
 func (a *Arena) newValues(n int) {
 	raw := noZero(n * valueSize)
-	a.values = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	a.values, a.nvalues = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
 	a.valueBlock = raw
 	a.valuesKeep = newKeep(raw, a.text[:0])
 	a.eventsKeep.blocks = append(a.eventsKeep.blocks, raw)

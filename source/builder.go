@@ -27,7 +27,7 @@ func (t *typeNames) lookup(name []byte) (int, bool) {
 	if len(name) == 0 {
 		return 0, false
 	}
-	r := &t.recent[(int(name[len(name)-1])+7*len(name))&63]
+	r := &t.recent[(5*int(name[len(name)-1])+13*len(name))&63] // stock1 .. stock10 each their own
 	if r.name != "" && r.name == string(name) {
 		return r.id, true
 	}

@@ -68,7 +68,7 @@ func (r *lineReader) next() ([]byte, error) {
 		r.long = nil // one long line does not pin its buffer for good
 	}
 	text, err := r.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
+	if err == bufio.ErrBufferFull { // as bufio returns it: errors.Is costs a call a line
 		r.long = append(r.long[:0], text...)
 		for errors.Is(err, bufio.ErrBufferFull) && len(r.long) <= r.max {
 			text, err = r.br.ReadSlice('\n')
