@@ -341,26 +341,19 @@ const stockCheckEvery = 1 << 14
 func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*event.Stream, error) {
 	schema := StockSchema(cfg)
 	events := make([]*event.Event, cfg.Events)
-	// Events and their values in blocks of stockCheckEvery, allocated as
-	// they are filled: a cancel need not wait for gigabytes to be zeroed.
-	// The values first: the allocation that starts a garbage collection
-	// is the one it scans, and theirs holds no pointer yet.
-	var block []event.Event
-	var values []event.Value
+	// The events and their values come from an arena: blocks the
+	// collector need not scan or the runtime clear, allocated as they are
+	// filled, so that a cancel need not wait for gigabytes to be zeroed.
+	var a event.Arena
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
 	for i := range events {
-		k := i % stockCheckEvery
-		if k == 0 {
+		if i%stockCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			n := min(stockCheckEvery, cfg.Events-i)
-			values = make([]event.Value, n*stockAttrs)
-			block = make([]event.Event, n)
 		}
-		e := &block[k]
-		e.Attrs = values[k*stockAttrs : (k+1)*stockAttrs : (k+1)*stockAttrs]
+		e := a.Event(stockAttrs)
 		g.fill(e)
 		counts[e.Type]++
 		events[i] = e
