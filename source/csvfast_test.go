@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,5 +231,34 @@ func TestFastEvent(t *testing.T) {
 	}
 	if len(fast.schema.Types) != len(slow.schema.Types) {
 		t.Errorf("%d types, want %d", len(fast.schema.Types), len(slow.schema.Types))
+	}
+}
+
+// TestFastEventRandom reads random lines both ways: cells of every kind,
+// fields short and over a word, a quote, a field more or less now and
+// then, in read buffers that end at the line or go on.
+func TestFastEventRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	cells := []string{"", "0", "-1", "+2", "12345678", "123456789012", "12345678901234567", "99999999999999999999",
+		"2.5", "-0.125", "1e3", "abc", "abcdefghijk", "true", "false", " 7", "7 ", "é", "\xff", "a\rb", "\"q\"", "x\"y"}
+	p := newCSVPair(t, "type", "ts", "a", "b", "c")
+	ts := 0
+	for line := 2; line < 20_000; line++ {
+		fields := []string{"AB"[r.IntN(2):][:1], strconv.Itoa(ts)}
+		if r.IntN(50) == 0 {
+			fields[0] = ""
+		}
+		ts += r.IntN(3)
+		for range 3 + r.IntN(30)/29 - r.IntN(30)/29 {
+			fields = append(fields, cells[r.IntN(len(cells))])
+		}
+		pad := roomy
+		if r.IntN(4) == 0 {
+			pad = roomy[:r.IntN(len(roomy))]
+		}
+		text := strings.Join(fields, ",")
+		if got, want, _ := p.read(text, pad, line); got != want {
+			t.Fatalf("%q: %s, want %s", text, got, want)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package source
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/sase-cep/sase/event"
@@ -30,7 +32,7 @@ func TestFastLine(t *testing.T) {
 	lines := []struct {
 		text string
 		fast bool
-		pad  string // what follows the line in its read buffer
+		pad  string // what follows the line's newline in its read buffer; "bare": no newline, digits
 	}{
 		{`{"type":"A","ts":1,"x":1,"s":"a"}`, false, ""}, // the first line makes the shape
 		{`{"type":"A","ts":2,"x":-2,"s":"b"}`, true, ""},
@@ -76,6 +78,11 @@ func TestFastLine(t *testing.T) {
 		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, "\n"}, // the read buffer ends: parse's
 		{`{"type":true,"ts":8,"x":1,"s":"c"}`, false, ""},
 		{`{"type":"A","ts":false,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"]`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":12`, false, "bare"}, // the last line, and digits after it in the buffer
+		{`{"type":"A","ts":8,"x":1,"s":-`, false, "bare"},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, true, "bare"},
 		{``, false, ""},
 		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
 	}
@@ -94,11 +101,15 @@ func TestFastLine(t *testing.T) {
 	}
 	for n, tc := range lines {
 		line := n + 1
-		pad := roomy
-		if tc.pad != "" {
-			pad = tc.pad
+		var buf []byte
+		switch tc.pad {
+		case "":
+			buf = inBuffer(tc.text+"\n", roomy)
+		case "bare":
+			buf = inBuffer(tc.text, roomy)
+		default:
+			buf = inBuffer(tc.text+"\n", tc.pad)
 		}
-		buf := inBuffer(tc.text+"\n", pad)
 		e, ok, ferr := fr.fastLine(fast, buf, line)
 		if ok != tc.fast {
 			t.Errorf("%q: fast path %v, want %v", tc.text, ok, tc.fast)
@@ -121,5 +132,50 @@ func TestFastLine(t *testing.T) {
 	}
 	if len(fast.schema.Types) != len(slow.schema.Types) {
 		t.Errorf("%d types, want %d", len(fast.schema.Types), len(slow.schema.Types))
+	}
+}
+
+// TestFastLineRandom reads random lines both ways: values of every kind,
+// the keys of the shape mostly, another order or key now and then, in read
+// buffers that end at the line or go on.
+func TestFastLineRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	values := []string{"0", "-1", "12345678", "1234567890123456", "12345678901234567", "99999999999999999999", "01",
+		"2.5", "-0.125", "1e3", "1E-2", `"abc"`, `""`, `"a\"b"`, `"é"`, "true", "false", "null", "[1]", "{}", "tru"}
+	keys := []string{`"x"`, `"y"`, `"z"`}
+	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
+	var fr, sr jsonRecord
+	render := func(b *builder, e *event.Event, err error) string {
+		if err != nil {
+			return "error " + err.Error()
+		}
+		return fmt.Sprintf("%s %d", text(b.schema, e), len(e.Attrs))
+	}
+	ts := 0
+	for line := 1; line < 20_000; line++ {
+		order := keys
+		if r.IntN(30) == 0 {
+			order = []string{`"y"`, `"x"`, `"z"`}
+		}
+		typ := `"` + "AB"[r.IntN(2):][:1] + `"`
+		if r.IntN(100) == 0 {
+			typ = values[r.IntN(len(values))]
+		}
+		text := `{"type":` + typ + `,"ts":` + strconv.Itoa(ts)
+		ts += r.IntN(3)
+		for _, k := range order[:len(order)-r.IntN(30)/29] {
+			text += "," + k + ":" + values[r.IntN(len(values))]
+		}
+		text += "}\n"
+		pad := roomy[:r.IntN(len(roomy)+1)]
+		buf := inBuffer(text, pad)
+		e, ok, ferr := fr.fastLine(fast, buf, line)
+		if !ok {
+			e, ferr = fr.event(fast, buf, line)
+		}
+		se, serr := sr.event(slow, buf, line)
+		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
+			t.Fatalf("%q: %s, want %s", text, got, want)
+		}
 	}
 }
