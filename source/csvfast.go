@@ -91,7 +91,9 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 	commas, quotes := uint64(comma)*swarOnes, uint64('"')*swarOnes
 	e := b.arena.Event(l.nslots)
 	attrs := e.Attrs
-	var typText, tsText []byte
+	// The type's and the timestamp's fields as offsets (fewer words live
+	// in the loop than slices), and the timestamp as an integer.
+	typFrom, typTo, tsFrom, tsTo := 0, 0, 0, 0
 	var tsInt int64
 	tsPlain := false
 	i := 0
@@ -127,7 +129,7 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 					v = -v
 				}
 				if i = end; role == roleTS {
-					tsText, tsInt, tsPlain = text[start:i], v, true
+					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
 				} else {
 					attrs[role] = event.IntValue(v) // a number needs no Set (see event.Arena)
 				}
@@ -155,22 +157,23 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 			}
 		}
 		i = end
-		switch cell := text[start:i:i]; role {
+		switch role {
 		case roleType:
-			typText = cell
+			typFrom, typTo = start, i
 		case roleTS:
-			tsText = cell
+			tsFrom, tsTo = start, i
 		default:
-			if len(cell) > 0 {
-				b.arena.Set(attrs, role, parseCell(cell))
+			if i > start {
+				b.arena.Set(attrs, role, parseCell(text[start:i:i]))
 			}
 		}
 	}
-	if i != n || len(typText) == 0 {
+	if i != n || typTo == typFrom {
 		b.arena.Drop(e)
 		return nil, false, nil // too many fields, or no type
 	}
-	typ, err := l.typeOf(b, typText, line)
+	tsText := text[tsFrom:tsTo]
+	typ, err := l.typeOf(b, text[typFrom:typTo], line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err

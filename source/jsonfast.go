@@ -70,7 +70,9 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.arena.Event(sh.n)
 	attrs := e.Attrs
-	var typText, tsText []byte
+	// The type's and the timestamp's text as offsets (fewer words live in
+	// the loop than slices), and the timestamp as an integer.
+	var typFrom, typTo, tsFrom, tsTo int
 	var tsInt int64
 	tsPlain := false
 	i := 0
@@ -97,9 +99,9 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			case keyAttr:
 				b.arena.Set(attrs, key.slot, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
 			case keyType:
-				typText = s
+				typFrom, typTo = start+1, next-1
 			default:
-				tsText = s
+				tsFrom, tsTo = start+1, next-1
 			}
 			continue
 		case c == '-' || c-'0' <= 9:
@@ -129,7 +131,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				case keyAttr:
 					attrs[key.slot] = event.IntValue(v) // a number needs no Set (see event.Arena)
 				case keyTS:
-					tsText, tsInt, tsPlain = text[start:i], v, true
+					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
 				default:
 					b.arena.Drop(e)
 					return nil, false, nil
@@ -143,7 +145,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			}
 			i = end
 			if key.role == keyTS {
-				tsText = text[start:i]
+				tsFrom, tsTo = start, i
 			} else {
 				attrs[key.slot] = flatValue{flatNumber, text[start:i]}.value()
 			}
@@ -165,6 +167,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		b.arena.Drop(e)
 		return nil, false, nil
 	}
+	typText, tsText := text[typFrom:typTo], text[tsFrom:tsTo]
 	typ, ok := rec.typeIDs.lookup(typText)
 	if !ok {
 		var err error
