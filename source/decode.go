@@ -56,8 +56,9 @@ type lineReader struct {
 	line int    // the number of the line last returned
 }
 
-func newLineReader(r io.Reader, name string, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name, max: max}
+// newLineReader reads r in pieces of size bytes.
+func newLineReader(r io.Reader, name string, max, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size), name: name, max: max}
 }
 
 // next returns the next line with its '\n' (a last one may lack it), valid
