@@ -136,6 +136,14 @@ func (a *Arena) Set(attrs []Value, i int, v Value) {
 	d[0], d[1], d[2], d[3] = w[0], w[1], w[2], w[3] // word by word: a copy of the whole would call memmove
 }
 
+// SetNumber stores v, an int, float or bool, in attrs[i], a slot that
+// Event cleared: its kind and bits, not the string's words, which are zero
+// already (and so no write barrier for them).
+func SetNumber(attrs []Value, i int, v Value) {
+	a := &attrs[i]
+	a.kind, a.bits = v.kind, v.bits
+}
+
 // copyText returns a copy of s in the arena's current text chunk.
 func (a *Arena) copyText(s string) string {
 	if s == "" {

@@ -132,3 +132,19 @@ func TestArenaDrop(t *testing.T) {
 		t.Fatal("an event not the last was given back")
 	}
 }
+
+// TestSetNumber checks that a number or bool set into a cleared slot reads
+// back as itself, its neighbours untouched.
+func TestSetNumber(t *testing.T) {
+	for _, v := range []Value{IntValue(0), IntValue(-7), IntValue(1 << 62), FloatValue(2.5), FloatValue(-0.0), BoolValue(true), BoolValue(false)} {
+		var a Arena
+		e := a.Event(3)
+		SetNumber(e.Attrs, 1, v)
+		if got := e.Attrs[1]; got.Kind() != v.Kind() || got.bits != v.bits || got.s != "" {
+			t.Errorf("SetNumber(%v): %v (%s)", v, got, got.Kind())
+		}
+		if !e.Attrs[0].IsAbsent() || !e.Attrs[2].IsAbsent() {
+			t.Errorf("SetNumber(%v) touched a neighbour: %v", v, e.Attrs)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 				if i = end; role == roleTS {
 					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
 				} else {
-					attrs[role] = event.IntValue(v) // a number needs no Set (see event.Arena)
+					event.SetNumber(attrs, role, event.IntValue(v))
 				}
 				continue
 			}

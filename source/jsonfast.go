@@ -129,7 +129,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				}
 				switch key.role {
 				case keyAttr:
-					attrs[key.slot] = event.IntValue(v) // a number needs no Set (see event.Arena)
+					event.SetNumber(attrs, key.slot, event.IntValue(v))
 				case keyTS:
 					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
 				default:
@@ -147,16 +147,16 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			if key.role == keyTS {
 				tsFrom, tsTo = start, i
 			} else {
-				attrs[key.slot] = flatValue{flatNumber, text[start:i]}.value()
+				event.SetNumber(attrs, key.slot, flatValue{flatNumber, text[start:i]}.value())
 			}
 			continue
 		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role == keyAttr:
 			i += 4
-			attrs[key.slot] = event.BoolValue(true)
+			event.SetNumber(attrs, key.slot, event.BoolValue(true))
 			continue
 		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role == keyAttr:
 			i += 5
-			attrs[key.slot] = event.BoolValue(false)
+			event.SetNumber(attrs, key.slot, event.BoolValue(false))
 			continue
 		}
 		// A null (absent: the event would be shorter), or not simple.

@@ -278,7 +278,8 @@ func newStockGen(cfg StockConfig) *stockGen {
 	return g
 }
 
-// fill sets e to the next event; e.Attrs must have stockAttrs slots.
+// fill sets e to the next event; e.Attrs must have stockAttrs slots, each
+// cleared or a number.
 func (g *stockGen) fill(e *event.Event) {
 	rnd := g.rnd
 	symbol := int64(rnd.below(g.symbols)) + 1
@@ -299,11 +300,11 @@ func (g *stockGen) fill(e *event.Event) {
 	}
 	volume := int64(rnd.below(g.volume)) + 1
 	e.TS, e.Seq = g.i, g.i
-	a := e.Attrs[:stockAttrs:stockAttrs]
-	a[slotID] = event.IntValue(g.i)
-	a[slotSymbol] = event.IntValue(symbol)
-	a[slotPrice] = event.IntValue(price)
-	a[slotVolume] = event.IntValue(volume)
+	a := e.Attrs[:stockAttrs:stockAttrs] // only ever numbers: SetNumber's words suffice
+	event.SetNumber(a, slotID, event.IntValue(g.i))
+	event.SetNumber(a, slotSymbol, event.IntValue(symbol))
+	event.SetNumber(a, slotPrice, event.IntValue(price))
+	event.SetNumber(a, slotVolume, event.IntValue(volume))
 	g.i++
 }
 
