@@ -341,14 +341,21 @@ const stockCheckEvery = 1 << 14
 // ctx is done.
 func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*event.Stream, error) {
 	schema := StockSchema(cfg)
-	events := make([]*event.Event, cfg.Events)
 	// The events and their values come from an arena: blocks the
 	// collector need not scan or the runtime clear, allocated as they are
 	// filled, so that a cancel need not wait for gigabytes to be zeroed.
+	// They are kept as runs at consecutive addresses (an arena block's),
+	// a pointer a run: a collection during the generation then scans a few
+	// pointers, not one an event; the stream's pointers are made at the end.
 	var a event.Arena
+	type run struct {
+		first *event.Event
+		n     int
+	}
+	var runs []run
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
-	for i := range events {
+	for i := range cfg.Events {
 		if i%stockCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -357,7 +364,18 @@ func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*
 		e := a.Event(stockAttrs)
 		g.fill(e)
 		counts[e.Type]++
-		events[i] = e
+		if k := len(runs) - 1; k >= 0 && uintptr(unsafe.Pointer(e)) == uintptr(unsafe.Pointer(runs[k].first))+uintptr(runs[k].n)*unsafe.Sizeof(*e) {
+			runs[k].n++
+		} else {
+			runs = append(runs, run{e, 1})
+		}
+	}
+	events := make([]*event.Event, 0, cfg.Events)
+	for _, r := range runs {
+		block := unsafe.Slice(r.first, r.n)
+		for i := range block {
+			events = append(events, &block[i])
+		}
 	}
 	// What Observe would record of each event: every attribute is present
 	// (StockSchema declares them, all int).
