@@ -75,6 +75,13 @@ func (a *Arena) Event(n int) *Event {
 	return e
 }
 
+// Starts reports whether e, which the arena's last Event call returned,
+// is the first of a block. The events handed out from then until the next
+// start are one allocation, at consecutive addresses: a caller may keep
+// them by their first (a pointer a block for the collector to scan) and
+// take the others by their offset from it.
+func (a *Arena) Starts(e *Event) bool { return a.nevents == 1 && e == &a.events[0] }
+
 // Drop gives back e, which the arena's last Event call returned, unused:
 // a decoder that finds a line it cannot finish after all need not waste
 // its event. Strings set into it keep their text.

@@ -148,3 +148,26 @@ func TestSetNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaStarts checks that Starts marks the first event of each block,
+// and that a block's events lie at consecutive addresses from it.
+func TestArenaStarts(t *testing.T) {
+	var a Arena
+	var first *Event
+	for i := range 3*arenaEvents + 5 {
+		e := a.Event(2)
+		if got, want := a.Starts(e), i%arenaEvents == 0; got != want {
+			t.Fatalf("event %d: Starts %v, want %v", i, got, want)
+		}
+		if a.Starts(e) {
+			first = e
+		} else if k := i % arenaEvents; &unsafe.Slice(first, k+1)[k] != e {
+			t.Fatalf("event %d is not %d events past its block's first", i, k)
+		}
+	}
+	e := a.Event(1)
+	a.Drop(e)
+	if f := a.Event(1); a.Starts(f) {
+		t.Fatal("an event in the middle of a block starts one after a Drop")
+	}
+}

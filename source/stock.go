@@ -344,9 +344,9 @@ func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*
 	// The events and their values come from an arena: blocks the
 	// collector need not scan or the runtime clear, allocated as they are
 	// filled, so that a cancel need not wait for gigabytes to be zeroed.
-	// They are kept as runs at consecutive addresses (an arena block's),
-	// a pointer a run: a collection during the generation then scans a few
-	// pointers, not one an event; the stream's pointers are made at the end.
+	// They are kept by arena block (event.Arena.Starts), a pointer a
+	// block: a collection during the generation then scans a few pointers,
+	// not one an event; the stream's pointers are made at the end.
 	var a event.Arena
 	type run struct {
 		first *event.Event
@@ -364,10 +364,10 @@ func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*
 		e := a.Event(stockAttrs)
 		g.fill(e)
 		counts[e.Type]++
-		if k := len(runs) - 1; k >= 0 && uintptr(unsafe.Pointer(e)) == uintptr(unsafe.Pointer(runs[k].first))+uintptr(runs[k].n)*unsafe.Sizeof(*e) {
-			runs[k].n++
-		} else {
+		if a.Starts(e) {
 			runs = append(runs, run{e, 1})
+		} else {
+			runs[len(runs)-1].n++
 		}
 	}
 	events := make([]*event.Event, 0, cfg.Events)
