@@ -27,10 +27,15 @@ import (
 // plain numbers: set them at will. Values read out of Attrs are ordinary
 // values (copies are scanned where they are stored).
 type Arena struct {
-	events     []Event    // what is left of the current event block
+	// The current blocks, and how much of each is handed out: indices,
+	// not slices that shrink, so that handing out stores no pointer (and
+	// so runs no write barrier).
+	events     []Event    // the current event block
+	nevents    int        // events handed out of it
 	eventsKeep *arenaKeep // what its events point to
-	values     []Value    // what is left of the current value block
-	valueBlock []byte     // the current value block
+	values     []Value    // the current value block
+	nvalues    int        // values handed out of it
+	valueBlock []byte     // values, as the bytes the block was allocated as
 	valuesKeep *arenaKeep // what its strings point to
 	text       []byte     // what is left of the current text chunk
 }
@@ -49,18 +54,18 @@ const (
 
 // Event returns a zeroed event whose Attrs has length n, all absent.
 func (a *Arena) Event(n int) *Event {
-	if len(a.events) == 0 {
+	if a.nevents == len(a.events) {
 		a.newEvents()
 	}
-	e := &a.events[0]
-	a.events = a.events[1:]
+	e := &a.events[a.nevents]
+	a.nevents++
 	*(*[6]uint64)(unsafe.Pointer(e)) = [6]uint64{} // as words: no write barrier reads the old ones
 	if n > 0 {
-		if len(a.values) < n {
+		if len(a.values)-a.nvalues < n {
 			a.newValues(max(n, arenaValues))
 		}
-		attrs := a.values[:n:n] // full slice expression: appends never spill into a neighbour
-		a.values = a.values[n:]
+		attrs := a.values[a.nvalues : a.nvalues+n : a.nvalues+n] // full slice expression: appends never spill into a neighbour
+		a.nvalues += n
 		w := words(attrs)
 		for k := range w { // word by word: clear would call memclr, for a few words
 			w[k][0], w[k][1], w[k][2], w[k][3] = 0, 0, 0, 0
@@ -68,6 +73,26 @@ func (a *Arena) Event(n int) *Event {
 		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
 	}
 	return e
+}
+
+// Starts reports whether e, which the arena's last Event call returned,
+// is the first of a block. The events handed out from then until the next
+// start are one allocation, at consecutive addresses: a caller may keep
+// them by their first (a pointer a block for the collector to scan) and
+// take the others by their offset from it.
+func (a *Arena) Starts(e *Event) bool { return a.nevents == 1 && e == &a.events[0] }
+
+// Drop gives back e, which the arena's last Event call returned, unused:
+// a decoder that finds a line it cannot finish after all need not waste
+// its event. Strings set into it keep their text.
+func (a *Arena) Drop(e *Event) {
+	if a.nevents == 0 || e != &a.events[a.nevents-1] {
+		return // not the last event: left unused
+	}
+	a.nevents--
+	if n := len(e.Attrs); n > 0 && a.nvalues >= n && unsafe.SliceData(e.Attrs) == &a.values[a.nvalues-n] {
+		a.nvalues -= n
+	}
 }
 
 // sliceHeader is a slice's words.
@@ -80,7 +105,7 @@ type sliceHeader struct {
 // its events may still use.
 func (a *Arena) newEvents() {
 	raw := noZero(arenaEvents * eventSize)
-	a.events = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents)
+	a.events, a.nevents = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents), 0
 	a.eventsKeep = newKeep(raw, a.valueBlock)
 }
 
@@ -89,7 +114,7 @@ func (a *Arena) newEvents() {
 // still use.
 func (a *Arena) newValues(n int) {
 	raw := noZero(n * valueSize)
-	a.values = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	a.values, a.nvalues = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
 	a.valueBlock = raw
 	a.valuesKeep = newKeep(raw, a.text[:0])
 	a.eventsKeep.blocks = append(a.eventsKeep.blocks, raw)
@@ -116,6 +141,14 @@ func (a *Arena) Set(attrs []Value, i int, v Value) {
 	// no write barrier (what it points to is kept by the cleanup).
 	d, w := (*[4]uint64)(unsafe.Pointer(&attrs[i])), (*[4]uint64)(unsafe.Pointer(&v))
 	d[0], d[1], d[2], d[3] = w[0], w[1], w[2], w[3] // word by word: a copy of the whole would call memmove
+}
+
+// SetNumber stores v, an int, float or bool, in attrs[i], a slot that
+// Event cleared: its kind and bits, not the string's words, which are zero
+// already (and so no write barrier for them).
+func SetNumber(attrs []Value, i int, v Value) {
+	a := &attrs[i]
+	a.kind, a.bits = v.kind, v.bits
 }
 
 // copyText returns a copy of s in the arena's current text chunk.

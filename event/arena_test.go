@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestArenaStrings checks that what an arena's blocks point to, which the
@@ -77,5 +78,96 @@ func TestArenaStrings(t *testing.T) {
 		if want := text(3*k + 2); v.Str() != want {
 			t.Fatalf("copied value %d: %q, want %q", 3*k+2, v.Str(), want)
 		}
+	}
+}
+
+// TestArenaDrop checks that the last event handed out, given back with
+// its values, is the next one handed out, cleared, and that any other is
+// left alone.
+func TestArenaDrop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first int // events of 3 attributes handed out before the one dropped
+		n     int // its attributes
+	}{
+		{"first", 0, 3},
+		{"no attrs", 5, 0},
+		{"mid block", 100, 4},
+		{"last of its event block", arenaEvents - 1, 2},
+		{"first of a new block", arenaEvents, 2},
+		{"last of its value block", 5000, arenaValues - 3*5000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a Arena
+			for range tc.first {
+				a.Event(3)
+			}
+			e := a.Event(tc.n)
+			for i := range tc.n {
+				a.Set(e.Attrs, i, StringValue("x"))
+			}
+			a.Drop(e)
+			f := a.Event(tc.n)
+			if f != e || tc.n > 0 && unsafe.SliceData(f.Attrs) != unsafe.SliceData(e.Attrs) {
+				t.Fatalf("dropped %p (attrs %p), next %p (attrs %p): not given back", e, e.Attrs, f, f.Attrs)
+			}
+			if len(f.Attrs) != tc.n {
+				t.Fatalf("%d attrs, want %d", len(f.Attrs), tc.n)
+			}
+			for i, v := range f.Attrs {
+				if !v.IsAbsent() {
+					t.Fatalf("attr %d of the next event: %v, want absent", i, v)
+				}
+			}
+			if g := a.Event(1); g == f {
+				t.Fatal("an event handed out twice")
+			}
+		})
+	}
+	var a Arena // an event that is not the last is left alone
+	e := a.Event(2)
+	f := a.Event(2)
+	a.Drop(e)
+	if g := a.Event(2); g == e || g == f {
+		t.Fatal("an event not the last was given back")
+	}
+}
+
+// TestSetNumber checks that a number or bool set into a cleared slot reads
+// back as itself, its neighbours untouched.
+func TestSetNumber(t *testing.T) {
+	for _, v := range []Value{IntValue(0), IntValue(-7), IntValue(1 << 62), FloatValue(2.5), FloatValue(-0.0), BoolValue(true), BoolValue(false)} {
+		var a Arena
+		e := a.Event(3)
+		SetNumber(e.Attrs, 1, v)
+		if got := e.Attrs[1]; got.Kind() != v.Kind() || got.bits != v.bits || got.s != "" {
+			t.Errorf("SetNumber(%v): %v (%s)", v, got, got.Kind())
+		}
+		if !e.Attrs[0].IsAbsent() || !e.Attrs[2].IsAbsent() {
+			t.Errorf("SetNumber(%v) touched a neighbour: %v", v, e.Attrs)
+		}
+	}
+}
+
+// TestArenaStarts checks that Starts marks the first event of each block,
+// and that a block's events lie at consecutive addresses from it.
+func TestArenaStarts(t *testing.T) {
+	var a Arena
+	var first *Event
+	for i := range 3*arenaEvents + 5 {
+		e := a.Event(2)
+		if got, want := a.Starts(e), i%arenaEvents == 0; got != want {
+			t.Fatalf("event %d: Starts %v, want %v", i, got, want)
+		}
+		if a.Starts(e) {
+			first = e
+		} else if k := i % arenaEvents; &unsafe.Slice(first, k+1)[k] != e {
+			t.Fatalf("event %d is not %d events past its block's first", i, k)
+		}
+	}
+	e := a.Event(1)
+	a.Drop(e)
+	if f := a.Event(1); a.Starts(f) {
+		t.Fatal("an event in the middle of a block starts one after a Drop")
 	}
 }

@@ -141,18 +141,19 @@ func (t *TypeInfo) grow(n int) {
 func (s *Schema) Observe(e *Event) {
 	t := s.Types[e.Type]
 	t.Count++
-	n := len(e.Attrs)
+	attrs := e.Attrs // a local: the stores below cannot change it, so it is not read again
+	n := len(attrs)
 	t.grow(n)
 	// Slices of length n, so that the loop has no bounds checks; an
 	// attribute's kind is read without copying its value.
 	declared, kinds, present := t.Declared[:n], t.Kinds[:n], t.Present[:n]
-	for slot := range e.Attrs {
-		k := e.Attrs[slot].kind
+	for slot := range attrs {
+		k := attrs[slot].kind
 		if k == Absent {
 			continue
 		}
 		declared[slot] = true
-		kinds[slot] |= 1 << k
+		kinds[slot] |= 1 << (k & 7) // a kind is below 8: the shift needs no check for 8 or more
 		present[slot]++
 	}
 }

@@ -27,7 +27,7 @@ func (t *typeNames) lookup(name []byte) (int, bool) {
 	if len(name) == 0 {
 		return 0, false
 	}
-	r := &t.recent[(int(name[len(name)-1])+7*len(name))&63]
+	r := &t.recent[(5*int(name[len(name)-1])+13*len(name))&63] // stock1 .. stock10 each their own
 	if r.name != "" && r.name == string(name) {
 		return r.id, true
 	}
@@ -115,6 +115,12 @@ func (b *builder) timestamp(text []byte, line int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return b.ordered(ts, text, line)
+}
+
+// ordered checks that ts, parsed from text, does not go back in time, and
+// returns it.
+func (b *builder) ordered(ts int64, text []byte, line int) (int64, error) {
 	// With a slack (or sort = true) the reorder stage decides what an
 	// earlier ts is.
 	if b.hasPrev && ts < b.prevTS && (b.ord == nil || !b.ord.unordered()) {

@@ -100,20 +100,17 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	batch := make([]*event.Event, 0, maxBatch)
+	// Lines are read in place (fastEvent) unless a reorder stage needs a
+	// late line's fields.
+	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
 	for n := 0; n < maxBatch; n++ {
-		rec, line, err := recs.next()
-		if err == io.EOF {
+		e, rec, line, rerr, err := s.record(recs, layout, inPlace)
+		if rerr == io.EOF {
 			end = true
 			break
 		}
-		if err != nil {
-			return nil, false, err
-		}
-		var e *event.Event
-		if len(rec) != layout.width {
-			err = layout.fieldCount(s.b, len(rec), line)
-		} else {
-			e, err = layout.event(s.b, rec, line)
+		if rerr != nil {
+			return nil, false, rerr
 		}
 		if err != nil {
 			s.read++
@@ -144,6 +141,33 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	return batch, end, nil
 }
 
+// record reads and decodes the next record: rerr is the input's error
+// (io.EOF at its end), err the record's own. rec is its fields, unless it
+// was read in place.
+func (s *csvFile) record(recs *csvRecords, layout *csvLayout, inPlace bool) (e *event.Event, rec [][]byte, line int, rerr, err error) {
+	if inPlace && recs.cr == nil {
+		var text []byte
+		if text, line, rerr = recs.text(); rerr != nil {
+			return nil, nil, 0, rerr, nil
+		}
+		var ok bool
+		if e, ok, err = layout.fastEvent(s.b, text, byte(recs.comma), line); ok {
+			return e, nil, line, nil, err
+		}
+		rec, line, rerr = recs.record(text, line)
+	} else {
+		rec, line, rerr = recs.next()
+	}
+	if rerr != nil {
+		return nil, nil, 0, rerr, nil
+	}
+	if len(rec) != layout.width {
+		return nil, rec, line, nil, layout.fieldCount(s.b, len(rec), line)
+	}
+	e, err = layout.event(s.b, rec, line)
+	return e, rec, line, nil, err
+}
+
 // csvLayout is what a CSV header says: the columns of the type and the
 // timestamp, and the attribute slot of every other column.
 type csvLayout struct {
@@ -151,6 +175,7 @@ type csvLayout struct {
 	typeCol, tsCol int
 	attrCols       []int
 	attrSlots      []int
+	roles          []int     // by column: roleType, roleTS or the attribute's slot
 	nslots         int       // 1 + the highest slot: the length of Attrs
 	declared       []bool    // by type id: the header's attributes are declared
 	types          typeNames // type cells as written -> type id
@@ -171,10 +196,13 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 			return nil, b.errorf(line, "duplicate column %q", h)
 		case h == b.opts.typeColumn():
 			l.typeCol = i
+			l.roles = append(l.roles, roleType)
 		case h == b.opts.tsColumn():
 			l.tsCol = i
+			l.roles = append(l.roles, roleTS)
 		default:
 			slot := b.schema.AddAttr(h)
+			l.roles = append(l.roles, slot)
 			l.attrCols = append(l.attrCols, i)
 			l.attrSlots = append(l.attrSlots, slot)
 			l.nslots = max(l.nslots, slot+1)
@@ -223,18 +251,38 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 	if len(rec[l.typeCol]) == 0 && len(rec[l.tsCol]) != 0 && l.onlyTS(rec) {
 		return b.punctuation(rec[l.tsCol], line)
 	}
-	typ, ok := l.types.lookup(rec[l.typeCol])
-	if !ok {
-		var err error
-		if typ, err = b.typeID(validUTF8(string(rec[l.typeCol])), line); err != nil {
-			return nil, err
-		}
-		l.types.add(rec[l.typeCol], typ)
+	typ, err := l.typeOf(b, rec[l.typeCol], line)
+	if err != nil {
+		return nil, err
 	}
 	ts, err := b.timestamp(rec[l.tsCol], line)
 	if err != nil {
 		return nil, err
 	}
+	l.declare(b, typ)
+	e := b.arena.Event(l.nslots)
+	e.Type, e.TS = typ, ts
+	for j, c := range l.attrCols {
+		b.arena.Set(e.Attrs, l.attrSlots[j], parseCell(rec[c]))
+	}
+	return e, nil
+}
+
+// typeOf resolves a record's type cell.
+func (l *csvLayout) typeOf(b *builder, cell []byte, line int) (int, error) {
+	if typ, ok := l.types.lookup(cell); ok {
+		return typ, nil
+	}
+	typ, err := b.typeID(validUTF8(string(cell)), line)
+	if err != nil {
+		return 0, err
+	}
+	l.types.add(cell, typ)
+	return typ, nil
+}
+
+// declare makes the header's attributes the type's, on its first event.
+func (l *csvLayout) declare(b *builder, typ int) {
 	if typ >= len(l.declared) {
 		l.declared = append(l.declared, make([]bool, typ+1-len(l.declared))...)
 	}
@@ -244,12 +292,6 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 			b.schema.Declare(typ, slot)
 		}
 	}
-	e := b.arena.Event(l.nslots)
-	e.Type, e.TS = typ, ts
-	for j, c := range l.attrCols {
-		b.arena.Set(e.Attrs, l.attrSlots[j], parseCell(rec[c]))
-	}
-	return e, nil
 }
 
 // parseCell is event.ParseCell(validUTF8(cell)), a string a view of cell

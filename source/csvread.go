@@ -45,6 +45,18 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 	if c.cr != nil {
 		return c.slow()
 	}
+	text, line, err := c.text()
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.record(text, line)
+}
+
+// text returns the next line that is not blank, without its line ending,
+// in place in the read buffer (valid until the next call, its capacity
+// reaching the buffer's end), and its number; io.EOF after the last one.
+// Only while the reader reads in place (c.cr is nil).
+func (c *csvRecords) text() ([]byte, int, error) {
 	for {
 		text, ok, err := c.nextLine()
 		if err != nil {
@@ -56,39 +68,41 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 		if len(text) > 0 && text[len(text)-1] == '\r' {
 			text = text[:len(text)-1] // \r\n, or a last \r before the end, as encoding/csv
 		}
-		if len(text) == 0 {
-			continue
+		if len(text) > 0 {
+			return text, c.line, nil
 		}
-		if c.comma >= utf8.RuneSelf { // a multi-byte separator: encoding/csv splits
-			c.startSlow()
-			return c.slow()
-		}
-		fields, quoted := split(c.fields[:0], text, byte(c.comma))
-		if quoted {
-			c.startSlow()
-			return c.slow()
-		}
-		c.fields = fields
-		return fields, c.line, nil
 	}
+}
+
+// record splits text, the line text just returned, into its fields, or
+// hands it and the rest of the input to encoding/csv when it holds a
+// quote (or the separator is not one byte).
+func (c *csvRecords) record(text []byte, line int) ([][]byte, int, error) {
+	if c.comma >= utf8.RuneSelf { // a multi-byte separator: encoding/csv splits
+		c.startSlow()
+		return c.slow()
+	}
+	fields, quoted := split(c.fields[:0], text, byte(c.comma))
+	if quoted {
+		c.startSlow()
+		return c.slow()
+	}
+	c.fields = fields
+	return fields, line, nil
 }
 
 // split appends the fields of a line to dst, each capped at its end, or
 // reports that the line holds a quote. One pass for separators and quotes,
 // eight bytes at a time.
 func split(dst [][]byte, text []byte, comma byte) (_ [][]byte, quoted bool) {
-	const ones, lows = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
-	// zeros has the high bit of each byte of x that is 0, exactly (no
-	// borrow from one byte into the next).
-	zeros := func(x uint64) uint64 { return ^((x&lows + lows) | x | lows) }
-	commas, quotes := uint64(comma)*ones, uint64('"')*ones
+	commas, quotes := uint64(comma)*swarOnes, uint64('"')*swarOnes
 	start, i := 0, 0
 	for ; i+8 <= len(text); i += 8 {
 		w := binary.LittleEndian.Uint64(text[i:])
-		if zeros(w^quotes) != 0 {
+		if zeroBytes(w^quotes) != 0 {
 			return dst, true
 		}
-		for m := zeros(w ^ commas); m != 0; m &= m - 1 {
+		for m := zeroBytes(w ^ commas); m != 0; m &= m - 1 {
 			j := i + bits.TrailingZeros64(m)/8
 			dst = append(dst, text[start:j:j])
 			start = j + 1

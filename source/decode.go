@@ -57,8 +57,9 @@ type lineReader struct {
 	whole int    // the buffered bytes up to the last '\n' ready saw: whole lines
 }
 
-func newLineReader(r io.Reader, name string, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name, max: max}
+// newLineReader reads r in pieces of size bytes.
+func newLineReader(r io.Reader, name string, max, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size), name: name, max: max}
 }
 
 // next returns the next line with its '\n' (a last one may lack it), valid
@@ -69,7 +70,7 @@ func (r *lineReader) next() ([]byte, error) {
 		r.long = nil // one long line does not pin its buffer for good
 	}
 	text, err := r.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
+	if err == bufio.ErrBufferFull { // as bufio returns it: errors.Is costs a call a line
 		r.long = append(r.long[:0], text...)
 		for errors.Is(err, bufio.ErrBufferFull) && len(r.long) <= r.max {
 			text, err = r.br.ReadSlice('\n')

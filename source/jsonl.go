@@ -39,6 +39,9 @@ func newJSONLFile(r io.Reader, name string, opts Options, release func()) *lineS
 type jsonLines struct{ rec jsonRecord }
 
 func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
+	if e, ok, err := d.rec.fastLine(b, text, line); ok {
+		return e, err
+	}
 	if len(bytes.TrimSpace(text)) == 0 {
 		return nil, nil
 	}
@@ -106,6 +109,10 @@ type jsonRecord struct {
 	// text `"key":` with what it is: a line whose keys are the same, in the
 	// same order, matches each with one comparison.
 	shape []shapeKey
+	// fast is the shape of the last line parseSimple read whole, for
+	// fastLine; reshaped says rec.shape has changed since.
+	fast     jsonShape
+	reshaped bool
 	// The type and timestamp keys (Options'), set at the first line.
 	typeKey, tsKey string
 	seen           []int // by slot: lines when the key was last seen (no set to clear per line)
@@ -202,6 +209,7 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			default:
 				k.slot = rec.slot(b, name, len(rec.slots))
 			}
+			rec.reshaped = true
 			if p < len(rec.shape) {
 				k.text = append(rec.shape[p].text[:0], text[start:i]...)
 				rec.shape[p] = k
@@ -291,7 +299,12 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 		case ',':
 			i++
 		case '}':
-			return i == n-1 && rec.hasTyp && rec.hasTS
+			whole := i == n-1 && rec.hasTyp && rec.hasTS
+			if whole && (rec.reshaped || len(rec.fast.keys) != p+1) {
+				rec.compileShape(p + 1)
+				rec.reshaped = false
+			}
+			return whole
 		default:
 			return false
 		}

@@ -196,7 +196,11 @@ func (s *lineSource) drain() {
 // feed reads one producer's lines until its input ends, decoding them and
 // emitting the events in batches.
 func (s *lineSource) feed(ctx context.Context, p Producer) error {
-	lr := newLineReader(p.R, p.Name, s.b.opts.maxLine())
+	size := 64 << 10 // a live producer's lines come a few at a time
+	if s.finite {
+		size = csvReadSize // a file is read in large pieces, as a CSV file is
+	}
+	lr := newLineReader(p.R, p.Name, s.b.opts.maxLine(), size)
 	dec := s.decoder()
 	for {
 		text, rerr := lr.next()
@@ -209,7 +213,7 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 		var stop error
 		for {
 			var e *event.Event
-			if e, stop = s.decode(dec, p, text, lr.line, rerr); e != nil {
+			if e, stop = s.decode(dec, &p, text, lr.line, rerr); e != nil {
 				batch = append(batch, e)
 			}
 			// Go on while the next line is here already.
@@ -282,11 +286,15 @@ func (s *lineSource) ended(ctx context.Context, p Producer, err error) error {
 // error is set when the producer must stop. rerr is the input's error
 // after this line: a line without its newline at the end of an input that
 // cuts it off is incomplete. Called with s.mu held.
-func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, rerr error) (*event.Event, error) {
+func (s *lineSource) decode(dec lineDecoder, p *Producer, text []byte, line int, rerr error) (*event.Event, error) {
 	s.b.file = p.Name
 	var e *event.Event
 	var err error
-	if cut := cutReason(p, text, rerr); cut != "" {
+	var cut string
+	if rerr != nil { // only an input's last line can be cut off
+		cut = cutReason(p, text, rerr)
+	}
+	if cut != "" {
 		if len(bytes.TrimSpace(text)) == 0 {
 			return nil, nil
 		}
@@ -328,7 +336,7 @@ func (s *lineSource) decode(dec lineDecoder, p Producer, text []byte, line int, 
 }
 
 // cutReason is why text, a producer's last line, is incomplete, or "".
-func cutReason(p Producer, text []byte, rerr error) string {
+func cutReason(p *Producer, text []byte, rerr error) string {
 	if rerr == nil || len(text) > 0 && text[len(text)-1] == '\n' {
 		return ""
 	}

@@ -278,7 +278,8 @@ func newStockGen(cfg StockConfig) *stockGen {
 	return g
 }
 
-// fill sets e to the next event; e.Attrs must have stockAttrs slots.
+// fill sets e to the next event; e.Attrs must have stockAttrs slots, each
+// cleared or a number.
 func (g *stockGen) fill(e *event.Event) {
 	rnd := g.rnd
 	symbol := int64(rnd.below(g.symbols)) + 1
@@ -299,11 +300,11 @@ func (g *stockGen) fill(e *event.Event) {
 	}
 	volume := int64(rnd.below(g.volume)) + 1
 	e.TS, e.Seq = g.i, g.i
-	a := e.Attrs[:stockAttrs:stockAttrs]
-	a[slotID] = event.IntValue(g.i)
-	a[slotSymbol] = event.IntValue(symbol)
-	a[slotPrice] = event.IntValue(price)
-	a[slotVolume] = event.IntValue(volume)
+	a := e.Attrs[:stockAttrs:stockAttrs] // only ever numbers: SetNumber's words suffice
+	event.SetNumber(a, slotID, event.IntValue(g.i))
+	event.SetNumber(a, slotSymbol, event.IntValue(symbol))
+	event.SetNumber(a, slotPrice, event.IntValue(price))
+	event.SetNumber(a, slotVolume, event.IntValue(volume))
 	g.i++
 }
 
@@ -340,30 +341,41 @@ const stockCheckEvery = 1 << 14
 // ctx is done.
 func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*event.Stream, error) {
 	schema := StockSchema(cfg)
-	events := make([]*event.Event, cfg.Events)
-	// Events and their values in blocks of stockCheckEvery, allocated as
-	// they are filled: a cancel need not wait for gigabytes to be zeroed.
-	// The values first: the allocation that starts a garbage collection
-	// is the one it scans, and theirs holds no pointer yet.
-	var block []event.Event
-	var values []event.Value
+	// The events and their values come from an arena: blocks the
+	// collector need not scan or the runtime clear, allocated as they are
+	// filled, so that a cancel need not wait for gigabytes to be zeroed.
+	// They are kept by arena block (event.Arena.Starts), a pointer a
+	// block: a collection during the generation then scans a few pointers,
+	// not one an event; the stream's pointers are made at the end.
+	var a event.Arena
+	type run struct {
+		first *event.Event
+		n     int
+	}
+	var runs []run
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
-	for i := range events {
-		k := i % stockCheckEvery
-		if k == 0 {
+	for i := range cfg.Events {
+		if i%stockCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			n := min(stockCheckEvery, cfg.Events-i)
-			values = make([]event.Value, n*stockAttrs)
-			block = make([]event.Event, n)
 		}
-		e := &block[k]
-		e.Attrs = values[k*stockAttrs : (k+1)*stockAttrs : (k+1)*stockAttrs]
+		e := a.Event(stockAttrs)
 		g.fill(e)
 		counts[e.Type]++
-		events[i] = e
+		if a.Starts(e) {
+			runs = append(runs, run{e, 1})
+		} else {
+			runs[len(runs)-1].n++
+		}
+	}
+	events := make([]*event.Event, 0, cfg.Events)
+	for _, r := range runs {
+		block := unsafe.Slice(r.first, r.n)
+		for i := range block {
+			events = append(events, &block[i])
+		}
 	}
 	// What Observe would record of each event: every attribute is present
 	// (StockSchema declares them, all int).

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -290,5 +292,32 @@ func TestGenerateStocksSchema(t *testing.T) {
 		if !reflect.DeepEqual(s.Schema, want) {
 			t.Errorf("increase %d: schema\n%+v\nwant\n%+v", inc, s.Schema.Types[0], want.Types[0])
 		}
+	}
+}
+
+// TestGenerateStocksCollected checks that a generated stream, whose events
+// the generation keeps by arena block, survives collections during and
+// after it, with garbage reusing freed memory.
+func TestGenerateStocksCollected(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	cfg := DefaultStockConfig()
+	cfg.Events = 30_000 // several arena blocks
+	s := GenerateStocks("s", cfg)
+	var garbage [][]byte
+	for range 3 {
+		for range 2000 {
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
+		}
+		runtime.GC()
+	}
+	i := 0
+	for want := range StockEvents(cfg) {
+		if !sameEvent(s.Events[i], want) {
+			t.Fatalf("event %d = %+v, want %+v", i, *s.Events[i], *want)
+		}
+		i++
+	}
+	if i != len(s.Events) {
+		t.Fatalf("%d events, want %d", len(s.Events), i)
 	}
 }

@@ -34,3 +34,22 @@ func TestTypeNames(t *testing.T) {
 		t.Error("the empty name is known")
 	}
 }
+
+// TestTypeNamesStocks checks that the stock stream's names each have a
+// slot of the recent cache: the map behind it is not asked once they are
+// known.
+func TestTypeNamesStocks(t *testing.T) {
+	var tn typeNames
+	for i := range 10 {
+		tn.add([]byte("stock"+strconv.Itoa(i+1)), i)
+	}
+	for i := range 10 {
+		tn.lookup([]byte("stock" + strconv.Itoa(i+1)))
+	}
+	tn.ids = nil // a lookup that reaches the map finds nothing now
+	for i := range 10 {
+		if id, ok := tn.lookup([]byte("stock" + strconv.Itoa(i+1))); !ok || id != i {
+			t.Errorf("stock%d: %d, %v; want %d from the cache", i+1, id, ok, i)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package source
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/sase-cep/sase/event"
+)
+
+// jsonShape is the shape of the last line parseSimple read whole, compiled
+// for fastLine: its keys in order, each with the separator before it.
+type jsonShape struct {
+	keys     []shapeMatch
+	n        int    // Attrs' length: 1 + the highest slot
+	declared []bool // by type id: the shape's attributes are declared for the type
+	long     bool   // a key is longer than two words: fastLine reads no line
+}
+
+// shapeMatch is a key of a shape as its text, `{"key":` or `,"key":`,
+// with its first sixteen bytes as two words and masks, to be compared
+// with a line's in one go.
+type shapeMatch struct {
+	w, mask [2]uint64
+	size    int // of the text
+	role    uint8
+	slot    int
+}
+
+// compileShape makes rec.shape's first keys the shape fastLine matches.
+func (rec *jsonRecord) compileShape(keys int) {
+	sh := &rec.fast
+	sh.keys, sh.n, sh.declared, sh.long = sh.keys[:0], 0, sh.declared[:0], false
+	for p, k := range rec.shape[:keys] {
+		sep := byte(',')
+		if p == 0 {
+			sep = '{'
+		}
+		text := append([]byte{sep}, k.text...)
+		sh.long = sh.long || len(text) > 16
+		m := shapeMatch{size: len(text), role: k.role, slot: k.slot}
+		for b, c := range text[:min(len(text), 16)] {
+			m.w[b/8] |= uint64(c) << (8 * (b % 8))
+			m.mask[b/8] |= 0xff << (8 * (b % 8))
+		}
+		if k.role == keyAttr {
+			sh.n = max(sh.n, k.slot+1)
+		}
+		sh.keys = append(sh.keys, m)
+	}
+}
+
+// fastLine builds the event of a line with the keys of the previous simple
+// line (rec.fast), in the same order and without spaces, matching each
+// key with one comparison of two words and writing each value into the
+// event as it is read. ok is false for a line it does not read (other
+// keys, a null, an escape or a non-ASCII byte in a string, a type that is
+// not a string, anything malformed, a line that ends within 16 bytes of
+// its read buffer...): parse reads it, and says what is wrong with it.
+func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Event, ok bool, _ error) {
+	sh := &rec.fast
+	n := len(text)
+	if n > 0 && text[n-1] == '\n' {
+		n--
+		text = text[:n]
+	}
+	// Words are read up to 16 bytes past any index below n.
+	if len(sh.keys) == 0 || sh.long || n == 0 || n+16 > cap(text) {
+		return nil, false, nil
+	}
+	p := unsafe.Pointer(unsafe.SliceData(text))
+	e := b.arena.Event(sh.n)
+	attrs := e.Attrs
+	// The type's and the timestamp's text as offsets (fewer words live in
+	// the loop than slices), and the timestamp as an integer.
+	var typFrom, typTo, tsFrom, tsTo int
+	var tsInt int64
+	tsPlain := false
+	i := 0
+	for k := range sh.keys {
+		key := &sh.keys[k]
+		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
+			b.arena.Drop(e)
+			return nil, false, nil
+		}
+		if i += key.size; i >= n {
+			b.arena.Drop(e)
+			return nil, false, nil
+		}
+		start := i
+		switch c := text[i]; {
+		case c == '"':
+			s, next, ok := simpleString(text, i)
+			if !ok {
+				b.arena.Drop(e)
+				return nil, false, nil
+			}
+			i = next
+			switch key.role {
+			case keyAttr:
+				b.arena.Set(attrs, key.slot, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
+			case keyType:
+				typFrom, typTo = start+1, next-1
+			default:
+				tsFrom, tsTo = start+1, next-1
+			}
+			continue
+		case c == '-' || c-'0' <= 9:
+			j := i
+			if c == '-' {
+				j++
+			}
+			x, d := digitRun(le64(p, j))
+			d = min(d, n-j)
+			var u uint64
+			if d < 8 {
+				u = digitsValue(x, d)
+			} else {
+				x2, d2 := digitRun(le64(p, j+8))
+				d2 = min(d2, n-j-8)
+				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+			}
+			i = j + d
+			// JSON has no leading zeros; 17 digits or more, a fraction or
+			// an exponent are the scanner's.
+			if d > 0 && (d == 1 || text[j] != '0') && (i == n || !jsonNumberGoesOn(text[i])) {
+				v := int64(u)
+				if c == '-' {
+					v = -v
+				}
+				switch key.role {
+				case keyAttr:
+					event.SetNumber(attrs, key.slot, event.IntValue(v))
+				case keyTS:
+					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
+				default:
+					b.arena.Drop(e)
+					return nil, false, nil
+				}
+				continue
+			}
+			end, ok := jsonNumber(text, start)
+			if !ok || key.role == keyType {
+				b.arena.Drop(e)
+				return nil, false, nil
+			}
+			i = end
+			if key.role == keyTS {
+				tsFrom, tsTo = start, i
+			} else {
+				event.SetNumber(attrs, key.slot, flatValue{flatNumber, text[start:i]}.value())
+			}
+			continue
+		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role == keyAttr:
+			i += 4
+			event.SetNumber(attrs, key.slot, event.BoolValue(true))
+			continue
+		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role == keyAttr:
+			i += 5
+			event.SetNumber(attrs, key.slot, event.BoolValue(false))
+			continue
+		}
+		// A null (absent: the event would be shorter), or not simple.
+		b.arena.Drop(e)
+		return nil, false, nil
+	}
+	if i != n-1 || text[i] != '}' {
+		b.arena.Drop(e)
+		return nil, false, nil
+	}
+	typText, tsText := text[typFrom:typTo], text[tsFrom:tsTo]
+	typ, ok := rec.typeIDs.lookup(typText)
+	if !ok {
+		var err error
+		if typ, err = b.typeID(string(typText), line); err != nil {
+			b.arena.Drop(e)
+			return nil, true, err
+		}
+		rec.typeIDs.add(typText, typ)
+	}
+	var ts int64
+	var err error
+	if tsPlain && b.mode == tsInteger {
+		ts, err = b.ordered(tsInt, tsText, line)
+	} else {
+		ts, err = b.timestamp(tsText, line)
+	}
+	if err != nil {
+		b.arena.Drop(e)
+		return nil, true, err
+	}
+	if typ >= len(sh.declared) {
+		sh.declared = append(sh.declared, make([]bool, typ+1-len(sh.declared))...)
+	}
+	if !sh.declared[typ] {
+		sh.declared[typ] = true
+		for _, k := range sh.keys {
+			if k.role == keyAttr {
+				b.schema.Declare(typ, k.slot)
+			}
+		}
+	}
+	e.Type, e.TS = typ, ts
+	return e, true, nil
+}
+
+// jsonNumberGoesOn reports whether c, after the digits of a JSON number's
+// integer part, goes on with the number.
+func jsonNumberGoesOn(c byte) bool { return c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' }
+
+// le64 is the little-endian word at p+i, which the caller has checked is
+// in bounds.
+func le64(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
+}
+
+// jsonNumber returns the end of the JSON number at text[i:], or ok false
+// if there is none.
+func jsonNumber(text []byte, i int) (end int, ok bool) {
+	n := len(text)
+	digits := func(i int) int {
+		for i < n && text[i]-'0' <= 9 {
+			i++
+		}
+		return i
+	}
+	if i < n && text[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && text[i] == '0':
+		i++
+	case i < n && text[i]-'1' <= 8:
+		i = digits(i)
+	default:
+		return i, false
+	}
+	if i < n && text[i] == '.' {
+		if j := digits(i + 1); j > i+1 {
+			i = j
+		} else {
+			return i, false
+		}
+	}
+	if i < n && (text[i] == 'e' || text[i] == 'E') {
+		i++
+		if i < n && (text[i] == '+' || text[i] == '-') {
+			i++
+		}
+		if j := digits(i); j > i {
+			i = j
+		} else {
+			return i, false
+		}
+	}
+	return i, true
+}

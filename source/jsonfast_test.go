@@ -1,0 +1,181 @@
+package source
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/sase-cep/sase/event"
+)
+
+// TestJSONNumber checks jsonNumber against the scanner's number grammar.
+func TestJSONNumber(t *testing.T) {
+	for _, lit := range []string{"0", "-0", "12", "1.5", "-1.25e+3", "1E-2", "0.0", "1e400", "123456789012345678901",
+		"01", "1.", ".5", "-", "1e", "1e+", "+1", "-.5", "1.e3", "0x1", "00"} {
+		text := []byte(lit + "}")
+		var s flatScanner
+		s.data = text
+		v, err := s.number()
+		end, ok := jsonNumber(text, 0)
+		if ok != (err == nil) || ok && end != len(v.text) {
+			t.Errorf("jsonNumber(%q) = %d, %v; the scanner reads %q, %v", lit, end, ok, v.text, err)
+		}
+	}
+}
+
+// TestFastLine reads lines with fastLine (parse when it refuses one) and
+// with parse alone, each with its own builder: the two must agree on every
+// event and error and on the schema, and each line must take the path it
+// should.
+func TestFastLine(t *testing.T) {
+	lines := []struct {
+		text string
+		fast bool
+		pad  string // what follows the line's newline in its read buffer; "bare": no newline, digits
+	}{
+		{`{"type":"A","ts":1,"x":1,"s":"a"}`, false, ""}, // the first line makes the shape
+		{`{"type":"A","ts":2,"x":-2,"s":"b"}`, true, ""},
+		{`{"type":"B","ts":3,"x":3,"s":""}`, true, ""}, // a new type
+		{`{"type":"A","ts":4,"x":2.5,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":4,"x":1e3,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":4,"x":12345678901234567890,"s":"c"}`, true, ""}, // over int64: a float
+		{`{"type":"A","ts":4,"x":-9223372036854775808,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":5,"x":true,"s":false}`, true, ""},
+		{`{"type":"A","ts":5,"x":01,"s":"c"}`, false, ""}, // not JSON
+		{`{"type":"A","ts":5,"x":1.,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":null,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"\u0041"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"é"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"} `, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}` + "\r", false, ""},
+		{`{"type":"A", "ts":5,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}}`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"`, false, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c","y":1}`, false, ""}, // another shape
+		{`{"type":"A","ts":6,"x":1,"s":"c","y":2}`, true, ""},
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, false, ""}, // and back
+		{`{"type":"A","ts":6,"x":1,"s":"c"}`, true, ""},
+		{`{"type":1,"ts":6,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"","ts":6,"x":1,"s":"c"}`, true, ""}, // an empty type: the same error
+		{`{"type":"A","ts":true,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":"7","x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":5,"x":1,"s":"c"}`, true, ""}, // before the previous ts
+		{`{"type":"A","ts":1.5,"x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":1e3,"x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":"2026-01-01T00:00:00Z","x":1,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":0,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":-0,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":12345678,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":-1234567890123456,"s":"c"}`, true, ""},
+		{`{"type":"A","ts":8,"x":12345678901234567,"s":"c"}`, true, ""}, // 17 digits: read as the scanner does
+		{`{"type":"A","ts":8,"x":-01,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":-,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":-x,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":tru,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":falsy,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":true}`, true, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, "\n"}, // the read buffer ends: parse's
+		{`{"type":true,"ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":false,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"]`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":"c"`, false, ""},
+		{`{"type":"A","ts":8,"x":1,"s":12`, false, "bare"}, // the last line, and digits after it in the buffer
+		{`{"type":"A","ts":8,"x":1,"s":-`, false, "bare"},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, true, "bare"},
+		{``, false, ""},
+		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
+	}
+	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
+	var fr, sr jsonRecord
+	render := func(b *builder, e *event.Event, err error) string {
+		switch {
+		case err != nil:
+			return "error " + err.Error()
+		case e == nil:
+			return "nothing"
+		case e.IsTick():
+			return fmt.Sprintf("tick %d", e.TS)
+		}
+		return text(b.schema, e)
+	}
+	for n, tc := range lines {
+		line := n + 1
+		var buf []byte
+		switch tc.pad {
+		case "":
+			buf = inBuffer(tc.text+"\n", roomy)
+		case "bare":
+			buf = inBuffer(tc.text, roomy)
+		default:
+			buf = inBuffer(tc.text+"\n", tc.pad)
+		}
+		e, ok, ferr := fr.fastLine(fast, buf, line)
+		if ok != tc.fast {
+			t.Errorf("%q: fast path %v, want %v", tc.text, ok, tc.fast)
+		}
+		if !ok {
+			e, ferr = fr.event(fast, buf, line)
+		}
+		se, serr := sr.event(slow, buf, line)
+		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
+			t.Errorf("%q: %s, want %s", tc.text, got, want)
+		}
+		if ferr == nil && serr == nil && len(e.Attrs) != len(se.Attrs) {
+			t.Errorf("%q: %d attrs, want %d", tc.text, len(e.Attrs), len(se.Attrs))
+		}
+	}
+	for i, want := range slow.schema.Types {
+		if got := fast.schema.Types[i]; fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", *want) {
+			t.Errorf("type %+v, want %+v", *got, *want)
+		}
+	}
+	if len(fast.schema.Types) != len(slow.schema.Types) {
+		t.Errorf("%d types, want %d", len(fast.schema.Types), len(slow.schema.Types))
+	}
+}
+
+// TestFastLineRandom reads random lines both ways: values of every kind,
+// the keys of the shape mostly, another order or key now and then, in read
+// buffers that end at the line or go on.
+func TestFastLineRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	values := []string{"0", "-1", "12345678", "1234567890123456", "12345678901234567", "99999999999999999999", "01",
+		"2.5", "-0.125", "1e3", "1E-2", `"abc"`, `""`, `"a\"b"`, `"é"`, "true", "false", "null", "[1]", "{}", "tru"}
+	keys := []string{`"x"`, `"y"`, `"z"`}
+	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
+	var fr, sr jsonRecord
+	render := func(b *builder, e *event.Event, err error) string {
+		if err != nil {
+			return "error " + err.Error()
+		}
+		return fmt.Sprintf("%s %d", text(b.schema, e), len(e.Attrs))
+	}
+	ts := 0
+	for line := 1; line < 20_000; line++ {
+		order := keys
+		if r.IntN(30) == 0 {
+			order = []string{`"y"`, `"x"`, `"z"`}
+		}
+		typ := `"` + "AB"[r.IntN(2):][:1] + `"`
+		if r.IntN(100) == 0 {
+			typ = values[r.IntN(len(values))]
+		}
+		text := `{"type":` + typ + `,"ts":` + strconv.Itoa(ts)
+		ts += r.IntN(3)
+		for _, k := range order[:len(order)-r.IntN(30)/29] {
+			text += "," + k + ":" + values[r.IntN(len(values))]
+		}
+		text += "}\n"
+		pad := roomy[:r.IntN(len(roomy)+1)]
+		buf := inBuffer(text, pad)
+		e, ok, ferr := fr.fastLine(fast, buf, line)
+		if !ok {
+			e, ferr = fr.event(fast, buf, line)
+		}
+		se, serr := sr.event(slow, buf, line)
+		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
+			t.Fatalf("%q: %s, want %s", text, got, want)
+		}
+	}
+}
