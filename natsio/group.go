@@ -463,7 +463,6 @@ func (o *owner) run(ctx context.Context) error {
 	}
 	o.src = newNatsSource(&c)
 	o.cfg = c
-	o.src.onTick = func(ts int64) { o.maxTS = max(o.maxTS, ts) }
 	var err error
 	if o.src.Source, err = source.NewLineSource(c.Name, c, transport, nil); err != nil {
 		return err

@@ -328,3 +328,86 @@ func TestPublishRefused(t *testing.T) {
 		t.Errorf("the stream holds %d messages, want 3", got)
 	}
 }
+
+// TestTickReleasesMatch: a tick message is the query's punctuation, with
+// its message's seq: a match waiting on a negated end comes out at the
+// tick, with no later event, in either format.
+func TestTickReleasesMatch(t *testing.T) {
+	for _, c := range []struct{ format, events string }{
+		{"csv", "type,ts,symbol,price\nstock,1,IBM,500\nstock,2,IBM,510\n"},
+		{"jsonl", `{"type":"stock","ts":1,"symbol":"IBM","price":500}` + "\n" + `{"type":"stock","ts":2,"symbol":"IBM","price":510}` + "\n"},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			t.Parallel()
+			server := startServer(t)
+			_, js := connect(t, server)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
+				t.Fatal(err)
+			}
+			src, err := source.Open(ctx, streamURL(server, "EVENTS"), source.WithFormat(c.format))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			var q natsio.Compiled
+			src.Schema(func(sc *event.Schema) { q, err = compileOn(sc, queries[1].text, 20) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen, rows := make(chan *event.Event, 16), make(chan []int64, 16)
+			events := func(yield func(*event.Event) bool) {
+				src.Read(ctx, func(b []*event.Event) bool {
+					for _, e := range b {
+						seen <- e
+						if !yield(e) {
+							return false
+						}
+					}
+					return true
+				})
+			}
+			go q.Query.Run(ctx, events, func(row []sase.Cell) bool {
+				rows <- []int64{row[0].Event.Seq, row[1].Event.Seq}
+				return true
+			})
+			next := func() *event.Event {
+				select {
+				case e := <-seen:
+					return e
+				case <-ctx.Done():
+					t.Fatal("no event")
+					return nil
+				}
+			}
+			for i := range 2 {
+				if e := next(); e.IsTick() || e.Seq != natsio.EventSeq(1, i) {
+					t.Fatalf("item %d: %+v, want the batch's event %d", i, e, i)
+				}
+			}
+			select {
+			case r := <-rows:
+				t.Fatalf("match %v before its window closed", r)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
+				t.Fatal(err)
+			}
+			if e := next(); !e.IsTick() || e.TS != 100 || e.Seq != natsio.EventSeq(2, 0) {
+				t.Fatalf("after the tick message: %+v, want a tick at 100 with seq %d", e, natsio.EventSeq(2, 0))
+			}
+			select {
+			case r := <-rows:
+				if want := []int64{natsio.EventSeq(1, 0), natsio.EventSeq(1, 1)}; !slices.Equal(r, want) {
+					t.Errorf("match %v, want %v", r, want)
+				}
+			case <-ctx.Done():
+				t.Fatal("the tick did not release the match")
+			}
+		})
+	}
+}

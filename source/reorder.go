@@ -38,11 +38,15 @@ type reorder struct {
 	unord   bool // see unordered
 	live    bool // emit ticks
 
-	hasMax  bool
-	max     int64 // M: the largest ts that arrived
-	now     int64 // the stream's time: no event below it is used
-	hasNow  bool
-	ticked  int64 // the time the queries know: the last tick or event released
+	hasMax bool
+	max    int64 // M: the largest ts that arrived
+	now    int64 // the stream's time: no event below it is used
+	hasNow bool
+	ticked int64 // the time the queries know: the last tick or event released
+	// seq is the preset seq (Producer.Seq) of the last line arrived, an
+	// event or a punctuation: the tick it releases has it, so a match a
+	// tick releases has a position a replay reproduces.
+	seq     int64
 	arrival int64 // arrival numbers keep equal ts in arrival order
 	// The events held: in a ring when the slack is small (set at the
 	// first event, when the slack's unit is known), else pending.
@@ -293,7 +297,9 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	}
 	if r.live && r.hasNow && r.ticked < r.now {
 		r.ticked = r.now
-		batch = append(batch, event.Tick(r.now))
+		t := event.Tick(r.now)
+		t.Seq = r.seq
+		batch = append(batch, t)
 	}
 	return batch
 }
