@@ -224,11 +224,15 @@ func TestSourceErrors(t *testing.T) {
 		for _, e := range b {
 			msg, index := natsio.SplitSeq(e.Seq)
 			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
+			if e.IsTick() {
+				got[len(got)-1] += " tick"
+			}
 		}
 		return true
 	})
-	// Message 1 is CSV, which a jsonl LISTEN rejects too.
-	if want := []string{"4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
+	// Message 1 is CSV, which a jsonl LISTEN rejects too; message 3's
+	// tick is the query's, with the message's seq.
+	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: events %v, want %v", err, got, want)
 	}
 	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped)"} {

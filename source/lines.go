@@ -218,6 +218,9 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 			if e, stop = s.decode(dec, p, text, lr.line, rerr); e != nil {
 				batch = append(batch, e)
 			}
+			if s.b.ord != nil && s.b.ord.punctuated {
+				batch = s.b.ord.release(s.b, batch)
+			}
 			// Go on while the next line is here already.
 			if stop != nil || rerr != nil || len(batch) == maxBatch || !s.finite && !lr.ready() {
 				break
