@@ -80,6 +80,14 @@ func TestOneInstance(t *testing.T) {
 	}{
 		{"batches", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 0) }},
 		{"one event a message", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 1) }},
+		// Publish's default on a partitioned stream is a line a message,
+		// which keeps the input's order across the partitions.
+		{"partitioned", func(t *testing.T, js jetstream.JetStream) {
+			publishBatched(t, js, "EVENTS", 4, csv, 0)
+			if st, err := js.Stream(context.Background(), "EVENTS"); err != nil || st.CachedInfo().State.Msgs != uint64(len(rows)) {
+				t.Fatalf("%v: the default batch on a partitioned stream is not 1 line", err)
+			}
+		}},
 		// Chunks of rows alternately as batches and as messages of one
 		// event each that a plain NATS client publishes, and ticks.
 		{"mixed", func(t *testing.T, js jetstream.JetStream) {
