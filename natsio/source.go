@@ -63,6 +63,10 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 			nc.Close()
 			return nil, fmt.Errorf("%s: a group's stream has no end: until is for one instance", u.Redacted())
 		}
+		if c.Options.Slack > 0 || c.Options.Clock != "" {
+			nc.Close()
+			return nil, fmt.Errorf("%s: %w", u.Redacted(), errGroupSlack)
+		}
 		g, err := newGroupSource(u.Redacted(), t, group, st, c, nc)
 		if err != nil {
 			return nil, err

@@ -201,6 +201,7 @@ func TestSourceErrors(t *testing.T) {
 		{"nats://127.0.0.1:4222/", "a NATS URL names a server and a stream"},
 		{streamURL(server, "EVENTS") + "?until=later", "until must be 'now'"},
 		{streamURL(server, "EVENTS") + "?colour=red", `unknown LOAD option "colour"`},
+		{streamURL(server, "EVENTS") + "?group=g&slack=5", "slack and clock = 'wall' are for one instance"},
 	} {
 		_, err := source.Open(context.Background(), tt.url)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
