@@ -336,9 +336,10 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	}
 	n := bytes.Count(data, []byte{'\n'}) + 1
 	// A tick is JSON in either format: a CSV stream's has no header. It is
-	// the query's punctuation, numbered as an event: a CSV one becomes the
-	// producer's punctuation row (before any header, no query has an event
-	// to release).
+	// the query's punctuation, numbered as an event: a CSV one becomes a
+	// punctuation row under the producer's header, or before any a
+	// header of its own (the stream's time moves on a replay that starts
+	// at a tick as it did the first time).
 	tick := false
 	if n == 1 && h == "" {
 		var ts int64
@@ -346,8 +347,7 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 			s.ticks.Add(1)
 			if s.csv {
 				if !r.headerDone {
-					r.rest = r.buf
-					return true
+					r.setHeader(r.tickHeader())
 				}
 				data = r.punctuation(ts)
 			}
@@ -359,9 +359,7 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 			return false
 		}
 		if !r.headerDone {
-			r.header, r.headerDone = h, true
-			r.buf = append(append(r.buf, h...), '\n')
-			r.s.lines.add(lineSeq{seq: -1})
+			r.setHeader(h)
 		}
 	}
 	if n > MaxBatch {
@@ -375,6 +373,26 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	r.buf = append(append(r.buf, data...), '\n')
 	r.rest = r.buf
 	return true
+}
+
+// setHeader starts the producer's lines with its CSV header.
+func (r *msgReader) setHeader(h string) {
+	r.header, r.headerDone = h, true
+	r.buf = append(append(r.buf, h...), '\n')
+	r.s.lines.add(lineSeq{seq: -1})
+}
+
+// tickHeader is the CSV header of a tick that comes before any header:
+// the type and ts columns.
+func (r *msgReader) tickHeader() string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if r.c.Options.Delimiter != 0 {
+		w.Comma = r.c.Options.Delimiter
+	}
+	w.Write([]string{typeColumn(r.c.Options), tsColumn(r.c.Options)}) // into a Builder: cannot fail
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // punctuation is a CSV tick at ts: a row under the producer's header

@@ -424,3 +424,43 @@ func TestTickReleasesMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestTickBeforeHeader: a tick that comes before any CSV message (a
+// replay may start at one) moves the stream's time all the same: the
+// event below it is late, as it was when the tick came after a header.
+func TestTickBeforeHeader(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []int{1, 200} {
+		if _, err := natsio.Publish(ctx, js, strings.NewReader(fmt.Sprintf("type,ts,symbol,price\nstock,%d,IBM,500\n", ts)), natsio.PublishConfig{Key: "symbol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := source.Open(ctx, streamURL(server, "EVENTS")+"?until=now", source.WithFormat("csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = src.Read(ctx, func(b []*event.Event) bool {
+		for _, e := range b {
+			msg, _ := natsio.SplitSeq(e.Seq)
+			got = append(got, fmt.Sprintf("%d@%d tick=%v", msg, e.TS, e.IsTick()))
+		}
+		return true
+	})
+	if want := []string{"1@100 tick=true", "3@200 tick=false"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: read %v, want %v", err, got, want)
+	}
+	if st := src.Stats(); st.Late != 1 || st.Rejected != 0 {
+		t.Errorf("stats %+v, want 1 late, none rejected", st)
+	}
+}
