@@ -118,9 +118,17 @@ const MinAckPending = 4 * fetchBatch
 
 const maxAckLimit = 1 << 22
 
+// errGroupSlack refuses a group a slack or a wall clock: an owner acks
+// the messages whose events its query has run past the window, and
+// events the reorder stage holds back have not run.
+var errGroupSlack = errors.New("slack and clock = 'wall' are for one instance: a group member acks what its query has run, and would ack events they hold back")
+
 // RunGroup runs cfg's query as one instance of its group until ctx is
 // done.
 func RunGroup(ctx context.Context, cfg GroupConfig) error {
+	if cfg.Options.Slack > 0 || cfg.Options.Clock != "" {
+		return errGroupSlack
+	}
 	if cfg.PinTTL == 0 {
 		cfg.PinTTL = defaultPinTTL
 	}
@@ -463,7 +471,6 @@ func (o *owner) run(ctx context.Context) error {
 	}
 	o.src = newNatsSource(&c)
 	o.cfg = c
-	o.src.onTick = func(ts int64) { o.maxTS = max(o.maxTS, ts) }
 	var err error
 	if o.src.Source, err = source.NewLineSource(c.Name, c, transport, nil); err != nil {
 		return err

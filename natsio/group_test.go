@@ -637,3 +637,96 @@ func TestTakeoverInsideBatch(t *testing.T) {
 		t.Errorf("a published %d matches, b %d: %d in all, want %d", a, b, a+b, len(want))
 	}
 }
+
+// TestTakeoverAfterTick: an owner stops after a tick released a match,
+// before the next event. At tick 100 it has acked the match's events
+// (it published the match first), not the tick; at tick 22 the window
+// it needs to ack them has not passed, and the next owner replays them
+// and the tick, which releases the match again at the same position
+// (the tick's, however the replay's lines are batched): dropped. Each
+// match is stored once either way.
+func TestTakeoverAfterTick(t *testing.T) {
+	for _, c := range []struct {
+		tick    int
+		acked   uint64 // the ack floor the owner reaches
+		replays int
+	}{{100, 1, 1}, {22, 0, 2}} {
+		t.Run(fmt.Sprint(c.tick), func(t *testing.T) {
+			t.Parallel()
+			server := startServer(t)
+			_, js := connect(t, server)
+			ctx := context.Background()
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+				t.Fatal(err)
+			}
+			publish := func(csv string) {
+				if _, err := natsio.Publish(ctx, js, strings.NewReader("type,ts,symbol,price\n"+csv), natsio.PublishConfig{Key: "symbol"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tick := func(ts int) {
+				if _, err := js.Publish(ctx, "events._", fmt.Appendf(nil, `{"ts": %d}`, ts)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish("stock,1,IBM,500\nstock,2,IBM,510\n") // message 1: a match waiting on its negated end
+			tick(c.tick)                                  // message 2: releases it
+			var wg sync.WaitGroup
+			aCtx, stopA := context.WithCancel(ctx)
+			a := groupConfig(server, "a")
+			a.Stats = &natsio.GroupStats{}
+			wg.Go(func() {
+				if err := natsio.RunGroup(aCtx, a); err != nil {
+					t.Error(err)
+				}
+			})
+			for deadline := time.Now().Add(testkit.Deadline); a.Stats.Matches() < 1; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the tick did not release the match")
+				}
+			}
+			time.Sleep(200 * time.Millisecond) // the owner acks what it can
+			cons, err := js.Consumer(ctx, "EVENTS", "alerts_q1_0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if floor := cons.CachedInfo().AckFloor.Stream; floor != c.acked {
+				t.Errorf("ack floor %d after the tick, want %d", floor, c.acked)
+			}
+			stopA()
+			wg.Wait()
+
+			notes := &testkit.SyncBuffer{}
+			b := groupConfig(server, "b")
+			b.Errors, b.Stats = notes, &natsio.GroupStats{}
+			bCtx, stopB := context.WithCancel(ctx)
+			defer func() {
+				stopB()
+				wg.Wait()
+			}()
+			wg.Go(func() {
+				if err := natsio.RunGroup(bCtx, b); err != nil {
+					t.Error(err)
+				}
+			})
+			publish("stock,300,IBM,500\nstock,301,IBM,510\n")
+			tick(400)
+			for deadline := time.Now().Add(testkit.Deadline); b.Stats.Matches() < 1; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the next owner released no match:\n%s", notes)
+				}
+			}
+			time.Sleep(testPinTTL / 2) // for a match stored twice
+			got, dups := published(t, js, "MATCHES")
+			if len(got) != 2 || len(dups) > 0 {
+				t.Errorf("matches stored: %q (Msg-Ids twice: %v), want the two pairs once each", got, dups)
+			}
+			if n := a.Stats.Matches() + b.Stats.Matches(); n != 2 {
+				t.Errorf("a published %d matches, b %d: want 2 in all", a.Stats.Matches(), b.Stats.Matches())
+			}
+			if want := fmt.Sprintf("b: owns partition 0 (replays %d messages)", c.replays); !strings.Contains(notes.String(), want) {
+				t.Errorf("want %q in b's notes:\n%s", want, notes)
+			}
+		})
+	}
+}

@@ -76,8 +76,11 @@ type PublishConfig struct {
 	// TickUnit is the duration of one timestamp tick of the stream: a tick
 	// carries the time now in it.
 	TickUnit time.Duration
-	// Batch is the most lines one message carries (DefaultBatch if 0, at
-	// most MaxBatch); 1 publishes each line as its own message.
+	// Batch is the most lines one message carries, at most MaxBatch; 1
+	// publishes each line as its own message. 0 is DefaultBatch on a
+	// stream of one partition and 1 on a partitioned one: a batch holds
+	// one partition, so batches interleave the partitions, and a query
+	// that reads the whole stream would see its timestamps out of order.
 	Batch int
 	// Linger is the longest a line waits for its batch to fill
 	// (DefaultLinger if 0): a slow feed is not held back.
@@ -109,21 +112,27 @@ type Published struct {
 // full under DiscardNew, say) are counted in its error, with the first
 // refusal's reason.
 func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c PublishConfig) (Published, error) {
-	if c.Batch == 0 {
-		c.Batch = DefaultBatch
-	}
-	if c.Batch < 1 || c.Batch > MaxBatch {
+	if c.Batch < 0 || c.Batch > MaxBatch {
 		return Published{}, fmt.Errorf("--batch must be 1 to %d, got %d", MaxBatch, c.Batch)
 	}
 	if c.Linger <= 0 {
 		c.Linger = DefaultLinger
 	}
-	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
-	if c.Batch > 1 {
-		parts, err := publishPartitions(ctx, js, c.Stream)
-		if err != nil {
+	var parts int
+	if c.Batch != 1 {
+		var err error
+		if parts, err = publishPartitions(ctx, js, c.Stream); err != nil {
 			return Published{}, err
 		}
+	}
+	if c.Batch == 0 {
+		c.Batch = DefaultBatch
+		if parts > 1 {
+			c.Batch = 1
+		}
+	}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
+	if c.Batch > 1 {
 		p.parts = make([]outBatch, parts)
 	}
 	lines := make(chan []byte, 256)

@@ -3,14 +3,17 @@ package natsio
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -59,6 +62,10 @@ func Open(ctx context.Context, u *url.URL, c source.Config) (source.Source, erro
 		if until != "" {
 			nc.Close()
 			return nil, fmt.Errorf("%s: a group's stream has no end: until is for one instance", u.Redacted())
+		}
+		if c.Options.Slack > 0 || c.Options.Clock != "" {
+			nc.Close()
+			return nil, fmt.Errorf("%s: %w", u.Redacted(), errGroupSlack)
 		}
 		g, err := newGroupSource(u.Redacted(), t, group, st, c, nc)
 		if err != nil {
@@ -140,7 +147,6 @@ type natsSource struct {
 	pending atomic.Uint64 // the consumer's messages still to deliver after it
 	last    int64         // with until = 'now', the last message to read; else -1
 	ticks   atomic.Int64
-	onTick  func(ts int64) // a group owner's: a tick moves its time on
 }
 
 // Ticks counts the time-only messages read.
@@ -329,25 +335,31 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		h = v[0]
 	}
 	n := bytes.Count(data, []byte{'\n'}) + 1
-	// A tick is JSON in either format: a CSV stream's has no header.
+	// A tick is JSON in either format: a CSV stream's has no header. It is
+	// the query's punctuation, numbered as an event: a CSV one becomes a
+	// punctuation row under the producer's header, or before any a
+	// header of its own (the stream's time moves on a replay that starts
+	// at a tick as it did the first time).
+	tick := false
 	if n == 1 && h == "" {
-		if ts, ok := tickTS(data, s.typeKey, s.tsKey); ok {
+		var ts int64
+		if ts, tick = tickTS(data, s.typeKey, s.tsKey); tick {
 			s.ticks.Add(1)
-			if s.onTick != nil {
-				s.onTick(ts)
+			if s.csv {
+				if !r.headerDone {
+					r.setHeader(r.tickHeader())
+				}
+				data = r.punctuation(ts)
 			}
-			return true
 		}
 	}
-	if s.csv {
+	if s.csv && !tick {
 		if r.headerDone && h != r.header {
 			r.held = m
 			return false
 		}
 		if !r.headerDone {
-			r.header, r.headerDone = h, true
-			r.buf = append(append(r.buf, h...), '\n')
-			r.s.lines.add(lineSeq{seq: -1})
+			r.setHeader(h)
 		}
 	}
 	if n > MaxBatch {
@@ -361,6 +373,50 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	r.buf = append(append(r.buf, data...), '\n')
 	r.rest = r.buf
 	return true
+}
+
+// setHeader starts the producer's lines with its CSV header.
+func (r *msgReader) setHeader(h string) {
+	r.header, r.headerDone = h, true
+	r.buf = append(append(r.buf, h...), '\n')
+	r.s.lines.add(lineSeq{seq: -1})
+}
+
+// tickHeader is the CSV header of a tick that comes before any header:
+// the type and ts columns.
+func (r *msgReader) tickHeader() string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if r.c.Options.Delimiter != 0 {
+		w.Comma = r.c.Options.Delimiter
+	}
+	w.Write([]string{typeColumn(r.c.Options), tsColumn(r.c.Options)}) // into a Builder: cannot fail
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// punctuation is a CSV tick at ts: a row under the producer's header
+// whose only cell is its ts (an empty type cell makes it a punctuation).
+func (r *msgReader) punctuation(ts int64) []byte {
+	cr := csv.NewReader(strings.NewReader(r.header))
+	if r.c.Options.Delimiter != 0 {
+		cr.Comma = r.c.Options.Delimiter
+	}
+	cols, err := cr.Read()
+	at := slices.Index(cols, tsColumn(r.c.Options))
+	if err != nil || at < 0 {
+		return nil // a bad header, which the producer's first line reports
+	}
+	row := make([]byte, 0, len(cols)+20)
+	for i := range cols {
+		if i > 0 {
+			row = utf8.AppendRune(row, cr.Comma)
+		}
+		if i == at {
+			row = strconv.AppendInt(row, ts, 10)
+		}
+	}
+	return row
 }
 
 // ackInfo is what a JetStream message's reply subject says of it.

@@ -80,6 +80,14 @@ func TestOneInstance(t *testing.T) {
 	}{
 		{"batches", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 0) }},
 		{"one event a message", func(t *testing.T, js jetstream.JetStream) { publishBatched(t, js, "EVENTS", 1, csv, 1) }},
+		// Publish's default on a partitioned stream is a line a message,
+		// which keeps the input's order across the partitions.
+		{"partitioned", func(t *testing.T, js jetstream.JetStream) {
+			publishBatched(t, js, "EVENTS", 4, csv, 0)
+			if st, err := js.Stream(context.Background(), "EVENTS"); err != nil || st.CachedInfo().State.Msgs != uint64(len(rows)) {
+				t.Fatalf("%v: the default batch on a partitioned stream is not 1 line", err)
+			}
+		}},
 		// Chunks of rows alternately as batches and as messages of one
 		// event each that a plain NATS client publishes, and ticks.
 		{"mixed", func(t *testing.T, js jetstream.JetStream) {
@@ -193,6 +201,7 @@ func TestSourceErrors(t *testing.T) {
 		{"nats://127.0.0.1:4222/", "a NATS URL names a server and a stream"},
 		{streamURL(server, "EVENTS") + "?until=later", "until must be 'now'"},
 		{streamURL(server, "EVENTS") + "?colour=red", `unknown LOAD option "colour"`},
+		{streamURL(server, "EVENTS") + "?group=g&slack=5", "slack and clock = 'wall' are for one instance"},
 	} {
 		_, err := source.Open(context.Background(), tt.url)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -224,11 +233,15 @@ func TestSourceErrors(t *testing.T) {
 		for _, e := range b {
 			msg, index := natsio.SplitSeq(e.Seq)
 			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
+			if e.IsTick() {
+				got[len(got)-1] += " tick"
+			}
 		}
 		return true
 	})
-	// Message 1 is CSV, which a jsonl LISTEN rejects too.
-	if want := []string{"4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
+	// Message 1 is CSV, which a jsonl LISTEN rejects too; message 3's
+	// tick is the query's, with the message's seq.
+	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: events %v, want %v", err, got, want)
 	}
 	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped)"} {
@@ -326,5 +339,128 @@ func TestPublishRefused(t *testing.T) {
 	}
 	if got := st.CachedInfo().State.Msgs; got != 3 {
 		t.Errorf("the stream holds %d messages, want 3", got)
+	}
+}
+
+// TestTickReleasesMatch: a tick message is the query's punctuation, with
+// its message's seq: a match waiting on a negated end comes out at the
+// tick, with no later event, in either format.
+func TestTickReleasesMatch(t *testing.T) {
+	for _, c := range []struct{ format, events string }{
+		{"csv", "type,ts,symbol,price\nstock,1,IBM,500\nstock,2,IBM,510\n"},
+		{"jsonl", `{"type":"stock","ts":1,"symbol":"IBM","price":500}` + "\n" + `{"type":"stock","ts":2,"symbol":"IBM","price":510}` + "\n"},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			t.Parallel()
+			server := startServer(t)
+			_, js := connect(t, server)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
+				t.Fatal(err)
+			}
+			src, err := source.Open(ctx, streamURL(server, "EVENTS"), source.WithFormat(c.format))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			var q natsio.Compiled
+			src.Schema(func(sc *event.Schema) { q, err = compileOn(sc, queries[1].text, 20) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen, rows := make(chan *event.Event, 16), make(chan []int64, 16)
+			events := func(yield func(*event.Event) bool) {
+				src.Read(ctx, func(b []*event.Event) bool {
+					for _, e := range b {
+						seen <- e
+						if !yield(e) {
+							return false
+						}
+					}
+					return true
+				})
+			}
+			go q.Query.Run(ctx, events, func(row []sase.Cell) bool {
+				rows <- []int64{row[0].Event.Seq, row[1].Event.Seq}
+				return true
+			})
+			next := func() *event.Event {
+				select {
+				case e := <-seen:
+					return e
+				case <-ctx.Done():
+					t.Fatal("no event")
+					return nil
+				}
+			}
+			for i := range 2 {
+				if e := next(); e.IsTick() || e.Seq != natsio.EventSeq(1, i) {
+					t.Fatalf("item %d: %+v, want the batch's event %d", i, e, i)
+				}
+			}
+			select {
+			case r := <-rows:
+				t.Fatalf("match %v before its window closed", r)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
+				t.Fatal(err)
+			}
+			if e := next(); !e.IsTick() || e.TS != 100 || e.Seq != natsio.EventSeq(2, 0) {
+				t.Fatalf("after the tick message: %+v, want a tick at 100 with seq %d", e, natsio.EventSeq(2, 0))
+			}
+			select {
+			case r := <-rows:
+				if want := []int64{natsio.EventSeq(1, 0), natsio.EventSeq(1, 1)}; !slices.Equal(r, want) {
+					t.Errorf("match %v, want %v", r, want)
+				}
+			case <-ctx.Done():
+				t.Fatal("the tick did not release the match")
+			}
+		})
+	}
+}
+
+// TestTickBeforeHeader: a tick that comes before any CSV message (a
+// replay may start at one) moves the stream's time all the same: the
+// event below it is late, as it was when the tick came after a header.
+func TestTickBeforeHeader(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []int{1, 200} {
+		if _, err := natsio.Publish(ctx, js, strings.NewReader(fmt.Sprintf("type,ts,symbol,price\nstock,%d,IBM,500\n", ts)), natsio.PublishConfig{Key: "symbol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := source.Open(ctx, streamURL(server, "EVENTS")+"?until=now", source.WithFormat("csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = src.Read(ctx, func(b []*event.Event) bool {
+		for _, e := range b {
+			msg, _ := natsio.SplitSeq(e.Seq)
+			got = append(got, fmt.Sprintf("%d@%d tick=%v", msg, e.TS, e.IsTick()))
+		}
+		return true
+	})
+	if want := []string{"1@100 tick=true", "3@200 tick=false"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: read %v, want %v", err, got, want)
+	}
+	if st := src.Stats(); st.Late != 1 || st.Rejected != 0 {
+		t.Errorf("stats %+v, want 1 late, none rejected", st)
 	}
 }

@@ -252,6 +252,9 @@ func (b *builder) arrive(e *event.Event, line int, text []byte, rec [][]byte) (b
 	if err := b.ord.setUnit(b.opts, b.unit()); err != nil {
 		return false, b.errorf(line, "%v", err)
 	}
+	if b.presetSeq {
+		b.ord.seq = e.Seq
+	}
 	if e.IsTick() {
 		if b.ord.live { // a loaded stream's time is its events'
 			b.ord.punct(e.TS)

@@ -63,8 +63,14 @@ type lineSource struct {
 // nil, frees what the transport holds (it is called once, when Read ends
 // or at Close). standard input, FOLLOW and tcp:// are built on it; a
 // message-bus scheme can hand each message over as a producer's line.
+// It has its reorder stage (c.Options' slack, late, clock), which also
+// turns punctuation into ticks: a wrapper of it is not one Open gives it.
 func NewLineSource(url string, c Config, run Transport, release func()) (Source, error) {
-	return newLineSource(url, c, run, release)
+	s, err := newLineSource(url, c, run, release)
+	if err != nil {
+		return nil, err
+	}
+	return withTime(s, c)
 }
 
 func newLineSource(url string, c Config, run Transport, release func()) (*lineSource, error) {
@@ -215,6 +221,9 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 			var e *event.Event
 			if e, stop = s.decode(dec, &p, text, lr.line, rerr); e != nil {
 				batch = append(batch, e)
+			}
+			if s.b.ord != nil && s.b.ord.punctuated {
+				batch = s.b.ord.release(s.b, batch)
 			}
 			// Go on while the next line is here already.
 			if stop != nil || rerr != nil || len(batch) == maxBatch || !s.finite && !lr.ready() {

@@ -38,12 +38,17 @@ type reorder struct {
 	unord   bool // see unordered
 	live    bool // emit ticks
 
-	hasMax  bool
-	max     int64 // M: the largest ts that arrived
-	now     int64 // the stream's time: no event below it is used
-	hasNow  bool
-	ticked  int64 // the time the queries know: the last tick or event released
-	arrival int64 // arrival numbers keep equal ts in arrival order
+	hasMax bool
+	max    int64 // M: the largest ts that arrived
+	now    int64 // the stream's time: no event below it is used
+	hasNow bool
+	ticked int64 // the time the queries know: the last tick or event released
+	// seq is the preset seq (Producer.Seq) of the last line arrived, an
+	// event or a punctuation: the tick it releases has it, so a match a
+	// tick releases has a position a replay reproduces.
+	seq        int64
+	punctuated bool  // a punctuation arrived since the last release
+	arrival    int64 // arrival numbers keep equal ts in arrival order
 	// The events held: in a ring when the slack is small (set at the
 	// first event, when the slack's unit is known), else pending.
 	ring    *ring
@@ -225,8 +230,11 @@ func (r *reorder) arrive(b *builder, e *event.Event, line int, text []byte, rec 
 }
 
 // punct takes a punctuation line's ts: the stream's time reaches it.
+// The decoder releases at once (punctuated): the tick then has its
+// place among the events, whatever lines a batch holds.
 func (r *reorder) punct(ts int64) {
 	r.advance(ts)
+	r.punctuated = true
 }
 
 // lateEvent accounts for a late event.
@@ -278,6 +286,7 @@ func (r *reorder) writeLate(b *builder, text []byte) {
 // passed, and on a live stream a tick at that time when it moved.
 func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	r.clock()
+	r.punctuated = false
 	if r.ring != nil && r.hasNow {
 		r.ring.passThrough(r.now)
 		var last int64
@@ -293,7 +302,9 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	}
 	if r.live && r.hasNow && r.ticked < r.now {
 		r.ticked = r.now
-		batch = append(batch, event.Tick(r.now))
+		t := event.Tick(r.now)
+		t.Seq = r.seq
+		batch = append(batch, t)
 	}
 	return batch
 }

@@ -135,7 +135,7 @@ func natsPublish(ctx context.Context, args []string) error {
 	fs.StringVar(&c.Format, "format", "", "csv or jsonl (by default, told by the first line)")
 	fs.DurationVar(&c.Tick, "tick", 0, "publish a tick {\"ts\": now} after each `D` without a line")
 	fs.DurationVar(&c.TickUnit, "tick-unit", time.Millisecond, "the duration of one timestamp tick, for --tick")
-	fs.IntVar(&c.Batch, "batch", natsio.DefaultBatch, fmt.Sprintf("the most lines of one partition a message carries (1 to %d)", natsio.MaxBatch))
+	fs.IntVar(&c.Batch, "batch", 0, fmt.Sprintf("the most lines of one partition a message carries (1 to %d; by default %d, or 1 on a partitioned stream)", natsio.MaxBatch, natsio.DefaultBatch))
 	fs.DurationVar(&c.Linger, "linger", natsio.DefaultLinger, "the longest a line waits for its message to fill")
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
