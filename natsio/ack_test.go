@@ -1,6 +1,7 @@
 package natsio
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -52,6 +53,36 @@ func TestInOrder(t *testing.T) {
 		m := replyMsg{reply: "$JS.ACK.EVENTS.c.1.100." + c.consumer + ".0.0"}
 		if _, err := o.inOrder(m); !errors.Is(err, c.want) {
 			t.Errorf("message %d (consumer seq %s): %v, want %v", i, c.consumer, err, c.want)
+		}
+	}
+}
+
+// infoConsumer is a consumer whose Info says what the server counts.
+type infoConsumer struct {
+	jetstream.Consumer
+	info jetstream.ConsumerInfo
+}
+
+func (c infoConsumer) Info(context.Context) (*jetstream.ConsumerInfo, error) { return &c.info, nil }
+
+// TestIdleLostDelivery: after a fetch that brought nothing, an owner
+// holding fewer messages than the server counts as delivered and unacked
+// lost some on their way, and starts over from the ack floor; holding as
+// many, it goes on.
+func TestIdleLostDelivery(t *testing.T) {
+	for _, c := range []struct {
+		held, serverPending int
+		want                error
+	}{
+		{0, 0, nil},
+		{2, 2, nil},
+		{2, 3, errGap},
+		{0, 1, errGap},
+	} {
+		o := &owner{cons: infoConsumer{info: jetstream.ConsumerInfo{NumAckPending: c.serverPending}}}
+		o.pending = make([]delivered, c.held)
+		if err := o.idle(context.Background()); !errors.Is(err, c.want) {
+			t.Errorf("holding %d, the server counting %d: %v, want %v", c.held, c.serverPending, err, c.want)
 		}
 	}
 }

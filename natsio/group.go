@@ -91,7 +91,7 @@ const (
 // between its first and last): for a file published at once that rate
 // is far above the feed's, and the estimate is doubled; an empty stream
 // gives MinAckPending. An owner that reaches the limit with nothing to
-// ack doubles it (owner.grow).
+// ack doubles it (owner.idle).
 //
 // AckWait outlasts a window in wall time, and at least an hour: a new
 // owner resets the consumer to its ack floor, and a redelivery after
@@ -375,14 +375,17 @@ func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer)
 	if err != nil || info.NumAckPending == 0 {
 		return false
 	}
-	e, err := g.checkpoints.Get(ctx, "p"+p)
-	if err != nil {
+	// No owner yet: a member died between its first fetch and its claim.
+	// This member: its run ended (a gap) and no new event may come.
+	var owner string
+	if e, err := g.checkpoints.Get(ctx, "p"+p); err == nil {
+		owner = string(e.Value())
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false
 	}
-	owner := string(e.Value())
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return owner == "" || owner != g.cfg.Member && !slices.Contains(g.alive, owner)
+	return owner == "" || owner == g.cfg.Member || !slices.Contains(g.alive, owner)
 }
 
 // errLost ends an owner that another member has fenced out.
@@ -571,7 +574,7 @@ func (o *owner) pull(ctx context.Context, feed func(source.Producer) error) erro
 				}
 				msgs = nil
 				if stop = o.checkpoint(ctx); stop == nil && got == 0 {
-					stop = o.grow(ctx)
+					stop = o.idle(ctx)
 				}
 				if stop != nil {
 					return nil, io.EOF
@@ -698,19 +701,27 @@ func (o *owner) ack(ctx context.Context, floor int64) error {
 	return nil
 }
 
-// grow doubles the consumer's MaxAckPending when this owner holds that
-// many messages and can ack none: the window holds more events than the
-// limit, and the server would deliver nothing more.
-func (o *owner) grow(ctx context.Context) error {
+// idle looks at the consumer when a fetch brought nothing. Messages the
+// server counts as delivered and unacked that this owner does not hold
+// were lost on their way (a fetch that expired here while the server
+// sent them): no later message may come to show the gap, so the owner
+// starts over from the ack floor now. And when this owner holds
+// MaxAckPending messages and can ack none, the window holds more events
+// than the limit and the server would deliver nothing more: the limit
+// doubles.
+func (o *owner) idle(ctx context.Context) error {
+	info, err := o.cons.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.NumAckPending > len(o.pending) {
+		return errGap
+	}
 	if o.maxAck <= 0 || o.unacked.Load() < int64(o.maxAck) || o.ackable() {
 		return nil
 	}
 	if o.maxAck >= maxAckLimit {
 		return fmt.Errorf("%d events in a window, more than %d: no event can be acked", o.unacked.Load(), maxAckLimit)
-	}
-	info, err := o.cons.Info(ctx)
-	if err != nil {
-		return err
 	}
 	cfg := info.Config
 	cfg.MaxAckPending = min(2*o.maxAck, maxAckLimit)

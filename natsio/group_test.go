@@ -190,6 +190,56 @@ func TestGroupInstances(t *testing.T) {
 	}
 }
 
+// TestDeliveredNotClaimed: a partition's messages were delivered to a
+// member that died before it claimed the partition (here a client that
+// takes them and goes): they wait, unacked, for AckWait, and no new
+// event comes to show the next member the server has pinned it. That
+// member takes the partition over at once and loses nothing.
+func TestDeliveredNotClaimed(t *testing.T) {
+	t.Parallel()
+	server := startServer(t)
+	_, js := connect(t, server)
+	csv := groupCSV(3000, 7)
+	publishCSV(t, js, "EVENTS", partitions, csv)
+	want := expected(t, csv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := js.Stream(ctx, "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The consumer as members name and make it: group alerts, query q1.
+	const p = "3"
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: "alerts_q1_" + p, FilterSubject: p + "." + natsio.EventsPrefix,
+		AckPolicy: jetstream.AckAllPolicy, AckWait: time.Hour, MaxAckPending: 1 << 16,
+		PriorityPolicy: jetstream.PriorityPolicyPinned, PinnedTTL: testPinTTL, PriorityGroups: []string{"alerts"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1<<16, jetstream.FetchMaxWait(time.Second), jetstream.FetchPriorityGroup("alerts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for range batch.Messages() {
+		taken++
+	}
+	if info, err := cons.Info(ctx); err != nil || taken == 0 || info.NumPending != 0 || info.NumAckPending != taken {
+		t.Fatalf("took %d messages; the consumer then has %+v (%v): want all of them delivered and pending", taken, info, err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := natsio.RunGroup(ctx, groupConfig(server, "m0")); err != nil {
+			t.Error(err)
+		}
+	})
+	awaitMatches(t, js, csv, want)
+	cancel()
+	wg.Wait()
+}
+
 // TestGroupGlobal: a query with no equivalence test on the key runs on
 // the whole stream, on one member at a time.
 func TestGroupGlobal(t *testing.T) {
