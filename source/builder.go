@@ -261,6 +261,10 @@ func (b *builder) arrive(e *event.Event, line int, text []byte, rec [][]byte) (b
 		}
 		return false, nil
 	}
+	if b.ord.passes(e.TS) {
+		b.number(e)
+		return true, nil
+	}
 	b.ord.arrive(b, e, line, text, rec)
 	return false, nil
 }

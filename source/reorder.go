@@ -229,6 +229,20 @@ func (r *reorder) arrive(b *builder, e *event.Event, line int, text []byte, rec 
 	r.pending.push(held{ts: e.TS, arrival: r.arrival, e: e})
 }
 
+// passes takes an event that nothing holds: no slack, clock or sort, no
+// event held before it, and not late. release would hand it out next,
+// with no tick (it says the stream's time), so the decoder appends it
+// itself: a live stream in order costs no ring.
+func (r *reorder) passes(ts int64) bool {
+	if r.slack != 0 || r.wall != nil || r.sortAll || r.ring != nil || r.pending.len() > 0 || r.hasNow && ts < r.now {
+		return false
+	}
+	r.max, r.hasMax = ts, true // ts ≥ now = max − 0
+	r.advance(ts)
+	r.ticked = ts
+	return true
+}
+
 // punct takes a punctuation line's ts: the stream's time reaches it.
 // The decoder releases at once (punctuated): the tick then has its
 // place among the events, whatever lines a batch holds.

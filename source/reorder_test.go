@@ -121,6 +121,8 @@ func TestLiveTicks(t *testing.T) {
 	}{
 		{name: "slack 0", in: "type,ts\nA,1\nB,4\n", want: "A@1#0 B@4#1"},
 		{name: "slack 0 punctuation", in: "type,ts\nA,1\n,7\nB,7\n,9\n", want: "A@1#0 tick@7 B@7#1 tick@9"},
+		{name: "slack 0 late", in: "type,ts\nA,3\nB,2\nC,3\nD,5\n", want: "A@3#0 C@3#1 D@5#2"},
+		{name: "slack 0 late after punctuation", in: "type,ts\nA,1\n,7\nB,6\nC,7\n", want: "A@1#0 tick@7 C@7#1"},
 		{name: "slack 2", in: "type,ts\nA,1\nB,4\nC,3\nD,8\n", opts: Options{Slack: 2},
 			want: "tick@-1 A@1#0 tick@2 C@3#1 B@4#2 tick@6 D@8#3"},
 		{name: "punctuation passes held events", in: "type,ts\nA,5\nB,4\n,6\n,5\nC,6\n", opts: Options{Slack: 3},
