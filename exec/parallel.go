@@ -28,8 +28,10 @@ import (
 
 // parallel is what WithWorkers and WithLive ask of a run.
 type parallel struct {
-	workers int
-	live    *Live
+	workers  int
+	live     *Live
+	chunks   *Chunks
+	anyOrder bool
 }
 
 // WithWorkers runs a partitioned query on n workers (goroutines); n <= 1
@@ -210,6 +212,9 @@ type match struct {
 	key     event.Value
 	n       int
 	ev, val int
+	// Encoded (Chunks): the rows' bytes in the result's buf, and where
+	// the first row's end is noted in its ends.
+	b, end, row int
 }
 
 // result is what a worker made of one batch.
@@ -217,8 +222,11 @@ type result struct {
 	matches []match
 	// The rows' columns, as layout says (a row of cells is eight times
 	// larger than its events).
-	evs    []*event.Event
-	vals   []event.Value
+	evs  []*event.Event
+	vals []event.Value
+	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
+	buf    []byte
+	ends   []int
 	err    error // the worker stopped at errPos with err
 	errPos int64
 	// A time segment's worker: the rows it emitted itself; stopped, the
@@ -228,6 +236,10 @@ type result struct {
 	stopped, handover bool
 	stats             *Stats // the worker's, with its last result
 	idle              bool   // the batch's
+	// Of the worker that made it, of the segment it is of (WithAnyOrder
+	// reads every worker's results from one channel).
+	worker int
+	seg    *segment
 }
 
 // WorkerStats counts one worker's share of a parallel run.
@@ -247,7 +259,7 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	layout      *layout // the rows' columns
+	keep        keeper // how it keeps the rows
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -264,7 +276,7 @@ func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
 func freshResult(free chan *result, last *result) *result {
 	select {
 	case r := <-free:
-		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
+		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0], buf: r.buf[:0], ends: r.ends[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
@@ -276,6 +288,8 @@ func freshResult(free chan *result, last *result) *result {
 			matches: make([]match, 0, len(last.matches)),
 			evs:     make([]*event.Event, 0, len(last.evs)),
 			vals:    make([]event.Value, 0, len(last.vals)),
+			buf:     make([]byte, 0, len(last.buf)),
+			ends:    make([]int, 0, len(last.ends)),
 		}
 	}
 }
@@ -314,7 +328,7 @@ func (w *worker) own(b *planner.Binding) bool {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	w.res.add(w.pos, w.key, w.layout, row)
+	w.keep.keep(w.res, w.pos, w.key, row)
 	return true
 }
 
@@ -347,11 +361,7 @@ func layoutOf(plan *planner.Plan) *layout {
 // add appends a row, emitted at position pos in partition key, to the
 // result.
 func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
-	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
-		r.matches[n].n++
-	} else {
-		r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals)})
-	}
+	r.open(pos, key)
 	if !l.lists {
 		e := len(r.evs)
 		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
@@ -376,6 +386,16 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 			r.vals = append(r.vals, row[i].Value)
 		}
 	}
+}
+
+// open counts a row emitted at position pos in partition key: one more
+// of the last run, or the first of a new one.
+func (r *result) open(pos int64, key event.Value) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
+		r.matches[n].n++
+		return
+	}
+	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals), b: len(r.buf), row: len(r.ends)})
 }
 
 // sameKey is a == b without a call to compare strings when neither is
@@ -435,6 +455,7 @@ func (w *worker) step(b *batch) (res *result) {
 		res = w.res
 		sortRuns(res.matches)
 	}()
+	w.res.worker = int(w.id)
 	if b == nil {
 		w.r.finish()
 		return
@@ -491,45 +512,71 @@ func CompareKeys(a, b event.Value) int {
 }
 
 // runParallel runs plan on sp.Workers workers.
-func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, par parallel, opts []Option) (*Stats, error) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := sp.Workers
+	// The live pauses need the results batch by batch: in order.
+	anyOrder := par.anyOrder && par.live == nil
 	ins := make([]chan *batch, n)
 	outs := make([]chan *result, n)
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
-	var live *Live
 	l := layoutOf(plan)
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
-		w.layout = l
+		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
 			o(w.r)
 		}
-		live = w.r.par.live
 		w.r.par = parallel{}
 		w.r.own = w.own
 		ins[i] = make(chan *batch, 2)
-		outs[i] = make(chan *result, 2)
+		switch {
+		case !anyOrder:
+			outs[i] = make(chan *result, 2)
+		case i == 0:
+			outs[i] = make(chan *result, 2*n)
+		default:
+			outs[i] = outs[0] // one channel: the results as they come
+		}
 		w.free = make(chan *result, 3)
 		frees[i] = w.free
-		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
+		wg.Go(func() {
+			w.loop(ctx, start, ins[w.id], outs[w.id])
+			if !anyOrder {
+				close(outs[w.id])
+			}
+		})
 	}
 	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
-	if live != nil {
-		live.d = d // a Live is one run's
+	if par.live != nil {
+		par.live.d = d // a Live is one run's
 	}
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
 		d.run(events)
 	}()
-	stats, ended, err := merge(ctx, plan, n, outs, frees, emit, live)
+	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n)}
+	if par.chunks != nil {
+		m.chunks = newChunker(par.chunks, m.stats)
+	}
+	var ended bool
+	var err error
+	if anyOrder {
+		go func() {
+			wg.Wait()
+			close(outs[0])
+		}()
+		ended, err = m.mergeAny(ctx, n, outs[0])
+	} else {
+		ended, err = m.merge(ctx, outs, par.live)
+	}
 	cancel()
 	wg.Wait()
 	if ended {
@@ -538,16 +585,21 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		// where it stops.
 		<-dispatched
 	}
+	stats := m.stats
 	stats.Events = d.events.Load()
 	stats.Elapsed = time.Since(start)
 	stats.Split = &sp
 	return stats, err
 }
 
+// newSplitStats are the empty stats of a split run on n workers.
+func newSplitStats(plan *planner.Plan, n int) *Stats {
+	return &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+}
+
 // loop runs the worker's batches, then the stream's end; it sends one
 // result per batch, the last with the worker's stats.
 func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, out chan<- *result) {
-	defer close(out)
 	w.r.begin(start)
 	send := func(res *result) bool {
 		select {
@@ -638,17 +690,48 @@ func (d *dispatcher) flush() bool {
 	return true
 }
 
+// merger emits the workers' results and sums their stats.
+type merger struct {
+	plan   *planner.Plan
+	emit   Emit
+	chunks *chunker // the matches go to Chunks; nil: to emit
+	frees  []chan *result
+	stats  *Stats
+	row    []Cell
+	layout *layout
+}
+
+// emitRun emits the run m of res; false when the consumer stops the run.
+func (m *merger) emitRun(res *result, r match) bool {
+	if m.chunks != nil {
+		return m.chunks.run(res, r)
+	}
+	if m.row == nil {
+		m.layout = layoutOf(m.plan)
+		m.row = make([]Cell, len(m.layout.kinds))
+	}
+	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
+}
+
+// flush puts the chunk pending of the results emitted, before they go
+// back to their workers; false when the consumer stops the run.
+func (m *merger) flush() bool { return m.chunks == nil || m.chunks.flush() }
+
+// free gives res back to its worker for reuse.
+func (m *merger) free(res *result) {
+	select {
+	case m.frees[res.worker] <- res:
+	default: // the worker has enough
+	}
+}
+
 // merge emits the workers' matches in order, batch by batch, and sums
 // their stats; it stops at the first error in stream order.
 // ended says every worker reached the stream's end.
-// frees take back the results it is done with.
-func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
-	l := layoutOf(plan)
-	row := make([]Cell, len(l.kinds))
-	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (ended bool, err error) {
+	n := len(outs)
 	res := make([]*result, n)
 	heads := make([]int, n)
-	emitting := true
 	for {
 		var firstErr error
 		errPos := int64(-1)
@@ -658,13 +741,14 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				if firstErr == nil {
 					firstErr = ctx.Err()
 				}
-				return stats, false, firstErr
+				return false, firstErr
 			}
 			res[i], heads[i] = r, 0
 			if r.err != nil && (errPos < 0 || r.errPos < errPos) {
 				firstErr, errPos = r.err, r.errPos
 			}
 		}
+		emitting := true
 		for emitting {
 			best := -1
 			for i, r := range res {
@@ -684,35 +768,60 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 			if best < 0 {
 				break
 			}
-			m := res[best].matches[heads[best]]
-			if errPos >= 0 && m.pos >= errPos {
+			r := res[best].matches[heads[best]]
+			if errPos >= 0 && r.pos >= errPos {
 				break
 			}
 			heads[best]++
-			emitting = res[best].emitRun(m, l, row, emit, stats)
+			emitting = m.emitRun(res[best], r)
 		}
-		if !emitting {
-			return stats, false, nil // the consumer stopped before any error
+		if !m.flush() || !emitting {
+			return false, nil // the consumer stopped before any error
 		}
 		if firstErr != nil {
-			return stats, false, firstErr
+			return false, firstErr
 		}
 		if res[0].stats != nil {
 			for i, r := range res {
-				stats.add(r.stats, i)
+				m.stats.add(r.stats, i)
 			}
-			return stats, true, nil
+			return true, nil
 		}
 		if res[0].idle {
 			live.idle()
 		}
-		for i, r := range res {
-			select {
-			case frees[i] <- r:
-			default: // the worker has enough
-			}
+		for _, r := range res {
+			m.free(r)
 		}
 	}
+}
+
+// mergeAny emits the results of n workers as they come from out.
+func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended bool, err error) {
+	for r := range out {
+		for _, run := range r.matches {
+			if r.err != nil && run.pos >= r.errPos {
+				break
+			}
+			if !m.emitRun(r, run) {
+				return false, nil
+			}
+		}
+		if !m.flush() {
+			return false, nil
+		}
+		if r.err != nil {
+			return false, r.err
+		}
+		if r.stats != nil {
+			m.stats.add(r.stats, r.worker)
+			if n--; n == 0 {
+				return true, nil
+			}
+		}
+		m.free(r)
+	}
+	return false, ctx.Err()
 }
 
 // add sums worker i's stats into a parallel run's.
