@@ -14,7 +14,8 @@ import "github.com/sase-cep/sase/event"
 // Chunks is a sink whose rows a split run's workers encode.
 type Chunks struct {
 	// NewEncoder returns an encoder for one worker, with its own state;
-	// nil for a sink that only counts rows (its chunks are empty).
+	// nil, or returning nil, for a sink that only counts rows (its chunks
+	// are empty).
 	NewEncoder func() Encode
 	// Put takes the next rows rows, encoded in b, on the goroutine that
 	// called Run, in the order of one worker's run (but for WithAnyOrder);

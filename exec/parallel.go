@@ -260,6 +260,12 @@ type worker struct {
 	key         event.Value
 	keyed, mine bool
 	keep        keeper // how it keeps the rows
+	// rk, when the rows tell a match's partition, decides at emit which
+	// are the worker's (rowkey.go); keyEv is the last event whose value
+	// key is, dropped counts the matches it left to other workers.
+	rk      *rowKey
+	keyEv   *event.Event
+	dropped int64
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -319,15 +325,26 @@ func ownerOf(key event.Value, n int) int32 {
 }
 
 func (w *worker) own(b *planner.Binding) bool {
-	key := event.PartitionKey(w.r.equivRef(w.by, b))
+	w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
+	return w.mine // else made of events lacking the attribute: one worker emits it
+}
+
+// setKey notes the partition of the match the worker emits, and whether
+// it is the worker's.
+func (w *worker) setKey(key event.Value) {
 	if key != w.key || !w.keyed {
 		// One partition's matches tend to come together: hash once.
 		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
 	}
-	return w.mine // else made of events lacking the attribute: one worker emits it
 }
 
 func (w *worker) emit(row []Cell) bool {
+	if w.rk != nil {
+		if w.partitionOfRow(row); !w.mine {
+			w.dropped++
+			return true
+		}
+	}
 	w.keep.keep(w.res, w.pos, w.key, row)
 	return true
 }
@@ -534,7 +551,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			o(w.r)
 		}
 		w.r.par = parallel{}
-		w.r.own = w.own
+		if w.rk = rowKeyOf(plan, sp.By); w.rk == nil {
+			w.r.own = w.own
+		}
 		ins[i] = make(chan *batch, 2)
 		switch {
 		case !anyOrder:
@@ -616,6 +635,7 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 		w.pos = b.start + int64(len(b.items))
 	}
 	res := w.step(nil)
+	w.r.uncount(w.dropped)
 	w.r.end(start)
 	res.stats = &w.r.stats
 	send(res)
@@ -822,6 +842,16 @@ func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended
 		m.free(r)
 	}
 	return false, ctx.Err()
+}
+
+// uncount takes back from the run's counts the n matches that its
+// engine delivered and its worker left to others (rowkey.go); the engine's
+// report (end) counts the rest, or keeps the output's count.
+func (r *runner) uncount(n int64) {
+	r.stats.Matches -= n
+	out := &r.stats.Operators[len(r.stats.Operators)-1]
+	out.In -= n
+	out.Out -= n
 }
 
 // add sums worker i's stats into a parallel run's.

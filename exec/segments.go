@@ -103,6 +103,10 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	for i := range n {
 		frees[i] = make(chan *result, resultsInFlight*n)
 		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, keep: newKeeper(l, par.chunks), by: sp.By, free: frees[i], sink: emit, any: any}
+		if w.by != nil {
+			w.rk = rowKeyOf(plan, w.by)
+		}
+		w.atEmit = w.by == nil || w.rk != nil
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -219,6 +223,12 @@ type segWorker struct {
 	sink   Emit        // the run's, for the rows it emits itself
 	direct bool        // it emits them itself (segment.head)
 	any    chan<- *result // WithAnyOrder: where its results go
+	// atEmit: the worker decides at emit which matches are the segment's,
+	// the runner's own nil (rowkey.go); rk reads their partition (By),
+	// dropped counts those it drops.
+	atEmit  bool
+	rk      *rowKey
+	dropped int64
 }
 
 func (w *segWorker) emit(row []Cell) bool {
@@ -229,6 +239,15 @@ func (w *segWorker) emit(row []Cell) bool {
 			return false
 		}
 		return true
+	}
+	if w.atEmit {
+		if !w.mine {
+			w.dropped++
+			return true
+		}
+		if w.rk != nil {
+			w.key = w.rk.key(row)
+		}
 	}
 	w.keep.keep(w.res, w.pos, w.key, row)
 	return true
@@ -245,13 +264,15 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		o(r)
 	}
 	r.par = parallel{}
-	r.own = func(b *planner.Binding) bool {
-		if w.mine && w.by != nil {
-			w.key = event.PartitionKey(r.equivRef(w.by, b))
+	if !w.atEmit {
+		r.own = func(b *planner.Binding) bool {
+			if w.mine {
+				w.key = event.PartitionKey(r.equivRef(w.by, b))
+			}
+			return w.mine
 		}
-		return w.mine
 	}
-	w.res, w.direct = freshResult(w.free, w.res), false
+	w.res, w.direct, w.dropped = freshResult(w.free, w.res), false, 0
 	var out chan<- *result = seg.out
 	if w.any != nil {
 		out = w.any
@@ -316,6 +337,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 	if seg.last {
 		r.finish()
 	}
+	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
 	return send()

@@ -96,6 +96,18 @@ type Writer interface {
 	Finish() error
 }
 
+// Chunked is a Writer whose rows the workers of a split run encode
+// themselves (sase.Chunks), as JSON Lines, CSV and count do; a table
+// lays its rows out by page.
+type Chunked interface {
+	Writer
+	// NewEncoder returns an encoder of rows as Row writes them, for one
+	// worker; nil for a writer that only counts rows.
+	NewEncoder() sase.Encode
+	// Put writes rows rows that encoders encoded into b, as Row would.
+	Put(b []byte, rows int) error
+}
+
 // Option configures a Writer.
 type Option func(*config)
 
@@ -175,6 +187,16 @@ func (s *sink) spill(b []byte) ([]byte, error) {
 	}
 	s.write(b)
 	return b[:0], s.err
+}
+
+// put appends rows encoded elsewhere (Chunked.Put) to b, and writes
+// them as spill does; a large chunk goes straight to the io.Writer.
+func (s *sink) put(b, rows []byte) ([]byte, error) {
+	if len(b) == 0 && len(rows) >= spillSize {
+		s.write(rows)
+		return b, s.err
+	}
+	return s.spill(append(b, rows...))
 }
 
 // drain writes the rows collected in b, whatever their size.

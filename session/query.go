@@ -55,7 +55,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			n++
 			s.prog.matched(n)
 			return true
-		}, sase.WithTiming(), sase.WithWorkers(s.set.Workers))
+		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), 0, &n), sase.WithTiming())...)
 		if err != nil {
 			return runError(err, stats, stats.Matches)
 		}
@@ -78,7 +78,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		n++
 		s.prog.matched(n)
 		return limit == 0 || n < limit
-	}, sase.WithWorkers(s.set.Workers))
+	}, s.runOptions(w, limit, &n)...)
 	werr := w.Finish()
 	if err != nil {
 		return runError(err, stats, n) // the matches written: the engine counts one the sink refused
@@ -91,6 +91,29 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
 	return nil
+}
+
+// runOptions are the options of a run on a loaded stream that writes
+// through w at most limit matches (0: all), counting them in n. A split
+// run has its workers encode the matches when w can take them so
+// (output.Chunked), and the run's sink is only called on one worker.
+func (s *Session) runOptions(w output.Writer, limit int64, n *int64) []sase.RunOption {
+	opts := []sase.RunOption{sase.WithWorkers(s.set.Workers)}
+	if s.set.AnyOrder {
+		opts = append(opts, sase.WithAnyOrder())
+	}
+	c, ok := w.(output.Chunked)
+	if !ok || s.set.Workers <= 1 {
+		return opts
+	}
+	return append(opts, sase.WithChunks(&sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(b []byte, rows int) bool {
+		if c.Put(b, rows) != nil {
+			return false // as Row's error
+		}
+		*n += int64(rows)
+		s.prog.matched(*n)
+		return true
+	}}))
 }
 
 // explain prints a query's plan in its EXPLAIN's format, with the counts

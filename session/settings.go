@@ -21,6 +21,10 @@ type Settings struct {
 	// Workers is how many goroutines run a query that splits (a
 	// partitioned query); 1 runs every query on one.
 	Workers int
+	// AnyOrder lets a split query over a loaded stream emit its matches
+	// in the order the workers find them (SET order = 'any'), not in one
+	// worker's ('stream').
+	AnyOrder bool
 	// Output is where live queries' matches go: "" for standard output,
 	// or a sink URL (nats://host:port/STREAM).
 	Output string
@@ -37,7 +41,7 @@ func DefaultSettings() Settings {
 }
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
-var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output"}
+var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output", "order"}
 
 // SettingKeys lists the keys SET accepts.
 func SettingKeys() []string { return slices.Clone(settingKeys) }
@@ -56,6 +60,8 @@ func SettingValues(key string) []string {
 		return fs
 	case "timing", "expanded":
 		return []string{"on", "off"}
+	case "order":
+		return []string{"stream", "any"}
 	}
 	return nil
 }
@@ -102,6 +108,11 @@ func (st *Settings) Set(key, value string) error {
 		} else {
 			st.Expanded = on
 		}
+	case "order":
+		if v != "stream" && v != "any" {
+			return fmt.Errorf("order must be stream (the matches in stream order, for any number of workers) or any (as the workers find them), got %q%s", value, ast.DidYouMean(v, SettingValues("order")))
+		}
+		st.AnyOrder = v == "any"
 	case "workers":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxWorkers {
@@ -141,6 +152,11 @@ func (st *Settings) get(key string) string {
 		return onOff(st.Expanded)
 	case "workers":
 		return strconv.Itoa(st.Workers)
+	case "order":
+		if st.AnyOrder {
+			return "any"
+		}
+		return "stream"
 	}
 	return ""
 }
