@@ -45,9 +45,10 @@ func WithAnyOrder() Option { return func(r *runner) { r.par.anyOrder = true } }
 // where the row ends (Chunks.Limit may cut a run there).
 func (r *result) encode(pos int64, key event.Value, enc Encode, ends bool, row []Cell) {
 	r.open(pos, key)
-	if enc != nil {
-		r.buf = enc(r.buf, row)
+	if enc == nil {
+		return // a count: no bytes
 	}
+	r.buf = enc(r.buf, row)
 	r.matches[len(r.matches)-1].end = len(r.buf)
 	if ends {
 		r.ends = append(r.ends, len(r.buf))
@@ -79,7 +80,7 @@ func (k *chunker) run(res *result, m match) bool {
 	n, end := m.n, m.end
 	if k.left >= 0 && int64(n) >= k.left {
 		n = int(k.left)
-		if res.ends != nil {
+		if len(res.ends) > 0 { // else a count: no bytes
 			end = res.ends[m.row+n-1]
 		}
 	}
@@ -118,6 +119,7 @@ type keeper struct {
 	chunks *Chunks
 	enc    Encode
 	ends   bool // note each row's end (Chunks.Limit)
+	counts bool // Chunks without an encoder: the rows are only counted
 }
 
 func newKeeper(l *layout, c *Chunks) keeper {
@@ -127,6 +129,7 @@ func newKeeper(l *layout, c *Chunks) keeper {
 			k.enc = c.NewEncoder()
 		}
 		k.ends = c.Limit > 0 && k.enc != nil
+		k.counts = k.enc == nil
 	}
 	return k
 }

@@ -198,8 +198,21 @@ type batch struct {
 	items []*event.Event // events and ticks
 	owner []int32        // each item's worker; -1: every worker's
 	idle  bool           // the stream paused after it (Live)
-	// events counts the items that are events, not ticks.
-	events int64
+	// events counts the items that are events, not ticks; before, those
+	// of the batches before.
+	events, before int64
+}
+
+// eventsTo counts the events of the stream up to the batch's item at
+// position pos, included: those a run stopped there has read.
+func (b *batch) eventsTo(pos int64) int64 {
+	n := b.before
+	for _, ev := range b.items[:min(pos-b.start+1, int64(len(b.items)))] {
+		if !ev.IsTick() {
+			n++
+		}
+	}
+	return n
 }
 
 // match is a run of n rows a worker emitted one after the other: the
@@ -236,9 +249,10 @@ type result struct {
 	stopped, handover bool
 	stats             *Stats // the worker's, with its last result
 	idle              bool   // the batch's
-	// Of the worker that made it, of the segment it is of (WithAnyOrder
-	// reads every worker's results from one channel).
+	// Of the worker that made it, of the batch or segment it is of
+	// (WithAnyOrder reads every worker's results from one channel).
 	worker int
+	batch  *batch // nil: the stream's end
 	seg    *segment
 }
 
@@ -263,7 +277,10 @@ type worker struct {
 	// rk, when the rows tell a match's partition, decides at emit which
 	// are the worker's (rowkey.go); keyEv is the last event whose value
 	// key is, dropped counts the matches it left to other workers.
-	rk      *rowKey
+	rk *rowKey
+	// inRun says the last run of res is of the worker's position and key.
+	inRun   bool
+	lastCol int // the column of the last positive component's event
 	keyEv   *event.Event
 	dropped int64
 	// free has the results the merge is done with, for reuse.
@@ -335,17 +352,26 @@ func (w *worker) setKey(key event.Value) {
 	if key != w.key || !w.keyed {
 		// One partition's matches tend to come together: hash once.
 		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
+		w.inRun = false
 	}
 }
 
 func (w *worker) emit(row []Cell) bool {
 	if w.rk != nil {
-		if w.partitionOfRow(row); !w.mine {
+		if e := row[w.lastCol].Event; e != w.keyEv || e == nil {
+			w.partitionOfRow(e, row)
+		}
+		if !w.mine {
 			w.dropped++
 			return true
 		}
 	}
+	if w.keep.counts && w.inRun {
+		w.res.matches[len(w.res.matches)-1].n++ // a count's commonest case, without a call
+		return true
+	}
 	w.keep.keep(w.res, w.pos, w.key, row)
+	w.inRun = true
 	return true
 }
 
@@ -462,7 +488,7 @@ func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats
 // step runs one batch (b nil: the stream's end, at position w.pos), and
 // returns what it emitted.
 func (w *worker) step(b *batch) (res *result) {
-	w.res = w.fresh()
+	w.res, w.inRun = w.fresh(), false
 	defer func() {
 		if rec := recover(); rec != nil {
 			if err := w.r.recovered(rec); err != nil {
@@ -472,14 +498,14 @@ func (w *worker) step(b *batch) (res *result) {
 		res = w.res
 		sortRuns(res.matches)
 	}()
-	w.res.worker = int(w.id)
+	w.res.worker, w.res.batch = int(w.id), b
 	if b == nil {
 		w.r.finish()
 		return
 	}
 	w.res.idle = b.idle
 	for i, ev := range b.items {
-		w.pos = b.start + int64(i)
+		w.pos, w.inRun = b.start+int64(i), false
 		if o := b.owner[i]; o == w.id || o < 0 {
 			if err := w.r.feed(ev); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
@@ -553,6 +579,8 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		w.r.par = parallel{}
 		if w.rk = rowKeyOf(plan, sp.By); w.rk == nil {
 			w.r.own = w.own
+		} else {
+			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
 		}
 		ins[i] = make(chan *batch, 2)
 		switch {
@@ -606,6 +634,10 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	}
 	stats := m.stats
 	stats.Events = d.events.Load()
+	if m.stop && m.stopBatch != nil {
+		// One run stops there: the summary counts the same events.
+		stats.Events = m.stopBatch.eventsTo(m.stopPos)
+	}
 	stats.Elapsed = time.Since(start)
 	stats.Split = &sp
 	return stats, err
@@ -680,7 +712,7 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 
 func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
-		d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
 	}
 	return d.cur
 }
@@ -719,6 +751,17 @@ type merger struct {
 	stats  *Stats
 	row    []Cell
 	layout *layout
+	// The consumer stopped the run at the item at stopPos of stopBatch's
+	// (nil: at the stream's end) when stop.
+	stop      bool
+	stopBatch *batch
+	stopPos   int64
+}
+
+// stopped notes that the consumer stopped the run at the run of res at
+// position pos.
+func (m *merger) stopped(res *result, pos int64) {
+	m.stop, m.stopBatch, m.stopPos = true, res.batch, pos
 }
 
 // emitRun emits the run m of res; false when the consumer stops the run.
@@ -793,7 +836,9 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 				break
 			}
 			heads[best]++
-			emitting = m.emitRun(res[best], r)
+			if emitting = m.emitRun(res[best], r); !emitting {
+				m.stopped(res[best], r.pos)
+			}
 		}
 		if !m.flush() || !emitting {
 			return false, nil // the consumer stopped before any error
@@ -824,6 +869,7 @@ func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended
 				break
 			}
 			if !m.emitRun(r, run) {
+				m.stopped(r, run.pos)
 				return false, nil
 			}
 		}

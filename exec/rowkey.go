@@ -75,19 +75,15 @@ func (k *rowKey) key(row []Cell) event.Value {
 	return event.Value{}
 }
 
-// partitionOfRow sets the worker's key to the row's partition; the
-// matches that one event completes share their last event, whose value
-// is then read once.
-func (w *worker) partitionOfRow(row []Cell) {
-	last := row[w.rk.evs[len(w.rk.evs)-1]].Event
-	if last == w.keyEv {
+// partitionOfRow sets the worker's key to the partition of row, whose
+// last positive event is last; the matches that one event completes share
+// it, so emit calls this only when last changes (keyEv).
+func (w *worker) partitionOfRow(last *event.Event, row []Cell) {
+	if v := w.by.Value(last); !v.IsAbsent() {
+		w.keyEv = last
+		w.setKey(event.PartitionKey(v))
 		return
 	}
-	key := event.Value{}
-	if v := w.by.Value(last); !v.IsAbsent() {
-		key, w.keyEv = event.PartitionKey(v), last
-	} else {
-		key, w.keyEv = w.rk.key(row), nil
-	}
-	w.setKey(key)
+	w.keyEv = nil
+	w.setKey(w.rk.key(row))
 }

@@ -217,11 +217,11 @@ type segWorker struct {
 	by     *planner.Equiv // Split.By
 	free   chan *result   // the results the merge is done with, for reuse
 	res    *result
-	mine   bool        // the runner is at the segment's own items
-	pos    int64       // the item it is at, in the segment
-	key    event.Value // the partition of the match it emits
-	sink   Emit        // the run's, for the rows it emits itself
-	direct bool        // it emits them itself (segment.head)
+	mine   bool           // the runner is at the segment's own items
+	pos    int64          // the item it is at, in the segment
+	key    event.Value    // the partition of the match it emits
+	sink   Emit           // the run's, for the rows it emits itself
+	direct bool           // it emits them itself (segment.head)
 	any    chan<- *result // WithAnyOrder: where its results go
 	// atEmit: the worker decides at emit which matches are the segment's,
 	// the runner's own nil (rowkey.go); rk reads their partition (By),

@@ -108,6 +108,23 @@ type Chunked interface {
 	Put(b []byte, rows int) error
 }
 
+// ChunksOf is a sink for a split run (sase.WithChunks) that writes
+// through w as a sink calling Row would, at most limit rows (0: all), and
+// tells written how many rows each chunk had; nil when w is not Chunked.
+func ChunksOf(w Writer, limit int64, written func(rows int)) *sase.Chunks {
+	c, ok := w.(Chunked)
+	if !ok {
+		return nil
+	}
+	return &sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(b []byte, rows int) bool {
+		if c.Put(b, rows) != nil {
+			return false // the output is gone, as at Row's error
+		}
+		written(rows)
+		return true
+	}}
+}
+
 // Option configures a Writer.
 type Option func(*config)
 

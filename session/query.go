@@ -102,18 +102,12 @@ func (s *Session) runOptions(w output.Writer, limit int64, n *int64) []sase.RunO
 	if s.set.AnyOrder {
 		opts = append(opts, sase.WithAnyOrder())
 	}
-	c, ok := w.(output.Chunked)
-	if !ok || s.set.Workers <= 1 {
-		return opts
-	}
-	return append(opts, sase.WithChunks(&sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(b []byte, rows int) bool {
-		if c.Put(b, rows) != nil {
-			return false // as Row's error
+	if s.set.Workers > 1 {
+		if c := output.ChunksOf(w, limit, func(rows int) { *n += int64(rows); s.prog.matched(*n) }); c != nil {
+			opts = append(opts, sase.WithChunks(c))
 		}
-		*n += int64(rows)
-		s.prog.matched(*n)
-		return true
-	}}))
+	}
+	return opts
 }
 
 // explain prints a query's plan in its EXPLAIN's format, with the counts
