@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,7 +109,11 @@ func (s *Stats) explainSplit() string {
 		text += fmt.Sprintf("   segments: %d\n", s.Segments)
 	}
 	for i, w := range s.Workers {
-		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
+		text += fmt.Sprintf("   worker %d: events=%d matches=%d", i+1, w.Events, w.Matches)
+		if w.MaxBuffer > 0 {
+			text += fmt.Sprintf(" max buffer=%d", w.MaxBuffer)
+		}
+		text += "\n"
 	}
 	return text
 }
@@ -259,6 +264,7 @@ type result struct {
 // WorkerStats counts one worker's share of a parallel run.
 type WorkerStats struct {
 	Events, Matches int64
+	MaxBuffer       int64 // Stats.MaxBuffer: the longest of its runs'
 }
 
 // worker is one runner of a parallel run.
@@ -904,6 +910,7 @@ func (r *runner) uncount(n int64) {
 func (s *Stats) add(w *Stats, i int) {
 	s.Workers[i].Events += w.Events
 	s.Workers[i].Matches += w.Matches
+	s.Workers[i].MaxBuffer = max(s.Workers[i].MaxBuffer, w.MaxBuffer)
 	s.Instances += w.Instances
 	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
 	s.timed = w.timed
@@ -913,9 +920,14 @@ func (s *Stats) add(w *Stats, i int) {
 		o.Out += wo.Out
 		o.Time += wo.Time
 		for k, c := range wo.Counters {
-			if k < len(o.Counters) {
+			switch {
+			case k < len(o.Counters) && strings.HasPrefix(c.Name, "max "):
+				// A longest buffer is each worker's own: the run's is
+				// the longest of them (each worker's: explainSplit).
+				o.Counters[k].N = max(o.Counters[k].N, c.N)
+			case k < len(o.Counters):
 				o.Counters[k].N += c.N
-			} else {
+			default:
 				o.Counters = append(o.Counters, c)
 			}
 		}
