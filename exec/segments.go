@@ -229,6 +229,7 @@ type segWorker struct {
 	atEmit  bool
 	rk      *rowKey
 	dropped int64
+	inRun   bool // as worker.inRun
 }
 
 func (w *segWorker) emit(row []Cell) bool {
@@ -246,10 +247,15 @@ func (w *segWorker) emit(row []Cell) bool {
 			return true
 		}
 		if w.rk != nil {
-			w.key = w.rk.key(row)
+			w.key, w.inRun = w.rk.key(row), false
 		}
 	}
+	if w.keep.counts && w.inRun {
+		w.res.matches[len(w.res.matches)-1].n++ // as worker.emit
+		return true
+	}
 	w.keep.keep(w.res, w.pos, w.key, row)
+	w.inRun = w.by == nil // else the next row's key may differ
 	return true
 }
 
@@ -304,7 +310,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}()
 	for i, ev := range seg.items {
-		w.mine, w.pos = i >= seg.cut, int64(i)
+		w.mine, w.pos, w.inRun = i >= seg.cut, int64(i), false
 		// The one-run order needs no sorting by partition to emit in
 		// place (Split.By).
 		// Rows encoded for Chunks cost the merge little: they stay here.
@@ -313,7 +319,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.res, w.inRun = freshResult(w.free, w.res), false
 			select {
 			case <-seg.resume:
 			case <-w.ctx.Done():
@@ -330,10 +336,10 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.res, w.inRun = freshResult(w.free, w.res), false
 		}
 	}
-	w.mine, w.pos = true, int64(len(seg.items))
+	w.mine, w.pos, w.inRun = true, int64(len(seg.items)), false
 	if seg.last {
 		r.finish()
 	}
