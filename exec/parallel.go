@@ -254,6 +254,9 @@ type result struct {
 	stopped, handover bool
 	stats             *Stats // the worker's, with its last result
 	idle              bool   // the batch's
+	// more: a partitioned run's worker sends more results of the batch
+	// (resultBytes).
+	more bool
 	// Of the worker that made it, of the batch or segment it is of
 	// (WithAnyOrder reads every worker's results from one channel).
 	worker int
@@ -313,11 +316,15 @@ func freshResult(free chan *result, last *result) *result {
 		if last == nil {
 			return &result{}
 		}
+		buf := len(last.buf)
+		if buf >= resultBytes {
+			buf = resultBytes + resultBytes/4 // room for the item that passes resultBytes
+		}
 		return &result{
 			matches: make([]match, 0, len(last.matches)),
 			evs:     make([]*event.Event, 0, len(last.evs)),
 			vals:    make([]event.Value, 0, len(last.vals)),
-			buf:     make([]byte, 0, len(last.buf)),
+			buf:     make([]byte, 0, buf),
 			ends:    make([]int, 0, len(last.ends)),
 		}
 	}
@@ -491,9 +498,16 @@ func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats
 	return true
 }
 
+// resultBytes is about the most bytes of encoded rows (Chunks) a result
+// holds: a worker hands a batch's rows on in results of that size, cut
+// between two items, so that a batch with many matches neither grows one
+// buffer by copying it again and again nor holds them all at once.
+const resultBytes = 128 << 10
+
 // step runs one batch (b nil: the stream's end, at position w.pos), and
-// returns what it emitted.
-func (w *worker) step(b *batch) (res *result) {
+// returns what it emitted last; send hands on the results before, each
+// marked more.
+func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 	w.res, w.inRun = w.fresh(), false
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -522,6 +536,16 @@ func (w *worker) step(b *batch) (res *result) {
 			if w.wild && !ev.IsTick() {
 				w.r.store.add(ev)
 			}
+		}
+		if len(w.res.buf) >= resultBytes && i < len(b.items)-1 {
+			part := w.res
+			part.more = true
+			sortRuns(part.matches)
+			if !send(part) {
+				return // stopped: the batch's last result is not sent either
+			}
+			w.res, w.inRun = w.fresh(), false
+			w.res.worker, w.res.batch, w.res.idle = int(w.id), b, b.idle
 		}
 	}
 	return
@@ -597,7 +621,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		default:
 			outs[i] = outs[0] // one channel: the results as they come
 		}
-		w.free = make(chan *result, 3)
+		w.free = make(chan *result, resultsInFlight)
 		frees[i] = w.free
 		wg.Go(func() {
 			w.loop(ctx, start, ins[w.id], outs[w.id])
@@ -667,12 +691,12 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 		}
 	}
 	for b := range in {
-		if !send(w.step(b)) {
+		if !send(w.step(b, send)) {
 			return
 		}
 		w.pos = b.start + int64(len(b.items))
 	}
-	res := w.step(nil)
+	res := w.step(nil, send)
 	w.r.uncount(w.dropped)
 	w.r.end(start)
 	res.stats = &w.r.stats
@@ -819,6 +843,24 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 		}
 		emitting := true
 		for emitting {
+			for i := range res {
+				// A worker's next result of the batch, once its last is
+				// emitted: its runs come after those.
+				for heads[i] == len(res[i].matches) && res[i].more {
+					if !m.flush() {
+						return false, nil
+					}
+					m.free(res[i])
+					r, ok := <-outs[i]
+					if !ok {
+						return false, cmp.Or(firstErr, ctx.Err())
+					}
+					res[i], heads[i] = r, 0
+					if r.err != nil && (errPos < 0 || r.errPos < errPos) {
+						firstErr, errPos = r.err, r.errPos
+					}
+				}
+			}
 			best := -1
 			for i, r := range res {
 				if heads[i] == len(r.matches) {

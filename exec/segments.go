@@ -65,6 +65,12 @@ var (
 // new arenas (pointer arrays, which the garbage collector scans).
 const resultsInFlight = 8
 
+// encodedInFlight is how many more results of encoded rows (Chunks, in
+// results of resultBytes) a segment sends without waiting on the merge,
+// and each worker keeps for reuse: a segment's output waits for the
+// segments before it, so the results of the segments in flight are many.
+const encodedInFlight = 256
+
 // segment is one time segment of a segmented run.
 type segment struct {
 	items []*event.Event // from the first item read again to its last
@@ -101,7 +107,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	l := layoutOf(plan)
 	var wg sync.WaitGroup
 	for i := range n {
-		frees[i] = make(chan *result, resultsInFlight*n)
+		frees[i] = make(chan *result, resultsInFlight*n+encodedInFlight)
 		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, keep: newKeeper(l, par.chunks), by: sp.By, free: frees[i], sink: emit, any: any}
 		if w.by != nil {
 			w.rk = rowKeyOf(plan, w.by)
@@ -192,8 +198,8 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 func (d *segDispatcher) send(last bool) bool {
 	seg := &segment{items: d.all[d.from:len(d.all):len(d.all)], cut: d.cut - d.from, last: last, resume: make(chan struct{})}
 	// One batch of matches per batchSize items, and the last: the segment
-	// never waits on the merge.
-	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2)
+	// never waits on the merge, but with many encoded rows.
+	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2+encodedInFlight)
 	for _, ch := range []chan<- *segment{d.order, d.jobs} {
 		if ch == nil {
 			continue // WithAnyOrder
@@ -332,7 +338,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			send()
 			return false
 		}
-		if i%batchSize == batchSize-1 && w.mine && !w.direct {
+		if (i%batchSize == batchSize-1 || len(w.res.buf) >= resultBytes) && w.mine && !w.direct {
 			if !send() {
 				return false
 			}

@@ -207,13 +207,15 @@ func (s *sink) spill(b []byte) ([]byte, error) {
 }
 
 // put appends rows encoded elsewhere (Chunked.Put) to b, and writes
-// them as spill does; a large chunk goes straight to the io.Writer.
+// them as spill does, but for a chunk that fills the spill: that goes
+// straight to the io.Writer, after b's rows, without a copy.
 func (s *sink) put(b, rows []byte) ([]byte, error) {
-	if len(b) == 0 && len(rows) >= spillSize {
-		s.write(rows)
-		return b, s.err
+	if len(b)+len(rows) < spillSize {
+		return append(b, rows...), s.err
 	}
-	return s.spill(append(b, rows...))
+	b, _ = s.drain(b)
+	s.write(rows)
+	return b, s.err
 }
 
 // drain writes the rows collected in b, whatever their size.
