@@ -630,7 +630,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2)}
 	if par.live != nil {
 		par.live.d = d // a Live is one run's
 	}
@@ -639,7 +639,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n)}
+	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free}
 	if par.chunks != nil {
 		m.chunks = newChunker(par.chunks, m.stats)
 	}
@@ -711,8 +711,11 @@ type dispatcher struct {
 	n   int
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
-	cur    *batch
-	pos    int64
+	// free has the batches every worker is done with, for reuse (their
+	// arrays of pointers are what the garbage collector scans).
+	free chan *batch
+	cur  *batch
+	pos  int64
 }
 
 func (d *dispatcher) run(events iter.Seq[*event.Event]) {
@@ -742,7 +745,13 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 
 func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
-		d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		select {
+		case b := <-d.free:
+			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], owner: b.owner[:0]}
+			d.cur = b
+		default:
+			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		}
 	}
 	return d.cur
 }
@@ -778,9 +787,11 @@ type merger struct {
 	emit   Emit
 	chunks *chunker // the matches go to Chunks; nil: to emit
 	frees  []chan *result
-	stats  *Stats
-	row    []Cell
-	layout *layout
+	// batches takes back the batches of an ordered merge's rounds.
+	batches chan<- *batch
+	stats   *Stats
+	row     []Cell
+	layout  *layout
 	// The consumer stopped the run at the item at stopPos of stopBatch's
 	// (nil: at the stream's end) when stop.
 	stop      bool
@@ -902,6 +913,12 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 		}
 		if res[0].idle {
 			live.idle()
+		}
+		if b := res[0].batch; b != nil && !m.stop {
+			select {
+			case m.batches <- b: // every worker has sent its last result of it
+			default:
+			}
 		}
 		for _, r := range res {
 			m.free(r)
