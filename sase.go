@@ -137,6 +137,23 @@ func WithTiming() RunOption { return exec.WithOpTiming() }
 // Split says how a run splits.
 func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
 
+// Chunks is a sink whose rows the workers of a split run encode
+// themselves (exec.Chunks): the run hands them to its Put in chunks of
+// bytes, in the order of one worker's run, and does not call its Sink.
+type Chunks = exec.Chunks
+
+// Encode appends the encoding of a row to a buffer (Chunks).
+type Encode = exec.Encode
+
+// WithChunks has a run that splits over workers hand its matches to c
+// instead of its Sink, which a run on one worker calls.
+func WithChunks(c *Chunks) RunOption { return exec.WithChunks(c) }
+
+// WithAnyOrder lets a split run over a loaded stream emit its matches in
+// the order the workers find them (`SET order = 'any'`), not in one
+// worker's: the same matches, in an order that may change from run to run.
+func WithAnyOrder() RunOption { return exec.WithAnyOrder() }
+
 // Live carries a live stream's pauses to a run (exec.Live): pass its
 // Pause to the stream's events and WithLive to Run.
 type Live = exec.Live

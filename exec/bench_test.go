@@ -27,7 +27,7 @@ func BenchmarkSuites(b *testing.B) {
 						var r bench.Result
 						for b.Loop() {
 							var err error
-							if r, err = bench.Measure(c, stream, engine, workers, time.Minute); err != nil {
+							if r, err = bench.Measure(c, stream, engine, workers, "", time.Minute); err != nil {
 								b.Fatal(err)
 							}
 						}

@@ -113,10 +113,10 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	if r.par.workers > 1 {
 		sp := SplitOf(plan, r.par.workers, r.par.live != nil)
 		if sp.Segmented {
-			return runSegments(ctx, plan, sp, events, emit, opts)
+			return runSegments(ctx, plan, sp, events, emit, r.par, opts)
 		}
 		if sp.Workers > 1 {
-			return runParallel(ctx, plan, sp, events, cancellable(ctx, emit), opts)
+			return runParallel(ctx, plan, sp, events, cancellable(ctx, emit), r.par, opts)
 		}
 		r.stats.Split = &sp
 	}

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +29,10 @@ import (
 
 // parallel is what WithWorkers and WithLive ask of a run.
 type parallel struct {
-	workers int
-	live    *Live
+	workers  int
+	live     *Live
+	chunks   *Chunks
+	anyOrder bool
 }
 
 // WithWorkers runs a partitioned query on n workers (goroutines); n <= 1
@@ -106,7 +109,11 @@ func (s *Stats) explainSplit() string {
 		text += fmt.Sprintf("   segments: %d\n", s.Segments)
 	}
 	for i, w := range s.Workers {
-		text += fmt.Sprintf("   worker %d: events=%d matches=%d\n", i+1, w.Events, w.Matches)
+		text += fmt.Sprintf("   worker %d: events=%d matches=%d", i+1, w.Events, w.Matches)
+		if w.MaxBuffer > 0 {
+			text += fmt.Sprintf(" max buffer=%d", w.MaxBuffer)
+		}
+		text += "\n"
 	}
 	return text
 }
@@ -196,8 +203,21 @@ type batch struct {
 	items []*event.Event // events and ticks
 	owner []int32        // each item's worker; -1: every worker's
 	idle  bool           // the stream paused after it (Live)
-	// events counts the items that are events, not ticks.
-	events int64
+	// events counts the items that are events, not ticks; before, those
+	// of the batches before.
+	events, before int64
+}
+
+// eventsTo counts the events of the stream up to the batch's item at
+// position pos, included: those a run stopped there has read.
+func (b *batch) eventsTo(pos int64) int64 {
+	n := b.before
+	for _, ev := range b.items[:min(pos-b.start+1, int64(len(b.items)))] {
+		if !ev.IsTick() {
+			n++
+		}
+	}
+	return n
 }
 
 // match is a run of n rows a worker emitted one after the other: the
@@ -210,6 +230,9 @@ type match struct {
 	key     event.Value
 	n       int
 	ev, val int
+	// Encoded (Chunks): the rows' bytes in the result's buf, and where
+	// the first row's end is noted in its ends.
+	b, end, row int
 }
 
 // result is what a worker made of one batch.
@@ -217,8 +240,11 @@ type result struct {
 	matches []match
 	// The rows' columns, as layout says (a row of cells is eight times
 	// larger than its events).
-	evs    []*event.Event
-	vals   []event.Value
+	evs  []*event.Event
+	vals []event.Value
+	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
+	buf    []byte
+	ends   []int
 	err    error // the worker stopped at errPos with err
 	errPos int64
 	// A time segment's worker: the rows it emitted itself; stopped, the
@@ -228,11 +254,20 @@ type result struct {
 	stopped, handover bool
 	stats             *Stats // the worker's, with its last result
 	idle              bool   // the batch's
+	// more: a partitioned run's worker sends more results of the batch
+	// (resultBytes).
+	more bool
+	// Of the worker that made it, of the batch or segment it is of
+	// (WithAnyOrder reads every worker's results from one channel).
+	worker int
+	batch  *batch // nil: the stream's end
+	seg    *segment
 }
 
 // WorkerStats counts one worker's share of a parallel run.
 type WorkerStats struct {
 	Events, Matches int64
+	MaxBuffer       int64 // Stats.MaxBuffer: the longest of its runs'
 }
 
 // worker is one runner of a parallel run.
@@ -247,7 +282,16 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	layout      *layout // the rows' columns
+	keep        keeper // how it keeps the rows
+	// rk, when the rows tell a match's partition, decides at emit which
+	// are the worker's (rowkey.go); keyEv is the last event whose value
+	// key is, dropped counts the matches it left to other workers.
+	rk *rowKey
+	// inRun says the last run of res is of the worker's position and key.
+	inRun   bool
+	lastCol int // the column of the last positive component's event
+	keyEv   *event.Event
+	dropped int64
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -264,7 +308,7 @@ func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
 func freshResult(free chan *result, last *result) *result {
 	select {
 	case r := <-free:
-		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0]}
+		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0], buf: r.buf[:0], ends: r.ends[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
@@ -272,10 +316,16 @@ func freshResult(free chan *result, last *result) *result {
 		if last == nil {
 			return &result{}
 		}
+		buf := len(last.buf)
+		if buf >= resultBytes {
+			buf = resultBytes + resultBytes/4 // room for the item that passes resultBytes
+		}
 		return &result{
 			matches: make([]match, 0, len(last.matches)),
 			evs:     make([]*event.Event, 0, len(last.evs)),
 			vals:    make([]event.Value, 0, len(last.vals)),
+			buf:     make([]byte, 0, buf),
+			ends:    make([]int, 0, len(last.ends)),
 		}
 	}
 }
@@ -305,16 +355,36 @@ func ownerOf(key event.Value, n int) int32 {
 }
 
 func (w *worker) own(b *planner.Binding) bool {
-	key := event.PartitionKey(w.r.equivRef(w.by, b))
-	if key != w.key || !w.keyed {
-		// One partition's matches tend to come together: hash once.
-		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
-	}
+	w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
 	return w.mine // else made of events lacking the attribute: one worker emits it
 }
 
+// setKey notes the partition of the match the worker emits, and whether
+// it is the worker's.
+func (w *worker) setKey(key event.Value) {
+	if key != w.key || !w.keyed {
+		// One partition's matches tend to come together: hash once.
+		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
+		w.inRun = false
+	}
+}
+
 func (w *worker) emit(row []Cell) bool {
-	w.res.add(w.pos, w.key, w.layout, row)
+	if w.rk != nil {
+		if e := row[w.lastCol].Event; e != w.keyEv || e == nil {
+			w.partitionOfRow(e, row)
+		}
+		if !w.mine {
+			w.dropped++
+			return true
+		}
+	}
+	if w.keep.counts && w.inRun {
+		w.res.matches[len(w.res.matches)-1].n++ // a count's commonest case, without a call
+		return true
+	}
+	w.keep.keep(w.res, w.pos, w.key, row)
+	w.inRun = true
 	return true
 }
 
@@ -347,11 +417,7 @@ func layoutOf(plan *planner.Plan) *layout {
 // add appends a row, emitted at position pos in partition key, to the
 // result.
 func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
-	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
-		r.matches[n].n++
-	} else {
-		r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals)})
-	}
+	r.open(pos, key)
 	if !l.lists {
 		e := len(r.evs)
 		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
@@ -376,6 +442,16 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 			r.vals = append(r.vals, row[i].Value)
 		}
 	}
+}
+
+// open counts a row emitted at position pos in partition key: one more
+// of the last run, or the first of a new one.
+func (r *result) open(pos int64, key event.Value) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
+		r.matches[n].n++
+		return
+	}
+	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals), b: len(r.buf), row: len(r.ends)})
 }
 
 // sameKey is a == b without a call to compare strings when neither is
@@ -422,10 +498,17 @@ func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats
 	return true
 }
 
+// resultBytes is about the most bytes of encoded rows (Chunks) a result
+// holds: a worker hands a batch's rows on in results of that size, cut
+// between two items, so that a batch with many matches neither grows one
+// buffer by copying it again and again nor holds them all at once.
+const resultBytes = 128 << 10
+
 // step runs one batch (b nil: the stream's end, at position w.pos), and
-// returns what it emitted.
-func (w *worker) step(b *batch) (res *result) {
-	w.res = w.fresh()
+// returns what it emitted last; send hands on the results before, each
+// marked more.
+func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
+	w.res, w.inRun = w.fresh(), false
 	defer func() {
 		if rec := recover(); rec != nil {
 			if err := w.r.recovered(rec); err != nil {
@@ -435,13 +518,14 @@ func (w *worker) step(b *batch) (res *result) {
 		res = w.res
 		sortRuns(res.matches)
 	}()
+	w.res.worker, w.res.batch = int(w.id), b
 	if b == nil {
 		w.r.finish()
 		return
 	}
 	w.res.idle = b.idle
 	for i, ev := range b.items {
-		w.pos = b.start + int64(i)
+		w.pos, w.inRun = b.start+int64(i), false
 		if o := b.owner[i]; o == w.id || o < 0 {
 			if err := w.r.feed(ev); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
@@ -452,6 +536,16 @@ func (w *worker) step(b *batch) (res *result) {
 			if w.wild && !ev.IsTick() {
 				w.r.store.add(ev)
 			}
+		}
+		if len(w.res.buf) >= resultBytes && i < len(b.items)-1 {
+			part := w.res
+			part.more = true
+			sortRuns(part.matches)
+			if !send(part) {
+				return // stopped: the batch's last result is not sent either
+			}
+			w.res, w.inRun = w.fresh(), false
+			w.res.worker, w.res.batch, w.res.idle = int(w.id), b, b.idle
 		}
 	}
 	return
@@ -491,45 +585,75 @@ func CompareKeys(a, b event.Value) int {
 }
 
 // runParallel runs plan on sp.Workers workers.
-func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, par parallel, opts []Option) (*Stats, error) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := sp.Workers
+	// The live pauses need the results batch by batch: in order.
+	anyOrder := par.anyOrder && par.live == nil
 	ins := make([]chan *batch, n)
 	outs := make([]chan *result, n)
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
-	var live *Live
 	l := layoutOf(plan)
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
-		w.layout = l
+		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
 		for _, o := range opts {
 			o(w.r)
 		}
-		live = w.r.par.live
 		w.r.par = parallel{}
-		w.r.own = w.own
+		if w.rk = rowKeyOf(plan, sp.By); w.rk == nil {
+			w.r.own = w.own
+		} else {
+			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
+		}
 		ins[i] = make(chan *batch, 2)
-		outs[i] = make(chan *result, 2)
-		w.free = make(chan *result, 3)
+		switch {
+		case !anyOrder:
+			outs[i] = make(chan *result, 2)
+		case i == 0:
+			outs[i] = make(chan *result, 2*n)
+		default:
+			outs[i] = outs[0] // one channel: the results as they come
+		}
+		w.free = make(chan *result, resultsInFlight)
 		frees[i] = w.free
-		wg.Go(func() { w.loop(ctx, start, ins[w.id], outs[w.id]) })
+		wg.Go(func() {
+			w.loop(ctx, start, ins[w.id], outs[w.id])
+			if !anyOrder {
+				close(outs[w.id])
+			}
+		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n}
-	if live != nil {
-		live.d = d // a Live is one run's
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2)}
+	if par.live != nil {
+		par.live.d = d // a Live is one run's
 	}
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
 		d.run(events)
 	}()
-	stats, ended, err := merge(ctx, plan, n, outs, frees, emit, live)
+	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free}
+	if par.chunks != nil {
+		m.chunks = newChunker(par.chunks, m.stats)
+	}
+	var ended bool
+	var err error
+	if anyOrder {
+		go func() {
+			wg.Wait()
+			close(outs[0])
+		}()
+		ended, err = m.mergeAny(ctx, n, outs[0])
+	} else {
+		ended, err = m.merge(ctx, outs, par.live)
+	}
 	cancel()
 	wg.Wait()
 	if ended {
@@ -538,16 +662,25 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		// where it stops.
 		<-dispatched
 	}
+	stats := m.stats
 	stats.Events = d.events.Load()
+	if m.stop && m.stopBatch != nil {
+		// One run stops there: the summary counts the same events.
+		stats.Events = m.stopBatch.eventsTo(m.stopPos)
+	}
 	stats.Elapsed = time.Since(start)
 	stats.Split = &sp
 	return stats, err
 }
 
+// newSplitStats are the empty stats of a split run on n workers.
+func newSplitStats(plan *planner.Plan, n int) *Stats {
+	return &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+}
+
 // loop runs the worker's batches, then the stream's end; it sends one
 // result per batch, the last with the worker's stats.
 func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, out chan<- *result) {
-	defer close(out)
 	w.r.begin(start)
 	send := func(res *result) bool {
 		select {
@@ -558,12 +691,13 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 		}
 	}
 	for b := range in {
-		if !send(w.step(b)) {
+		if !send(w.step(b, send)) {
 			return
 		}
 		w.pos = b.start + int64(len(b.items))
 	}
-	res := w.step(nil)
+	res := w.step(nil, send)
+	w.r.uncount(w.dropped)
 	w.r.end(start)
 	res.stats = &w.r.stats
 	send(res)
@@ -577,8 +711,11 @@ type dispatcher struct {
 	n   int
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
-	cur    *batch
-	pos    int64
+	// free has the batches every worker is done with, for reuse (their
+	// arrays of pointers are what the garbage collector scans).
+	free chan *batch
+	cur  *batch
+	pos  int64
 }
 
 func (d *dispatcher) run(events iter.Seq[*event.Event]) {
@@ -608,7 +745,13 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 
 func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
-		d.cur = &batch{start: d.pos, items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		select {
+		case b := <-d.free:
+			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], owner: b.owner[:0]}
+			d.cur = b
+		default:
+			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+		}
 	}
 	return d.cur
 }
@@ -638,17 +781,61 @@ func (d *dispatcher) flush() bool {
 	return true
 }
 
+// merger emits the workers' results and sums their stats.
+type merger struct {
+	plan   *planner.Plan
+	emit   Emit
+	chunks *chunker // the matches go to Chunks; nil: to emit
+	frees  []chan *result
+	// batches takes back the batches of an ordered merge's rounds.
+	batches chan<- *batch
+	stats   *Stats
+	row     []Cell
+	layout  *layout
+	// The consumer stopped the run at the item at stopPos of stopBatch's
+	// (nil: at the stream's end) when stop.
+	stop      bool
+	stopBatch *batch
+	stopPos   int64
+}
+
+// stopped notes that the consumer stopped the run at the run of res at
+// position pos.
+func (m *merger) stopped(res *result, pos int64) {
+	m.stop, m.stopBatch, m.stopPos = true, res.batch, pos
+}
+
+// emitRun emits the run m of res; false when the consumer stops the run.
+func (m *merger) emitRun(res *result, r match) bool {
+	if m.chunks != nil {
+		return m.chunks.run(res, r)
+	}
+	if m.row == nil {
+		m.layout = layoutOf(m.plan)
+		m.row = make([]Cell, len(m.layout.kinds))
+	}
+	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
+}
+
+// flush puts the chunk pending of the results emitted, before they go
+// back to their workers; false when the consumer stops the run.
+func (m *merger) flush() bool { return m.chunks == nil || m.chunks.flush() }
+
+// free gives res back to its worker for reuse.
+func (m *merger) free(res *result) {
+	select {
+	case m.frees[res.worker] <- res:
+	default: // the worker has enough
+	}
+}
+
 // merge emits the workers' matches in order, batch by batch, and sums
 // their stats; it stops at the first error in stream order.
 // ended says every worker reached the stream's end.
-// frees take back the results it is done with.
-func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *result, emit Emit, live *Live) (stats *Stats, ended bool, err error) {
-	l := layoutOf(plan)
-	row := make([]Cell, len(l.kinds))
-	stats = &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (ended bool, err error) {
+	n := len(outs)
 	res := make([]*result, n)
 	heads := make([]int, n)
-	emitting := true
 	for {
 		var firstErr error
 		errPos := int64(-1)
@@ -658,14 +845,33 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 				if firstErr == nil {
 					firstErr = ctx.Err()
 				}
-				return stats, false, firstErr
+				return false, firstErr
 			}
 			res[i], heads[i] = r, 0
 			if r.err != nil && (errPos < 0 || r.errPos < errPos) {
 				firstErr, errPos = r.err, r.errPos
 			}
 		}
+		emitting := true
 		for emitting {
+			for i := range res {
+				// A worker's next result of the batch, once its last is
+				// emitted: its runs come after those.
+				for heads[i] == len(res[i].matches) && res[i].more {
+					if !m.flush() {
+						return false, nil
+					}
+					m.free(res[i])
+					r, ok := <-outs[i]
+					if !ok {
+						return false, cmp.Or(firstErr, ctx.Err())
+					}
+					res[i], heads[i] = r, 0
+					if r.err != nil && (errPos < 0 || r.errPos < errPos) {
+						firstErr, errPos = r.err, r.errPos
+					}
+				}
+			}
 			best := -1
 			for i, r := range res {
 				if heads[i] == len(r.matches) {
@@ -684,41 +890,86 @@ func merge(ctx context.Context, plan *planner.Plan, n int, outs, frees []chan *r
 			if best < 0 {
 				break
 			}
-			m := res[best].matches[heads[best]]
-			if errPos >= 0 && m.pos >= errPos {
+			r := res[best].matches[heads[best]]
+			if errPos >= 0 && r.pos >= errPos {
 				break
 			}
 			heads[best]++
-			emitting = res[best].emitRun(m, l, row, emit, stats)
+			if emitting = m.emitRun(res[best], r); !emitting {
+				m.stopped(res[best], r.pos)
+			}
 		}
-		if !emitting {
-			return stats, false, nil // the consumer stopped before any error
+		if !m.flush() || !emitting {
+			return false, nil // the consumer stopped before any error
 		}
 		if firstErr != nil {
-			return stats, false, firstErr
+			return false, firstErr
 		}
 		if res[0].stats != nil {
 			for i, r := range res {
-				stats.add(r.stats, i)
+				m.stats.add(r.stats, i)
 			}
-			return stats, true, nil
+			return true, nil
 		}
 		if res[0].idle {
 			live.idle()
 		}
-		for i, r := range res {
+		if b := res[0].batch; b != nil && !m.stop {
 			select {
-			case frees[i] <- r:
-			default: // the worker has enough
+			case m.batches <- b: // every worker has sent its last result of it
+			default:
 			}
 		}
+		for _, r := range res {
+			m.free(r)
+		}
 	}
+}
+
+// mergeAny emits the results of n workers as they come from out.
+func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended bool, err error) {
+	for r := range out {
+		for _, run := range r.matches {
+			if r.err != nil && run.pos >= r.errPos {
+				break
+			}
+			if !m.emitRun(r, run) {
+				m.stopped(r, run.pos)
+				return false, nil
+			}
+		}
+		if !m.flush() {
+			return false, nil
+		}
+		if r.err != nil {
+			return false, r.err
+		}
+		if r.stats != nil {
+			m.stats.add(r.stats, r.worker)
+			if n--; n == 0 {
+				return true, nil
+			}
+		}
+		m.free(r)
+	}
+	return false, ctx.Err()
+}
+
+// uncount takes back from the run's counts the n matches that its
+// engine delivered and its worker left to others (rowkey.go); the engine's
+// report (end) counts the rest, or keeps the output's count.
+func (r *runner) uncount(n int64) {
+	r.stats.Matches -= n
+	out := &r.stats.Operators[len(r.stats.Operators)-1]
+	out.In -= n
+	out.Out -= n
 }
 
 // add sums worker i's stats into a parallel run's.
 func (s *Stats) add(w *Stats, i int) {
 	s.Workers[i].Events += w.Events
 	s.Workers[i].Matches += w.Matches
+	s.Workers[i].MaxBuffer = max(s.Workers[i].MaxBuffer, w.MaxBuffer)
 	s.Instances += w.Instances
 	s.MaxBuffer = max(s.MaxBuffer, w.MaxBuffer)
 	s.timed = w.timed
@@ -728,9 +979,14 @@ func (s *Stats) add(w *Stats, i int) {
 		o.Out += wo.Out
 		o.Time += wo.Time
 		for k, c := range wo.Counters {
-			if k < len(o.Counters) {
+			switch {
+			case k < len(o.Counters) && strings.HasPrefix(c.Name, "max "):
+				// A longest buffer is each worker's own: the run's is
+				// the longest of them (each worker's: explainSplit).
+				o.Counters[k].N = max(o.Counters[k].N, c.N)
+			case k < len(o.Counters):
 				o.Counters[k].N += c.N
-			} else {
+			default:
 				o.Counters = append(o.Counters, c)
 			}
 		}

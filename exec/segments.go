@@ -65,6 +65,12 @@ var (
 // new arenas (pointer arrays, which the garbage collector scans).
 const resultsInFlight = 8
 
+// encodedInFlight is how many more results of encoded rows (Chunks, in
+// results of resultBytes) a segment sends without waiting on the merge,
+// and each worker keeps for reuse: a segment's output waits for the
+// segments before it, so the results of the segments in flight are many.
+const encodedInFlight = 256
+
 // segment is one time segment of a segmented run.
 type segment struct {
 	items []*event.Event // from the first item read again to its last
@@ -79,24 +85,34 @@ type segment struct {
 	// out), emits the rest itself, with no copy.
 	head   atomic.Bool
 	resume chan struct{}
+	done   bool // the merge has its last result
 }
 
 // runSegments runs plan on sp.Workers workers over time segments.
-func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, opts []Option) (*Stats, error) {
+func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, par parallel, opts []Option) (*Stats, error) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := sp.Workers
 	// order has the segments in stream order for the merge: its room
-	// bounds the segments (and their matches) in flight.
+	// bounds the segments (and their matches) in flight. WithAnyOrder
+	// reads the results as they come from any, and nothing from order.
 	order := make(chan *segment, 2*n)
+	var any chan *result
+	if par.anyOrder {
+		order, any = nil, make(chan *result, 2*n)
+	}
 	jobs := make(chan *segment)
 	frees := make([]chan *result, n)
 	l := layoutOf(plan)
 	var wg sync.WaitGroup
 	for i := range n {
-		frees[i] = make(chan *result, resultsInFlight*n)
-		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, layout: l, by: sp.By, free: frees[i], sink: emit}
+		frees[i] = make(chan *result, resultsInFlight*n+encodedInFlight)
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, keep: newKeeper(l, par.chunks), by: sp.By, free: frees[i], sink: emit, any: any}
+		if w.by != nil {
+			w.rk = rowKeyOf(plan, w.by)
+		}
+		w.atEmit = w.by == nil || w.rk != nil
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -111,10 +127,24 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	stats, err := mergeSegments(ctx, plan, n, order, frees, emit)
+	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n)}
+	if par.chunks != nil {
+		m.chunks = newChunker(par.chunks, m.stats)
+	}
+	var err error
+	if any != nil {
+		go func() {
+			wg.Wait()
+			close(any)
+		}()
+		err = m.mergeSegmentsAny(ctx, any)
+	} else {
+		err = m.mergeSegments(ctx, order)
+	}
 	cancel()
 	wg.Wait()
 	<-dispatched // a loaded stream does not block it
+	stats := m.stats
 	stats.Elapsed = time.Since(start)
 	stats.Split = &sp
 	return stats, err
@@ -132,7 +162,9 @@ type segDispatcher struct {
 
 func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 	defer close(d.jobs)
-	defer close(d.order)
+	if d.order != nil {
+		defer close(d.order)
+	}
 	size := segmentItems
 	var lastTS int64
 	started := false
@@ -166,9 +198,12 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 func (d *segDispatcher) send(last bool) bool {
 	seg := &segment{items: d.all[d.from:len(d.all):len(d.all)], cut: d.cut - d.from, last: last, resume: make(chan struct{})}
 	// One batch of matches per batchSize items, and the last: the segment
-	// never waits on the merge.
-	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2)
+	// never waits on the merge, but with many encoded rows.
+	seg.out = make(chan *result, (len(d.all)-d.cut)/batchSize+2+encodedInFlight)
 	for _, ch := range []chan<- *segment{d.order, d.jobs} {
+		if ch == nil {
+			continue // WithAnyOrder
+		}
 		select {
 		case ch <- seg:
 		case <-d.ctx.Done():
@@ -184,15 +219,23 @@ type segWorker struct {
 	plan   *planner.Plan
 	ctx    context.Context
 	opts   []Option
-	layout *layout
+	keep   keeper
 	by     *planner.Equiv // Split.By
 	free   chan *result   // the results the merge is done with, for reuse
 	res    *result
-	mine   bool        // the runner is at the segment's own items
-	pos    int64       // the item it is at, in the segment
-	key    event.Value // the partition of the match it emits
-	sink   Emit        // the run's, for the rows it emits itself
-	direct bool        // it emits them itself (segment.head)
+	mine   bool           // the runner is at the segment's own items
+	pos    int64          // the item it is at, in the segment
+	key    event.Value    // the partition of the match it emits
+	sink   Emit           // the run's, for the rows it emits itself
+	direct bool           // it emits them itself (segment.head)
+	any    chan<- *result // WithAnyOrder: where its results go
+	// atEmit: the worker decides at emit which matches are the segment's,
+	// the runner's own nil (rowkey.go); rk reads their partition (By),
+	// dropped counts those it drops.
+	atEmit  bool
+	rk      *rowKey
+	dropped int64
+	inRun   bool // as worker.inRun
 }
 
 func (w *segWorker) emit(row []Cell) bool {
@@ -204,7 +247,21 @@ func (w *segWorker) emit(row []Cell) bool {
 		}
 		return true
 	}
-	w.res.add(w.pos, w.key, w.layout, row)
+	if w.atEmit {
+		if !w.mine {
+			w.dropped++
+			return true
+		}
+		if w.rk != nil {
+			w.key, w.inRun = w.rk.key(row), false
+		}
+	}
+	if w.keep.counts && w.inRun {
+		w.res.matches[len(w.res.matches)-1].n++ // as worker.emit
+		return true
+	}
+	w.keep.keep(w.res, w.pos, w.key, row)
+	w.inRun = w.by == nil // else the next row's key may differ
 	return true
 }
 
@@ -219,19 +276,26 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		o(r)
 	}
 	r.par = parallel{}
-	r.own = func(b *planner.Binding) bool {
-		if w.mine && w.by != nil {
-			w.key = event.PartitionKey(r.equivRef(w.by, b))
+	if !w.atEmit {
+		r.own = func(b *planner.Binding) bool {
+			if w.mine {
+				w.key = event.PartitionKey(r.equivRef(w.by, b))
+			}
+			return w.mine
 		}
-		return w.mine
 	}
-	w.res, w.direct = freshResult(w.free, w.res), false
+	w.res, w.direct, w.dropped = freshResult(w.free, w.res), false, 0
+	var out chan<- *result = seg.out
+	if w.any != nil {
+		out = w.any
+	}
 	send := func() bool {
 		if w.by != nil {
 			sortRuns(w.res.matches)
 		}
+		w.res.worker, w.res.seg = w.id, seg
 		select {
-		case seg.out <- w.res:
+		case out <- w.res:
 			return w.res.err == nil
 		case <-w.ctx.Done():
 			return false
@@ -252,15 +316,16 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}()
 	for i, ev := range seg.items {
-		w.mine, w.pos = i >= seg.cut, int64(i)
+		w.mine, w.pos, w.inRun = i >= seg.cut, int64(i), false
 		// The one-run order needs no sorting by partition to emit in
 		// place (Split.By).
-		if !w.direct && w.mine && w.by == nil && seg.head.Load() {
+		// Rows encoded for Chunks cost the merge little: they stay here.
+		if !w.direct && w.mine && w.by == nil && w.keep.chunks == nil && w.any == nil && seg.head.Load() {
 			w.res.handover = true
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.res, w.inRun = freshResult(w.free, w.res), false
 			select {
 			case <-seg.resume:
 			case <-w.ctx.Done():
@@ -273,17 +338,18 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			send()
 			return false
 		}
-		if i%batchSize == batchSize-1 && w.mine && !w.direct {
+		if (i%batchSize == batchSize-1 || len(w.res.buf) >= resultBytes) && w.mine && !w.direct {
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.res, w.inRun = freshResult(w.free, w.res), false
 		}
 	}
-	w.mine, w.pos = true, int64(len(seg.items))
+	w.mine, w.pos, w.inRun = true, int64(len(seg.items)), false
 	if seg.last {
 		r.finish()
 	}
+	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
 	return send()
@@ -291,52 +357,67 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 
 // mergeSegments emits the segments' matches in stream order and sums the
 // stats of their runs; it stops at the first error.
-func mergeSegments(ctx context.Context, plan *planner.Plan, n int, order <-chan *segment, frees []chan *result, emit Emit) (*Stats, error) {
-	l := layoutOf(plan)
-	row := make([]Cell, len(l.kinds))
-	stats := &Stats{Operators: make([]OpStats, len(plan.Operators())), Workers: make([]WorkerStats, n)}
+func (m *merger) mergeSegments(ctx context.Context, order <-chan *segment) error {
 	for seg := range order {
 		seg.head.Store(true)
-		done := false
 		for {
 			res, ok := seg.next(ctx)
 			if !ok {
 				break
 			}
-			for _, m := range res.matches {
-				if !res.emitRun(m, l, row, emit, stats) {
-					stats.Events += seg.eventsTo(m.pos)
-					return stats, nil
-				}
-			}
-			stats.Matches += res.direct
-			if res.stopped {
-				stats.Events += seg.eventsTo(res.errPos)
-				return stats, nil
-			}
-			if res.handover {
-				close(seg.resume)
-			}
-			if res.err != nil {
-				stats.Events += seg.eventsTo(res.errPos)
-				return stats, res.err
-			}
-			if res.stats != nil {
-				stats.add(res.stats, seg.worker)
-				stats.Segments++
-				stats.Events += seg.eventsTo(int64(len(seg.items)))
-				done = true
-			}
-			select {
-			case frees[seg.worker] <- res:
-			default: // the worker has enough
+			if stop, err := m.segmentResult(res); stop {
+				return err
 			}
 		}
-		if !done {
-			return stats, ctx.Err() // the run was stopped
+		if !seg.done {
+			return ctx.Err() // the run was stopped
 		}
 	}
-	return stats, ctx.Err()
+	return ctx.Err()
+}
+
+// mergeSegmentsAny emits the segments' matches as they come.
+func (m *merger) mergeSegmentsAny(ctx context.Context, results <-chan *result) error {
+	for res := range results {
+		if stop, err := m.segmentResult(res); stop {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// segmentResult emits one result of a segment, counts it and gives it
+// back to its worker; stop says the run ends here, with err.
+func (m *merger) segmentResult(res *result) (stop bool, err error) {
+	seg, stats := res.seg, m.stats
+	defer m.free(res)
+	for _, r := range res.matches {
+		if !m.emitRun(res, r) {
+			stats.Events += seg.eventsTo(r.pos)
+			return true, nil
+		}
+	}
+	if !m.flush() {
+		stats.Events += seg.eventsTo(res.matches[len(res.matches)-1].pos)
+		return true, nil
+	}
+	stats.Matches += res.direct
+	switch {
+	case res.stopped:
+		stats.Events += seg.eventsTo(res.errPos)
+		return true, nil
+	case res.handover:
+		close(seg.resume)
+	case res.err != nil:
+		stats.Events += seg.eventsTo(res.errPos)
+		return true, res.err
+	case res.stats != nil:
+		stats.add(res.stats, seg.worker)
+		stats.Segments++
+		stats.Events += seg.eventsTo(int64(len(seg.items)))
+		seg.done = true
+	}
+	return false, nil
 }
 
 // next waits for the segment's next result; false when it has no more,

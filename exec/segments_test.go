@@ -193,31 +193,42 @@ func TestSegmentTicks(t *testing.T) {
 
 // TestSegmentAnalyze: EXPLAIN ANALYZE of a segmented run shows how many
 // segments it had and each worker's events (the overlap it read again
-// included) and matches, which add up to the run's.
+// included) and matches, which add up to the run's; on recep each
+// worker's longest buffer, the run's the longest of them (not their sum).
 func TestSegmentAnalyze(t *testing.T) {
 	stream := teststream.CSV(t, "s", segmentStream())
 	defer exec.SetSegments(40, 0)()
-	q, err := sase.Compile("PATTERN SEQ(A a, B b, !C n) WITHIN 5", stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming(), sase.WithWorkers(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := q.ExplainAnalyze(stats)
-	m := regexp.MustCompile(`\nParallel: 2 workers, time segments of the loaded stream overlapping by 5\n   segments: (\d+)\n(?:   worker \d: events=\d+ matches=\d+\n){2}$`).FindStringSubmatch(text)
-	if m == nil {
-		t.Fatalf("EXPLAIN ANALYZE:\n%s", text)
-	}
-	var events, matches int64
-	for _, w := range regexp.MustCompile(`events=(\d+) matches=(\d+)`).FindAllStringSubmatch(text, -1) {
-		e, _ := strconv.ParseInt(w[1], 10, 64)
-		n, _ := strconv.ParseInt(w[2], 10, 64)
-		events, matches = events+e, matches+n
-	}
-	if segments, _ := strconv.Atoi(m[1]); segments < len(stream.Events)/40 || matches != stats.Matches || matches == 0 ||
-		stats.Events != int64(len(stream.Events)) || events <= stats.Events {
-		t.Errorf("%s segments; workers' shares %d events, %d matches; the run's %d events, %d matches", m[1], events, matches, stats.Events, stats.Matches)
+	for _, engine := range []string{"auto", "recep"} {
+		e, err := sase.LookupEngine(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := sase.Compile("PATTERN SEQ(A a, B b, !C n) WITHIN 5", stream, sase.WithEngine(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithTiming(), sase.WithWorkers(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := q.ExplainAnalyze(stats)
+		m := regexp.MustCompile(`\nParallel: 2 workers, time segments of the loaded stream overlapping by 5\n   segments: (\d+)\n(?:   worker \d: events=\d+ matches=\d+( max buffer=\d+)?\n){2}$`).FindStringSubmatch(text)
+		if m == nil || (m[2] != "") != (engine == "recep") {
+			t.Fatalf("%s: EXPLAIN ANALYZE:\n%s", engine, text)
+		}
+		var events, matches, longest int64
+		for _, w := range regexp.MustCompile(`events=(\d+) matches=(\d+)(?: max buffer=(\d+))?`).FindAllStringSubmatch(text, -1) {
+			e, _ := strconv.ParseInt(w[1], 10, 64)
+			n, _ := strconv.ParseInt(w[2], 10, 64)
+			b, _ := strconv.ParseInt(w[3], 10, 64)
+			events, matches, longest = events+e, matches+n, max(longest, b)
+		}
+		if segments, _ := strconv.Atoi(m[1]); segments < len(stream.Events)/40 || matches != stats.Matches || matches == 0 ||
+			stats.Events != int64(len(stream.Events)) || events <= stats.Events {
+			t.Errorf("%s: %s segments; workers' shares %d events, %d matches; the run's %d events, %d matches", engine, m[1], events, matches, stats.Events, stats.Matches)
+		}
+		if engine == "recep" && (longest == 0 || !strings.Contains(text, fmt.Sprintf("max buffer=%d)", longest))) {
+			t.Errorf("recep: the run's max buffer is not its workers' longest, %d:\n%s", longest, text)
+		}
 	}
 }

@@ -11,14 +11,20 @@ import (
 // position in the stream, as in the conformance cases); a closure list is
 // its elements' seqs as [3;5;8]. RETURN a.price etc. gives attributes.
 type csvWriter struct {
-	out   sink
+	out sink
+	buf []byte // rows not written yet, the header first
+	csvEncoder
+}
+
+// csvEncoder encodes rows as CSV; each has its own cache.
+type csvEncoder struct {
 	cols  []Column
-	buf   []byte // rows not written yet, the header first
 	cache textCache
 }
 
 func newCSV(out sink, cols []Column) *csvWriter {
-	c := &csvWriter{out: out, cols: cols}
+	c := &csvWriter{out: out}
+	c.cols = cols
 	b := make([]byte, 0, spillSize+4<<10)
 	for i, col := range cols {
 		if i > 0 {
@@ -31,7 +37,23 @@ func newCSV(out sink, cols []Column) *csvWriter {
 }
 
 func (c *csvWriter) Row(cells []sase.Cell) error {
-	b := c.buf
+	var err error
+	c.buf, err = c.out.spill(c.encode(c.buf, cells))
+	return err
+}
+
+// NewEncoder is a copy of the writer's encoder with a cache of its own.
+func (c *csvWriter) NewEncoder() sase.Encode {
+	e := &csvEncoder{cols: c.cols}
+	return e.encode
+}
+
+func (c *csvWriter) Put(b []byte, _ int) (err error) {
+	c.buf, err = c.out.put(c.buf, b)
+	return err
+}
+
+func (c *csvEncoder) encode(b []byte, cells []sase.Cell) []byte {
 	for i, cell := range cells {
 		if i > 0 {
 			b = append(b, ',')
@@ -56,9 +78,7 @@ func (c *csvWriter) Row(cells []sase.Cell) error {
 			b = append(b, ']')
 		}
 	}
-	var err error
-	c.buf, err = c.out.spill(append(b, '\n'))
-	return err
+	return append(b, '\n')
 }
 
 func (c *csvWriter) Sync() (err error) {

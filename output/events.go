@@ -18,6 +18,16 @@ type eventFormat struct {
 	unit     time.Duration             // Schema.Unit: text timestamps are times of day
 }
 
+// fork returns a format for another goroutine: f itself when its schema
+// is fixed (it is read only then), else a format of its own that names
+// what the stream's schema has when it needs to.
+func (f *eventFormat) fork() *eventFormat {
+	if f.update == nil {
+		return f
+	}
+	return &eventFormat{update: f.update, unit: f.unit}
+}
+
 // appendTS appends a timestamp for people: RFC 3339 (UTC) on a stream of
 // wall-clock times, else the number of ticks.
 func (f *eventFormat) appendTS(b []byte, ts int64) []byte {

@@ -6,16 +6,22 @@ import (
 )
 
 type jsonlWriter struct {
-	out   sink
+	out sink
+	buf []byte // rows not written yet
+	jsonlEncoder
+}
+
+// jsonlEncoder encodes rows as JSON Lines; each has its own cache.
+type jsonlEncoder struct {
 	cols  []Column
 	keys  [][]byte // per column: "name": (after a comma but for the first)
 	ev    *eventFormat
-	buf   []byte // rows not written yet
 	cache textCache
 }
 
 func newJSONL(out sink, cols []Column, ev *eventFormat) *jsonlWriter {
-	j := &jsonlWriter{out: out, cols: cols, ev: ev, buf: make([]byte, 0, spillSize+4<<10)}
+	j := &jsonlWriter{out: out, buf: make([]byte, 0, spillSize+4<<10)}
+	j.cols, j.ev = cols, ev
 	for i, c := range cols {
 		var key []byte
 		if i > 0 {
@@ -27,7 +33,24 @@ func newJSONL(out sink, cols []Column, ev *eventFormat) *jsonlWriter {
 }
 
 func (j *jsonlWriter) Row(cells []sase.Cell) error {
-	b := append(j.buf, '{')
+	var err error
+	j.buf, err = j.out.spill(j.encode(j.buf, cells))
+	return err
+}
+
+// NewEncoder is a copy of the writer's encoder with a cache of its own.
+func (j *jsonlWriter) NewEncoder() sase.Encode {
+	e := &jsonlEncoder{cols: j.cols, keys: j.keys, ev: j.ev.fork()}
+	return e.encode
+}
+
+func (j *jsonlWriter) Put(b []byte, _ int) (err error) {
+	j.buf, err = j.out.put(j.buf, b)
+	return err
+}
+
+func (j *jsonlEncoder) encode(b []byte, cells []sase.Cell) []byte {
+	b = append(b, '{')
 	for i, c := range cells {
 		b = append(b, j.keys[i]...)
 		switch j.cols[i].Kind {
@@ -46,9 +69,7 @@ func (j *jsonlWriter) Row(cells []sase.Cell) error {
 			b = append(b, ']')
 		}
 	}
-	var err error
-	j.buf, err = j.out.spill(append(b, '}', '\n'))
-	return err
+	return append(b, '}', '\n')
 }
 
 func (j *jsonlWriter) Sync() (err error) {

@@ -96,6 +96,35 @@ type Writer interface {
 	Finish() error
 }
 
+// Chunked is a Writer whose rows the workers of a split run encode
+// themselves (sase.Chunks), as JSON Lines, CSV and count do; a table
+// lays its rows out by page.
+type Chunked interface {
+	Writer
+	// NewEncoder returns an encoder of rows as Row writes them, for one
+	// worker; nil for a writer that only counts rows.
+	NewEncoder() sase.Encode
+	// Put writes rows rows that encoders encoded into b, as Row would.
+	Put(b []byte, rows int) error
+}
+
+// ChunksOf is a sink for a split run (sase.WithChunks) that writes
+// through w as a sink calling Row would, at most limit rows (0: all), and
+// tells written how many rows each chunk had; nil when w is not Chunked.
+func ChunksOf(w Writer, limit int64, written func(rows int)) *sase.Chunks {
+	c, ok := w.(Chunked)
+	if !ok {
+		return nil
+	}
+	return &sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(b []byte, rows int) bool {
+		if c.Put(b, rows) != nil {
+			return false // the output is gone, as at Row's error
+		}
+		written(rows)
+		return true
+	}}
+}
+
 // Option configures a Writer.
 type Option func(*config)
 
@@ -175,6 +204,18 @@ func (s *sink) spill(b []byte) ([]byte, error) {
 	}
 	s.write(b)
 	return b[:0], s.err
+}
+
+// put appends rows encoded elsewhere (Chunked.Put) to b, and writes
+// them as spill does, but for a chunk that fills the spill: that goes
+// straight to the io.Writer, after b's rows, without a copy.
+func (s *sink) put(b, rows []byte) ([]byte, error) {
+	if len(b)+len(rows) < spillSize {
+		return append(b, rows...), s.err
+	}
+	b, _ = s.drain(b)
+	s.write(rows)
+	return b, s.err
 }
 
 // drain writes the rows collected in b, whatever their size.

@@ -64,7 +64,7 @@ func TestComplete(t *testing.T) {
 		{"attributes, multi-line", "PATTERN SEQ(stock1 a,\n  stock2 b)\nWHERE b.sy", "sy", []string{"symbol "}},
 		{"attributes in an equivalence test", "PATTERN SEQ(stock1 a, stock2 b) WHERE [s", "s", []string{"symbol"}},
 		{"an unknown variable has no attributes", "PATTERN SEQ(stock1 a) WHERE z.", "", nil},
-		{"settings", "SET ", "", []string{"engine ", "expanded ", "format ", "limit ", "output ", "timing ", "workers "}},
+		{"settings", "SET ", "", []string{"engine ", "expanded ", "format ", "limit ", "order ", "output ", "timing ", "workers "}},
 		{"setting values", "SET engine = p", "p", []string{"pais"}},
 		{"setting values, format", "SET format = ", "", []string{"count", "csv", "jsonl", "table"}},
 		{"LOAD's formats", "LOAD 'x' FORMAT ", "", []string{"csv ", "jsonl "}},

@@ -271,7 +271,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.Workers // as they were at the start: SET may change them meanwhile
+	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.workers("", true) // as they were at the start: SET may change them meanwhile
 	go func() {
 		defer close(lq.done)
 		defer cancel()

@@ -55,7 +55,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			n++
 			s.prog.matched(n)
 			return true
-		}, sase.WithTiming(), sase.WithWorkers(s.set.Workers))
+		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), output.Count, 0, &n), sase.WithTiming())...)
 		if err != nil {
 			return runError(err, stats, stats.Matches)
 		}
@@ -78,7 +78,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		n++
 		s.prog.matched(n)
 		return limit == 0 || n < limit
-	}, sase.WithWorkers(s.set.Workers))
+	}, s.runOptions(w, s.set.Format, limit, &n)...)
 	werr := w.Finish()
 	if err != nil {
 		return runError(err, stats, n) // the matches written: the engine counts one the sink refused
@@ -93,10 +93,32 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	return nil
 }
 
+// runOptions are the options of a run on a loaded stream that writes
+// through w, in format f, at most limit matches (0: all), counting them in
+// n. A split run has its workers encode the matches when w can take them
+// so (output.Chunked), and the run's sink is only called on one worker.
+func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, n *int64) []sase.RunOption {
+	workers := s.set.workers(f, false)
+	opts := []sase.RunOption{sase.WithWorkers(workers)}
+	if s.set.AnyOrder {
+		opts = append(opts, sase.WithAnyOrder())
+	}
+	if workers > 1 {
+		if c := output.ChunksOf(w, limit, func(rows int) { *n += int64(rows); s.prog.matched(*n) }); c != nil {
+			opts = append(opts, sase.WithChunks(c))
+		}
+	}
+	return opts
+}
+
 // explain prints a query's plan in its EXPLAIN's format, with the counts
 // of a run (stats) for EXPLAIN ANALYZE.
 func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, stats *sase.Stats) error {
-	text, err := cq.ExplainAs(q.ExplainFormat, s.set.Workers, live != nil, stats)
+	f := s.set.Format
+	if q.Analyze {
+		f = output.Count // it counts the matches
+	}
+	text, err := cq.ExplainAs(q.ExplainFormat, s.set.workers(f, live != nil), live != nil, stats)
 	if err != nil {
 		return err
 	}

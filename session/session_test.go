@@ -100,7 +100,7 @@ func TestCommands(t *testing.T) {
 			stderr: "engine = nfa\nexpanded display is on\n"},
 		{name: "set sets", text: "\\set format CSV\n\\set limit -1\n\\set colour red\n", fails: true,
 			stderr: "format = csv\nERROR: \\set limit: limit must be a whole number of matches, 0 for no limit; got \"-1\"\n" +
-				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded, workers, output)\n"},
+				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded, workers, output, order)\n"},
 		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
 		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
 			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,25 +20,42 @@ type Settings struct {
 	Timing   bool  // summaries with times (off: reproducible output)
 	Expanded bool  // tables one field per line (\x)
 	// Workers is how many goroutines run a query that splits (a
-	// partitioned query); 1 runs every query on one.
+	// partitioned query); 1 runs every query on one, 0 (auto) as many as
+	// the CPUs where the workers write the output (workers).
 	Workers int
+	// AnyOrder lets a split query over a loaded stream emit its matches
+	// in the order the workers find them (SET order = 'any'), not in one
+	// worker's ('stream').
+	AnyOrder bool
 	// Output is where live queries' matches go: "" for standard output,
 	// or a sink URL (nats://host:port/STREAM).
 	Output string
 }
 
 // DefaultSettings are a new session's: engine auto, format table, no
-// limit, timing on, expanded off, one worker. One worker, not one per
-// CPU: the engines now spend less per match (6-16 ns on W1, W2) than the
-// parallel runner's hand-off and ordered merge, so on the 2-core machines
-// measured every split query ran slower on 2 workers (docs/LANGUAGE.md,
-// workers).
+// limit, timing on, expanded off, workers auto.
 func DefaultSettings() Settings {
-	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true, Workers: 1}
+	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
+}
+
+// workers is how many workers run a query whose matches go to a writer in
+// format f (none: EXPLAIN ANALYZE's count, INTO, a live query), on a loaded
+// stream or a live one. Auto splits only where the workers encode or
+// count the matches themselves (output.Chunked): elsewhere each match
+// goes through the merge, which costs the engines' work several times
+// over (docs/LANGUAGE.md, Why the default).
+func (st *Settings) workers(f output.Format, live bool) int {
+	if st.Workers > 0 {
+		return st.Workers
+	}
+	if live || f == "" || f == output.Table {
+		return 1
+	}
+	return runtime.NumCPU()
 }
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
-var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output"}
+var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output", "order"}
 
 // SettingKeys lists the keys SET accepts.
 func SettingKeys() []string { return slices.Clone(settingKeys) }
@@ -56,6 +74,10 @@ func SettingValues(key string) []string {
 		return fs
 	case "timing", "expanded":
 		return []string{"on", "off"}
+	case "order":
+		return []string{"stream", "any"}
+	case "workers":
+		return []string{"auto"}
 	}
 	return nil
 }
@@ -102,10 +124,19 @@ func (st *Settings) Set(key, value string) error {
 		} else {
 			st.Expanded = on
 		}
+	case "order":
+		if v != "stream" && v != "any" {
+			return fmt.Errorf("order must be stream (the matches in stream order, for any number of workers) or any (as the workers find them), got %q%s", value, ast.DidYouMean(v, SettingValues("order")))
+		}
+		st.AnyOrder = v == "any"
 	case "workers":
+		if v == "auto" {
+			st.Workers = 0
+			return nil
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxWorkers {
-			return fmt.Errorf("workers must be a whole number from 1 to %d, got %q", maxWorkers, value)
+			return fmt.Errorf("workers must be auto or a whole number from 1 to %d, got %q", maxWorkers, value)
 		}
 		st.Workers = n
 	default:
@@ -140,7 +171,15 @@ func (st *Settings) get(key string) string {
 	case "expanded":
 		return onOff(st.Expanded)
 	case "workers":
+		if st.Workers == 0 {
+			return fmt.Sprintf("auto (%d CPUs)", runtime.NumCPU())
+		}
 		return strconv.Itoa(st.Workers)
+	case "order":
+		if st.AnyOrder {
+			return "any"
+		}
+		return "stream"
 	}
 	return ""
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -32,6 +33,11 @@ type Case struct {
 	// prints it first, and each engine's time as a multiple of it.
 	Floor   func(*event.Stream) (Result, error)
 	Workers []int // the workers each engine runs on (none: 1)
+	// Sinks are what takes the matches: "" a Go callback (through a
+	// split run's ordered merge, match by match), or a format's writer
+	// to io.Discard, as `sase --format F` (a split run's workers encode
+	// or count the matches; output.ChunksOf). None: the callback.
+	Sinks []output.Format
 }
 
 // Stocks returns the built-in generator's stream: uniform mode when
@@ -149,11 +155,14 @@ func Suites() map[string][]Case {
 		}
 	}
 	upTo := upToCPUs() // the workers scaling curve: 1, 2, ... up to the CPUs
+	// What a user runs (--format count, jsonl), and the callback, whose
+	// every match goes through the ordered merge.
+	sinks := []output.Format{output.Count, output.JSONL, ""}
 	workers := []Case{
-		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: W2, Engines: []string{"auto"}, Workers: upTo},
-		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: upTo},
-		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: upTo},
-		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: upTo},
+		{Name: "W2 random walk 1M, 10 symbols", Stream: StocksOf(1_000_000, 55, 10), Query: W2, Engines: []string{"auto"}, Workers: upTo, Sinks: sinks},
+		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: upTo, Sinks: sinks},
+		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: upTo, Sinks: sinks},
+		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: upTo, Sinks: sinks},
 	}
 	return map[string][]Case{
 		"workers":    workers,
@@ -181,6 +190,14 @@ func (c Case) RunsOn() []int {
 	return c.Workers
 }
 
+// Into lists the sinks the case runs with.
+func (c Case) Into() []output.Format {
+	if len(c.Sinks) == 0 {
+		return []output.Format{""}
+	}
+	return c.Sinks
+}
+
 // Compile compiles a query on stream for the named engine.
 func Compile(stream *event.Stream, query, engine string) (*sase.Query, error) {
 	e, err := sase.LookupEngine(engine)
@@ -194,6 +211,7 @@ func Compile(stream *event.Stream, query, engine string) (*sase.Query, error) {
 type Result struct {
 	Engine   string
 	Workers  int
+	Sink     output.Format // "": the callback (Case.Sinks)
 	Events   int64
 	Matches  int64
 	Elapsed  time.Duration
@@ -216,12 +234,22 @@ func (r Result) CPUPerEvent() time.Duration {
 func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed.Seconds() }
 
 // Measure compiles a case's query for an engine and runs it over the
-// stream, enumerating every match without printing it. A run that takes
+// stream, handing every match to sink (Case.Sinks). A run that takes
 // longer than limit is stopped and reported with the events it read.
-func Measure(c Case, stream *event.Stream, engine string, workers int, limit time.Duration) (Result, error) {
+func Measure(c Case, stream *event.Stream, engine string, workers int, sink output.Format, limit time.Duration) (Result, error) {
 	q, err := Compile(stream, c.Query, engine)
 	if err != nil {
 		return Result{}, err
+	}
+	each := func([]sase.Cell) bool { return true }
+	opts := []sase.RunOption{sase.WithWorkers(workers)}
+	var w output.Writer
+	if sink != "" {
+		w = output.New(sink, io.Discard, outputSchema(q, stream))
+		each = func(row []sase.Cell) bool { return w.Row(row) == nil }
+		if c := output.ChunksOf(w, 0, func(int) {}); c != nil {
+			opts = append(opts, sase.WithChunks(c))
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -230,9 +258,12 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, limit tim
 	done := make(chan struct{})
 	go sampleHeap(&peak, done)
 	cpu := CPUTime()
-	stats, err := q.Run(ctx, stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
+	stats, err := q.Run(ctx, stream.All(), each, opts...)
+	if w != nil && err == nil {
+		err = w.Finish()
+	}
 	close(done)
-	res := Result{Engine: engine, Workers: workers, PeakHeap: peak.Load(), CPU: CPUTime() - cpu}
+	res := Result{Engine: engine, Workers: workers, Sink: sink, PeakHeap: peak.Load(), CPU: CPUTime() - cpu}
 	if stats != nil {
 		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
 	}
@@ -306,11 +337,15 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 
 // columns are a results table's headers and the widths of the columns
 // whose cells are not known before the runs (numbers: wide enough for the
-// suites' sizes); cells are right-aligned.
+// suites' sizes); cells are right-aligned. A suite has "sink" when a case
+// has Sinks, the two columns against one worker (the run's speed-up in
+// time, and its CPU time as a multiple of one worker's) when a case has
+// Workers, "vs floor" when one has a Floor.
 var columns = []struct {
 	name  string
 	width int
-}{{"case", 0}, {"engine", 0}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"ns/match", 8}, {"CPU/event", 9}, {"peak heap", 9}, {"vs floor", 8}}
+}{{"case", 0}, {"engine", 0}, {"sink", 8}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"ns/match", 8}, {"CPU/event", 9}, {"peak heap", 9},
+	{"speed-up", 8}, {"CPU vs 1", 8}, {"vs floor", 8}}
 
 // SuiteResult is one run of a suite's case.
 type SuiteResult struct {
@@ -322,10 +357,19 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 	var out []SuiteResult
 	// The widths are fixed before the first run, so that each row can be
 	// printed when its run ends and still line up.
-	cols := columns
-	if !slices.ContainsFunc(cases, func(c Case) bool { return c.Floor != nil }) {
-		cols = cols[:len(cols)-1] // no "vs floor"
+	has := map[string]bool{
+		"sink":     slices.ContainsFunc(cases, func(c Case) bool { return len(c.Sinks) > 0 }),
+		"speed-up": slices.ContainsFunc(cases, func(c Case) bool { return len(c.Workers) > 0 }),
+		"vs floor": slices.ContainsFunc(cases, func(c Case) bool { return c.Floor != nil }),
 	}
+	has["CPU vs 1"] = has["speed-up"]
+	cols := slices.DeleteFunc(slices.Clone(columns), func(c struct {
+		name  string
+		width int
+	}) bool {
+		shown, optional := has[c.name]
+		return optional && !shown
+	})
 	widths := make([]int, len(cols))
 	for i, c := range cols {
 		widths[i] = max(c.width, len(c.name))
@@ -348,15 +392,28 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 	if err := row(headers...); err != nil {
 		return nil, err
 	}
-	result := func(c Case, r Result, ratio string) error {
+	result := func(c Case, r, one Result, ratio string) error {
 		out = append(out, SuiteResult{Case: c.Name, Result: r})
 		events := strconv.FormatInt(r.Events, 10)
 		if r.Stopped {
 			events += " (cut)"
 		}
-		cells := []string{c.Name, r.Engine, strconv.Itoa(r.Workers), events, strconv.FormatInt(r.Matches, 10),
-			r.Elapsed.Round(time.Millisecond).String(), si(r.EventsPerSecond()), nsPerMatch(r), r.CPUPerEvent().String(), megabytes(r.PeakHeap), ratio}
-		return row(cells[:len(cols)]...)
+		sink := string(r.Sink)
+		if sink == "" {
+			sink = "callback"
+		}
+		cell := map[string]string{"case": c.Name, "engine": r.Engine, "sink": sink, "workers": strconv.Itoa(r.Workers), "events": events,
+			"matches": strconv.FormatInt(r.Matches, 10), "time": r.Elapsed.Round(time.Millisecond).String(), "events/s": si(r.EventsPerSecond()), "ns/match": nsPerMatch(r),
+			"CPU/event": r.CPUPerEvent().String(), "peak heap": megabytes(r.PeakHeap), "vs floor": ratio}
+		if one.Elapsed > 0 && r.Elapsed > 0 && one.CPU > 0 {
+			cell["speed-up"] = fmt.Sprintf("%.2f×", one.Elapsed.Seconds()/r.Elapsed.Seconds())
+			cell["CPU vs 1"] = fmt.Sprintf("%.2f×", r.CPU.Seconds()/one.CPU.Seconds())
+		}
+		cells := make([]string, len(cols))
+		for i, col := range cols {
+			cells[i] = cell[col.name]
+		}
+		return row(cells...)
 	}
 	for _, c := range cases {
 		stream := c.Stream()
@@ -366,25 +423,31 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 			if floor, err = c.Floor(stream); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Name, err)
 			}
-			if err := result(c, floor, "1.0×"); err != nil {
+			if err := result(c, floor, Result{}, "1.0×"); err != nil {
 				return nil, err
 			}
 		}
 		for _, engine := range c.Engines {
-			for _, workers := range c.RunsOn() {
-				r, err := Measure(c, stream, engine, workers, limit)
-				if err != nil {
-					return nil, fmt.Errorf("%s on %s: %w", c.Name, engine, err)
-				}
-				ratio := ""
-				if c.Floor != nil && floor.Elapsed > 0 {
-					ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
-					if !r.Stopped && r.Matches != floor.Matches {
-						ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+			for _, sink := range c.Into() {
+				var one Result // the run on one worker, which the others compare with
+				for _, workers := range c.RunsOn() {
+					r, err := Measure(c, stream, engine, workers, sink, limit)
+					if err != nil {
+						return nil, fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 					}
-				}
-				if err := result(c, r, ratio); err != nil {
-					return nil, err
+					if workers == 1 {
+						one = r
+					}
+					ratio := ""
+					if c.Floor != nil && floor.Elapsed > 0 {
+						ratio = fmt.Sprintf("%.1f×", r.Elapsed.Seconds()/floor.Elapsed.Seconds())
+						if !r.Stopped && r.Matches != floor.Matches {
+							ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
+						}
+					}
+					if err := result(c, r, one, ratio); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}

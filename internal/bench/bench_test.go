@@ -20,7 +20,7 @@ func TestMeasureAgrees(t *testing.T) {
 	stream := c.Stream()
 	var want int64 = -1
 	for _, engine := range c.Engines {
-		r, err := Measure(c, stream, engine, 1, time.Minute)
+		r, err := Measure(c, stream, engine, 1, "", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestW1Floor(t *testing.T) {
 	stream := Stocks(20_000, 0)()
 	for _, w := range []int64{1, 2, 30, 120} {
 		q := strings.Replace(W1, "WITHIN 120", "WITHIN "+strconv.FormatInt(w, 10), 1)
-		r, err := Measure(Case{Query: q}, stream, "auto", 1, time.Minute)
+		r, err := Measure(Case{Query: q}, stream, "auto", 1, "", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,6 +45,23 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 	if err != nil {
 		return IOResult{}, err
 	}
+	runtime.GC()
+	var n counter
+	bw := bufio.NewWriterSize(&n, 64<<10)
+	start, cpu := time.Now(), CPUTime()
+	w := output.New(format, bw, outputSchema(q, stream))
+	stats, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool { return w.Row(row) == nil })
+	if err == nil {
+		err = w.Finish()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
+}
+
+// outputSchema is the schema of q's rows on stream, for a writer.
+func outputSchema(q *sase.Query, stream *event.Stream) output.Schema {
 	var cols []output.Column
 	for _, c := range q.Columns() {
 		kind := output.Value
@@ -56,19 +73,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 		}
 		cols = append(cols, output.Column{Name: c.Name, Kind: kind})
 	}
-	runtime.GC()
-	var n counter
-	bw := bufio.NewWriterSize(&n, 64<<10)
-	start, cpu := time.Now(), CPUTime()
-	w := output.New(format, bw, output.Schema{Columns: cols, Events: stream.Schema})
-	stats, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool { return w.Row(row) == nil })
-	if err == nil {
-		err = w.Finish()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	return IOResult{Rows: stats.Matches, Bytes: n.n, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
+	return output.Schema{Columns: cols, Events: stream.Schema}
 }
 
 // MeasureLoad loads data with load and reports the rows/s and the heap

@@ -67,7 +67,7 @@ func runScaling(w io.Writer, g ScalingGrid, limit time.Duration) ([]ScalingResul
 		if selective {
 			name, query = "selective (no matches)", Selective(window)
 		}
-		r, err := Measure(Case{Name: name, Query: query}, stream, "auto", 1, limit)
+		r, err := Measure(Case{Name: name, Query: query}, stream, "auto", 1, "", limit)
 		if err != nil {
 			return fmt.Errorf("scaling: %s: %w", query, err)
 		}

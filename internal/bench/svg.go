@@ -57,6 +57,9 @@ func (c runConfig) chartSuite(w io.Writer, name string, rs []SuiteResult) error 
 		index := map[string]int{}
 		for _, r := range rs {
 			key := r.Case + " (" + r.Engine + ")"
+			if r.Sink != "" {
+				key = r.Case + " (" + r.Engine + ", " + string(r.Sink) + ")"
+			}
 			i, ok := index[key]
 			if !ok {
 				i = len(series)

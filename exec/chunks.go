@@ -1,0 +1,144 @@
+package exec
+
+import "github.com/sase-cep/sase/event"
+
+// A split run hands every match to the goroutine that called Run, which
+// costs several times what an engine spends on a match (a copy of the row
+// in the worker, one back in the merge, a call of the sink). A sink that
+// encodes rows (a writer of JSON Lines or CSV) or counts them can do that
+// work in the workers instead: each worker encodes its matches into its
+// result's bytes, and the merge hands the sink chunks of bytes in the
+// one-worker order, joining the runs of consecutive positions that one
+// worker's bytes hold one after the other.
+
+// Chunks is a sink whose rows a split run's workers encode.
+type Chunks struct {
+	// NewEncoder returns an encoder for one worker, with its own state;
+	// nil, or returning nil, for a sink that only counts rows (its chunks
+	// are empty).
+	NewEncoder func() Encode
+	// Put takes the next rows rows, encoded in b, on the goroutine that
+	// called Run, in the order of one worker's run (but for WithAnyOrder);
+	// b is valid only during the call. Returning false stops the run.
+	Put func(b []byte, rows int) bool
+	// Limit, if above 0, is the most rows Put takes: the run stops at the
+	// end of the Limit-th row.
+	Limit int64
+}
+
+// Encode appends the encoding of row to b.
+type Encode func(b []byte, row []Cell) []byte
+
+// WithChunks has a run that splits over workers hand its matches to c
+// instead of the run's emit, which a run on one worker calls.
+func WithChunks(c *Chunks) Option { return func(r *runner) { r.par.chunks = c } }
+
+// WithAnyOrder lets a split run over a loaded stream emit the workers'
+// matches as they come, not in the order of one worker's run: the same
+// matches, in an order that changes from run to run. A run-time error
+// stops it with the first error a worker reports, a limit at the first
+// matches that come.
+func WithAnyOrder() Option { return func(r *runner) { r.par.anyOrder = true } }
+
+// encode appends a row, emitted at position pos in partition key, to the
+// result as its encoding by enc (nil: counted only); ends says to note
+// where the row ends (Chunks.Limit may cut a run there).
+func (r *result) encode(pos int64, key event.Value, enc Encode, ends bool, row []Cell) {
+	r.open(pos, key)
+	if enc == nil {
+		return // a count: no bytes
+	}
+	r.buf = enc(r.buf, row)
+	r.matches[len(r.matches)-1].end = len(r.buf)
+	if ends {
+		r.ends = append(r.ends, len(r.buf))
+	}
+}
+
+// chunker hands the encoded runs the merge emits to Chunks.Put, one chunk
+// for the runs that follow each other in one result's bytes.
+type chunker struct {
+	c      *Chunks
+	left   int64 // the rows Put may still take; < 0: no limit
+	stats  *Stats
+	res    *result // the pending chunk's, nil if none
+	b, end int     // its bytes in res.buf
+	rows   int
+}
+
+func newChunker(c *Chunks, stats *Stats) *chunker {
+	k := &chunker{c: c, left: -1, stats: stats}
+	if c.Limit > 0 {
+		k.left = c.Limit
+	}
+	return k
+}
+
+// run adds the run m of res to the pending chunk; false when the run
+// stops (the sink or the limit).
+func (k *chunker) run(res *result, m match) bool {
+	n, end := m.n, m.end
+	if k.left >= 0 && int64(n) >= k.left {
+		n = int(k.left)
+		if len(res.ends) > 0 { // else a count: no bytes
+			end = res.ends[m.row+n-1]
+		}
+	}
+	if k.res != res || k.end != m.b {
+		if !k.flush() {
+			return false
+		}
+		k.res, k.b = res, m.b
+	}
+	k.end, k.rows = end, k.rows+n
+	if k.left >= 0 {
+		if k.left -= int64(n); k.left == 0 {
+			k.flush()
+			return false
+		}
+	}
+	return true
+}
+
+// flush puts the pending chunk; the merge calls it before it gives the
+// chunk's result back to its worker.
+func (k *chunker) flush() bool {
+	if k.res == nil {
+		return true
+	}
+	b, rows := k.res.buf[k.b:k.end], k.rows
+	k.res, k.rows = nil, 0
+	k.stats.Matches += int64(rows)
+	return k.c.Put(b, rows)
+}
+
+// keeper is how a worker keeps the rows it emits for the merge: copied
+// into its result's arenas, or encoded for Chunks.
+type keeper struct {
+	layout *layout
+	chunks *Chunks
+	enc    Encode
+	ends   bool // note each row's end (Chunks.Limit)
+	counts bool // Chunks without an encoder: the rows are only counted
+}
+
+func newKeeper(l *layout, c *Chunks) keeper {
+	k := keeper{layout: l, chunks: c}
+	if c != nil {
+		if c.NewEncoder != nil {
+			k.enc = c.NewEncoder()
+		}
+		k.ends = c.Limit > 0 && k.enc != nil
+		k.counts = k.enc == nil
+	}
+	return k
+}
+
+// keep adds row, emitted at position pos in partition key, to res.
+func (k *keeper) keep(res *result, pos int64, key event.Value, row []Cell) {
+	if k.chunks != nil {
+		res.encode(pos, key, k.enc, k.ends, row)
+		return
+	}
+	res.add(pos, key, k.layout, row)
+}

@@ -1,0 +1,126 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/session"
+)
+
+// TestWorkersOutput runs partitioned and segmented queries through the
+// session in the formats whose rows the workers encode (jsonl, csv) or
+// count, and in a table (the merge's rows): the output, to the byte, and
+// the summary are those of one worker for 2 and 7 workers, with a limit
+// (exactly the first matches of one worker's order), with RETURN (which
+// decides a match's worker on its binding) and with a run-time error
+// (the first in stream order). With order = 'any' the matches are the
+// same multiset.
+func TestWorkersOutput(t *testing.T) {
+	gen := "GENERATE STOCKS AS walk WITH (events = 20000, symbols = 5, increase_probability = 55, max_price = 200); " +
+		"GENERATE STOCKS AS uniform WITH (events = 40000); "
+	queries := []struct{ name, query string }{
+		{"partitioned", "PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] AND a.price > 100 AND b.price > a.price AND c.price > b.price WITHIN 20;"},
+		{"partitioned, RETURN", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price + 2 WITHIN 10 RETURN a.symbol, a.ts, b.price - a.price AS up;"},
+		{"partitioned, negation", "PATTERN SEQ(stock a, !stock n, stock b) FROM walk WHERE [symbol] AND b.price > a.price AND n.price > b.price WITHIN 8;"},
+		{"segmented", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WHERE a.price > 80 AND c.price < 20 WITHIN 60;"},
+		{"segmented, RETURN", "PATTERN SEQ(stock1 a, !stock2 n, stock3 c) FROM uniform WHERE a.price > 90 WITHIN 30 RETURN a.ts, c.ts, c.price;"},
+		{"run-time error", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price / (a.ts - 15011) > 0 WITHIN 5;"},
+		{"run-time error, segmented", "PATTERN SEQ(stock1 a, stock2 b) FROM uniform WHERE a.ts > 20000 AND b.price / (a.ts % 997) > 0 WITHIN 20;"},
+	}
+	run := func(t *testing.T, settings, query string) (string, string, error) {
+		t.Helper()
+		s, stdout, stderr := newSession(t)
+		if err := exec(t, s, gen+settings); err != nil {
+			t.Fatal(err)
+		}
+		stdout.Reset()
+		stderr.Reset()
+		err := exec(t, s, query)
+		return stdout.String(), stderr.String(), err
+	}
+	split := 0
+	for _, q := range queries {
+		for _, format := range []string{"jsonl", "csv", "count", "table"} {
+			for _, limit := range []string{"0", "1", "777"} {
+				set := "SET format = " + format + "; SET limit = " + limit + "; "
+				want, wantErr, err1 := run(t, set+"SET workers = 1; ", q.query)
+				if limit == "0" && strings.Contains(q.name, "error") != (err1 != nil) {
+					t.Fatalf("%s: one worker: %v, %s", q.name, err1, wantErr)
+				}
+				if format == "count" && limit == "0" && err1 == nil && strings.HasPrefix(want, "0\n") {
+					t.Fatalf("%s: no matches", q.name)
+				}
+				for _, workers := range []string{"2", "7"} {
+					settings := set + "SET workers = " + workers + "; "
+					got, gotErr, err := run(t, settings, q.query)
+					if got != want || fmt2(err) != fmt2(err1) || gotErr != wantErr {
+						t.Errorf("%s, %s, limit %s, %s workers: %d bytes (%q...), %v, %q; one worker %d bytes (%q...), %v, %q",
+							q.name, format, limit, workers, len(got), head(got), err, gotErr, len(want), head(want), err1, wantErr)
+					}
+					split++
+					if err1 != nil || limit != "0" || format == "table" {
+						continue
+					}
+					got, _, err = run(t, settings+"SET order = 'any'; ", q.query)
+					if err != nil || !sameLines(got, want) {
+						t.Errorf("%s, %s, %s workers, order = 'any': %v, not the same matches", q.name, format, workers, err)
+					}
+				}
+			}
+		}
+	}
+	if split == 0 {
+		t.Fatal("nothing ran")
+	}
+}
+
+func fmt2(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func head(s string) string { return s[:min(len(s), 80)] }
+
+// sameLines says whether a and b have the same lines, in any order.
+func sameLines(a, b string) bool {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	slices.Sort(la)
+	slices.Sort(lb)
+	return slices.Equal(la, lb)
+}
+
+// TestWorkersCancel: a cancel (Ctrl-C) stops a split query promptly, in
+// the formats whose rows the workers encode and in a table.
+func TestWorkersCancel(t *testing.T) {
+	for _, format := range []string{"jsonl", "count", "table"} {
+		for _, query := range []string{
+			"PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] WITHIN 100000;",
+			"PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WITHIN 100000;",
+		} {
+			s, _, stderr := newSession(t)
+			if err := exec(t, s, "GENERATE STOCKS AS walk WITH (events = 200000, symbols = 5, increase_probability = 55); GENERATE STOCKS AS uniform WITH (events = 200000); SET workers = 2; SET format = "+format+";"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: query}) }()
+			time.Sleep(50 * time.Millisecond)
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, session.ErrFailed) || !strings.Contains(stderr.String(), "query cancelled after") {
+					t.Errorf("%s, %s: cancelled: %v, %s", format, query, err, stderr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s, %s: still running 10 s after the cancel", format, query)
+			}
+		}
+	}
+}
