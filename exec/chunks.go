@@ -30,7 +30,8 @@ type Chunks struct {
 type Encode func(b []byte, row []Cell) []byte
 
 // WithChunks has a run that splits over workers hand its matches to c
-// instead of the run's emit, which a run on one worker calls.
+// instead of the run's emit, which a run on one worker calls, unless c
+// only counts: that run hands c its count at the end.
 func WithChunks(c *Chunks) Option { return func(r *runner) { r.par.chunks = c } }
 
 // WithAnyOrder lets a split run over a loaded stream emit the workers'

@@ -120,12 +120,16 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		}
 		r.stats.Split = &sp
 	}
+	counted := r.countOnly()
 	start := time.Now()
 	r.begin(start)
 	defer func() {
 		r.end(start)
 		if rec := recover(); rec != nil {
 			err = r.recovered(rec)
+		}
+		if counted != nil {
+			counted.Put(nil, int(r.stats.Matches))
 		}
 		stats = &r.stats
 	}()
@@ -136,6 +140,22 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	}
 	r.finish()
 	return &r.stats, nil
+}
+
+// countOnly has a run on one worker whose Chunks only count (a count
+// sink) count its matches without a call of the sink per match, at the
+// cost a benchmark's empty callback has; it returns the Chunks, to be
+// handed the count at the end, or nil.
+func (r *runner) countOnly() *Chunks {
+	c := r.par.chunks
+	if c == nil || c.NewEncoder != nil && c.NewEncoder() != nil {
+		return nil
+	}
+	r.emit = func([]Cell) bool { return true }
+	if limit := c.Limit; limit > 0 {
+		r.emit = func([]Cell) bool { return r.stats.Matches < limit }
+	}
+	return c
 }
 
 // cancellable is emit stopping at the first match, of every 1024, that

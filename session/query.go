@@ -96,17 +96,16 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 // runOptions are the options of a run on a loaded stream that writes
 // through w, in format f, at most limit matches (0: all), counting them in
 // n. A split run has its workers encode the matches when w can take them
-// so (output.Chunked), and the run's sink is only called on one worker.
+// so (output.Chunked); one worker calls the run's sink, but for a count.
 func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, n *int64) []sase.RunOption {
 	workers := s.set.workers(f, false)
 	opts := []sase.RunOption{sase.WithWorkers(workers)}
 	if s.set.AnyOrder {
 		opts = append(opts, sase.WithAnyOrder())
 	}
-	if workers > 1 {
-		if c := output.ChunksOf(w, limit, func(rows int) { *n += int64(rows); s.prog.matched(*n) }); c != nil {
-			opts = append(opts, sase.WithChunks(c))
-		}
+	// One worker calls the sink per match, except for a count.
+	if c := output.ChunksOf(w, limit, func(rows int) { *n += int64(rows); s.prog.matched(*n) }); c != nil {
+		opts = append(opts, sase.WithChunks(c))
 	}
 	return opts
 }
