@@ -40,15 +40,16 @@ func DefaultSettings() Settings {
 
 // workers is how many workers run a query whose matches go to a writer in
 // format f (none: EXPLAIN ANALYZE's count, INTO, a live query), on a loaded
-// stream or a live one. Auto splits only where the workers encode or
-// count the matches themselves (output.Chunked): elsewhere each match
-// goes through the merge, which costs the engines' work several times
-// over (docs/LANGUAGE.md, Why the default).
+// stream or a live one. Auto splits only where the workers encode the
+// matches themselves (jsonl, csv): elsewhere each match goes through the
+// merge, which costs the engines' work several times over, and a count
+// costs so little per match that the split's overhead ate its gain
+// (docs/LANGUAGE.md, Why the default).
 func (st *Settings) workers(f output.Format, live bool) int {
 	if st.Workers > 0 {
 		return st.Workers
 	}
-	if live || f == "" || f == output.Table {
+	if live || f != output.JSONL && f != output.CSV {
 		return 1
 	}
 	return runtime.NumCPU()
