@@ -118,6 +118,16 @@ func (b *builder) timestamp(text []byte, line int) (int64, error) {
 	return b.ordered(ts, text, line)
 }
 
+// fastTS is a fast path's timestamp: plain says the path read the
+// integer n from text already, which stands when the stream's timestamps
+// are integers; else text is parsed.
+func (b *builder) fastTS(plain bool, n int64, text []byte, line int) (int64, error) {
+	if plain && b.mode == tsInteger {
+		return b.ordered(n, text, line)
+	}
+	return b.timestamp(text, line)
+}
+
 // ordered checks that ts, parsed from text, does not go back in time, and
 // returns it.
 func (b *builder) ordered(ts int64, text []byte, line int) (int64, error) {

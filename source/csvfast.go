@@ -175,12 +175,7 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		b.arena.Drop(e)
 		return nil, true, err
 	}
-	var ts int64
-	if tsPlain && b.mode == tsInteger {
-		ts, err = b.ordered(tsInt, tsText, line)
-	} else {
-		ts, err = b.timestamp(tsText, line)
-	}
+	ts, err := b.fastTS(tsPlain, tsInt, tsText, line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err

@@ -177,13 +177,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		}
 		rec.typeIDs.add(typText, typ)
 	}
-	var ts int64
-	var err error
-	if tsPlain && b.mode == tsInteger {
-		ts, err = b.ordered(tsInt, tsText, line)
-	} else {
-		ts, err = b.timestamp(tsText, line)
-	}
+	ts, err := b.fastTS(tsPlain, tsInt, tsText, line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err
