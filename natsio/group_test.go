@@ -269,6 +269,21 @@ func TestGroupGlobal(t *testing.T) {
 	wg.Wait()
 }
 
+// member runs the test group's member name on wg until stop is called:
+// its Stats count the matches it stores, notes gathers what it notes.
+func member(t testing.TB, ctx context.Context, wg *sync.WaitGroup, server, name string) (cfg natsio.GroupConfig, notes *testkit.SyncBuffer, stop func()) {
+	ctx, stop = context.WithCancel(ctx)
+	notes = &testkit.SyncBuffer{}
+	cfg = groupConfig(server, name)
+	cfg.Errors, cfg.Stats = notes, &natsio.GroupStats{}
+	wg.Go(func() {
+		if err := natsio.RunGroup(ctx, cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	return cfg, notes, stop
+}
+
 // child starts a member as a child process (this test binary). Its
 // notes go to log if not nil, else to stderr with SASE_NATS_LOG=1.
 func child(t testing.TB, server, member string, log io.Writer) *exec.Cmd {
@@ -623,15 +638,8 @@ func TestTakeoverInsideBatch(t *testing.T) {
 	}
 	publish(rows[:1750]) // 3 batches and a half
 
-	aCtx, stopA := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	a := groupConfig(server, "a")
-	a.Stats = &natsio.GroupStats{}
-	wg.Go(func() {
-		if err := natsio.RunGroup(aCtx, a); err != nil {
-			t.Error(err)
-		}
-	})
+	a, _, stopA := member(t, ctx, &wg, server, "a")
 	// A has read everything and published what it could: the last match's
 	// position is inside the last message, which it has not acked.
 	var pos, acked uint64
@@ -664,26 +672,18 @@ func TestTakeoverInsideBatch(t *testing.T) {
 		t.Fatalf("the last match is at the first event of message %d: not inside a batch", pos)
 	}
 
-	notes := &testkit.SyncBuffer{}
-	cfg := groupConfig(server, "b")
-	cfg.Errors, cfg.Stats = notes, &natsio.GroupStats{}
-	bCtx, stopB := context.WithCancel(ctx)
+	b, notes, stopB := member(t, ctx, &wg, server, "b")
 	defer func() {
 		stopB()
 		wg.Wait()
 	}()
-	wg.Go(func() {
-		if err := natsio.RunGroup(bCtx, cfg); err != nil {
-			t.Error(err)
-		}
-	})
 	publish(rows[1750:])
 	awaitMatches(t, js, csv, want)
 	if !strings.Contains(notes.String(), "b: owns partition 0 (replays 1 messages)") {
 		t.Errorf("b did not replay message 4:\n%s", notes)
 	}
 	// Not even sent twice (the Msg-Id would hide it in the stream).
-	if a, b := a.Stats.Matches(), cfg.Stats.Matches(); a+b != int64(len(want)) {
+	if a, b := a.Stats.Matches(), b.Stats.Matches(); a+b != int64(len(want)) {
 		t.Errorf("a published %d matches, b %d: %d in all, want %d", a, b, a+b, len(want))
 	}
 }
@@ -722,14 +722,7 @@ func TestTakeoverAfterTick(t *testing.T) {
 			publish("stock,1,IBM,500\nstock,2,IBM,510\n") // message 1: a match waiting on its negated end
 			tick(c.tick)                                  // message 2: releases it
 			var wg sync.WaitGroup
-			aCtx, stopA := context.WithCancel(ctx)
-			a := groupConfig(server, "a")
-			a.Stats = &natsio.GroupStats{}
-			wg.Go(func() {
-				if err := natsio.RunGroup(aCtx, a); err != nil {
-					t.Error(err)
-				}
-			})
+			a, _, stopA := member(t, ctx, &wg, server, "a")
 			for deadline := time.Now().Add(testkit.Deadline); a.Stats.Matches() < 1; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the tick did not release the match")
@@ -746,19 +739,11 @@ func TestTakeoverAfterTick(t *testing.T) {
 			stopA()
 			wg.Wait()
 
-			notes := &testkit.SyncBuffer{}
-			b := groupConfig(server, "b")
-			b.Errors, b.Stats = notes, &natsio.GroupStats{}
-			bCtx, stopB := context.WithCancel(ctx)
+			b, notes, stopB := member(t, ctx, &wg, server, "b")
 			defer func() {
 				stopB()
 				wg.Wait()
 			}()
-			wg.Go(func() {
-				if err := natsio.RunGroup(bCtx, b); err != nil {
-					t.Error(err)
-				}
-			})
 			publish("stock,300,IBM,500\nstock,301,IBM,510\n")
 			tick(400)
 			for deadline := time.Now().Add(testkit.Deadline); b.Stats.Matches() < 1; time.Sleep(20 * time.Millisecond) {
