@@ -110,6 +110,8 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 				j++
 				w = le64(p, j)
 			}
+			// Up to 16 digits, written out here as in the other fast path: a
+			// function would not inline (over the budget), a call a field.
 			x, d := digitRun(w)
 			d = min(d, n-j)
 			var u uint64

@@ -109,6 +109,8 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			if c == '-' {
 				j++
 			}
+			// Up to 16 digits, written out here as in the other fast path: a
+			// function would not inline (over the budget), a call a field.
 			x, d := digitRun(le64(p, j))
 			d = min(d, n-j)
 			var u uint64
