@@ -146,11 +146,7 @@ type natsSource struct {
 	seq     int64         // the last message loaded
 	pending atomic.Uint64 // the consumer's messages still to deliver after it
 	last    int64         // with until = 'now', the last message to read; else -1
-	ticks   atomic.Int64
 }
-
-// Ticks counts the time-only messages read.
-func (s *natsSource) Ticks() int64 { return s.ticks.Load() }
 
 // An event's seq is its message's stream sequence and its index among
 // the message's lines, stream<<SeqIndexBits | index: stable across a
@@ -344,7 +340,6 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 	if n == 1 && h == "" {
 		var ts int64
 		if ts, tick = tickTS(data, s.typeKey, s.tsKey); tick {
-			s.ticks.Add(1)
 			if s.csv {
 				if !r.headerDone {
 					r.setHeader(r.tickHeader())
