@@ -3,6 +3,7 @@ package natsio
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -83,6 +84,47 @@ func TestIdleLostDelivery(t *testing.T) {
 		o.pending = make([]delivered, c.held)
 		if err := o.idle(context.Background()); !errors.Is(err, c.want) {
 			t.Errorf("holding %d, the server counting %d: %v, want %v", c.held, c.serverPending, err, c.want)
+		}
+	}
+}
+
+// revKV is a checkpoint bucket whose keys are at revision rev.
+type revKV struct {
+	jetstream.KeyValue
+	rev uint64
+}
+
+func (kv revKV) Update(ctx context.Context, _ string, _ []byte, last uint64) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if last != kv.rev {
+		return 0, jetstream.ErrKeyExists // the server's wrong-last-sequence
+	}
+	return last + 1, nil
+}
+
+// TestGuard: an owner whose key another member has updated is fenced
+// out and says so; one that was stopped is not, and says nothing.
+func TestGuard(t *testing.T) {
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name     string
+		ctx      context.Context
+		ownRev   uint64
+		want     error
+		wantNote string
+	}{
+		{"owner", context.Background(), 5, nil, ""},
+		{"fenced out", context.Background(), 4, errLost, "m0: lost partition 3\n"},
+		{"stopped", stopped, 4, context.Canceled, ""},
+	} {
+		var notes strings.Builder
+		g := &group{cfg: GroupConfig{Member: "m0", Errors: &notes}, checkpoints: revKV{rev: 5}}
+		o := &owner{g: g, p: "3", key: "p3", rev: c.ownRev}
+		if err := o.guard(c.ctx); !errors.Is(err, c.want) || notes.String() != c.wantNote {
+			t.Errorf("%s: %v, noted %q; want %v, noted %q", c.name, err, notes.String(), c.want, c.wantNote)
 		}
 	}
 }

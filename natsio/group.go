@@ -651,6 +651,9 @@ func (o *owner) settle() {
 // partition.
 func (o *owner) guard(ctx context.Context) error {
 	rev, err := o.g.checkpoints.Update(ctx, o.key, []byte(o.g.cfg.Member), o.rev)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // stopped, not fenced out
+	}
 	if err != nil {
 		fmt.Fprintf(o.g.cfg.Errors, "%s: lost partition %s\n", o.g.cfg.Member, o.p)
 		return errLost
