@@ -26,6 +26,7 @@ type aisSSC struct {
 	comps      []int
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
 	bind       *planner.Binding
+	filters    stateFilters
 	parts      *partitions[partition] // PAIS; wild holds the events lacking the attribute
 	single     *partition             // without PAIS
 	cur        *partition             // the partition being searched
@@ -136,27 +137,31 @@ type check struct {
 	pred  *planner.Pred
 	isInt bool
 	k     int
-	// rel has bit 0 set when the check holds of a < b, bit 1 of a = b,
-	// bit 2 of a > b.
-	rel uint8
+	rel   order
 }
 
-func (c *check) holds(a, b int64) bool {
-	switch {
-	case a < b:
-		return c.rel&1 != 0
-	case a > b:
-		return c.rel&4 != 0
-	}
-	return c.rel&2 != 0
-}
+func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
 
 // bit is holds as 0 or 1, without a branch: for setMask, whose loop
 // would otherwise mispredict about one comparison in two when the values
 // are a random walk's (a loop that branches on the outcome anyway is
 // better off with holds' fewer instructions).
-func (c *check) bit(a, b int64) uint64 {
-	return uint64(c.rel>>(b2u(a >= b)+b2u(a > b))) & 1
+func (c *check) bit(a, b int64) uint64 { return c.rel.intBit(a, b) }
+
+// intHolds is whether a o b holds of ints, with branches.
+func (o order) intHolds(a, b int64) bool {
+	switch {
+	case a < b:
+		return o&0b001 != 0
+	case a > b:
+		return o&0b100 != 0
+	}
+	return o&0b010 != 0
+}
+
+// intBit is intHolds as 0 or 1, without a branch.
+func (o order) intBit(a, b int64) uint64 {
+	return uint64(o>>(b2u(a >= b)+b2u(a > b))) & 1
 }
 
 type partition struct {
@@ -167,7 +172,7 @@ type partition struct {
 }
 
 func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
-	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind()}
+	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind(), filters: newStateFilters(r.plan, &op.SeqScan)}
 	s.planChecks()
 	s.planRow()
 	for j, ci := range op.Comps {
@@ -210,7 +215,7 @@ func (s *aisSSC) planChecks() {
 			c := check{pred: pr}
 			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
 				c.isInt, c.k = true, k
-				c.rel = uint8(b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2)
+				c.rel = orderOf(op)
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
@@ -365,7 +370,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	} else {
 		s.minTS = math.MinInt64
 	}
-	if m = filterStates(&s.op.SeqScan, s.bind, ev, m); m == 0 {
+	if m = s.filters.apply(s.bind, ev, m); m == 0 {
 		return
 	}
 	if s.parts == nil {

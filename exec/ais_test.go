@@ -39,6 +39,36 @@ func TestAISIntChecks(t *testing.T) {
 	}
 }
 
+// TestConstFilters runs transition filters that compare an attribute
+// with a number, which the scans test in place on ints, over ints around
+// the constants and at the extremes, an equal float, fractions, strings
+// and absent values, with the constant on either side, a float constant,
+// and other filters of the same state after them: every engine must find
+// basic's matches.
+func TestConstFilters(t *testing.T) {
+	vals := []string{"2", "3", "4", "-2", "-1", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
+	r := rand.New(rand.NewPCG(5, 9))
+	var b strings.Builder
+	b.WriteString("type,ts,p,q\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AB"[r.IntN(2)], i, vals[r.IntN(len(vals))], r.IntN(3))
+	}
+	c := randquery.Case{Name: "constfilters", StreamCSV: b.String()}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b) WHERE a.p > 2 AND b.p <= 3 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE 3 >= a.p AND b.p != 3 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p = 3.0 AND b.p > -1.5 WITHIN 8",
+		"PATTERN SEQ(A a, B b) WHERE a.p < 2.5 AND b.p >= 2.5 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p != 2.5 AND b.p < 9223372036854775807 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p >= -9223372036854775808 AND b.p = 2 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p > 0 AND a.p * 2 < 7 AND a.q > 0 WITHIN 6",
+		"PATTERN SEQ(A a, B b, A c) WHERE [q] AND a.p > 2 AND c.p < 3 AND b.p > a.p WITHIN 10",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
+	}
+}
+
 // longStream is a CSV stream of n events of types A–E, one per tick, a
 // price, and a symbol that one event in five lacks: PAIS's wild stack.
 func longStream(n int) string {
