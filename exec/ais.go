@@ -804,12 +804,26 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 }
 
 // setMask sets b's mask from items, the state-0 instances up to its rip
-// that the window holds.
+// that the window holds. When the check is one int comparison and every
+// instance has an int key, a loop without a branch tests each as a
+// member of the ints that pass (intSet).
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
-	slot := s.slots[0]
 	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
-	for i := range top { // oldest first, so that the latest ends in bit 0
+	if keyInt { // one is set
+		in, ints := intSetOf(one.rel, key), uint64(keyIntBit)
+		for i := range top { // oldest first, so that the latest ends in bit 0
+			ints &= top[i].bits
+			m = m<<1 | in.has(top[i].key)
+		}
+		if ints != 0 {
+			b.bits |= m | maskedBit
+			return
+		}
+		m = 0
+	}
+	slot := s.slots[0]
+	for i := range top {
 		inst := &top[i]
 		var bit uint64
 		if keyInt && inst.keyInt() {
