@@ -502,15 +502,23 @@ func (s *aisSSC) prune(p *partition) {
 		items := st.items()
 		k := 0
 		for k < len(items) && items[k].ev.TS < s.minTS {
-			if p.multi != nil {
-				key := string(s.multiKeyOf(items[k].ev))
-				if p.multi[j][key]--; p.multi[j][key] == 0 {
-					delete(p.multi[j], key)
-				}
-			}
 			k++
 		}
+		if k > 0 && p.multi != nil {
+			s.uncount(p, j, items[:k])
+		}
 		st.drop(k)
+	}
+}
+
+// uncount takes gone, instances of state j that prune drops, out of the
+// Multi-PAIS counts.
+func (s *aisSSC) uncount(p *partition, j int, gone []instance) {
+	for i := range gone {
+		key := string(s.multiKeyOf(gone[i].ev))
+		if p.multi[j][key]--; p.multi[j][key] == 0 {
+			delete(p.multi[j], key)
+		}
 	}
 }
 
@@ -786,8 +794,9 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 				s.setMask(st.upTo(b.rip), b)
 			}
 		}
-		m := b.bits & (1<<min(live, maskLen) - 1)
-		s.steps.tickN(r, uint(min(live, maskLen)))
+		n := min(uint(live), maskLen) // a shift the compiler knows is short
+		m := b.bits & (1<<n - 1)
+		s.steps.tickN(r, n)
 		top := st.lo + live - 1 // b.rip's index in st.buf
 		for ; m != 0; m &= m - 1 {
 			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
