@@ -689,7 +689,7 @@ func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
 // leaf is search of state 0 when each instance that passes the checks
 // completes a match for the row (leafFits): the loop that most matches
 // take, cut down to the checks, one store into the row and the consumer's
-// call. It counts only Stats.Matches; report counts the operators'
+// call, or without checks for a consumer that only counts, the count. It counts only Stats.Matches; report counts the operators'
 // sequences from it. It ticks once for each chunk of instances, and that
 // is its only look at ctx: deliver's would cost a call.
 func (s *aisSSC) leaf(items []instance) {
@@ -699,8 +699,12 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 	r, out := s.r, s.cell0
 	s.steps.tickN(r, uint(len(items)))
-	if len(s.checks0) > 0 {
+	switch {
+	case len(s.checks0) > 0:
 		s.leafChecked(items)
+		return
+	case r.counts:
+		r.stats.Matches += int64(len(items))
 		return
 	}
 	for i := len(items) - 1; i >= 0; i-- {
@@ -757,9 +761,10 @@ func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
 // its first visit, a mask of which of the maskLen latest state-0 instances up
 // to its rip pass theirs (setMask), and a visit emits the ones prune has
 // left without testing them again; older ones, in a stack the window
-// does not bound to maskLen, take leaf. Its loop makes no call but the
-// consumer's and the rare ones, so that few values are spilled around
-// it.
+// does not bound to maskLen, take leaf; a consumer that only counts
+// (runner.counts) is handed the masks' counts. Its loop makes no call
+// but the consumer's and the rare ones, so that few values are spilled
+// around it.
 func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	one, key, keyInt := s.one[1], int64(0), false
 	if one != nil {
@@ -798,6 +803,10 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 		m := b.bits & (1<<n - 1)
 		s.steps.tickN(r, n)
 		top := st.lo + live - 1 // b.rip's index in st.buf
+		if r.counts {
+			r.stats.Matches += int64(bits.OnesCount64(m))
+			m = 0
+		}
 		for ; m != 0; m &= m - 1 {
 			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
 			r.stats.Matches++
