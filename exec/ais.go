@@ -137,7 +137,7 @@ type check struct {
 	pred  *planner.Pred
 	isInt bool
 	k     int
-	rel   order
+	rel   order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
 }
 
 func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
@@ -689,7 +689,8 @@ func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
 // leaf is search of state 0 when each instance that passes the checks
 // completes a match for the row (leafFits): the loop that most matches
 // take, cut down to the checks, one store into the row and the consumer's
-// call, or without checks for a consumer that only counts, the count. It counts only Stats.Matches; report counts the operators'
+// call (without checks, a consumer that only counts is handed the
+// count). It counts only Stats.Matches; report counts the operators'
 // sequences from it. It ticks once for each chunk of instances, and that
 // is its only look at ctx: deliver's would cost a call.
 func (s *aisSSC) leaf(items []instance) {
