@@ -26,6 +26,7 @@ type aisSSC struct {
 	comps      []int
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
 	bind       *planner.Binding
+	filters    stateFilters
 	parts      *partitions[partition] // PAIS; wild holds the events lacking the attribute
 	single     *partition             // without PAIS
 	cur        *partition             // the partition being searched
@@ -136,27 +137,31 @@ type check struct {
 	pred  *planner.Pred
 	isInt bool
 	k     int
-	// rel has bit 0 set when the check holds of a < b, bit 1 of a = b,
-	// bit 2 of a > b.
-	rel uint8
+	rel   order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
 }
 
-func (c *check) holds(a, b int64) bool {
-	switch {
-	case a < b:
-		return c.rel&1 != 0
-	case a > b:
-		return c.rel&4 != 0
-	}
-	return c.rel&2 != 0
-}
+func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
 
 // bit is holds as 0 or 1, without a branch: for setMask, whose loop
 // would otherwise mispredict about one comparison in two when the values
 // are a random walk's (a loop that branches on the outcome anyway is
 // better off with holds' fewer instructions).
-func (c *check) bit(a, b int64) uint64 {
-	return uint64(c.rel>>(b2u(a >= b)+b2u(a > b))) & 1
+func (c *check) bit(a, b int64) uint64 { return c.rel.intBit(a, b) }
+
+// intHolds is whether a o b holds of ints, with branches.
+func (o order) intHolds(a, b int64) bool {
+	switch {
+	case a < b:
+		return o&0b001 != 0
+	case a > b:
+		return o&0b100 != 0
+	}
+	return o&0b010 != 0
+}
+
+// intBit is intHolds as 0 or 1, without a branch.
+func (o order) intBit(a, b int64) uint64 {
+	return uint64(o>>(b2u(a >= b)+b2u(a > b))) & 1
 }
 
 type partition struct {
@@ -167,7 +172,7 @@ type partition struct {
 }
 
 func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
-	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind()}
+	s := &aisSSC{r: r, op: op, next: next, n: len(op.Comps), comps: op.Comps, bind: r.bind(), filters: newStateFilters(r.plan, &op.SeqScan)}
 	s.planChecks()
 	s.planRow()
 	for j, ci := range op.Comps {
@@ -210,7 +215,7 @@ func (s *aisSSC) planChecks() {
 			c := check{pred: pr}
 			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
 				c.isInt, c.k = true, k
-				c.rel = uint8(b2u(op == ast.OpLt || op == ast.OpLe || op == ast.OpNe) | b2u(op == ast.OpEq || op == ast.OpLe || op == ast.OpGe)<<1 | b2u(op == ast.OpGt || op == ast.OpGe || op == ast.OpNe)<<2)
+				c.rel = orderOf(op)
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
@@ -365,7 +370,7 @@ func (s *aisSSC) process(ev *event.Event) {
 	} else {
 		s.minTS = math.MinInt64
 	}
-	if m = filterStates(&s.op.SeqScan, s.bind, ev, m); m == 0 {
+	if m = s.filters.apply(s.bind, ev, m); m == 0 {
 		return
 	}
 	if s.parts == nil {
@@ -497,15 +502,23 @@ func (s *aisSSC) prune(p *partition) {
 		items := st.items()
 		k := 0
 		for k < len(items) && items[k].ev.TS < s.minTS {
-			if p.multi != nil {
-				key := string(s.multiKeyOf(items[k].ev))
-				if p.multi[j][key]--; p.multi[j][key] == 0 {
-					delete(p.multi[j], key)
-				}
-			}
 			k++
 		}
+		if k > 0 && p.multi != nil {
+			s.uncount(p, j, items[:k])
+		}
 		st.drop(k)
+	}
+}
+
+// uncount takes gone, instances of state j that prune drops, out of the
+// Multi-PAIS counts.
+func (s *aisSSC) uncount(p *partition, j int, gone []instance) {
+	for i := range gone {
+		key := string(s.multiKeyOf(gone[i].ev))
+		if p.multi[j][key]--; p.multi[j][key] == 0 {
+			delete(p.multi[j], key)
+		}
 	}
 }
 
@@ -676,7 +689,8 @@ func (s *aisSSC) cutBelow(p *partition, j int, items []instance) []instance {
 // leaf is search of state 0 when each instance that passes the checks
 // completes a match for the row (leafFits): the loop that most matches
 // take, cut down to the checks, one store into the row and the consumer's
-// call. It counts only Stats.Matches; report counts the operators'
+// call (without checks, a consumer that only counts is handed the
+// count). It counts only Stats.Matches; report counts the operators'
 // sequences from it. It ticks once for each chunk of instances, and that
 // is its only look at ctx: deliver's would cost a call.
 func (s *aisSSC) leaf(items []instance) {
@@ -686,8 +700,12 @@ func (s *aisSSC) leaf(items []instance) {
 	}
 	r, out := s.r, s.cell0
 	s.steps.tickN(r, uint(len(items)))
-	if len(s.checks0) > 0 {
+	switch {
+	case len(s.checks0) > 0:
 		s.leafChecked(items)
+		return
+	case r.counts:
+		r.stats.Matches += int64(len(items))
 		return
 	}
 	for i := len(items) - 1; i >= 0; i-- {
@@ -744,9 +762,10 @@ func (s *aisSSC) bindHolds(j int, inst *instance, slot **event.Event) bool {
 // its first visit, a mask of which of the maskLen latest state-0 instances up
 // to its rip pass theirs (setMask), and a visit emits the ones prune has
 // left without testing them again; older ones, in a stack the window
-// does not bound to maskLen, take leaf. Its loop makes no call but the
-// consumer's and the rare ones, so that few values are spilled around
-// it.
+// does not bound to maskLen, take leaf; a consumer that only counts
+// (runner.counts) is handed the masks' counts. Its loop makes no call
+// but the consumer's and the rare ones, so that few values are spilled
+// around it.
 func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	one, key, keyInt := s.one[1], int64(0), false
 	if one != nil {
@@ -781,9 +800,14 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 				s.setMask(st.upTo(b.rip), b)
 			}
 		}
-		m := b.bits & (1<<min(live, maskLen) - 1)
-		s.steps.tickN(r, uint(min(live, maskLen)))
+		n := min(uint(live), maskLen) // a shift the compiler knows is short
+		m := b.bits & (1<<n - 1)
+		s.steps.tickN(r, n)
 		top := st.lo + live - 1 // b.rip's index in st.buf
+		if r.counts {
+			r.stats.Matches += int64(bits.OnesCount64(m))
+			m = 0
+		}
 		for ; m != 0; m &= m - 1 {
 			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
 			r.stats.Matches++
@@ -799,12 +823,26 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 }
 
 // setMask sets b's mask from items, the state-0 instances up to its rip
-// that the window holds.
+// that the window holds. When the check is one int comparison and every
+// instance has an int key, a loop without a branch tests each as a
+// member of the ints that pass (intSet).
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
-	slot := s.slots[0]
 	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
-	for i := range top { // oldest first, so that the latest ends in bit 0
+	if keyInt { // one is set
+		in, ints := intSetOf(one.rel, key), uint64(keyIntBit)
+		for i := range top { // oldest first, so that the latest ends in bit 0
+			ints &= top[i].bits
+			m = m<<1 | in.has(top[i].key)
+		}
+		if ints != 0 {
+			b.bits |= m | maskedBit
+			return
+		}
+		m = 0
+	}
+	slot := s.slots[0]
+	for i := range top {
 		inst := &top[i]
 		var bit uint64
 		if keyInt && inst.keyInt() {

@@ -12,6 +12,7 @@ import (
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestAISIntChecks runs checks between positive singles, which AIS tests
@@ -36,6 +37,36 @@ func TestAISIntChecks(t *testing.T) {
 	}
 	for _, q := range queries {
 		agreeWithBasic(t, randquery.Case{Name: "intchecks", StreamCSV: stream, Query: q})
+	}
+}
+
+// TestConstFilters runs transition filters that compare an attribute
+// with a number, which the scans test in place on ints, over ints around
+// the constants and at the extremes, an equal float, fractions, strings
+// and absent values, with the constant on either side, a float constant,
+// and other filters of the same state after them: every engine must find
+// basic's matches.
+func TestConstFilters(t *testing.T) {
+	vals := []string{"2", "3", "4", "-2", "-1", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
+	r := rand.New(rand.NewPCG(5, 9))
+	var b strings.Builder
+	b.WriteString("type,ts,p,q\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AB"[r.IntN(2)], i, vals[r.IntN(len(vals))], r.IntN(3))
+	}
+	c := randquery.Case{Name: "constfilters", StreamCSV: b.String()}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b) WHERE a.p > 2 AND b.p <= 3 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE 3 >= a.p AND b.p != 3 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p = 3.0 AND b.p > -1.5 WITHIN 8",
+		"PATTERN SEQ(A a, B b) WHERE a.p < 2.5 AND b.p >= 2.5 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p != 2.5 AND b.p < 9223372036854775807 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p >= -9223372036854775808 AND b.p = 2 WITHIN 6",
+		"PATTERN SEQ(A a, B b) WHERE a.p > 0 AND a.p * 2 < 7 AND a.q > 0 WITHIN 6",
+		"PATTERN SEQ(A a, B b, A c) WHERE [q] AND a.p > 2 AND c.p < 3 AND b.p > a.p WITHIN 10",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
 	}
 }
 
@@ -142,6 +173,27 @@ func TestAISLongSearchSteps(t *testing.T) {
 // longer than a mask and partitions with wild events, every engine must
 // find basic's matches.
 func TestAISMaskedLeaf(t *testing.T) {
+	c := randquery.Case{Name: "masked", StreamCSV: maskedStream()}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.p >= b.p WITHIN 25",
+		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.p < b.p AND a.q != b.q WITHIN 40",
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p + 3 AND c.q > 1 WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c) WHERE c.p > a.p AND b.p > a.p WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c) WHERE c.q = a.q WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c, C d) WHERE b.p <= a.p AND d.q > c.q WITHIN 20",
+		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p WITHIN 30 RETURN c, a",
+		"PATTERN SEQ(A a, B b) WHERE b.p > a.p WITHIN 30",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
+	}
+}
+
+// maskedStream is a CSV stream of types A, B and C with int values of p
+// and q, and among p's a float, a string and absent cells; s is x, y or
+// absent (PAIS's wild events), and several events share a time.
+func maskedStream() string {
 	r := rand.New(rand.NewPCG(3, 5))
 	var b strings.Builder
 	b.WriteString("type,ts,p,q,s\n")
@@ -160,20 +212,49 @@ func TestAISMaskedLeaf(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%c,%d,%s,%d,%s\n", "AAABBC"[r.IntN(6)], ts, p, r.IntN(4), []string{"x", "y", ""}[r.IntN(3)])
 	}
-	c := randquery.Case{Name: "masked", StreamCSV: b.String()}
+	return b.String()
+}
+
+// TestAISCountOnly runs queries whose matches a count-only sink takes, so
+// that AIS adds up masks and leaf ranges without handing each match over,
+// and the same with a limit, which takes the one-by-one path: on every
+// engine each must count the matches that a callback sees (up to the
+// limit).
+func TestAISCountOnly(t *testing.T) {
+	stream, err := source.LoadCSV(strings.NewReader(maskedStream()), "masked.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
-		"PATTERN SEQ(A a, B b, C c) WHERE a.p >= b.p WITHIN 25",
-		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.p < b.p AND a.q != b.q WITHIN 40",
-		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p + 3 AND c.q > 1 WITHIN 30",
-		"PATTERN SEQ(A a, B b, C c) WHERE c.p > a.p AND b.p > a.p WITHIN 30",
-		"PATTERN SEQ(A a, B b, C c) WHERE c.q = a.q WITHIN 30",
-		"PATTERN SEQ(A a, B b, C c, C d) WHERE b.p <= a.p AND d.q > c.q WITHIN 20",
-		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p WITHIN 30 RETURN c, a",
-		"PATTERN SEQ(A a, B b) WHERE b.p > a.p WITHIN 30",
+		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND b.p > a.p AND c.p > b.p WITHIN 40",
+		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.p > 5 WITHIN 40",
+		"PATTERN SEQ(A a, B b, C c)",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.p < b.p WITHIN 30",
 	} {
-		c.Query = q
-		agreeWithBasic(t, c)
+		for _, engine := range sase.EngineNames() {
+			cq, err := bench.Compile(stream, q, engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Matches == 0 {
+				t.Fatalf("%s on %s: no matches, so nothing is compared", q, engine)
+			}
+			for _, limit := range []int64{0, stats.Matches / 3} {
+				var got int64
+				count := &sase.Chunks{Put: func(_ []byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
+				if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count)); err != nil {
+					t.Fatal(err)
+				}
+				if want := stats.Matches; limit > 0 && got != limit || limit == 0 && got != want {
+					t.Errorf("%s on %s, limit %d: a count finds %d matches, the callback %d", q, engine, limit, got, want)
+				}
+			}
+		}
 	}
 }
 

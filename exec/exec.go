@@ -152,6 +152,7 @@ func (r *runner) countOnly() *Chunks {
 		return nil
 	}
 	r.emit = func([]Cell) bool { return true }
+	r.counts = c.Limit <= 0
 	if limit := c.Limit; limit > 0 {
 		r.emit = func([]Cell) bool { return r.stats.Matches < limit }
 	}
@@ -272,6 +273,9 @@ type runner struct {
 	// own, in a worker of a parallel run, decides whether a match is this
 	// worker's to emit (parallel.go).
 	own func(b *planner.Binding) bool
+	// counts: the consumer only counts the matches (countOnly, no
+	// limit), so a scan may add them up without handing each over.
+	counts bool
 }
 
 // tick counts one step of a search, a construction or a scan of held
