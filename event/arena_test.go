@@ -149,25 +149,87 @@ func TestSetNumber(t *testing.T) {
 	}
 }
 
-// TestArenaStarts checks that Starts marks the first event of each block,
-// and that a block's events lie at consecutive addresses from it.
-func TestArenaStarts(t *testing.T) {
+// TestArenaRun checks that a run is up to its limit of cleared events
+// with Attrs of the length asked, at consecutive addresses, never
+// overlapping what was handed out before (events or values), and that
+// events after it come from the same blocks.
+func TestArenaRun(t *testing.T) {
 	var a Arena
-	var first *Event
-	for i := range 3*arenaEvents + 5 {
-		e := a.Event(2)
-		if got, want := a.Starts(e), i%arenaEvents == 0; got != want {
-			t.Fatalf("event %d: Starts %v, want %v", i, got, want)
+	var handed, between []*Event
+	total := 0
+	for i, tc := range []struct{ limit, n int }{
+		{1, 4}, {100, 4}, {arenaEvents, 4}, {3 * arenaEvents, 0}, {5000, 7}, {1, 0}, {arenaValues, 3}, {0, 2},
+	} {
+		e := a.Event(2) // an event between runs: the run must not overlap it
+		a.Set(e.Attrs, 0, StringValue("between"))
+		between = append(between, e)
+		run := a.Run(tc.limit, tc.n)
+		if len(run) < 1 || len(run) > max(tc.limit, 1) {
+			t.Fatalf("run %d: %d events, want 1 to %d", i, len(run), tc.limit)
 		}
-		if a.Starts(e) {
-			first = e
-		} else if k := i % arenaEvents; &unsafe.Slice(first, k+1)[k] != e {
-			t.Fatalf("event %d is not %d events past its block's first", i, k)
+		for k := range run {
+			e := &run[k]
+			if e.Type != 0 || e.TS != 0 || e.Seq != 0 || len(e.Attrs) != tc.n || cap(e.Attrs) != tc.n {
+				t.Fatalf("run %d event %d: %+v, want cleared with %d attrs", i, k, *e, tc.n)
+			}
+			for _, v := range e.Attrs {
+				if !v.IsAbsent() {
+					t.Fatalf("run %d event %d: attrs %v, want absent", i, k, e.Attrs)
+				}
+			}
+			if k > 0 && tc.n > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(e.Attrs))) != uintptr(unsafe.Pointer(unsafe.SliceData(run[k-1].Attrs)))+uintptr(tc.n*valueSize) {
+				t.Fatalf("run %d event %d: attrs not after the previous event's", i, k)
+			}
+			e.Seq = int64(total) // marks what each run got: an overlap overwrites one
+			for j := range e.Attrs {
+				SetNumber(e.Attrs, j, IntValue(int64(total)))
+			}
+			handed = append(handed, e)
+			total++
 		}
 	}
-	e := a.Event(1)
-	a.Drop(e)
-	if f := a.Event(1); a.Starts(f) {
-		t.Fatal("an event in the middle of a block starts one after a Drop")
+	for _, e := range handed {
+		for _, v := range e.Attrs {
+			if v.Int() != e.Seq {
+				t.Fatalf("event %d: attrs %v overwritten", e.Seq, e.Attrs)
+			}
+		}
+	}
+	for _, e := range between {
+		if e.Attrs[0].Str() != "between" || !e.Attrs[1].IsAbsent() {
+			t.Fatalf("an event between runs: attrs %v overwritten", e.Attrs)
+		}
+	}
+}
+
+// TestArenaGrowth checks that blocks double up to their cap, so that a
+// large stream's blocks are large and a small one's small.
+func TestArenaGrowth(t *testing.T) {
+	var a Arena
+	var sizes []int
+	for range 10 {
+		a.Run(1, 1)
+		sizes = append(sizes, len(a.events))
+		a.nevents = len(a.events) // the next Run starts a block
+	}
+	for i, got := range sizes {
+		if want := arenaEvents << min(i, eventGrowth); got != want {
+			t.Fatalf("event block %d: %d events, want %d (all: %v)", i, got, want, sizes)
+		}
+	}
+	var b Arena
+	sizes = sizes[:0]
+	for range 10 {
+		b.Event(1)
+		sizes = append(sizes, len(b.values))
+		b.nvalues = len(b.values)
+	}
+	for i, got := range sizes {
+		if want := arenaValues << min(i, valueGrowth); got != want {
+			t.Fatalf("value block %d: %d values, want %d (all: %v)", i, got, want, sizes)
+		}
+	}
+	if e := b.Event(arenaValues << valueGrowth * 2); len(e.Attrs) != arenaValues<<valueGrowth*2 {
+		t.Fatalf("an event of more attrs than a block: %d attrs", len(e.Attrs))
 	}
 }

@@ -308,7 +308,7 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := make([]*event.Event, 0, n)
+	events := event.Pointers(n)
 	for _, b := range batches {
 		events = append(events, b...)
 	}
