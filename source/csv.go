@@ -99,7 +99,7 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, end bool, _ error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	batch := make([]*event.Event, 0, maxBatch)
+	batch := s.b.newBatch(maxBatch)
 	// Lines are read in place (fastEvent) unless a reorder stage needs a
 	// late line's fields.
 	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
