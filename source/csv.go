@@ -367,10 +367,14 @@ func newCSVLines() *csvLines {
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	comma := b.opts.delimiter()
 	if d.layout != nil && comma < utf8.RuneSelf {
-		// A line without a quote is split in place, as a file's lines are.
+		// A line without a quote is read in place, as a file's lines are:
+		// by fastEvent, or split.
 		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
 		if len(rec) == 0 {
 			return nil, nil // a blank line
+		}
+		if e, ok, err := d.layout.fastEvent(b, rec, byte(comma), line); ok {
+			return e, err
 		}
 		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
 			d.fields = fields

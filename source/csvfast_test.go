@@ -22,10 +22,13 @@ func inBuffer(text, pad string) []byte {
 const roomy = "9876543210987654321"
 
 // csvPair is a layout over a builder each for fastEvent and for split and
-// event, on the same header.
+// event, on the same header; with live set, the fast side reads its lines
+// as a live CSV source does (csvLines, which reads a line with fastEvent
+// where it can).
 type csvPair struct {
 	fast, slow   *builder
 	lfast, lslow *csvLayout
+	live         *csvLines
 }
 
 func newCSVPair(t *testing.T, header ...string) *csvPair {
@@ -65,6 +68,18 @@ func (p *csvPair) read(text, pad string, line int) (got, want string, fast bool)
 		return render(b, e, err)
 	}
 	buf := inBuffer(text, pad)
+	if p.live != nil {
+		p.live.layout, p.live.cr.FieldsPerRecord = p.lfast, p.lfast.width // as its header would set them
+		e, err := p.live.decode(p.fast, inBuffer(text+"\n", pad), line)
+		got = render(p.fast, e, err)
+		if strings.Contains(text, `"`) { // encoding/csv's on both sides: fastEvent refuses it
+			ref := newCSVLines()
+			ref.layout, ref.cr.FieldsPerRecord = p.lslow, p.lslow.width
+			e, err := ref.decode(p.slow, []byte(text+"\n"), line)
+			return got, render(p.slow, e, err), false
+		}
+		return got, general(p.slow, p.lslow, buf), false
+	}
 	e, fast, err := p.lfast.fastEvent(p.fast, buf, ',', line)
 	if fast {
 		got = render(p.fast, e, err)
@@ -236,12 +251,22 @@ func TestFastEvent(t *testing.T) {
 
 // TestFastEventRandom reads random lines both ways: cells of every kind,
 // fields short and over a word, a quote, a field more or less now and
-// then, in read buffers that end at the line or go on.
+// then, in read buffers that end at the line or go on; as a file's lines,
+// and as a live source's.
 func TestFastEventRandom(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprint("live=", live), func(t *testing.T) { fastEventRandom(t, live) })
+	}
+}
+
+func fastEventRandom(t *testing.T, live bool) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cells := []string{"", "0", "-1", "+2", "12345678", "123456789012", "12345678901234567", "99999999999999999999",
 		"2.5", "-0.125", "1e3", "abc", "abcdefghijk", "true", "false", " 7", "7 ", "é", "\xff", "a\rb", "\"q\"", "x\"y"}
 	p := newCSVPair(t, "type", "ts", "a", "b", "c")
+	if live {
+		p.live = newCSVLines()
+	}
 	ts := 0
 	for line := 2; line < 20_000; line++ {
 		fields := []string{"AB"[r.IntN(2):][:1], strconv.Itoa(ts)}
