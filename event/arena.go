@@ -45,18 +45,22 @@ type Arena struct {
 	text       []byte     // what is left of the current text chunk
 	// Blocks started so far, which sets the next one's size.
 	eventBlocks, valueBlocks int
-	keepAll                  bool     // KeepAll was called
-	all                      [][]byte // then every event block
+	keepAll                  bool      // KeepAll was called
+	all                      [][]byte  // then every event block
+	batches                  []uintptr // what is left of Batch's chunk
+	batchChunks              int
 }
 
 // arenaKeep is what a block points to.
 type arenaKeep struct{ blocks [][]byte }
 
 const (
-	arenaEvents = 4096     // the first event block: 192 KB, doubling to 6 MB
-	arenaValues = 16384    // the first value block: 512 KB, doubling to 8 MB
-	eventGrowth = 5        // doublings of the event block
-	valueGrowth = 4        // and of the value block
+	arenaEvents = 4096  // the first event block: 192 KB, doubling to 6 MB
+	arenaValues = 16384 // the first value block: 512 KB, doubling to 4 MB
+	eventGrowth = 5     // doublings of the event block
+	valueGrowth = 3     // and of the value block
+	arenaBatch  = 4096  // Batch's first chunk, in pointers: 32 KB, doubling to 1 MB
+	batchGrowth = 5
 	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
 	eventSize   = int(unsafe.Sizeof(Event{}))
 	valueSize   = int(unsafe.Sizeof(Value{}))
@@ -135,11 +139,22 @@ func (a *Arena) KeepAll() {
 // and only while that arena is reachable. A loader that gathers a whole
 // stream before it makes the stream's Events (scanned) holds its events
 // this way, so that a collection during the load does not scan a pointer
-// an event, which was a third of a load's time.
-func Batch(n int) []*Event {
-	// Cleared: a store's write barrier reads the word it overwrites as a
-	// pointer.
-	words := make([]uintptr, n)
+// an event, which was a third of a load's time. Batches are cut from
+// chunks that double up to a megabyte, which lie together rather than
+// among the arena's blocks, whose huge pages they would break up.
+func (a *Arena) Batch(n int) []*Event {
+	if len(a.batches) < n {
+		size := max(n, arenaBatch<<min(a.batchChunks, batchGrowth))
+		a.batchChunks++
+		// Cleared (make): a store's write barrier reads the word it
+		// overwrites as a pointer.
+		a.batches = make([]uintptr, size)
+		if size*8 >= 1<<20 {
+			hugePages(unsafe.Pointer(unsafe.SliceData(a.batches)), size*8)
+		}
+	}
+	words := a.batches[:n:n]
+	a.batches = a.batches[n:]
 	return unsafe.Slice((**Event)(unsafe.Pointer(unsafe.SliceData(words))), n)[:0]
 }
 

@@ -233,3 +233,45 @@ func TestArenaGrowth(t *testing.T) {
 		t.Fatalf("an event of more attrs than a block: %d attrs", len(e.Attrs))
 	}
 }
+
+// TestArenaBatch checks that events an arena keeps (KeepAll) survive
+// collections while only its batches, which the collector does not scan,
+// point to them, and that batches do not overlap.
+func TestArenaBatch(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	a := &Arena{}
+	a.Event(1) // a block started before KeepAll is kept too
+	a.KeepAll()
+	var batches [][]*Event
+	for i := range 50_000 {
+		if i%300 == 0 {
+			b := a.Batch(300)
+			if len(b) != 0 || cap(b) != 300 {
+				t.Fatalf("batch: len %d cap %d, want 0 and 300", len(b), cap(b))
+			}
+			batches = append(batches, b)
+		}
+		e := a.Event(2)
+		e.Seq = int64(i)
+		a.Set(e.Attrs, 1, StringValue(fmt.Sprint("v", i)))
+		last := &batches[len(batches)-1]
+		*last = append(*last, e)
+	}
+	var garbage [][]byte
+	for range 3 {
+		for range 2000 {
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
+		}
+		runtime.GC()
+	}
+	i := 0
+	for _, b := range batches {
+		for _, e := range b {
+			if e.Seq != int64(i) || e.Attrs[1].Str() != fmt.Sprint("v", i) {
+				t.Fatalf("event %d: %+v", i, *e)
+			}
+			i++
+		}
+	}
+	runtime.KeepAlive(a)
+}

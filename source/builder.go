@@ -245,11 +245,11 @@ func floorDiv(a, b int64) int64 {
 // newBatch returns an empty batch with room for n events. A stream that
 // Collect reads whole without a reorder stage gets its batches in memory
 // the collector does not scan, the arena keeping their events alive
-// (event.Batch): a collection during the load then scans no pointer an
+// (event.Arena.Batch): a collection during the load then scans no pointer an
 // event.
 func (b *builder) newBatch(n int) []*event.Event {
 	if b.collecting && b.ord == nil {
-		return event.Batch(n)
+		return b.arena.Batch(n)
 	}
 	return make([]*event.Event, 0, n)
 }
