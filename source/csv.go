@@ -303,6 +303,9 @@ func parseCell(cell []byte) event.Value {
 	if len(cell) == 0 {
 		return event.Value{}
 	}
+	if f, ok := decimal(cell); ok {
+		return event.FloatValue(f)
+	}
 	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
 	if v.Kind() == event.String {
 		return event.StringValue(validUTF8(v.Str()))

@@ -42,6 +42,45 @@ func digitsValue(x uint64, k int) uint64 {
 
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
+// floatPow10 are the powers of ten a decimal's fraction divides by, each
+// exact as a float64.
+var floatPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// decimal reads [+-]?[0-9]+\.[0-9]+ of at most 15 digits, the most common
+// float a file holds, as strconv.ParseFloat does: the digits as an integer
+// (below 2^53, so exact) divided by a power of ten (exact too) is the
+// correctly rounded quotient, which is ParseFloat's answer (its own fast
+// path). ok is false for anything else: ParseFloat's then.
+func decimal(text []byte) (_ float64, ok bool) {
+	i := 0
+	if len(text) > 0 && (text[0] == '-' || text[0] == '+') {
+		i = 1
+	}
+	var m uint64
+	start := i
+	for ; i < len(text) && text[i]-'0' <= 9; i++ {
+		m = m*10 + uint64(text[i]-'0')
+	}
+	whole := i - start
+	if whole == 0 || i == len(text) || text[i] != '.' {
+		return 0, false
+	}
+	i++
+	start = i
+	for ; i < len(text) && text[i]-'0' <= 9; i++ {
+		m = m*10 + uint64(text[i]-'0')
+	}
+	frac := i - start
+	if i != len(text) || frac == 0 || whole+frac > 15 { // m wrapped on more digits: unused then
+		return 0, false
+	}
+	f := float64(m) / floatPow10[frac]
+	if text[0] == '-' {
+		f = -f
+	}
+	return f, true
+}
+
 // cellEnd returns the end of the field at text[i:] (the index of the
 // next comma, or len(text)), or reports a quote in it.
 func cellEnd(text []byte, i int, comma byte) (end int, quoted bool) {

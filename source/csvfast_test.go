@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -285,5 +286,60 @@ func fastEventRandom(t *testing.T, live bool) {
 		if got, want, _ := p.read(text, pad, line); got != want {
 			t.Fatalf("%q: %s, want %s", text, got, want)
 		}
+	}
+}
+
+// TestDecimal checks decimal against strconv.ParseFloat, bit for bit, on
+// what it reads (and that what it reads is a float to event.ParseCell),
+// and that it refuses what it must leave to ParseFloat: table cases, then
+// random decimals of up to 17 digits around the 15-digit limit.
+func TestDecimal(t *testing.T) {
+	check := func(text string, wantOK bool) {
+		t.Helper()
+		f, ok := decimal([]byte(text))
+		if ok != wantOK {
+			t.Fatalf("decimal(%q): ok %v, want %v", text, ok, wantOK)
+		}
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+			t.Fatalf("decimal(%q) = %v (%x), want %v (%x)", text, f, math.Float64bits(f), want, math.Float64bits(want))
+		}
+		if v := event.ParseCell(text); v.Kind() != event.Float || math.Float64bits(v.Float()) != math.Float64bits(f) {
+			t.Fatalf("decimal(%q) = %v, but ParseCell gives %v (%s)", text, f, v, v.Kind())
+		}
+	}
+	for _, tc := range []struct {
+		text string
+		ok   bool
+	}{
+		{"2.5", true}, {"-0.125", true}, {"+3.75", true}, {"-0.0", true}, {"0.1", true}, {"123456789.012345", true},
+		{"0.00000000000001", true}, {"0.000000000000001", false}, {"999999999999999.9", false}, // 16 digits
+		{"1234567890123456.0", false}, {"1.", false}, {".5", false}, {"1", false}, {"1e3", false}, {"1.5e3", false},
+		{"", false}, {"-", false}, {"+.", false}, {"1.2.3", false}, {"1,5", false}, {" 1.5", false}, {"1.5 ", false},
+		{"--1.5", false}, {"0x1.8p1", false}, {"1_0.5", false}, {"NaN", false}, {"١.٥", false},
+	} {
+		check(tc.text, tc.ok)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		whole, frac := 1+r.IntN(9), 1+r.IntN(9)
+		var b strings.Builder
+		switch r.IntN(3) {
+		case 0:
+			b.WriteByte('-')
+		case 1:
+			b.WriteByte('+')
+		}
+		for range whole {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+		b.WriteByte('.')
+		for range frac {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+		check(b.String(), whole+frac <= 15)
 	}
 }
