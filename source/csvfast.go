@@ -106,6 +106,17 @@ func cellEnd(text []byte, i int, comma byte) (end int, quoted bool) {
 	return i, false
 }
 
+// typeAndTS is where a fast path found a line's type and timestamp, as
+// offsets, and the timestamp as an integer when it read one (tsPlain).
+// The fast paths keep it in memory, by its address, not in registers,
+// which their loop over the fields, setting these twice a line, needs for
+// the rest: 80 fewer instructions a CSV line (of some 1,400).
+type typeAndTS struct {
+	typFrom, typTo, tsFrom, tsTo int
+	tsInt                        int64
+	tsPlain                      bool
+}
+
 // Roles of a CSV column in csvLayout.roles; an attribute's is its slot.
 const (
 	roleType = -1
@@ -129,12 +140,9 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.arena.Event(l.nslots)
 	attrs := e.Attrs
-	// The type's and the timestamp's fields as offsets (fewer words live
-	// in the loop than slices), and the timestamp as an integer.
-	typFrom, typTo, tsFrom, tsTo := 0, 0, 0, 0
-	var tsInt int64
-	tsPlain := false
-	i := -1 // at the comma before each field (one before the first): fewer words live in the loop than with a column count
+	var at typeAndTS
+	f := &at // in memory: see typeAndTS
+	i := -1  // at the comma before each field (one before the first): fewer words live in the loop than with a column count
 	for _, role := range l.roles {
 		if i == n {
 			b.arena.Drop(e)
@@ -145,7 +153,8 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		w := le64(p, i)
 		if role != roleType { // an integer?
 			j := i
-			if sign := byte(w); sign == '-' || sign == '+' {
+			sign := byte(w)
+			if sign == '-' || sign == '+' {
 				j++
 				w = le64(p, j)
 			}
@@ -161,13 +170,14 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 				d2 = min(d2, n-j-8)
 				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
 			}
-			if end := j + d; d > 0 && (end == n || text[end] == comma) { // a 17th digit fails here
+			// The byte at end read through p: text's words need not stay live.
+			if end := j + d; d > 0 && (end == n || *(*byte)(unsafe.Add(p, end)) == comma) { // a 17th digit fails here
 				v := int64(u)
-				if text[i] == '-' {
+				if sign == '-' {
 					v = -v
 				}
 				if i = end; role == roleTS {
-					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
+					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
 				} else {
 					event.SetNumber(attrs, role, event.IntValue(v))
 				}
@@ -183,7 +193,7 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		}
 		if stop != 0 {
 			end = i + bits.TrailingZeros64(stop)/8
-			if end < n && text[end] == '"' {
+			if end < n && *(*byte)(unsafe.Add(p, end)) == '"' {
 				b.arena.Drop(e)
 				return nil, false, nil
 			}
@@ -197,26 +207,26 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		i = end
 		switch role {
 		case roleType:
-			typFrom, typTo = start, i
+			f.typFrom, f.typTo = start, i
 		case roleTS:
-			tsFrom, tsTo = start, i
+			f.tsFrom, f.tsTo = start, i
 		default:
 			if i > start {
 				b.arena.Set(attrs, role, parseCell(text[start:i:i]))
 			}
 		}
 	}
-	if i != n || typTo == typFrom {
+	if i != n || f.typTo == f.typFrom {
 		b.arena.Drop(e)
 		return nil, false, nil // too many fields, or no type
 	}
-	tsText := text[tsFrom:tsTo]
-	typ, err := l.typeOf(b, text[typFrom:typTo], line)
+	tsText := text[f.tsFrom:f.tsTo]
+	typ, err := l.typeOf(b, text[f.typFrom:f.typTo], line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err
 	}
-	ts, err := b.fastTS(tsPlain, tsInt, tsText, line)
+	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err
