@@ -13,7 +13,10 @@ import (
 // Blocks double in size as an arena fills, up to a few megabytes: a small
 // stream takes little, and a large one takes its memory in blocks the
 // kernel can back with huge pages (hugePages), as first touching fresh
-// memory a 4 KB page at a time was half of a 1M-event load's time.
+// memory a 4 KB page at a time was half of a 1M-event load's time. Not
+// larger: the last block's unused end counts against the stream, and
+// blocks of 6 MB and more, freed, were reused less by the next stream's
+// (a repeated GENERATE touched fresh memory each time).
 //
 // The blocks are memory the garbage collector does not scan and the
 // runtime does not clear: a 1M-event load spent much of its time in the
@@ -55,10 +58,10 @@ type Arena struct {
 type arenaKeep struct{ blocks [][]byte }
 
 const (
-	arenaEvents = 4096  // the first event block: 192 KB, doubling to 6 MB
-	arenaValues = 16384 // the first value block: 512 KB, doubling to 4 MB
-	eventGrowth = 5     // doublings of the event block
-	valueGrowth = 3     // and of the value block
+	arenaEvents = 4096  // the first event block: 192 KB, doubling to 3 MB
+	arenaValues = 16384 // the first value block: 512 KB, doubling to 2 MB
+	eventGrowth = 4     // doublings of the event block
+	valueGrowth = 2     // and of the value block
 	arenaBatch  = 4096  // Batch's first chunk, in pointers: 32 KB, doubling to 1 MB
 	batchGrowth = 5
 	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
