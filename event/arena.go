@@ -10,6 +10,14 @@ import (
 // values from large blocks: one allocation per block instead of two per
 // event. Everything handed out stays valid; blocks are never reused.
 //
+// Blocks double in size as an arena fills, up to a few megabytes: a small
+// stream takes little, and a large one takes its memory in blocks the
+// kernel can back with huge pages (hugePages), as first touching fresh
+// memory a 4 KB page at a time was half of a 1M-event load's time. Not
+// larger: the last block's unused end counts against the stream, and
+// blocks of 6 MB and more, freed, were reused less by the next stream's
+// (a repeated GENERATE touched fresh memory each time).
+//
 // The blocks are memory the garbage collector does not scan and the
 // runtime does not clear: a 1M-event load spent much of its time in the
 // collector marking through every event's Attrs and every value's string
@@ -38,14 +46,24 @@ type Arena struct {
 	valueBlock []byte     // values, as the bytes the block was allocated as
 	valuesKeep *arenaKeep // what its strings point to
 	text       []byte     // what is left of the current text chunk
+	// Blocks started so far, which sets the next one's size.
+	eventBlocks, valueBlocks int
+	keepAll                  bool      // KeepAll was called
+	all                      [][]byte  // then every event block
+	batches                  []uintptr // what is left of Batch's chunk
+	batchChunks              int
 }
 
 // arenaKeep is what a block points to.
 type arenaKeep struct{ blocks [][]byte }
 
 const (
-	arenaEvents = 4096     // 192 KB
-	arenaValues = 16384    // 512 KB
+	arenaEvents = 4096  // the first event block: 192 KB, doubling to 3 MB
+	arenaValues = 16384 // the first value block: 512 KB, doubling to 2 MB
+	eventGrowth = 4     // doublings of the event block
+	valueGrowth = 2     // and of the value block
+	arenaBatch  = 4096  // Batch's first chunk, in pointers: 32 KB, doubling to 1 MB
+	batchGrowth = 5
 	arenaText   = 64 << 10 // a text chunk; a longer string gets one of its own
 	eventSize   = int(unsafe.Sizeof(Event{}))
 	valueSize   = int(unsafe.Sizeof(Value{}))
@@ -62,7 +80,7 @@ func (a *Arena) Event(n int) *Event {
 	*(*[6]uint64)(unsafe.Pointer(e)) = [6]uint64{} // as words: no write barrier reads the old ones
 	if n > 0 {
 		if len(a.values)-a.nvalues < n {
-			a.newValues(max(n, arenaValues))
+			a.newValues(n)
 		}
 		attrs := a.values[a.nvalues : a.nvalues+n : a.nvalues+n] // full slice expression: appends never spill into a neighbour
 		a.nvalues += n
@@ -75,12 +93,73 @@ func (a *Arena) Event(n int) *Event {
 	return e
 }
 
-// Starts reports whether e, which the arena's last Event call returned,
-// is the first of a block. The events handed out from then until the next
-// start are one allocation, at consecutive addresses: a caller may keep
-// them by their first (a pointer a block for the collector to scan) and
-// take the others by their offset from it.
-func (a *Arena) Starts(e *Event) bool { return a.nevents == 1 && e == &a.events[0] }
+// Run hands out up to limit events (at least one), cleared as Event's, each
+// with Attrs of length n, at consecutive addresses: one call, not one an
+// event, for a generator that fills them all (a caller may keep them by
+// the run, a pointer a run for the collector to scan). Attrs are set as
+// Event's are: numbers go in with SetNumber, strings with Set.
+func (a *Arena) Run(limit, n int) []Event {
+	if a.nevents == len(a.events) {
+		a.newEvents()
+	}
+	k := min(limit, len(a.events)-a.nevents)
+	if n > 0 {
+		if len(a.values)-a.nvalues < n {
+			a.newValues(n)
+		}
+		k = min(k, (len(a.values)-a.nvalues)/n)
+	}
+	k = max(k, 1)
+	run := a.events[a.nevents : a.nevents+k : a.nevents+k]
+	a.nevents += k
+	clear(asBytes(unsafe.Pointer(unsafe.SliceData(run)), k*eventSize)) // as bytes: memclr, with no write barriers for a block not scanned
+	if n > 0 {
+		values := a.values[a.nvalues : a.nvalues+k*n]
+		a.nvalues += k * n
+		clear(asBytes(unsafe.Pointer(unsafe.SliceData(values)), k*n*valueSize))
+		data := uintptr(unsafe.Pointer(unsafe.SliceData(values)))
+		for i := range run {
+			*(*sliceHeader)(unsafe.Pointer(&run[i].Attrs)) = sliceHeader{data + uintptr(i*n*valueSize), n, n}
+		}
+	}
+	return run
+}
+
+// KeepAll makes the arena keep every event block it has handed out
+// events from, or will (and so their values and text), for as long as the
+// arena is reachable: its events may then be held, until then, by
+// pointers the collector does not scan (Batch).
+func (a *Arena) KeepAll() {
+	if !a.keepAll && a.events != nil {
+		a.all = append(a.all, asBytes(unsafe.Pointer(unsafe.SliceData(a.events)), len(a.events)*eventSize))
+	}
+	a.keepAll = true
+}
+
+// Batch returns an empty slice with room for n event pointers in memory
+// the collector does not scan: the pointers keep nothing alive, so they
+// may point only to events of an arena that keeps its blocks (KeepAll),
+// and only while that arena is reachable. A loader that gathers a whole
+// stream before it makes the stream's Events (scanned) holds its events
+// this way, so that a collection during the load does not scan a pointer
+// an event, which was a third of a load's time. Batches are cut from
+// chunks that double up to a megabyte, which lie together rather than
+// among the arena's blocks, whose huge pages they would break up.
+func (a *Arena) Batch(n int) []*Event {
+	if len(a.batches) < n {
+		size := max(n, arenaBatch<<min(a.batchChunks, batchGrowth))
+		a.batchChunks++
+		// Cleared (make): a store's write barrier reads the word it
+		// overwrites as a pointer.
+		a.batches = make([]uintptr, size)
+		if size*8 >= 1<<20 {
+			hugePages(unsafe.Pointer(unsafe.SliceData(a.batches)), size*8)
+		}
+	}
+	words := a.batches[:n:n]
+	a.batches = a.batches[n:]
+	return unsafe.Slice((**Event)(unsafe.Pointer(unsafe.SliceData(words))), n)[:0]
+}
 
 // Drop gives back e, which the arena's last Event call returned, unused:
 // a decoder that finds a line it cannot finish after all need not waste
@@ -104,15 +183,22 @@ type sliceHeader struct {
 // newEvents starts an event block, keeping the current value block, which
 // its events may still use.
 func (a *Arena) newEvents() {
-	raw := noZero(arenaEvents * eventSize)
-	a.events, a.nevents = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), arenaEvents), 0
+	n := arenaEvents << min(a.eventBlocks, eventGrowth)
+	a.eventBlocks++
+	raw := noZero(n * eventSize)
+	a.events, a.nevents = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
+	if a.keepAll {
+		a.all = append(a.all, raw)
+	}
 	a.eventsKeep = newKeep(raw, a.valueBlock)
 }
 
-// newValues starts a value block of n values, kept by the current event
-// block, keeping the rest of the current text chunk, which its strings may
-// still use.
+// newValues starts a value block of at least n values, kept by the
+// current event block, keeping the rest of the current text chunk, which
+// its strings may still use.
 func (a *Arena) newValues(n int) {
+	n = max(n, arenaValues<<min(a.valueBlocks, valueGrowth))
+	a.valueBlocks++
 	raw := noZero(n * valueSize)
 	a.values, a.nvalues = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
 	a.valueBlock = raw
@@ -178,16 +264,35 @@ func words(values []Value) [][valueWords]uint64 {
 
 // noZero returns n bytes the runtime has not cleared, in an allocation
 // the garbage collector does not scan: strings.Builder grows without
-// clearing, as no Go API allocates that way.
+// clearing, as no Go API allocates that way. A block of a megabyte or more
+// gets huge pages where the system has them.
 func noZero(n int) []byte {
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteByte(0)
-	return unsafe.Slice(unsafe.StringData(b.String()), n)
+	raw := unsafe.Slice(unsafe.StringData(b.String()), n)
+	if n >= 1<<20 {
+		hugePages(unsafe.Pointer(unsafe.SliceData(raw)), n)
+	}
+	return raw
 }
+
+// asBytes views the n bytes at p.
+func asBytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
 
 // A Value is four machine words (Set copies it word by word), an Event six.
 var (
 	_ = [1]int{}[valueSize-32]
 	_ = [1]int{}[eventSize-48]
 )
+
+// Pointers returns an empty slice with room for n event pointers: a
+// stream's Events, which for a large stream gets huge pages as an arena's
+// blocks do.
+func Pointers(n int) []*Event {
+	s := make([]*Event, 0, n)
+	if size := n * int(unsafe.Sizeof(&Event{})); size >= 1<<20 {
+		hugePages(unsafe.Pointer(unsafe.SliceData(s)), size)
+	}
+	return s
+}

@@ -149,25 +149,129 @@ func TestSetNumber(t *testing.T) {
 	}
 }
 
-// TestArenaStarts checks that Starts marks the first event of each block,
-// and that a block's events lie at consecutive addresses from it.
-func TestArenaStarts(t *testing.T) {
+// TestArenaRun checks that a run is up to its limit of cleared events
+// with Attrs of the length asked, at consecutive addresses, never
+// overlapping what was handed out before (events or values), and that
+// events after it come from the same blocks.
+func TestArenaRun(t *testing.T) {
 	var a Arena
-	var first *Event
-	for i := range 3*arenaEvents + 5 {
+	var handed, between []*Event
+	total := 0
+	for i, tc := range []struct{ limit, n int }{
+		{1, 4}, {100, 4}, {arenaEvents, 4}, {3 * arenaEvents, 0}, {5000, 7}, {1, 0}, {arenaValues, 3}, {0, 2},
+	} {
+		e := a.Event(2) // an event between runs: the run must not overlap it
+		a.Set(e.Attrs, 0, StringValue("between"))
+		between = append(between, e)
+		run := a.Run(tc.limit, tc.n)
+		if len(run) < 1 || len(run) > max(tc.limit, 1) {
+			t.Fatalf("run %d: %d events, want 1 to %d", i, len(run), tc.limit)
+		}
+		for k := range run {
+			e := &run[k]
+			if e.Type != 0 || e.TS != 0 || e.Seq != 0 || len(e.Attrs) != tc.n || cap(e.Attrs) != tc.n {
+				t.Fatalf("run %d event %d: %+v, want cleared with %d attrs", i, k, *e, tc.n)
+			}
+			for _, v := range e.Attrs {
+				if !v.IsAbsent() {
+					t.Fatalf("run %d event %d: attrs %v, want absent", i, k, e.Attrs)
+				}
+			}
+			if k > 0 && tc.n > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(e.Attrs))) != uintptr(unsafe.Pointer(unsafe.SliceData(run[k-1].Attrs)))+uintptr(tc.n*valueSize) {
+				t.Fatalf("run %d event %d: attrs not after the previous event's", i, k)
+			}
+			e.Seq = int64(total) // marks what each run got: an overlap overwrites one
+			for j := range e.Attrs {
+				SetNumber(e.Attrs, j, IntValue(int64(total)))
+			}
+			handed = append(handed, e)
+			total++
+		}
+	}
+	for _, e := range handed {
+		for _, v := range e.Attrs {
+			if v.Int() != e.Seq {
+				t.Fatalf("event %d: attrs %v overwritten", e.Seq, e.Attrs)
+			}
+		}
+	}
+	for _, e := range between {
+		if e.Attrs[0].Str() != "between" || !e.Attrs[1].IsAbsent() {
+			t.Fatalf("an event between runs: attrs %v overwritten", e.Attrs)
+		}
+	}
+}
+
+// TestArenaGrowth checks that blocks double up to their cap, so that a
+// large stream's blocks are large and a small one's small.
+func TestArenaGrowth(t *testing.T) {
+	var a Arena
+	var sizes []int
+	for range 10 {
+		a.Run(1, 1)
+		sizes = append(sizes, len(a.events))
+		a.nevents = len(a.events) // the next Run starts a block
+	}
+	for i, got := range sizes {
+		if want := arenaEvents << min(i, eventGrowth); got != want {
+			t.Fatalf("event block %d: %d events, want %d (all: %v)", i, got, want, sizes)
+		}
+	}
+	var b Arena
+	sizes = sizes[:0]
+	for range 10 {
+		b.Event(1)
+		sizes = append(sizes, len(b.values))
+		b.nvalues = len(b.values)
+	}
+	for i, got := range sizes {
+		if want := arenaValues << min(i, valueGrowth); got != want {
+			t.Fatalf("value block %d: %d values, want %d (all: %v)", i, got, want, sizes)
+		}
+	}
+	if e := b.Event(arenaValues << valueGrowth * 2); len(e.Attrs) != arenaValues<<valueGrowth*2 {
+		t.Fatalf("an event of more attrs than a block: %d attrs", len(e.Attrs))
+	}
+}
+
+// TestArenaBatch checks that events an arena keeps (KeepAll) survive
+// collections while only its batches, which the collector does not scan,
+// point to them, and that batches do not overlap.
+func TestArenaBatch(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	a := &Arena{}
+	a.Event(1) // a block started before KeepAll is kept too
+	a.KeepAll()
+	var batches [][]*Event
+	for i := range 50_000 {
+		if i%300 == 0 {
+			b := a.Batch(300)
+			if len(b) != 0 || cap(b) != 300 {
+				t.Fatalf("batch: len %d cap %d, want 0 and 300", len(b), cap(b))
+			}
+			batches = append(batches, b)
+		}
 		e := a.Event(2)
-		if got, want := a.Starts(e), i%arenaEvents == 0; got != want {
-			t.Fatalf("event %d: Starts %v, want %v", i, got, want)
+		e.Seq = int64(i)
+		a.Set(e.Attrs, 1, StringValue(fmt.Sprint("v", i)))
+		last := &batches[len(batches)-1]
+		*last = append(*last, e)
+	}
+	var garbage [][]byte
+	for range 3 {
+		for range 2000 {
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
 		}
-		if a.Starts(e) {
-			first = e
-		} else if k := i % arenaEvents; &unsafe.Slice(first, k+1)[k] != e {
-			t.Fatalf("event %d is not %d events past its block's first", i, k)
+		runtime.GC()
+	}
+	i := 0
+	for _, b := range batches {
+		for _, e := range b {
+			if e.Seq != int64(i) || e.Attrs[1].Str() != fmt.Sprint("v", i) {
+				t.Fatalf("event %d: %+v", i, *e)
+			}
+			i++
 		}
 	}
-	e := a.Event(1)
-	a.Drop(e)
-	if f := a.Event(1); a.Starts(f) {
-		t.Fatal("an event in the middle of a block starts one after a Drop")
-	}
+	runtime.KeepAlive(a)
 }

@@ -80,6 +80,10 @@ type builder struct {
 	seq          int64 // the next event's seq
 	presetSeq    bool  // events come numbered (Producer.Seq)
 
+	// collecting says that Collect reads the stream whole and copies its
+	// batches before it returns (newBatch).
+	collecting bool
+
 	// ord is the stream's event time (reorder.go); nil on a batch LOAD
 	// that neither reorders nor sorts, whose events are numbered as they
 	// are decoded.
@@ -236,6 +240,18 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// newBatch returns an empty batch with room for n events. A stream that
+// Collect reads whole without a reorder stage gets its batches in memory
+// the collector does not scan, the arena keeping their events alive
+// (event.Arena.Batch): a collection during the load then scans no pointer an
+// event.
+func (b *builder) newBatch(n int) []*event.Event {
+	if b.collecting && b.ord == nil {
+		return b.arena.Batch(n)
+	}
+	return make([]*event.Event, 0, n)
 }
 
 // number gives a finished event its seq and records it in the schema.

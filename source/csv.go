@@ -99,7 +99,7 @@ func (s *csvFile) Read(ctx context.Context, emit func([]*event.Event) bool) erro
 func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, end bool, _ error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	batch := make([]*event.Event, 0, maxBatch)
+	batch := s.b.newBatch(maxBatch)
 	// Lines are read in place (fastEvent) unless a reorder stage needs a
 	// late line's fields.
 	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
@@ -303,6 +303,9 @@ func parseCell(cell []byte) event.Value {
 	if len(cell) == 0 {
 		return event.Value{}
 	}
+	if f, ok := decimal(cell); ok {
+		return event.FloatValue(f)
+	}
 	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
 	if v.Kind() == event.String {
 		return event.StringValue(validUTF8(v.Str()))
@@ -367,10 +370,14 @@ func newCSVLines() *csvLines {
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	comma := b.opts.delimiter()
 	if d.layout != nil && comma < utf8.RuneSelf {
-		// A line without a quote is split in place, as a file's lines are.
+		// A line without a quote is read in place, as a file's lines are:
+		// by fastEvent, or split.
 		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
 		if len(rec) == 0 {
 			return nil, nil // a blank line
+		}
+		if e, ok, err := d.layout.fastEvent(b, rec, byte(comma), line); ok {
+			return e, err
 		}
 		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
 			d.fields = fields

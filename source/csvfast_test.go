@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -22,10 +23,13 @@ func inBuffer(text, pad string) []byte {
 const roomy = "9876543210987654321"
 
 // csvPair is a layout over a builder each for fastEvent and for split and
-// event, on the same header.
+// event, on the same header; with live set, the fast side reads its lines
+// as a live CSV source does (csvLines, which reads a line with fastEvent
+// where it can).
 type csvPair struct {
 	fast, slow   *builder
 	lfast, lslow *csvLayout
+	live         *csvLines
 }
 
 func newCSVPair(t *testing.T, header ...string) *csvPair {
@@ -65,6 +69,18 @@ func (p *csvPair) read(text, pad string, line int) (got, want string, fast bool)
 		return render(b, e, err)
 	}
 	buf := inBuffer(text, pad)
+	if p.live != nil {
+		p.live.layout, p.live.cr.FieldsPerRecord = p.lfast, p.lfast.width // as its header would set them
+		e, err := p.live.decode(p.fast, inBuffer(text+"\n", pad), line)
+		got = render(p.fast, e, err)
+		if strings.Contains(text, `"`) { // encoding/csv's on both sides: fastEvent refuses it
+			ref := newCSVLines()
+			ref.layout, ref.cr.FieldsPerRecord = p.lslow, p.lslow.width
+			e, err := ref.decode(p.slow, []byte(text+"\n"), line)
+			return got, render(p.slow, e, err), false
+		}
+		return got, general(p.slow, p.lslow, buf), false
+	}
 	e, fast, err := p.lfast.fastEvent(p.fast, buf, ',', line)
 	if fast {
 		got = render(p.fast, e, err)
@@ -236,12 +252,22 @@ func TestFastEvent(t *testing.T) {
 
 // TestFastEventRandom reads random lines both ways: cells of every kind,
 // fields short and over a word, a quote, a field more or less now and
-// then, in read buffers that end at the line or go on.
+// then, in read buffers that end at the line or go on; as a file's lines,
+// and as a live source's.
 func TestFastEventRandom(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprint("live=", live), func(t *testing.T) { fastEventRandom(t, live) })
+	}
+}
+
+func fastEventRandom(t *testing.T, live bool) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cells := []string{"", "0", "-1", "+2", "12345678", "123456789012", "12345678901234567", "99999999999999999999",
 		"2.5", "-0.125", "1e3", "abc", "abcdefghijk", "true", "false", " 7", "7 ", "é", "\xff", "a\rb", "\"q\"", "x\"y"}
 	p := newCSVPair(t, "type", "ts", "a", "b", "c")
+	if live {
+		p.live = newCSVLines()
+	}
 	ts := 0
 	for line := 2; line < 20_000; line++ {
 		fields := []string{"AB"[r.IntN(2):][:1], strconv.Itoa(ts)}
@@ -260,5 +286,60 @@ func TestFastEventRandom(t *testing.T) {
 		if got, want, _ := p.read(text, pad, line); got != want {
 			t.Fatalf("%q: %s, want %s", text, got, want)
 		}
+	}
+}
+
+// TestDecimal checks decimal against strconv.ParseFloat, bit for bit, on
+// what it reads (and that what it reads is a float to event.ParseCell),
+// and that it refuses what it must leave to ParseFloat: table cases, then
+// random decimals of up to 17 digits around the 15-digit limit.
+func TestDecimal(t *testing.T) {
+	check := func(text string, wantOK bool) {
+		t.Helper()
+		f, ok := decimal([]byte(text))
+		if ok != wantOK {
+			t.Fatalf("decimal(%q): ok %v, want %v", text, ok, wantOK)
+		}
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+			t.Fatalf("decimal(%q) = %v (%x), want %v (%x)", text, f, math.Float64bits(f), want, math.Float64bits(want))
+		}
+		if v := event.ParseCell(text); v.Kind() != event.Float || math.Float64bits(v.Float()) != math.Float64bits(f) {
+			t.Fatalf("decimal(%q) = %v, but ParseCell gives %v (%s)", text, f, v, v.Kind())
+		}
+	}
+	for _, tc := range []struct {
+		text string
+		ok   bool
+	}{
+		{"2.5", true}, {"-0.125", true}, {"+3.75", true}, {"-0.0", true}, {"0.1", true}, {"123456789.012345", true},
+		{"0.00000000000001", true}, {"0.000000000000001", false}, {"999999999999999.9", false}, // 16 digits
+		{"1234567890123456.0", false}, {"1.", false}, {".5", false}, {"1", false}, {"1e3", false}, {"1.5e3", false},
+		{"", false}, {"-", false}, {"+.", false}, {"1.2.3", false}, {"1,5", false}, {" 1.5", false}, {"1.5 ", false},
+		{"--1.5", false}, {"0x1.8p1", false}, {"1_0.5", false}, {"NaN", false}, {"١.٥", false},
+	} {
+		check(tc.text, tc.ok)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		whole, frac := 1+r.IntN(9), 1+r.IntN(9)
+		var b strings.Builder
+		switch r.IntN(3) {
+		case 0:
+			b.WriteByte('-')
+		case 1:
+			b.WriteByte('+')
+		}
+		for range whole {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+		b.WriteByte('.')
+		for range frac {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+		check(b.String(), whole+frac <= 15)
 	}
 }

@@ -70,11 +70,8 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.arena.Event(sh.n)
 	attrs := e.Attrs
-	// The type's and the timestamp's text as offsets (fewer words live in
-	// the loop than slices), and the timestamp as an integer.
-	var typFrom, typTo, tsFrom, tsTo int
-	var tsInt int64
-	tsPlain := false
+	var at typeAndTS
+	f := &at // in memory: see typeAndTS
 	i := 0
 	for k := range sh.keys {
 		key := &sh.keys[k]
@@ -99,9 +96,9 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			case keyAttr:
 				b.arena.Set(attrs, key.slot, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
 			case keyType:
-				typFrom, typTo = start+1, next-1
+				f.typFrom, f.typTo = start+1, next-1
 			default:
-				tsFrom, tsTo = start+1, next-1
+				f.tsFrom, f.tsTo = start+1, next-1
 			}
 			continue
 		case c == '-' || c-'0' <= 9:
@@ -133,7 +130,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				case keyAttr:
 					event.SetNumber(attrs, key.slot, event.IntValue(v))
 				case keyTS:
-					tsFrom, tsTo, tsInt, tsPlain = start, i, v, true
+					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
 				default:
 					b.arena.Drop(e)
 					return nil, false, nil
@@ -147,7 +144,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			}
 			i = end
 			if key.role == keyTS {
-				tsFrom, tsTo = start, i
+				f.tsFrom, f.tsTo = start, i
 			} else {
 				event.SetNumber(attrs, key.slot, flatValue{flatNumber, text[start:i]}.value())
 			}
@@ -169,7 +166,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		b.arena.Drop(e)
 		return nil, false, nil
 	}
-	typText, tsText := text[typFrom:typTo], text[tsFrom:tsTo]
+	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
 	typ, ok := rec.typeIDs.lookup(typText)
 	if !ok {
 		var err error
@@ -179,7 +176,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		}
 		rec.typeIDs.add(typText, typ)
 	}
-	ts, err := b.fastTS(tsPlain, tsInt, tsText, line)
+	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
 		b.arena.Drop(e)
 		return nil, true, err

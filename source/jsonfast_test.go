@@ -2,8 +2,10 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/event"
@@ -177,5 +179,50 @@ func TestFastLineRandom(t *testing.T) {
 		if got, want := render(fast, e, ferr), render(slow, se, serr); got != want {
 			t.Fatalf("%q: %s, want %s", text, got, want)
 		}
+	}
+}
+
+// TestParseSimpleRandom reads random lines with parseSimple and with the
+// general scanner: what parseSimple reads (floats included, so that a line
+// of floats gets a shape for fastLine) must be what the scanner reads, bit
+// for bit.
+func TestParseSimpleRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	values := []string{"0", "-0", "-1", "12345678", "1234567890123456789", "99999999999999999999", "01", "01.5", "-01",
+		"2.5", "-0.125", "0.1", "123456789.0123456", "1e3", "1E-2", "-1.5e+2", "1e999", "-1e999", "1e-999", "0.0", "-0.0",
+		"1.", ".5", "1e", "-", `"abc"`, `""`, "true", "false", "null"}
+	keys := []string{`"x"`, `"y"`, `"z"`}
+	sb, gb := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
+	var sr, gr jsonRecord
+	read := func(b *builder, rec *jsonRecord) string {
+		out := fmt.Sprintf("%q %v %q %v", rec.typ, rec.hasTyp, rec.ts, rec.hasTS)
+		for i, slot := range rec.slots {
+			v := rec.values[i]
+			out += fmt.Sprintf(" %s=%s:%s:%x", b.schema.Attrs[slot], v, v.Kind(), math.Float64bits(v.Float()))
+		}
+		return out
+	}
+	floats := 0
+	for line := 1; line < 20_000; line++ {
+		text := `{"type":"A","ts":` + strconv.Itoa(line)
+		for _, k := range keys[:1+r.IntN(len(keys))] {
+			text += "," + k + ":" + values[r.IntN(len(values))]
+		}
+		text += "}\n"
+		if !sr.parseSimple([]byte(text), sb) {
+			continue
+		}
+		if err := gr.parseGeneral([]byte(text), gb, line); err != nil {
+			t.Fatalf("%q: parseSimple reads it, the scanner says %v", text, err)
+		}
+		if got, want := read(sb, &sr), read(gb, &gr); got != want {
+			t.Fatalf("%q:\nsimple  %s\ngeneral %s", text, got, want)
+		}
+		if strings.ContainsAny(text, ".eE") {
+			floats++
+		}
+	}
+	if floats == 0 {
+		t.Fatal("parseSimple read no line with a float")
 	}
 }

@@ -61,6 +61,9 @@ func (v flatValue) value() event.Value {
 		if i, ok := parseInt(v.text); ok {
 			return event.IntValue(i)
 		}
+		if f, ok := decimal(v.text); ok {
+			return event.FloatValue(f)
+		}
 		// The literal is valid JSON, so only a float64 overflow can fail,
 		// and ParseFloat then returns ±Inf, which we keep.
 		f, _ := strconv.ParseFloat(string(v.text), 64)

@@ -248,7 +248,15 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 				i++
 			}
 			if i == digits || i-digits > 18 || text[digits] == '0' && i-digits > 1 || i < n && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
-				return false // JSON's leading zero, a long or non-integer number: parse's
+				// An attribute's float or long number, as fastLine reads it
+				// (so that a line of floats gets a shape); JSON's leading
+				// zero, or a number for the type or the timestamp: parse's.
+				end, ok := jsonNumber(text, start)
+				if !ok || key.role != keyAttr {
+					return false
+				}
+				i, v = end, flatValue{flatNumber, text[start:end]}.value()
+				break
 			}
 			if c == '-' {
 				iv = -iv
@@ -332,10 +340,16 @@ func simpleString(text []byte, i int) ([]byte, int, bool) {
 	return nil, i, false
 }
 
+// parse reads a line into rec: parseSimple's way when it can.
 func (rec *jsonRecord) parse(text []byte, b *builder, line int) error {
 	if rec.parseSimple(text, b) {
 		return nil
 	}
+	return rec.parseGeneral(text, b, line)
+}
+
+// parseGeneral is parse for any line, with the flat scanner.
+func (rec *jsonRecord) parseGeneral(text []byte, b *builder, line int) error {
 	rec.reset()
 	typeKey, tsKey := b.opts.typeColumn(), b.opts.tsColumn()
 

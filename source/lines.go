@@ -215,7 +215,7 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 		}
 		s.order.Lock()
 		s.mu.Lock()
-		batch := make([]*event.Event, 0, s.batchCap())
+		batch := s.b.newBatch(s.batchCap())
 		var stop error
 		for {
 			var e *event.Event

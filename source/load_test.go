@@ -1,9 +1,13 @@
 package source
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -337,4 +341,63 @@ func Example() {
 	// 1 Sun 2 12
 	// [0 9 12 156]
 	// [1 4 8 741]
+}
+
+// TestLoadCollected checks that a loaded stream, whose events Collect
+// holds in batches the collector does not scan while the load runs,
+// survives collections during and after the load, with garbage reusing
+// freed memory: each event (strings included) is what its line says.
+func TestLoadCollected(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	const n = 30_000 // several arena blocks, and many batches
+	var csvText, jsonText strings.Builder
+	csvText.WriteString("type,ts,name,x\n")
+	for i := range n {
+		fmt.Fprintf(&csvText, "t%d,%d,name-%d-%s,%d\n", i%3, i, i, strings.Repeat("z", i%17), i*7)
+		fmt.Fprintf(&jsonText, `{"type":"t%d","ts":%d,"name":"name-%d-%s","x":%d}`+"\n", i%3, i, i, strings.Repeat("z", i%17), i*7)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // garbage while the loads run
+		defer close(done)
+		var garbage [][]byte
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
+		}
+	}()
+	var streams []*event.Stream
+	for _, load := range []struct {
+		text string
+		load func(io.Reader, string, Options) (*event.Stream, error)
+	}{{csvText.String(), LoadCSV}, {jsonText.String(), LoadJSONL}} {
+		s, err := load.load(strings.NewReader(load.text), "x", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	close(stop)
+	<-done
+	for range 3 {
+		runtime.GC()
+	}
+	for _, s := range streams {
+		if len(s.Events) != n {
+			t.Fatalf("%d events, want %d", len(s.Events), n)
+		}
+		name, _ := s.Schema.AttrSlot("name")
+		x, _ := s.Schema.AttrSlot("x")
+		for i, e := range s.Events {
+			want := fmt.Sprintf("name-%d-%s", i, strings.Repeat("z", i%17))
+			if e.Seq != int64(i) || e.TS != int64(i) || s.Schema.Types[e.Type].Name != fmt.Sprintf("t%d", i%3) ||
+				e.Attr(name).Str() != want || e.Attr(x).Int() != int64(i*7) {
+				t.Fatalf("event %d: %+v", i, *e)
+			}
+		}
+	}
 }

@@ -384,6 +384,16 @@ type timed interface{ decodingOf() *decoding }
 
 func (d *decoding) decodingOf() *decoding { return d }
 
+// collect says that Collect reads the stream whole, and copies its
+// batches into the stream's Events before it returns: until then the
+// batches need not keep their events alive (builder.newBatch).
+func (d *decoding) collect() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.b.collecting = true
+	d.b.arena.KeepAll()
+}
+
 // withTime gives a source its reorder stage and where it reports skipped
 // and late lines; Open and Load call it on every source they open.
 func withTime(src Source, c Config) (Source, error) {

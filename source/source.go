@@ -292,7 +292,10 @@ func localPath(p string) (string, error) {
 // stream whose Source is the URL (the caller names it). On any error the
 // stream is nil: nothing is partially loaded. It closes the source.
 func Collect(ctx context.Context, src Source) (*event.Stream, error) {
-	defer src.Close()
+	defer src.Close() // and so src, whose arena keeps the events of batches not scanned, lives until the copy below is done
+	if t, ok := src.(timed); ok {
+		t.decodingOf().collect()
+	}
 	// The batches are kept and joined at the end: one copy into a slice
 	// of the exact length, not a growing one copied at each growth.
 	var batches [][]*event.Event
@@ -308,7 +311,7 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := make([]*event.Event, 0, n)
+	events := event.Pointers(n)
 	for _, b := range batches {
 		events = append(events, b...)
 	}

@@ -44,15 +44,16 @@ func (r *javaRandom) nextInt(bound int32) int32 { return r.below(newBound(bound)
 // bound is a positive bound of nextInt with what makes its modulo cheap:
 // a division is most of a draw's cost.
 type bound struct {
-	n int32
-	m uint64 // 2^64 / n rounded up, for Lemire's fastmod
+	n    int32
+	pow2 bool   // n is a power of two
+	m    uint64 // 2^64 / n rounded up, for Lemire's fastmod
 }
 
 func newBound(n int32) bound {
 	if n <= 0 {
 		panic("nextInt: bound must be positive")
 	}
-	return bound{n: n, m: ^uint64(0)/uint64(n) + 1}
+	return bound{n: n, pow2: n&-n == n, m: ^uint64(0)/uint64(n) + 1}
 }
 
 // mod is x % b.n for 0 <= x < 2^31 (exact for any 32-bit x and n).
@@ -61,16 +62,17 @@ func (b bound) mod(x int32) int32 {
 	return int32(hi)
 }
 
-// below is Random.nextInt(b.n).
+// below is Random.nextInt(b.n), written small enough to inline into the
+// generator's loop (next is spelled out).
 func (r *javaRandom) below(b bound) int32 {
-	if b.n&-b.n == b.n { // a power of two: take the high bits
-		return int32(int64(b.n) * int64(r.next(31)) >> 31)
-	}
 	for {
-		bits := r.next(31)
-		val := b.mod(bits)
+		r.seed = (r.seed*javaMultiplier + javaAddend) & javaMask
+		x := int32(r.seed >> 17) // next(31)
+		if b.pow2 {              // a power of two: take the high bits
+			return int32(int64(b.n) * int64(x) >> 31)
+		}
 		// int32 wrap-around here is Java's test for the biased tail.
-		if bits-val+(b.n-1) >= 0 {
+		if val := b.mod(x); x-val+(b.n-1) >= 0 {
 			return val
 		}
 	}
@@ -255,7 +257,7 @@ func StockSchema(cfg StockConfig) *event.Schema {
 type stockGen struct {
 	cfg                    StockConfig
 	uniform                bool
-	rnd                    *javaRandom
+	rnd                    javaRandom
 	symbols, price, volume bound
 	percent, step          bound   // random walk: nextInt(100), nextInt(3)
 	prices                 []int64 // random walk: current price per symbol (index symbol-1)
@@ -263,7 +265,7 @@ type stockGen struct {
 }
 
 func newStockGen(cfg StockConfig) *stockGen {
-	g := &stockGen{cfg: cfg, uniform: cfg.uniform(), rnd: newJavaRandom(cfg.Seed),
+	g := &stockGen{cfg: cfg, uniform: cfg.uniform(), rnd: *newJavaRandom(cfg.Seed),
 		symbols: newBound(int32(cfg.Symbols)), volume: newBound(int32(cfg.MaxVolume)),
 		percent: newBound(100), step: newBound(3)}
 	if g.uniform {
@@ -278,34 +280,40 @@ func newStockGen(cfg StockConfig) *stockGen {
 	return g
 }
 
-// fill sets e to the next event; e.Attrs must have stockAttrs slots, each
-// cleared or a number.
-func (g *stockGen) fill(e *event.Event) {
-	rnd := g.rnd
-	symbol := int64(rnd.below(g.symbols)) + 1
-	var price int64
-	if g.uniform {
-		price = int64(rnd.below(g.price)) + 1
-		e.Type = int(symbol - 1)
-	} else {
-		p := g.cfg.IncreaseProbability
-		x := int(rnd.below(g.percent)) + 1
-		if x <= p {
-			g.prices[symbol-1] += int64(rnd.below(g.step)) + 1
-		} else if x > (100+p)/2 {
-			g.prices[symbol-1] -= int64(rnd.below(g.step)) + 1
+// fill sets the events of run, each with stockAttrs slots cleared or
+// numbers, to the next events, and counts them by type (counts has one
+// per symbol at least: a type id is below the symbols).
+func (g *stockGen) fill(run []event.Event, counts []int64) {
+	rnd, i := g.rnd, g.i // locals in registers across the loop, not fields
+	for k := range run {
+		e := &run[k]
+		symbol := int64(rnd.below(g.symbols)) + 1
+		var price int64
+		if g.uniform {
+			price = int64(rnd.below(g.price)) + 1
+			e.Type = int(symbol - 1)
+		} else {
+			p := g.cfg.IncreaseProbability
+			x := int(rnd.below(g.percent)) + 1
+			if x <= p {
+				g.prices[symbol-1] += int64(rnd.below(g.step)) + 1
+			} else if x > (100+p)/2 {
+				g.prices[symbol-1] -= int64(rnd.below(g.step)) + 1
+			}
+			price = g.prices[symbol-1]
+			e.Type = 0
 		}
-		price = g.prices[symbol-1]
-		e.Type = 0
+		volume := int64(rnd.below(g.volume)) + 1
+		counts[e.Type]++
+		e.TS, e.Seq = i, i
+		a := e.Attrs[:stockAttrs:stockAttrs] // only ever numbers: SetNumber's words suffice
+		event.SetNumber(a, slotID, event.IntValue(i))
+		event.SetNumber(a, slotSymbol, event.IntValue(symbol))
+		event.SetNumber(a, slotPrice, event.IntValue(price))
+		event.SetNumber(a, slotVolume, event.IntValue(volume))
+		i++
 	}
-	volume := int64(rnd.below(g.volume)) + 1
-	e.TS, e.Seq = g.i, g.i
-	a := e.Attrs[:stockAttrs:stockAttrs] // only ever numbers: SetNumber's words suffice
-	event.SetNumber(a, slotID, event.IntValue(g.i))
-	event.SetNumber(a, slotSymbol, event.IntValue(symbol))
-	event.SetNumber(a, slotPrice, event.IntValue(price))
-	event.SetNumber(a, slotVolume, event.IntValue(volume))
-	g.i++
+	g.rnd, g.i = rnd, i
 }
 
 // StockEvents yields the stream cfg describes (docs/LANGUAGE.md, Statements), each event valid
@@ -315,10 +323,11 @@ func StockEvents(cfg StockConfig) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		g := newStockGen(cfg)
 		var a event.Arena
+		counts := make([]int64, cfg.Symbols)
 		for range cfg.Events {
-			e := a.Event(stockAttrs)
-			g.fill(e)
-			if !yield(e) {
+			run := a.Run(1, stockAttrs)
+			g.fill(run, counts)
+			if !yield(&run[0]) {
 				return
 			}
 		}
@@ -334,8 +343,9 @@ func GenerateStocks(name string, cfg StockConfig) *event.Stream {
 }
 
 // stockCheckEvery is how many events GenerateStocksContext makes between
-// two looks at its context: about a millisecond of work.
-const stockCheckEvery = 1 << 14
+// two looks at its context, a run of the arena's: small enough that the
+// run, cleared then filled, stays in the cache between the two (176 KB).
+const stockCheckEvery = 1 << 10
 
 // GenerateStocksContext is GenerateStocks, stopped with ctx's error once
 // ctx is done.
@@ -344,37 +354,26 @@ func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*
 	// The events and their values come from an arena: blocks the
 	// collector need not scan or the runtime clear, allocated as they are
 	// filled, so that a cancel need not wait for gigabytes to be zeroed.
-	// They are kept by arena block (event.Arena.Starts), a pointer a
-	// block: a collection during the generation then scans a few pointers,
-	// not one an event; the stream's pointers are made at the end.
+	// They are kept by run (event.Arena.Run), a pointer a run: a
+	// collection during the generation then scans a few pointers, not one
+	// an event; the stream's pointers are made at the end.
 	var a event.Arena
-	type run struct {
-		first *event.Event
-		n     int
-	}
-	var runs []run
+	var runs [][]event.Event
 	g := newStockGen(cfg)
 	counts := make([]int64, len(schema.Types))
-	for i := range cfg.Events {
-		if i%stockCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+	for left := cfg.Events; left > 0; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		e := a.Event(stockAttrs)
-		g.fill(e)
-		counts[e.Type]++
-		if a.Starts(e) {
-			runs = append(runs, run{e, 1})
-		} else {
-			runs[len(runs)-1].n++
-		}
+		run := a.Run(min(left, stockCheckEvery), stockAttrs)
+		g.fill(run, counts)
+		runs = append(runs, run)
+		left -= len(run)
 	}
-	events := make([]*event.Event, 0, cfg.Events)
-	for _, r := range runs {
-		block := unsafe.Slice(r.first, r.n)
-		for i := range block {
-			events = append(events, &block[i])
+	events := event.Pointers(cfg.Events)
+	for _, run := range runs {
+		for i := range run {
+			events = append(events, &run[i])
 		}
 	}
 	// What Observe would record of each event: every attribute is present
@@ -430,11 +429,13 @@ func writeStocks(w io.Writer, cfg StockConfig, head string, line func([]byte, st
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(head)
 	g := newStockGen(cfg)
-	e := event.Event{Attrs: make([]event.Value, stockAttrs)}
+	run := []event.Event{{Attrs: make([]event.Value, stockAttrs)}}
+	e := &run[0]
+	counts := make([]int64, cfg.Symbols)
 	var text []byte
 	for range cfg.Events {
-		g.fill(&e)
-		text = line(text[:0], schema.Types[e.Type].Name, &e)
+		g.fill(run, counts)
+		text = line(text[:0], schema.Types[e.Type].Name, e)
 		if _, err := bw.Write(text); err != nil {
 			return err // bufio keeps the first error; stop early
 		}
