@@ -58,6 +58,42 @@ func (b *rbuf) gather(src *rbuf, idx []int) {
 	}
 }
 
+// keep makes b, a scratch buffer with src's one column, hold src's
+// events in [i0, i1) that f, a fast check over that column, passes, in
+// order; slow decides those whose value f cannot compare (NaN). One loop
+// writes each event, its timestamp and its value at b's next free place,
+// which moves on only if the event passes or is NaN: no branch follows
+// the data, and no call (slow's events are decided after, if there are
+// any). Past b's length its arrays may keep events that failed: events
+// of src's window, which src holds anyway.
+func (b *rbuf) keep(src *rbuf, i0, i1 int, f *fastCheck, slow func(ev *event.Event) bool) {
+	n := i1 - i0
+	if old := len(b.evs); old > n {
+		clear(b.evs[n:old]) // no stale event stays reachable
+	}
+	evs, ts, xs := resize(b.evs, n), resize(b.ts, n), resize(b.cols[0], n)
+	sevs, sts, col := src.evs[i0:i1], src.ts[i0:i1], src.cols[0][i0:i1]
+	k, bound, op := f.k, f.bound, f.op
+	m, nan := 0, false
+	for j, x := range col {
+		v := k * x
+		nan = nan || v != v
+		evs[m], ts[m], xs[m] = sevs[j], sts[j], x
+		m += int(op.bit(v, bound) | b2u(v != v))
+	}
+	if nan {
+		kept := 0
+		for p := range m {
+			if v := k * xs[p]; v == v || slow(evs[p]) {
+				evs[kept], ts[kept], xs[kept] = evs[p], ts[p], xs[p]
+				kept++
+			}
+		}
+		m = kept
+	}
+	b.evs, b.ts, b.cols[0], b.head = evs[:m], ts[:m], xs[:m], 0
+}
+
 // resize returns s with length n, its array reused when it has room.
 func resize[S ~[]E, E any](s S, n int) S {
 	if n <= cap(s) {

@@ -77,6 +77,7 @@ type level struct {
 	hi   int64
 	end  int
 	cell *Cell
+	at   int // the index in src of the event the level has bound
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
@@ -106,6 +107,16 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 		if j+1 < n {
 			l.cuts = len(q.levels[j+1].before) > 0
 			l.last = j+1 == n-1 && !l.cuts
+		}
+	}
+	// A check's bound side read by a level before the trigger is read
+	// from that level's columns (fastCheck.from); Pre reads the trigger.
+	for j := range q.levels {
+		for k := range q.levels[j].checks.cur {
+			f := &q.levels[j].checks.cur[k]
+			if b := slices.Index(q.pos, f.comp); f.fast && b >= 0 && b < n-1 {
+				f.from, f.bcol = &q.levels[b], colOf(&q.cols[f.comp], f.slot)
+			}
 		}
 	}
 	for j := range q.levels {
@@ -168,6 +179,16 @@ func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	q.r.steps.tickN(q.r, uint(i1-i0)) // the ticker's, which inlines (runner.tickN does not)
 	pre.over(buf)
 	pre.bind(q.b)
+	if len(pre.cur) == 1 && pre.cur[0].ok && len(buf.cols) == 1 {
+		// The check's value is NaN: its evaluator decides.
+		l.list.keep(buf, i0, i1, &pre.cur[0], func(ev *event.Event) bool {
+			q.b.Events[l.comp] = ev
+			ok := pre.checks[0].pr.Eval(q.b)
+			q.b.Events[l.comp] = nil
+			return ok
+		})
+		return &l.list
+	}
 	sel := pre.candidates(l.sel, i0, i1)
 	l.sel = sel
 	n := 0
@@ -229,6 +250,14 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	next := &q.levels[j+1]
 	deliver, k := !l.cuts && next.last && q.rowDirect, -1
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
+	// pair: the next level's one check, when it is fast and compares with
+	// this level's column pcol.
+	var pair *fastCheck
+	var pcol []float64
+	if c := next.checks.cur; deliver && len(c) == 1 && c[0].from == l {
+		pair, pcol = &c[0], src.cols[c[0].bcol]
+	}
+loop:
 	for _, i := range sel {
 		if i < 0 {
 			if i = ^i; !q.passBound(checks, comp, evs[i], i) {
@@ -236,7 +265,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 			}
 		}
 		cell.Event = evs[i]
-		bound[comp] = evs[i]
+		bound[comp], l.at = evs[i], i
 		if l.last {
 			q.emit()
 			continue
@@ -250,10 +279,18 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 			for k < next.end && next.src.ts[k] < from {
 				k++
 			}
-			if k < next.end {
-				q.r.steps.tickN(q.r, uint(next.end-k))
-				q.deliverRange(next, k, next.end)
+			if k == next.end {
+				break loop // so are the later candidates' ranges
 			}
+			q.r.steps.tickN(q.r, uint(next.end-k))
+			if pair != nil { // the bound side is i's column value: no bind
+				pair.bound = pair.kb * pcol[i]
+				if pair.ok = pair.bound == pair.bound; pair.ok {
+					q.deliverAll(next, next.checks.candidates(next.sel, k, next.end))
+					continue
+				}
+			}
+			q.deliverRange(next, k, next.end)
 		case !l.cuts:
 			q.choose(j+1, from, next.hi)
 		default:
@@ -267,38 +304,23 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 
 // deliverRange hands the consumer, as a match, the row with each event of
 // level l's source in [i0, i1) that passes its checks: the level before
-// the trigger, when the search writes the row. With one fast check, one
-// loop over its column decides and delivers.
+// the trigger, when the search writes the row. A loop over the column
+// chooses them without a branch that follows the data, then a loop
+// delivers them.
 func (q *queryFilter) deliverRange(l *level, i0, i1 int) {
-	checks := &l.checks
-	checks.bind(q.b)
-	if len(checks.cur) != 1 || !checks.cur[0].ok {
-		l.sel = checks.candidates(l.sel, i0, i1)
-		q.deliverAll(l, l.sel)
-		return
-	}
-	// Scalars, so that the loop keeps them in registers.
-	f := &checks.cur[0]
-	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
-	evs, cell := l.src.evs[i0:i1], l.cell
-	for n, x := range col {
-		if v := k * x; v != v {
-			if !q.passBound(checks, l.comp, evs[n], i0+n) {
-				continue
-			}
-		} else if op.bit(v, bound) == 0 {
-			continue
-		}
-		cell.Event = evs[n]
-		q.r.deliver()
-	}
+	l.checks.bind(q.b)
+	q.deliverAll(l, l.checks.candidates(l.sel, i0, i1))
 }
 
 // deliverAll hands the consumer, as a match, the row with each
 // candidate of level l that passes its checks: the level before the
 // trigger, when the search writes the row.
+//
+// The ticker has counted every event of the range (its caller's tickN),
+// so the loop need not look at ctx per match (emitRow).
 func (q *queryFilter) deliverAll(l *level, sel []int) {
-	evs, cell := l.src.evs, l.cell
+	l.sel = sel // for reuse
+	evs, cell, r := l.src.evs, l.cell, q.r
 	for _, i := range sel {
 		if i < 0 {
 			if i = ^i; !q.passBound(&l.checks, l.comp, evs[i], i) {
@@ -306,7 +328,7 @@ func (q *queryFilter) deliverAll(l *level, sel []int) {
 			}
 		}
 		cell.Event = evs[i]
-		q.r.deliver()
+		r.emitRow()
 	}
 }
 

@@ -53,7 +53,7 @@ type numTerm struct {
 type levelCheck struct {
 	pr    *planner.Pred
 	fast  bool
-	order order // op's
+	op    numCmp
 	it    numTerm
 	col   int
 	bound numTerm
@@ -119,49 +119,60 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 			continue
 		}
 		c := &out[i]
-		c.fast, c.order, c.it, c.bound = true, orderOf(op), x, y
-		c.col = -1
-		for k, slot := range *cols {
-			if slot == x.slot {
-				c.col = k
-			}
-		}
-		if c.col < 0 {
-			c.col = len(*cols)
-			*cols = append(*cols, x.slot)
-		}
+		c.fast, c.op, c.it, c.bound = true, cmpOf(op), x, y
+		c.col = colOf(cols, x.slot)
 	}
 	return out
 }
 
-// order is a comparison as the orders of two numbers it accepts: bit 0
-// when x < y, bit 1 when x = y, bit 2 when x > y. For numbers neither NaN
-// that is compare's answer.
-type order uint8
+// colOf returns slot's index in *cols, a buffer's columns, appending it
+// if it is not there.
+func colOf(cols *[]int, slot int) int {
+	if k := slices.Index(*cols, slot); k >= 0 {
+		return k
+	}
+	*cols = append(*cols, slot)
+	return len(*cols) - 1
+}
 
-func orderOf(op ast.Op) order {
+// numCmp is a comparison v op b of two numbers neither NaN in the form a
+// loop tests in two instructions and no branch that follows the data:
+// v < b (v = b for = and !=), exclusive-ored with flip, after both sides
+// are multiplied by sign, -1 for > and <= (-v < -b is v > b). The sides
+// are products already (numTerm), and (-k) * x is -(k * x) exactly.
+type numCmp struct {
+	sign float64
+	eq   bool
+	flip uint
+}
+
+func cmpOf(op ast.Op) numCmp {
 	switch op {
 	case ast.OpLt:
-		return 0b001
+		return numCmp{sign: 1}
 	case ast.OpLe:
-		return 0b011
+		return numCmp{sign: -1, flip: 1}
 	case ast.OpGt:
-		return 0b100
+		return numCmp{sign: -1}
 	case ast.OpGe:
-		return 0b110
+		return numCmp{sign: 1, flip: 1}
 	case ast.OpEq:
-		return 0b010
+		return numCmp{sign: 1, eq: true}
 	}
-	return 0b101 // !=
+	return numCmp{sign: 1, eq: true, flip: 1} // !=
 }
 
-// bit is 1 when x op y holds, else 0, x and y not NaN: without a branch,
-// which in the search's loops would follow the data and be mispredicted.
-func (o order) bit(x, y float64) uint {
-	return uint(o) >> (b2u(x > y) - b2u(x < y) + 1) & 1
+// bit is 1 when v op b holds, else 0, for v and b multiplied by sign
+// and not NaN.
+func (c numCmp) bit(v, b float64) uint {
+	var t bool
+	if c.eq { // the same every time: predicted
+		t = v == b
+	} else {
+		t = v < b
+	}
+	return b2u(t) ^ c.flip
 }
-
-func (o order) holds(x, y float64) bool { return o.bit(x, y) != 0 }
 
 // b2u is 1 for true; the compiler makes it a flag set, not a branch.
 func b2u(b bool) uint {
@@ -174,7 +185,8 @@ func b2u(b bool) uint {
 func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
-		l.cur[k] = fastCheck{k: c.it.k, op: c.order, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: c.bound.k}
+		sign := c.op.sign
+		l.cur[k] = fastCheck{k: sign * c.it.k, op: c.op, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: sign * c.bound.k}
 	}
 	return l
 }
@@ -188,16 +200,22 @@ type levelChecks struct {
 }
 
 // fastCheck is a fast check for one loop: k * col[i] op bound (k and op
-// are set once, col per search, bound per loop). bound is kb times the
+// are set once, col per search, bound per loop), k and kb multiplied by
+// op's sign (numCmp). bound is kb times the
 // value of the event bound to comp in slot: a copy of the check's bound
-// term, so that bind reads one small array.
+// term, so that bind reads one small array. When a level of the search
+// binds comp (from), bind reads the value from column bcol of that
+// level's source at the index it has bound (level.at), not from the
+// event: the number its buffer took when the event came.
 type fastCheck struct {
 	col        []float64
 	k, bound   float64
-	op         order
+	op         numCmp
 	ok, fast   bool
 	comp, slot int
 	kb         float64
+	from       *level
+	bcol       int
 }
 
 // over makes the checks read buf's columns, for the loops of one search.
@@ -215,8 +233,12 @@ func (l *levelChecks) bind(b *planner.Binding) {
 		if f := &l.cur[k]; f.fast { // else never ok
 			// A NaN bound (0 * inf) leaves the check to its evaluator:
 			// NaN equals nothing and is unequal to everything, which
-			// order does not say.
-			f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			// numCmp does not say.
+			if l := f.from; l != nil {
+				f.bound = f.kb * l.src.cols[f.bcol][l.at]
+			} else {
+				f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			}
 			f.ok = f.bound == f.bound
 		}
 	}
@@ -265,7 +287,7 @@ func (l *levelChecks) passAll(b *planner.Binding, i int) bool {
 	for k := range l.checks {
 		if f := &l.cur[k]; f.ok {
 			if x := f.k * f.col[i]; x == x {
-				if !f.op.holds(x, f.bound) {
+				if f.op.bit(x, f.bound) == 0 {
 					return false
 				}
 				continue
