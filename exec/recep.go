@@ -74,14 +74,15 @@ func (b *rbuf) keep(src *rbuf, i0, i1 int, f *fastCheck, slow func(ev *event.Eve
 	evs, ts, xs := resize(b.evs, n), resize(b.ts, n), resize(b.cols[0], n)
 	sevs, sts, col := src.evs[i0:i1], src.ts[i0:i1], src.cols[0][i0:i1]
 	k, bound, op := f.k, f.bound, f.op
-	m, nan := 0, false
+	m, nan := 0, uint(0)
 	for j, x := range col {
 		v := k * x
-		nan = nan || v != v
+		isNaN := b2u(v != v)
+		nan |= isNaN
 		evs[m], ts[m], xs[m] = sevs[j], sts[j], x
-		m += int(op.bit(v, bound) | b2u(v != v))
+		m += int(op.bit(v, bound) | isNaN)
 	}
-	if nan {
+	if nan != 0 {
 		kept := 0
 		for p := range m {
 			if v := k * xs[p]; v == v || slow(evs[p]) {
@@ -175,9 +176,11 @@ type eventCache struct {
 	r       *runner
 	op      *planner.EventCache
 	qf      *queryFilter
-	pending *pending // AttributeVerify's held candidates: their reads bound pruning
-	byType  [][]int  // type id -> components whose types include it
-	open    []bool   // by component: its buffer has no filter, passes takes all
+	pending *pending       // AttributeVerify's held candidates: their reads bound pruning
+	byType  [][]int        // type id -> components whose types include it
+	open    []bool         // by component: its buffer has no filter, passes takes all
+	only    []int          // type id -> the one component whose types include it, or -1
+	fast    [][]constCheck // by component, its buffer's filters as constChecks
 	filter  *planner.Binding
 	hits    []int
 	last    int // the last positive single: its buffer triggers the search
@@ -200,13 +203,26 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64}
 	c.open = make([]bool, len(p.Components))
+	c.fast = make([][]constCheck, len(p.Components))
 	for _, b := range op.Buffers {
 		c.open[b.Comp] = len(b.Consts) == 0 && len(b.Filters) == 0
+		if p.Components[b.Comp].Kind != planner.Closure { // a closure's filters read c[i]
+			for _, pr := range b.Filters {
+				c.fast[b.Comp] = append(c.fast[b.Comp], constCheckOf(p, b.Comp, pr))
+			}
+		}
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
 				c.byType = append(c.byType, nil)
 			}
 			c.byType[t] = append(c.byType[t], b.Comp)
+		}
+	}
+	c.only = make([]int, len(c.byType))
+	for t, comps := range c.byType {
+		c.only[t] = -1
+		if len(comps) == 1 {
+			c.only[t] = comps[0]
 		}
 	}
 	c.global = c.newSet()
@@ -251,6 +267,19 @@ func (c *eventCache) process(ev *event.Event) {
 		c.lastTS = ev.TS
 		c.advance(ev.TS)
 	}
+	if comp := c.only[ev.Type]; comp >= 0 && c.parts == nil {
+		// One buffer takes the type, and there is one buffer set: no
+		// list of the buffers the event passed.
+		if c.open[comp] || c.passes(comp, ev) {
+			c.r.stats.Operators[0].Out++
+			c.addTo(c.global, comp, ev)
+			if comp == c.last {
+				c.cur, c.curEnforced = c.global, c.enforcing
+				c.trigger(ev)
+			}
+		}
+		return
+	}
 	c.hits = c.hits[:0]
 	trigger := false
 	for _, comp := range c.byType[ev.Type] {
@@ -282,11 +311,17 @@ func (c *eventCache) process(ev *event.Event) {
 		}
 	}
 	if trigger {
-		b := c.qf.b
-		b.Events[c.last] = ev
-		c.qf.search(b, c.cur, c.curEnforced)
-		b.Events[c.last] = nil
+		c.trigger(ev)
 	}
+}
+
+// trigger searches for ev, which entered the last positive's buffer, in
+// c.cur.
+func (c *eventCache) trigger(ev *event.Event) {
+	b := c.qf.b
+	b.Events[c.last] = ev
+	c.qf.search(b, c.cur, c.curEnforced)
+	b.Events[c.last] = nil
 }
 
 // passes applies component comp's buffer filters to ev.
@@ -298,22 +333,33 @@ func (c *eventCache) passes(comp int, ev *event.Event) bool {
 			return false
 		}
 	}
-	if len(buf.Filters) == 0 {
-		return true
+	fast := c.fast[comp] // a closure's: none
+	for k, pr := range buf.Filters {
+		if k < len(fast) && fast[k].ok {
+			f := &fast[k]
+			if v := f.k * numOf(ev, f.slot); v == v {
+				if f.op.bit(v, f.b) == 0 {
+					return false
+				}
+				continue
+			}
+		}
+		if !c.eval(comp, pr, ev) {
+			return false
+		}
 	}
+	return true
+}
+
+// eval evaluates filter pr of component comp's buffer on ev.
+func (c *eventCache) eval(comp int, pr *planner.Pred, ev *event.Event) bool {
 	b := c.filter
 	if c.r.plan.Components[comp].Kind == planner.Closure {
 		b.Elem = ev
 	} else {
 		b.Events[comp] = ev
 	}
-	ok := true
-	for _, pr := range buf.Filters {
-		if !pr.Eval(b) {
-			ok = false
-			break
-		}
-	}
+	ok := pr.Eval(b)
 	b.Elem, b.Events[comp] = nil, nil
 	return ok
 }
@@ -321,14 +367,19 @@ func (c *eventCache) passes(comp int, ev *event.Event) bool {
 // add appends ev to the buffers of the components it passed.
 func (c *eventCache) add(s *rset, ev *event.Event) {
 	for _, comp := range c.hits {
-		b := &s.bufs[comp]
-		if b.head < len(b.ts) && b.ts[b.head] < c.minTS {
-			b.prune(c.minTS)
-		}
-		b.push(ev, c.qf.cols[comp])
-		if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
-			c.r.stats.MaxBuffer = n
-		}
+		c.addTo(s, comp, ev)
+	}
+}
+
+// addTo appends ev to comp's buffer in s.
+func (c *eventCache) addTo(s *rset, comp int, ev *event.Event) {
+	b := &s.bufs[comp]
+	if b.head < len(b.ts) && b.ts[b.head] < c.minTS {
+		b.prune(c.minTS)
+	}
+	b.push(ev, c.qf.cols[comp])
+	if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
+		c.r.stats.MaxBuffer = n
 	}
 }
 

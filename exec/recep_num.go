@@ -24,14 +24,20 @@ import (
 // to 2^53 in magnitude, floats but NaN), else NaN.
 func numOf(ev *event.Event, slot int) float64 {
 	if slot < len(ev.Attrs) {
-		switch v := &ev.Attrs[slot]; v.Kind() {
-		case event.Int:
-			if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
-				return float64(i)
-			}
-		case event.Float:
-			return v.Float()
+		return numOfValue(&ev.Attrs[slot])
+	}
+	return math.NaN()
+}
+
+// numOfValue is numOf of one value.
+func numOfValue(v *event.Value) float64 {
+	switch v.Kind() {
+	case event.Int:
+		if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
+			return float64(i)
 		}
+	case event.Float:
+		return v.Float()
 	}
 	return math.NaN()
 }
@@ -88,6 +94,45 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 		return t, true
 	}
 	return numTerm{}, false
+}
+
+// constCheck is a buffer's filter `it op k`, it a numTerm of the
+// buffer's component and k a number constant, compared as floats (the
+// numCmp form: it's factor and k times op's sign). ok: the filter has
+// that form; an event whose value is NaN is left to its evaluator.
+type constCheck struct {
+	ok   bool
+	slot int
+	k, b float64
+	op   numCmp
+}
+
+// constCheckOf matches a filter of comp's buffer.
+func constCheckOf(p *planner.Plan, comp int, pr *planner.Pred) constCheck {
+	e, ok := pr.Expr.(*planner.Binary)
+	if !ok {
+		return constCheck{}
+	}
+	switch e.Op {
+	case ast.OpEq, ast.OpNe, ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe:
+	default:
+		return constCheck{}
+	}
+	x, y, op := e.X, e.Y, e.Op
+	if _, ok := x.(*planner.Const); ok {
+		x, y, op = y, x, converse(op)
+	}
+	t, okt := numTermOf(p, x)
+	k, okk := y.(*planner.Const)
+	if !okt || !okk || t.comp != comp {
+		return constCheck{}
+	}
+	b := numOfValue(&k.Value)
+	if b != b {
+		return constCheck{} // not a number, or an int float64 does not hold
+	}
+	c := cmpOf(op)
+	return constCheck{ok: true, slot: t.slot, k: c.sign * t.k, b: c.sign * b, op: c}
 }
 
 // compileChecks makes the checks of the level choosing comp; the
