@@ -242,22 +242,12 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
-	// Without a cut, the next level's range ends at its end, and when it
-	// is the last, this loop hands its matches over without a call to
-	// choose. Its range starts after ts(Pj), which grows along the loop:
-	// a cursor (k) finds the start, moving over events that the
-	// previous range's loop read anyway.
 	next := &q.levels[j+1]
-	deliver, k := !l.cuts && next.last && q.rowDirect, -1
-	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
-	// pair: the next level's one check, when it is fast and compares with
-	// this level's column pcol.
-	var pair *fastCheck
-	var pcol []float64
-	if c := next.checks.cur; deliver && len(c) == 1 && c[0].from == l {
-		pair, pcol = &c[0], src.cols[c[0].bcol]
+	if !l.cuts && next.last && q.rowDirect {
+		q.pairs(l, next, sel)
+		return
 	}
-loop:
+	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
 			if i = ^i; !q.passBound(checks, comp, evs[i], i) {
@@ -271,33 +261,59 @@ loop:
 			continue
 		}
 		from := ts[i] + 1
-		switch {
-		case deliver:
-			if k < 0 {
-				k = next.src.from(from)
-			}
-			for k < next.end && next.src.ts[k] < from {
-				k++
-			}
-			if k == next.end {
-				break loop // so are the later candidates' ranges
-			}
-			q.r.steps.tickN(q.r, uint(next.end-k))
-			if pair != nil { // the bound side is i's column value: no bind
-				pair.bound = pair.kb * pcol[i]
-				if pair.ok = pair.bound == pair.bound; pair.ok {
-					q.deliverAll(next, next.checks.candidates(next.sel, k, next.end))
-					continue
-				}
-			}
-			q.deliverRange(next, k, next.end)
-		case !l.cuts:
+		if !l.cuts {
 			q.choose(j+1, from, next.hi)
-		default:
-			if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
-				q.choose(j+1, lo2, hi2)
+		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
+			q.choose(j+1, lo2, hi2)
+		}
+	}
+	bound[comp] = nil
+}
+
+// pairs binds level l to each of its candidates sel and delivers, without
+// a call to choose, the matches with the events of next, the last level
+// before the trigger, with nothing to cut its range: those after the
+// candidate that pass next's checks. That range starts after the
+// candidate's time, which grows along sel: a cursor (k) finds the start,
+// moving over events that the previous range's loop read anyway. When
+// next's one check is fast and compares with l's column, its bound is
+// the candidate's value there: no bind.
+func (q *queryFilter) pairs(l, next *level, sel []int) {
+	comp, bound, cell, src := l.comp, q.b.Events, l.cell, l.src
+	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
+	var pair *fastCheck
+	var pcol []float64
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+		pair, pcol = &c[0], src.cols[c[0].bcol]
+	}
+	k := -1
+	for _, i := range sel {
+		if i < 0 {
+			if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
+				continue
 			}
 		}
+		from := ts[i] + 1
+		if k < 0 {
+			k = next.src.from(from)
+		}
+		for k < end && nts[k] < from {
+			k++
+		}
+		if k == end {
+			break // so are the later candidates' ranges
+		}
+		cell.Event = evs[i]
+		bound[comp], l.at = evs[i], i
+		q.r.steps.tickN(q.r, uint(end-k))
+		if pair != nil {
+			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
+				pair.ok = true
+				q.deliverAll(next, next.checks.candidates(next.sel, k, end))
+				continue
+			}
+		}
+		q.deliverRange(next, k, end)
 	}
 	bound[comp] = nil
 }

@@ -2,6 +2,8 @@ package exec_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
@@ -209,5 +212,53 @@ func TestReCEPNumericChecks(t *testing.T) {
 				t.Errorf("%s:\nrecep %d %v\nbasic %d %v", c.Query, len(got), got, len(want), want)
 			}
 		}
+	}
+}
+
+// TestReCEPFastPaths runs, over a random stream of ints with fractions,
+// ints beyond 2^53, strings and absent values among them, the forms the
+// search and the cache test as floats: buffer filters `attr op number`
+// (either side, every operator, int, float and inexact constants), the
+// trigger's filter of the level before it (one column kept in one loop,
+// NaNs decided after) and the pair loop's check against the level
+// before it (its bound read from that level's column), every operator;
+// with a type that one buffer takes and one that two do, with and
+// without partitions. Every engine must find basic's matches.
+func TestReCEPFastPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	var b strings.Builder
+	b.WriteString("type,ts,x,sym\n")
+	ts := 0
+	for range 300 {
+		ts += r.IntN(2)
+		var x string
+		switch v := r.IntN(24); {
+		case v == 0:
+			x = "12.5"
+		case v == 1:
+			x = "word"
+		case v == 2:
+		case v == 3:
+			x = "9007199254740993"
+		default:
+			x = fmt.Sprint(r.IntN(40))
+		}
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AABBC"[r.IntN(5)], ts, x, r.IntN(2))
+	}
+	c := randquery.Case{Name: "recep fast paths", StreamCSV: b.String()}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 20 AND a.x > 1.1 * b.x AND b.x < 0.9 * c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x <= 20.5 AND a.x <= b.x AND b.x >= c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE 30 > a.x AND a.x = b.x AND b.x != 1.1 * c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x != 7 AND a.x < b.x AND b.x = c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x >= 9007199254740993 OR a.x = 3 AND b.x * 0.5 > a.x AND c.x > 1.5 * b.x WITHIN 20",
+		"PATTERN SEQ(A a, B b, C c) WHERE 1.5 * a.x < 30 AND a.x >= b.x AND b.x > c.x AND c.x != 5 WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.x > 10 AND a.x > b.x AND b.x < c.x WITHIN 12",
+		"PATTERN SEQ(A a, A a2, B b, C c) WHERE a.x > a2.x AND a2.x < 1.1 * b.x AND b.x <= c.x WITHIN 10",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 0 * b.x AND b.x < -1.0 * c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x <= 1.1 * a.x WITHIN 12",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
 	}
 }
