@@ -309,7 +309,7 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		if pair != nil {
 			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
 				pair.ok = true
-				q.deliverAll(next, next.checks.candidates(next.sel, k, end))
+				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
 				continue
 			}
 		}

@@ -181,13 +181,13 @@ func colOf(cols *[]int, slot int) int {
 }
 
 // numCmp is a comparison v op b of two numbers neither NaN in the form a
-// loop tests in two instructions and no branch that follows the data:
-// v < b (v = b for = and !=), exclusive-ored with flip, after both sides
-// are multiplied by sign, -1 for > and <= (-v < -b is v > b). The sides
-// are products already (numTerm), and (-k) * x is -(k * x) exactly.
+// loop tests without a branch: (v < b, or for = and != v < b or b < v)
+// exclusive-ored with flip, after both sides are multiplied by sign, -1
+// for > and <= (-v < -b is v > b). The sides are products already
+// (numTerm), and (-k) * x is -(k * x) exactly.
 type numCmp struct {
 	sign float64
-	eq   bool
+	gt   uint // 1 for = and !=: b < v counts too
 	flip uint
 }
 
@@ -202,21 +202,15 @@ func cmpOf(op ast.Op) numCmp {
 	case ast.OpGe:
 		return numCmp{sign: 1, flip: 1}
 	case ast.OpEq:
-		return numCmp{sign: 1, eq: true}
+		return numCmp{sign: 1, gt: 1, flip: 1}
 	}
-	return numCmp{sign: 1, eq: true, flip: 1} // !=
+	return numCmp{sign: 1, gt: 1} // !=
 }
 
 // bit is 1 when v op b holds, else 0, for v and b multiplied by sign
 // and not NaN.
 func (c numCmp) bit(v, b float64) uint {
-	var t bool
-	if c.eq { // the same every time: predicted
-		t = v == b
-	} else {
-		t = v < b
-	}
-	return b2u(t) ^ c.flip
+	return (b2u(v < b) | b2u(b < v)&c.gt) ^ c.flip
 }
 
 // b2u is 1 for true; the compiler makes it a flag set, not a branch.
@@ -303,24 +297,33 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 			m++
 		}
 	case len(l.cur) == 1 && l.cur[0].ok:
-		// Scalars, so that the loop keeps them in registers.
-		f := &l.cur[0]
-		col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
-		for n, x := range col {
-			v := k * x
-			if v != v {
-				out[m] = ^(i0 + n)
-				m++
-				continue
-			}
-			out[m] = i0 + n
-			m += int(op.bit(v, bound))
-		}
+		return l.cur[0].selectIn(out, i0, i1)
 	default:
 		for i := i0; i < i1; i++ {
 			out[m] = ^i
 			m++
 		}
+	}
+	return out[:m]
+}
+
+// selectIn is candidates for a level whose one check is f, fast and
+// usable, in out's array: one loop over f's column, with no branch that
+// follows the data but for a NaN product.
+func (f *fastCheck) selectIn(out []int, i0, i1 int) []int {
+	// Scalars, so that the loop keeps them in registers.
+	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
+	out = out[:len(col)]
+	m := 0
+	for n, x := range col {
+		v := k * x
+		if v != v {
+			out[m] = ^(i0 + n)
+			m++
+			continue
+		}
+		out[m] = i0 + n
+		m += int(op.bit(v, bound))
 	}
 	return out[:m]
 }
