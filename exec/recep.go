@@ -23,6 +23,7 @@ type rbuf struct {
 	ts   []int64
 	cols [][]float64
 	head int
+	nan  bool // a column has held a NaN (numOf: not a number float64 orders exactly)
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
@@ -33,7 +34,9 @@ func (b *rbuf) push(ev *event.Event, slots []int) {
 	b.evs = append(b.evs, ev)
 	b.ts = append(b.ts, ev.TS)
 	for k, slot := range slots {
-		b.cols[k] = append(b.cols[k], numOf(ev, slot))
+		x := numOf(ev, slot)
+		b.cols[k] = append(b.cols[k], x)
+		b.nan = b.nan || x != x
 	}
 }
 
@@ -45,6 +48,7 @@ func (b *rbuf) gather(src *rbuf, idx []int) {
 		clear(b.evs[n:old]) // no stale event stays reachable
 	}
 	b.evs, b.ts, b.head = resize(b.evs, n), resize(b.ts, n), 0
+	b.nan = src.nan
 	evs, ts, sevs, sts := b.evs, b.ts, src.evs, src.ts
 	for k, i := range idx {
 		evs[k], ts[k] = sevs[i], sts[i]
@@ -58,15 +62,14 @@ func (b *rbuf) gather(src *rbuf, idx []int) {
 	}
 }
 
-// keep makes b, a scratch buffer with src's one column, hold src's
-// events in [i0, i1) that f, a fast check over that column, passes, in
-// order; slow decides those whose value f cannot compare (NaN). One loop
+// keep makes b, a scratch buffer with src's one column, which holds no
+// NaN, hold src's events in [i0, i1) that f, a fast check over that
+// column whose product is never NaN (finite), passes, in order. One loop
 // writes each event, its timestamp and its value at b's next free place,
-// which moves on only if the event passes or is NaN: no branch follows
-// the data, and no call (slow's events are decided after, if there are
-// any). Past b's length its arrays may keep events that failed: events
-// of src's window, which src holds anyway.
-func (b *rbuf) keep(src *rbuf, i0, i1 int, f *fastCheck, slow func(ev *event.Event) bool) {
+// which moves on only if the event passes: no branch follows the data.
+// Past b's length its arrays may keep events that failed: events of
+// src's window, which src holds anyway.
+func (b *rbuf) keep(src *rbuf, i0, i1 int, f *fastCheck) {
 	n := i1 - i0
 	if old := len(b.evs); old > n {
 		clear(b.evs[n:old]) // no stale event stays reachable
@@ -74,25 +77,12 @@ func (b *rbuf) keep(src *rbuf, i0, i1 int, f *fastCheck, slow func(ev *event.Eve
 	evs, ts, xs := resize(b.evs, n), resize(b.ts, n), resize(b.cols[0], n)
 	sevs, sts, col := src.evs[i0:i1], src.ts[i0:i1], src.cols[0][i0:i1]
 	k, bound, op := f.k, f.bound, f.op
-	m, nan := 0, uint(0)
+	m := 0
 	for j, x := range col {
-		v := k * x
-		isNaN := b2u(v != v)
-		nan |= isNaN
 		evs[m], ts[m], xs[m] = sevs[j], sts[j], x
-		m += int(op.bit(v, bound) | isNaN)
+		m += int(op.bit(k*x, bound))
 	}
-	if nan != 0 {
-		kept := 0
-		for p := range m {
-			if v := k * xs[p]; v == v || slow(evs[p]) {
-				evs[kept], ts[kept], xs[kept] = evs[p], ts[p], xs[p]
-				kept++
-			}
-		}
-		m = kept
-	}
-	b.evs, b.ts, b.cols[0], b.head = evs[:m], ts[:m], xs[:m], 0
+	b.evs, b.ts, b.cols[0], b.head, b.nan = evs[:m], ts[:m], xs[:m], 0, false
 }
 
 // resize returns s with length n, its array reused when it has room.
@@ -110,6 +100,7 @@ func (b *rbuf) pushFrom(src *rbuf, i int) {
 	for k, col := range src.cols {
 		b.cols[k] = append(b.cols[k], col[i])
 	}
+	b.nan = b.nan || src.nan
 }
 
 // prune drops the events with ts < minTS, compacting once half is dead so

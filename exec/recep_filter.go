@@ -179,14 +179,8 @@ func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	q.r.steps.tickN(q.r, uint(i1-i0)) // the ticker's, which inlines (runner.tickN does not)
 	pre.over(buf)
 	pre.bind(q.b)
-	if len(pre.cur) == 1 && pre.cur[0].ok && len(buf.cols) == 1 {
-		// The check's value is NaN: its evaluator decides.
-		l.list.keep(buf, i0, i1, &pre.cur[0], func(ev *event.Event) bool {
-			q.b.Events[l.comp] = ev
-			ok := pre.checks[0].pr.Eval(q.b)
-			q.b.Events[l.comp] = nil
-			return ok
-		})
+	if len(pre.cur) == 1 && pre.cur[0].ok && pre.cur[0].finite && len(buf.cols) == 1 && !buf.nan {
+		l.list.keep(buf, i0, i1, &pre.cur[0])
 		return &l.list
 	}
 	sel := pre.candidates(l.sel, i0, i1)

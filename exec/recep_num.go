@@ -225,7 +225,8 @@ func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
 		sign := c.op.sign
-		l.cur[k] = fastCheck{k: sign * c.it.k, op: c.op, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: sign * c.bound.k}
+		l.cur[k] = fastCheck{k: sign * c.it.k, op: c.op, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: sign * c.bound.k,
+			finite: c.it.k != 0 && !math.IsInf(c.it.k, 0)}
 	}
 	return l
 }
@@ -251,6 +252,7 @@ type fastCheck struct {
 	k, bound   float64
 	op         numCmp
 	ok, fast   bool
+	finite     bool // k is neither 0 nor infinite: k * x is NaN only for a NaN x
 	comp, slot int
 	kb         float64
 	from       *level

@@ -215,8 +215,9 @@ func TestReCEPNumericChecks(t *testing.T) {
 	}
 }
 
-// TestReCEPFastPaths runs, over a random stream of ints with fractions,
-// ints beyond 2^53, strings and absent values among them, the forms the
+// TestReCEPFastPaths runs, over random streams of ints with fractions
+// among them, and also ints beyond 2^53, strings and absent values (which
+// float64 does not order exactly: NaN in a buffer's column), the forms the
 // search and the cache test as floats: buffer filters `attr op number`
 // (either side, every operator, int, float and inexact constants), the
 // trigger's filter of the level before it (one column kept in one loop,
@@ -225,27 +226,29 @@ func TestReCEPNumericChecks(t *testing.T) {
 // with a type that one buffer takes and one that two do, with and
 // without partitions. Every engine must find basic's matches.
 func TestReCEPFastPaths(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 8))
-	var b strings.Builder
-	b.WriteString("type,ts,x,sym\n")
-	ts := 0
-	for range 300 {
-		ts += r.IntN(2)
-		var x string
-		switch v := r.IntN(24); {
-		case v == 0:
-			x = "12.5"
-		case v == 1:
-			x = "word"
-		case v == 2:
-		case v == 3:
-			x = "9007199254740993"
-		default:
-			x = fmt.Sprint(r.IntN(40))
+	stream := func(nan bool) string {
+		r := rand.New(rand.NewPCG(5, 8))
+		var b strings.Builder
+		b.WriteString("type,ts,x,sym\n")
+		ts := 0
+		for range 300 {
+			ts += r.IntN(2)
+			var x string
+			switch v := r.IntN(24); {
+			case v == 0:
+				x = "12.5"
+			case v == 1 && nan:
+				x = "word"
+			case v == 2 && nan:
+			case v == 3 && nan:
+				x = "9007199254740993"
+			default:
+				x = fmt.Sprint(r.IntN(40))
+			}
+			fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AABBC"[r.IntN(5)], ts, x, r.IntN(2))
 		}
-		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AABBC"[r.IntN(5)], ts, x, r.IntN(2))
+		return b.String()
 	}
-	c := randquery.Case{Name: "recep fast paths", StreamCSV: b.String()}
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 20 AND a.x > 1.1 * b.x AND b.x < 0.9 * c.x WITHIN 12",
 		"PATTERN SEQ(A a, B b, C c) WHERE a.x <= 20.5 AND a.x <= b.x AND b.x >= c.x WITHIN 12",
@@ -258,7 +261,8 @@ func TestReCEPFastPaths(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 0 * b.x AND b.x < -1.0 * c.x WITHIN 12",
 		"PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x <= 1.1 * a.x WITHIN 12",
 	} {
-		c.Query = q
-		agreeWithBasic(t, c)
+		for _, nan := range []bool{false, true} {
+			agreeWithBasic(t, randquery.Case{Name: fmt.Sprintf("recep fast paths (NaN %v)", nan), StreamCSV: stream(nan), Query: q})
+		}
 	}
 }
