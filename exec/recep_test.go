@@ -237,6 +237,8 @@ func TestReCEPFastPaths(t *testing.T) {
 			switch v := r.IntN(24); {
 			case v == 0:
 				x = "12.5"
+			case v == 4:
+				x = "-3"
 			case v == 1 && nan:
 				x = "word"
 			case v == 2 && nan:
@@ -254,11 +256,12 @@ func TestReCEPFastPaths(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C c) WHERE a.x <= 20.5 AND a.x <= b.x AND b.x >= c.x WITHIN 12",
 		"PATTERN SEQ(A a, B b, C c) WHERE 30 > a.x AND a.x = b.x AND b.x != 1.1 * c.x WITHIN 12",
 		"PATTERN SEQ(A a, B b, C c) WHERE a.x != 7 AND a.x < b.x AND b.x = c.x WITHIN 12",
-		"PATTERN SEQ(A a, B b, C c) WHERE a.x >= 9007199254740993 OR a.x = 3 AND b.x * 0.5 > a.x AND c.x > 1.5 * b.x WITHIN 20",
+		"PATTERN SEQ(A a, B b, C c) WHERE (a.x >= 9007199254740993 OR a.x < 9) AND b.x * 0.5 > a.x AND c.x > 1.5 * b.x WITHIN 20",
 		"PATTERN SEQ(A a, B b, C c) WHERE 1.5 * a.x < 30 AND a.x >= b.x AND b.x > c.x AND c.x != 5 WITHIN 12",
 		"PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.x > 10 AND a.x > b.x AND b.x < c.x WITHIN 12",
 		"PATTERN SEQ(A a, A a2, B b, C c) WHERE a.x > a2.x AND a2.x < 1.1 * b.x AND b.x <= c.x WITHIN 10",
-		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 0 * b.x AND b.x < -1.0 * c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x > 0 * b.x AND b.x > -1.0 * c.x WITHIN 12",
+		"PATTERN SEQ(A a, B b, C c) WHERE a.x >= -1.0 * b.x AND b.x <= -1.0 * c.x WITHIN 12",
 		"PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x <= 1.1 * a.x WITHIN 12",
 	} {
 		for _, nan := range []bool{false, true} {
