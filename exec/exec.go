@@ -151,9 +151,9 @@ func (r *runner) countOnly() *Chunks {
 	if c == nil || c.NewEncoder != nil && c.NewEncoder() != nil {
 		return nil
 	}
-	r.emit = func([]Cell) bool { return true }
+	r.emit, r.counts = func([]Cell) bool { return true }, true
 	if limit := c.Limit; limit > 0 {
-		r.emit = func([]Cell) bool { return r.stats.Matches < limit }
+		r.emit, r.counts = func([]Cell) bool { return r.stats.Matches < limit }, false
 	}
 	return c
 }
@@ -280,6 +280,9 @@ type runner struct {
 	// own, in a worker of a parallel run, decides whether a match is this
 	// worker's to emit (parallel.go).
 	own func(b *planner.Binding) bool
+	// counts: the consumer only counts the matches, without a limit
+	// (countOnly), so a loop that finds many may add them up.
+	counts bool
 }
 
 // tick counts one step of a search, a construction or a scan of held

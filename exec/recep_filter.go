@@ -328,9 +328,22 @@ func (q *queryFilter) deliverRange(l *level, i0, i1 int) {
 //
 // The ticker has counted every event of the range (its caller's tickN),
 // so the loop need not look at ctx per match (emitRow).
+//
+// When the consumer only counts (runner.counts), the matches are added
+// up, with no row written.
 func (q *queryFilter) deliverAll(l *level, sel []int) {
 	l.sel = sel // for reuse
 	evs, cell, r := l.src.evs, l.cell, q.r
+	if r.counts {
+		n := len(sel)
+		for _, i := range sel {
+			if i < 0 && !q.passBound(&l.checks, l.comp, evs[^i], ^i) {
+				n--
+			}
+		}
+		r.stats.Matches += int64(n)
+		return
+	}
 	for _, i := range sel {
 		if i < 0 {
 			if i = ^i; !q.passBound(&l.checks, l.comp, evs[i], i) {
