@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -167,10 +168,14 @@ type eventCache struct {
 	r       *runner
 	op      *planner.EventCache
 	qf      *queryFilter
-	pending *pending       // AttributeVerify's held candidates: their reads bound pruning
-	byType  [][]int        // type id -> components whose types include it
-	open    []bool         // by component: its buffer has no filter, passes takes all
-	only    []int          // type id -> the one component whose types include it, or -1
+	pending *pending // AttributeVerify's held candidates: their reads bound pruning
+	byType  [][]int  // type id -> components whose types include it
+	open    []bool   // by component: its buffer has no filter, passes takes all
+	only    []int    // type id -> the one component whose types include it, or -1
+	// touch is an attribute slot the buffers read as numbers (-1: none),
+	// which readAhead reads in every event (into touched).
+	touch   int
+	touched event.Kind
 	fast    [][]constCheck // by component, its buffer's filters as constChecks
 	filter  *planner.Binding
 	hits    []int
@@ -216,6 +221,20 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 			c.only[t] = comps[0]
 		}
 	}
+	c.touch = -1
+	for comp := range p.Components {
+		slots := slices.Clone(qf.cols[comp])
+		for _, f := range c.fast[comp] {
+			if f.ok {
+				slots = append(slots, f.slot)
+			}
+		}
+		for _, slot := range slots {
+			if c.touch < 0 || slot < c.touch {
+				c.touch = slot
+			}
+		}
+	}
 	c.global = c.newSet()
 	c.enforcing = true
 	for _, q := range p.Equivs {
@@ -250,6 +269,18 @@ func (c *eventCache) seed(wild *rset) *rset {
 		}
 	}
 	return s
+}
+
+// readAhead reads ev's value in the slot touch, whatever ev's type: the
+// values of a loaded stream lie in its order (event.Arena), and read so,
+// in a constant stride, the hardware fetches them ahead; read only for
+// the types the buffers take, each first read waited on memory (Exp. 1:
+// those reads took about 40% of the run's time, and reading every
+// event's value made the run a third faster).
+func (c *eventCache) readAhead(ev *event.Event) {
+	if t := c.touch; t >= 0 && t < len(ev.Attrs) {
+		c.touched ^= ev.Attrs[t].Kind()
+	}
 }
 
 // process caches an event of a type some buffer takes.
