@@ -275,8 +275,8 @@ func (c *eventCache) seed(wild *rset) *rset {
 // values of a loaded stream lie in its order (event.Arena), and read so,
 // in a constant stride, the hardware fetches them ahead; read only for
 // the types the buffers take, each first read waited on memory (Exp. 1:
-// those reads took about 40% of the run's time, and reading every
-// event's value made the run a third faster).
+// those reads took about 40% of the run's time; reading every event's
+// value took the run from about 105 to 64 ns per event).
 func (c *eventCache) readAhead(ev *event.Event) {
 	if t := c.touch; t >= 0 && t < len(ev.Attrs) {
 		c.touched ^= ev.Attrs[t].Kind()
