@@ -151,10 +151,9 @@ func (r *runner) countOnly() *Chunks {
 	if c == nil || c.NewEncoder != nil && c.NewEncoder() != nil {
 		return nil
 	}
-	r.emit = func([]Cell) bool { return true }
-	r.counts = c.Limit <= 0
+	r.emit, r.counts = func([]Cell) bool { return true }, true
 	if limit := c.Limit; limit > 0 {
-		r.emit = func([]Cell) bool { return r.stats.Matches < limit }
+		r.emit, r.counts = func([]Cell) bool { return r.stats.Matches < limit }, false
 	}
 	return c
 }
@@ -173,11 +172,19 @@ func cancellable(ctx context.Context, emit Emit) Emit {
 
 // deliver hands the run's row, filled, to the consumer as a match.
 func (r *runner) deliver() {
-	if r.stats.Matches++; r.stats.Matches&1023 == 0 {
+	if r.stats.Matches&1023 == 1023 { // the match about to be counted is a 1024th
 		r.checkCancel()
 	}
+	r.emitRow()
+}
+
+// emitRow is deliver without its look at ctx, for a loop whose steps the
+// ticker counts (it looks every tickEvery steps): small enough to inline
+// (a panic costs the inliner little, a call much).
+func (r *runner) emitRow() {
+	r.stats.Matches++
 	if !r.emit(r.row) {
-		stop()
+		panic(errStopped)
 	}
 }
 

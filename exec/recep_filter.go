@@ -77,6 +77,7 @@ type level struct {
 	hi   int64
 	end  int
 	cell *Cell
+	at   int // the index in src of the event the level has bound
 }
 
 func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilter {
@@ -106,6 +107,16 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 		if j+1 < n {
 			l.cuts = len(q.levels[j+1].before) > 0
 			l.last = j+1 == n-1 && !l.cuts
+		}
+	}
+	// A check's bound side read by a level before the trigger is read
+	// from that level's columns (fastCheck.from); Pre reads the trigger.
+	for j := range q.levels {
+		for k := range q.levels[j].checks.cur {
+			f := &q.levels[j].checks.cur[k]
+			if b := slices.Index(q.pos, f.comp); f.fast && b >= 0 && b < n-1 {
+				f.from, f.bcol = &q.levels[b], colOf(&q.cols[f.comp], f.slot)
+			}
 		}
 	}
 	for j := range q.levels {
@@ -168,6 +179,10 @@ func (q *queryFilter) filterLevel(l *level, lo int64) *rbuf {
 	q.r.steps.tickN(q.r, uint(i1-i0)) // the ticker's, which inlines (runner.tickN does not)
 	pre.over(buf)
 	pre.bind(q.b)
+	if len(pre.cur) == 1 && pre.cur[0].ok && pre.cur[0].finite && len(buf.cols) == 1 && !buf.nan {
+		l.list.keep(buf, i0, i1, &pre.cur[0])
+		return &l.list
+	}
 	sel := pre.candidates(l.sel, i0, i1)
 	l.sel = sel
 	n := 0
@@ -221,13 +236,11 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
-	// Without a cut, the next level's range ends at its end, and when it
-	// is the last, this loop hands its matches over without a call to
-	// choose. Its range starts after ts(Pj), which grows along the loop:
-	// a cursor (k) finds the start, moving over events that the
-	// previous range's loop read anyway.
 	next := &q.levels[j+1]
-	deliver, k := !l.cuts && next.last && q.rowDirect, -1
+	if !l.cuts && next.last && q.rowDirect {
+		q.pairs(l, next, sel)
+		return
+	}
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
 	for _, i := range sel {
 		if i < 0 {
@@ -236,69 +249,101 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 			}
 		}
 		cell.Event = evs[i]
-		bound[comp] = evs[i]
+		bound[comp], l.at = evs[i], i
 		if l.last {
 			q.emit()
 			continue
 		}
 		from := ts[i] + 1
-		switch {
-		case deliver:
-			if k < 0 {
-				k = next.src.from(from)
-			}
-			for k < next.end && next.src.ts[k] < from {
-				k++
-			}
-			if k < next.end {
-				q.r.steps.tickN(q.r, uint(next.end-k))
-				q.deliverRange(next, k, next.end)
-			}
-		case !l.cuts:
+		if !l.cuts {
 			q.choose(j+1, from, next.hi)
-		default:
-			if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
-				q.choose(j+1, lo2, hi2)
+		} else if lo2, hi2, ok := q.cut(j+1, from, next.hi, from); ok {
+			q.choose(j+1, lo2, hi2)
+		}
+	}
+	bound[comp] = nil
+}
+
+// pairs binds level l to each of its candidates sel and delivers, without
+// a call to choose, the matches with the events of next, the last level
+// before the trigger, with nothing to cut its range: those after the
+// candidate that pass next's checks. That range starts after the
+// candidate's time, which grows along sel: a cursor (k) finds the start,
+// moving over events that the previous range's loop read anyway. When
+// next's one check is fast and compares with l's column, its bound is
+// the candidate's value there: no bind.
+func (q *queryFilter) pairs(l, next *level, sel []int) {
+	comp, bound, cell, src := l.comp, q.b.Events, l.cell, l.src
+	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
+	var pair *fastCheck
+	var pcol []float64
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+		pair, pcol = &c[0], src.cols[c[0].bcol]
+	}
+	k := -1
+	for _, i := range sel {
+		if i < 0 {
+			if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
+				continue
 			}
 		}
+		from := ts[i] + 1
+		if k < 0 {
+			k = next.src.from(from)
+		}
+		for k < end && nts[k] < from {
+			k++
+		}
+		if k == end {
+			break // so are the later candidates' ranges
+		}
+		cell.Event = evs[i]
+		bound[comp], l.at = evs[i], i
+		q.r.steps.tickN(q.r, uint(end-k))
+		if pair != nil {
+			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
+				pair.ok = true
+				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
+				continue
+			}
+		}
+		q.deliverRange(next, k, end)
 	}
 	bound[comp] = nil
 }
 
 // deliverRange hands the consumer, as a match, the row with each event of
 // level l's source in [i0, i1) that passes its checks: the level before
-// the trigger, when the search writes the row. With one fast check, one
-// loop over its column decides and delivers.
+// the trigger, when the search writes the row. A loop over the column
+// chooses them without a branch that follows the data, then a loop
+// delivers them.
 func (q *queryFilter) deliverRange(l *level, i0, i1 int) {
-	checks := &l.checks
-	checks.bind(q.b)
-	if len(checks.cur) != 1 || !checks.cur[0].ok {
-		l.sel = checks.candidates(l.sel, i0, i1)
-		q.deliverAll(l, l.sel)
-		return
-	}
-	// Scalars, so that the loop keeps them in registers.
-	f := &checks.cur[0]
-	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
-	evs, cell := l.src.evs[i0:i1], l.cell
-	for n, x := range col {
-		if v := k * x; v != v {
-			if !q.passBound(checks, l.comp, evs[n], i0+n) {
-				continue
-			}
-		} else if op.bit(v, bound) == 0 {
-			continue
-		}
-		cell.Event = evs[n]
-		q.r.deliver()
-	}
+	l.checks.bind(q.b)
+	q.deliverAll(l, l.checks.candidates(l.sel, i0, i1))
 }
 
 // deliverAll hands the consumer, as a match, the row with each
 // candidate of level l that passes its checks: the level before the
 // trigger, when the search writes the row.
+//
+// The ticker has counted every event of the range (its caller's tickN),
+// so the loop need not look at ctx per match (emitRow).
+//
+// When the consumer only counts (runner.counts), the matches are added
+// up, with no row written.
 func (q *queryFilter) deliverAll(l *level, sel []int) {
-	evs, cell := l.src.evs, l.cell
+	l.sel = sel // for reuse
+	evs, cell, r := l.src.evs, l.cell, q.r
+	if r.counts {
+		n := len(sel)
+		for _, i := range sel {
+			if i < 0 && !q.passBound(&l.checks, l.comp, evs[^i], ^i) {
+				n--
+			}
+		}
+		r.stats.Matches += int64(n)
+		return
+	}
 	for _, i := range sel {
 		if i < 0 {
 			if i = ^i; !q.passBound(&l.checks, l.comp, evs[i], i) {
@@ -306,7 +351,7 @@ func (q *queryFilter) deliverAll(l *level, sel []int) {
 			}
 		}
 		cell.Event = evs[i]
-		q.r.deliver()
+		r.emitRow()
 	}
 }
 

@@ -24,14 +24,20 @@ import (
 // to 2^53 in magnitude, floats but NaN), else NaN.
 func numOf(ev *event.Event, slot int) float64 {
 	if slot < len(ev.Attrs) {
-		switch v := &ev.Attrs[slot]; v.Kind() {
-		case event.Int:
-			if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
-				return float64(i)
-			}
-		case event.Float:
-			return v.Float()
+		return numOfValue(&ev.Attrs[slot])
+	}
+	return math.NaN()
+}
+
+// numOfValue is numOf of one value.
+func numOfValue(v *event.Value) float64 {
+	switch v.Kind() {
+	case event.Int:
+		if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
+			return float64(i)
 		}
+	case event.Float:
+		return v.Float()
 	}
 	return math.NaN()
 }
@@ -53,7 +59,7 @@ type numTerm struct {
 type levelCheck struct {
 	pr    *planner.Pred
 	fast  bool
-	order order // op's
+	op    numCmp
 	it    numTerm
 	col   int
 	bound numTerm
@@ -90,6 +96,45 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 	return numTerm{}, false
 }
 
+// constCheck is a buffer's filter `it op k`, it a numTerm of the
+// buffer's component and k a number constant, compared as floats (the
+// numCmp form: it's factor and k times op's sign). ok: the filter has
+// that form; an event whose value is NaN is left to its evaluator.
+type constCheck struct {
+	ok   bool
+	slot int
+	k, b float64
+	op   numCmp
+}
+
+// constCheckOf matches a filter of comp's buffer.
+func constCheckOf(p *planner.Plan, comp int, pr *planner.Pred) constCheck {
+	e, ok := pr.Expr.(*planner.Binary)
+	if !ok {
+		return constCheck{}
+	}
+	switch e.Op {
+	case ast.OpEq, ast.OpNe, ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe:
+	default:
+		return constCheck{}
+	}
+	x, y, op := e.X, e.Y, e.Op
+	if _, ok := x.(*planner.Const); ok {
+		x, y, op = y, x, converse(op)
+	}
+	t, okt := numTermOf(p, x)
+	k, okk := y.(*planner.Const)
+	if !okt || !okk || t.comp != comp {
+		return constCheck{}
+	}
+	b := numOfValue(&k.Value)
+	if b != b {
+		return constCheck{} // not a number, or an int float64 does not hold
+	}
+	c := cmpOf(op)
+	return constCheck{ok: true, slot: t.slot, k: c.sign * t.k, b: c.sign * b, op: c}
+}
+
 // compileChecks makes the checks of the level choosing comp; the
 // attributes the fast ones read of comp are added to *cols, comp's
 // buffer's columns.
@@ -119,49 +164,54 @@ func compileChecks(p *planner.Plan, comp int, preds []*planner.Pred, cols *[]int
 			continue
 		}
 		c := &out[i]
-		c.fast, c.order, c.it, c.bound = true, orderOf(op), x, y
-		c.col = -1
-		for k, slot := range *cols {
-			if slot == x.slot {
-				c.col = k
-			}
-		}
-		if c.col < 0 {
-			c.col = len(*cols)
-			*cols = append(*cols, x.slot)
-		}
+		c.fast, c.op, c.it, c.bound = true, cmpOf(op), x, y
+		c.col = colOf(cols, x.slot)
 	}
 	return out
 }
 
-// order is a comparison as the orders of two numbers it accepts: bit 0
-// when x < y, bit 1 when x = y, bit 2 when x > y. For numbers neither NaN
-// that is compare's answer.
-type order uint8
+// colOf returns slot's index in *cols, a buffer's columns, appending it
+// if it is not there.
+func colOf(cols *[]int, slot int) int {
+	if k := slices.Index(*cols, slot); k >= 0 {
+		return k
+	}
+	*cols = append(*cols, slot)
+	return len(*cols) - 1
+}
 
-func orderOf(op ast.Op) order {
+// numCmp is a comparison v op b of two numbers neither NaN in the form a
+// loop tests without a branch: (v < b, or for = and != v < b or b < v)
+// exclusive-ored with flip, after both sides are multiplied by sign, -1
+// for > and <= (-v < -b is v > b). The sides are products already
+// (numTerm), and (-k) * x is -(k * x) exactly.
+type numCmp struct {
+	sign float64
+	gt   uint // 1 for = and !=: b < v counts too
+	flip uint
+}
+
+func cmpOf(op ast.Op) numCmp {
 	switch op {
 	case ast.OpLt:
-		return 0b001
+		return numCmp{sign: 1}
 	case ast.OpLe:
-		return 0b011
+		return numCmp{sign: -1, flip: 1}
 	case ast.OpGt:
-		return 0b100
+		return numCmp{sign: -1}
 	case ast.OpGe:
-		return 0b110
+		return numCmp{sign: 1, flip: 1}
 	case ast.OpEq:
-		return 0b010
+		return numCmp{sign: 1, gt: 1, flip: 1}
 	}
-	return 0b101 // !=
+	return numCmp{sign: 1, gt: 1} // !=
 }
 
-// bit is 1 when x op y holds, else 0, x and y not NaN: without a branch,
-// which in the search's loops would follow the data and be mispredicted.
-func (o order) bit(x, y float64) uint {
-	return uint(o) >> (b2u(x > y) - b2u(x < y) + 1) & 1
+// bit is 1 when v op b holds, else 0, for v and b multiplied by sign
+// and not NaN.
+func (c numCmp) bit(v, b float64) uint {
+	return (b2u(v < b) | b2u(b < v)&c.gt) ^ c.flip
 }
-
-func (o order) holds(x, y float64) bool { return o.bit(x, y) != 0 }
 
 // b2u is 1 for true; the compiler makes it a flag set, not a branch.
 func b2u(b bool) uint {
@@ -174,7 +224,9 @@ func b2u(b bool) uint {
 func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
-		l.cur[k] = fastCheck{k: c.it.k, op: c.order, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: c.bound.k}
+		sign := c.op.sign
+		l.cur[k] = fastCheck{k: sign * c.it.k, op: c.op, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: sign * c.bound.k,
+			finite: c.it.k != 0 && !math.IsInf(c.it.k, 0)}
 	}
 	return l
 }
@@ -188,16 +240,23 @@ type levelChecks struct {
 }
 
 // fastCheck is a fast check for one loop: k * col[i] op bound (k and op
-// are set once, col per search, bound per loop). bound is kb times the
+// are set once, col per search, bound per loop), k and kb multiplied by
+// op's sign (numCmp). bound is kb times the
 // value of the event bound to comp in slot: a copy of the check's bound
-// term, so that bind reads one small array.
+// term, so that bind reads one small array. When a level of the search
+// binds comp (from), bind reads the value from column bcol of that
+// level's source at the index it has bound (level.at), not from the
+// event: the number its buffer took when the event came.
 type fastCheck struct {
 	col        []float64
 	k, bound   float64
-	op         order
+	op         numCmp
 	ok, fast   bool
+	finite     bool // k is neither 0 nor infinite: k * x is NaN only for a NaN x
 	comp, slot int
 	kb         float64
+	from       *level
+	bcol       int
 }
 
 // over makes the checks read buf's columns, for the loops of one search.
@@ -215,8 +274,12 @@ func (l *levelChecks) bind(b *planner.Binding) {
 		if f := &l.cur[k]; f.fast { // else never ok
 			// A NaN bound (0 * inf) leaves the check to its evaluator:
 			// NaN equals nothing and is unequal to everything, which
-			// order does not say.
-			f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			// numCmp does not say.
+			if l := f.from; l != nil {
+				f.bound = f.kb * l.src.cols[f.bcol][l.at]
+			} else {
+				f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+			}
 			f.ok = f.bound == f.bound
 		}
 	}
@@ -236,24 +299,33 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 			m++
 		}
 	case len(l.cur) == 1 && l.cur[0].ok:
-		// Scalars, so that the loop keeps them in registers.
-		f := &l.cur[0]
-		col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
-		for n, x := range col {
-			v := k * x
-			if v != v {
-				out[m] = ^(i0 + n)
-				m++
-				continue
-			}
-			out[m] = i0 + n
-			m += int(op.bit(v, bound))
-		}
+		return l.cur[0].selectIn(out, i0, i1)
 	default:
 		for i := i0; i < i1; i++ {
 			out[m] = ^i
 			m++
 		}
+	}
+	return out[:m]
+}
+
+// selectIn is candidates for a level whose one check is f, fast and
+// usable, in out's array: one loop over f's column, with no branch that
+// follows the data but for a NaN product.
+func (f *fastCheck) selectIn(out []int, i0, i1 int) []int {
+	// Scalars, so that the loop keeps them in registers.
+	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
+	out = out[:len(col)]
+	m := 0
+	for n, x := range col {
+		v := k * x
+		if v != v {
+			out[m] = ^(i0 + n)
+			m++
+			continue
+		}
+		out[m] = i0 + n
+		m += int(op.bit(v, bound))
 	}
 	return out[:m]
 }
@@ -265,7 +337,7 @@ func (l *levelChecks) passAll(b *planner.Binding, i int) bool {
 	for k := range l.checks {
 		if f := &l.cur[k]; f.ok {
 			if x := f.k * f.col[i]; x == x {
-				if !f.op.holds(x, f.bound) {
+				if f.op.bit(x, f.bound) == 0 {
 					return false
 				}
 				continue

@@ -27,9 +27,12 @@ func newReCEP(r *runner, op *planner.ReCEP, next stage) *recep {
 	return &recep{cache: c, verify: v}
 }
 
-// process skips, without a call, the events of types no buffer takes.
+// process skips, without a call, the events of types no buffer takes
+// (but for readAhead).
 func (s *recep) process(ev *event.Event) {
-	if c := s.cache; ev.Type < len(c.byType) && len(c.byType[ev.Type]) > 0 {
+	c := s.cache
+	c.readAhead(ev)
+	if ev.Type < len(c.byType) && len(c.byType[ev.Type]) > 0 {
 		c.process(ev)
 	}
 }

@@ -2,6 +2,9 @@ package exec_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
@@ -208,6 +212,121 @@ func TestReCEPNumericChecks(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("%s:\nrecep %d %v\nbasic %d %v", c.Query, len(got), got, len(want), want)
 			}
+		}
+	}
+}
+
+// TestReCEPFastPaths runs, over random streams of ints with fractions
+// among them, and also ints beyond 2^53, strings and absent values (which
+// float64 does not order exactly: NaN in a buffer's column), the forms the
+// search and the cache test as floats: buffer filters `attr op number`
+// (either side, every operator, int, float and inexact constants), the
+// trigger's filter of the level before it (one column kept in one loop,
+// NaNs decided after) and the pair loop's check against the level
+// before it (its bound read from that level's column), every operator;
+// with a type that one buffer takes and one that two do, with and
+// without partitions. Every engine must find basic's matches.
+func TestReCEPFastPaths(t *testing.T) {
+	for _, q := range fastPathQueries {
+		for _, nan := range []bool{false, true} {
+			agreeWithBasic(t, randquery.Case{Name: fmt.Sprintf("recep fast paths (NaN %v)", nan), StreamCSV: fastPathStream(nan), Query: q})
+		}
+	}
+}
+
+// TestReCEPCount runs TestReCEPFastPaths' queries with a sink that only
+// counts, which recep's last level hands the number of its matches
+// without a row each: the counts must be the callback's.
+func TestReCEPCount(t *testing.T) {
+	for _, nan := range []bool{false, true} {
+		stream, err := source.LoadCSV(strings.NewReader(fastPathStream(nan)), "fast.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, query := range fastPathQueries {
+			q, want := runEngine(t, stream, query, "recep")
+			counted := int64(-1)
+			count := &sase.Chunks{Put: func(_ []byte, rows int) bool { counted = int64(rows); return true }}
+			got, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counted != want.Matches || got.Matches != want.Matches || want.Matches == 0 {
+				t.Errorf("%s (NaN %v): counted %d (stats %d), the callback %d", query, nan, counted, got.Matches, want.Matches)
+			}
+		}
+	}
+}
+
+// fastPathStream is TestReCEPFastPaths' stream, with or without values
+// that are NaN in a column.
+func fastPathStream(nan bool) string {
+	r := rand.New(rand.NewPCG(5, 8))
+	var b strings.Builder
+	b.WriteString("type,ts,x,sym\n")
+	ts := 0
+	for range 300 {
+		ts += r.IntN(2)
+		var x string
+		switch v := r.IntN(24); {
+		case v == 0:
+			x = "12.5"
+		case v == 4:
+			x = "-3"
+		case v == 1 && nan:
+			x = "word"
+		case v == 2 && nan:
+		case v == 3 && nan:
+			x = "9007199254740993"
+		default:
+			x = fmt.Sprint(r.IntN(40))
+		}
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AABBC"[r.IntN(5)], ts, x, r.IntN(2))
+	}
+	return b.String()
+}
+
+var fastPathQueries = []string{
+	"PATTERN SEQ(A a, B b, C c) WHERE a.x > 20 AND a.x > 1.1 * b.x AND b.x < 0.9 * c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE a.x <= 20.5 AND a.x <= b.x AND b.x >= c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE 30 > a.x AND a.x = b.x AND b.x != 1.1 * c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE a.x != 7 AND a.x < b.x AND b.x = c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE (a.x >= 9007199254740993 OR a.x < 9) AND b.x * 0.5 > a.x AND c.x > 1.5 * b.x WITHIN 20",
+	"PATTERN SEQ(A a, B b, C c) WHERE 1.5 * a.x < 30 AND a.x >= b.x AND b.x > c.x AND c.x != 5 WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.x > 10 AND a.x > b.x AND b.x < c.x WITHIN 12",
+	"PATTERN SEQ(A a, A a2, B b, C c) WHERE a.x > a2.x AND a2.x < 1.1 * b.x AND b.x <= c.x WITHIN 10",
+	"PATTERN SEQ(A a, B b, C c) WHERE a.x > 0 * b.x AND b.x > -1.0 * c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b, C c) WHERE a.x >= -1.0 * b.x AND b.x <= -1.0 * c.x WITHIN 12",
+	"PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x <= 1.1 * a.x WITHIN 12",
+}
+
+// TestReCEPInfinities runs a trigger's filter whose factor is 0 over a
+// column with infinities (0 * inf is NaN, which the evaluator decides),
+// on a stream only the API can make: loaders read no infinity. recep
+// must find basic's matches.
+func TestReCEPInfinities(t *testing.T) {
+	schema := event.NewSchema()
+	x := schema.AddAttr("x")
+	s := &event.Stream{Name: "inf", Source: "generated", Schema: schema}
+	for i, typ := range "ABCBCABCBBC" {
+		id := schema.AddType(string(typ))
+		schema.Declare(id, x)
+		v := event.FloatValue(float64(i))
+		if i%3 == 0 {
+			v = event.FloatValue(math.Inf(1 - 2*(i%2)))
+		}
+		e := &event.Event{Type: id, TS: int64(i), Seq: int64(i), Attrs: []event.Value{v}}
+		schema.Observe(e)
+		s.Events = append(s.Events, e)
+	}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b, C c) WHERE 0.0 * b.x >= c.x - 20 AND a.x < b.x WITHIN 10",
+		"PATTERN SEQ(A a, B b, C c) WHERE 0.0 * b.x != c.x WITHIN 10",
+	} {
+		_, want := runEngine(t, s, q, "basic")
+		_, got := runEngine(t, s, q, "recep")
+		if want.Matches == 0 || got.Matches != want.Matches {
+			t.Errorf("%s: recep %d matches, basic %d (and more than 0)", q, got.Matches, want.Matches)
 		}
 	}
 }

@@ -18,7 +18,7 @@ func benchCmd(args []string) int {
 	}
 	fs := flag.NewFlagSet("sase bench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [--svg DIR] [SUITE...]\n\nSuites: workloads (W1, W2, W2r on 1M stock events; W1 with its hand-written floor;\na 30-component SEQ on 1K and 10K), fig8, fig10\n(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), workers (1, 2, ...\nup to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without\nmatches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV\nand JSON Lines, GENERATE); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [--svg DIR] [SUITE...]\n\nSuites: workloads (W1, W2, W2r, ReCEP's Exp. 1 on 1M stock events; W1 with its hand-written floor;\na 30-component SEQ on 1K and 10K), fig8, fig10\n(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), workers (1, 2, ...\nup to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without\nmatches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV\nand JSON Lines, GENERATE); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")

@@ -31,7 +31,11 @@ type Case struct {
 	Engines []string
 	// Floor, when set, is a hand-written loop for this query alone: Run
 	// prints it first, and each engine's time as a multiple of it.
-	Floor   func(*event.Stream) (Result, error)
+	Floor func(*event.Stream) (Result, error)
+	// Paper, when set, is the time a paper reports for this query on
+	// this stream: each engine's row shows how many times faster it ran
+	// (on this machine, against the paper's).
+	Paper   time.Duration
 	Workers []int // the workers each engine runs on (none: 1)
 	// Sinks are what takes the matches: "" a Go callback (through a
 	// split run's ordered merge, match by match), or a format's writer
@@ -106,6 +110,13 @@ const (
 	W2r = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 WITHIN 120"
 )
 
+// Exp1 is the ReCEP paper's Experiment 1 (recepbench.Query(3, 120)), on
+// the uniform stream; the paper's ReCEP took Exp1Paper on its machine.
+const (
+	Exp1      = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WHERE a.price > 50 AND a.price > 1.1 * b.price AND b.price < 0.9 * c.price WITHIN 120"
+	Exp1Paper = 1438 * time.Millisecond
+)
+
 var all = []string{"ais", "pais", "multipais", "dynamic", "recep", "auto"}
 
 // LongSeq is SEQ(stock1 c0, stock2 c1, ..., stock10 c9, stock1 c10, ...):
@@ -172,6 +183,7 @@ func Suites() map[string][]Case {
 				Floor: func(s *event.Stream) (Result, error) { return measureFloor(s, 120) }},
 			{Name: "W2 random walk 1M", Stream: Stocks(1_000_000, 55), Query: W2, Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
 			{Name: "W2r random walk 1M", Stream: Stocks(1_000_000, 55), Query: W2r, Engines: []string{"pais", "multipais", "dynamic", "recep", "auto"}},
+			{Name: "Exp.1 uniform 1M", Stream: Stocks(1_000_000, 0), Query: Exp1, Engines: []string{"recep", "auto"}, Paper: Exp1Paper},
 			// Every engine: the SSC-based ones are cut by the time limit,
 			// and auto must not be.
 			{Name: "SEQ of 30 uniform 1K", Stream: Stocks(1000, 0), Query: LongSeq(30, 200), Engines: sase.EngineNames()},
@@ -340,12 +352,13 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 // suites' sizes); cells are right-aligned. A suite has "sink" when a case
 // has Sinks, the two columns against one worker (the run's speed-up in
 // time, and its CPU time as a multiple of one worker's) when a case has
-// Workers, "vs floor" when one has a Floor.
+// Workers, "vs floor" when one has a Floor, "vs paper" when one has a
+// Paper time.
 var columns = []struct {
 	name  string
 	width int
 }{{"case", 0}, {"engine", 0}, {"sink", 8}, {"workers", 7}, {"events", 15}, {"matches", 11}, {"time", 8}, {"events/s", 8}, {"ns/match", 8}, {"CPU/event", 9}, {"peak heap", 9},
-	{"speed-up", 8}, {"CPU vs 1", 8}, {"vs floor", 8}}
+	{"speed-up", 8}, {"CPU vs 1", 8}, {"vs floor", 8}, {"vs paper", 13}}
 
 // SuiteResult is one run of a suite's case.
 type SuiteResult struct {
@@ -361,6 +374,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 		"sink":     slices.ContainsFunc(cases, func(c Case) bool { return len(c.Sinks) > 0 }),
 		"speed-up": slices.ContainsFunc(cases, func(c Case) bool { return len(c.Workers) > 0 }),
 		"vs floor": slices.ContainsFunc(cases, func(c Case) bool { return c.Floor != nil }),
+		"vs paper": slices.ContainsFunc(cases, func(c Case) bool { return c.Paper > 0 }),
 	}
 	has["CPU vs 1"] = has["speed-up"]
 	cols := slices.DeleteFunc(slices.Clone(columns), func(c struct {
@@ -405,6 +419,13 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 		cell := map[string]string{"case": c.Name, "engine": r.Engine, "sink": sink, "workers": strconv.Itoa(r.Workers), "events": events,
 			"matches": strconv.FormatInt(r.Matches, 10), "time": r.Elapsed.Round(time.Millisecond).String(), "events/s": si(r.EventsPerSecond()), "ns/match": nsPerMatch(r),
 			"CPU/event": r.CPUPerEvent().String(), "peak heap": megabytes(r.PeakHeap), "vs floor": ratio}
+		if c.Paper > 0 && r.Elapsed > 0 && !r.Stopped {
+			if x := c.Paper.Seconds() / r.Elapsed.Seconds(); x >= 1 {
+				cell["vs paper"] = fmt.Sprintf("%.1f× faster", x)
+			} else {
+				cell["vs paper"] = fmt.Sprintf("%.1f× slower", 1/x)
+			}
+		}
 		if one.Elapsed > 0 && r.Elapsed > 0 && one.CPU > 0 {
 			cell["speed-up"] = fmt.Sprintf("%.2f×", one.Elapsed.Seconds()/r.Elapsed.Seconds())
 			cell["CPU vs 1"] = fmt.Sprintf("%.2f×", r.CPU.Seconds()/one.CPU.Seconds())
@@ -450,6 +471,11 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 					}
 				}
 			}
+		}
+	}
+	for _, c := range cases {
+		if c.Paper > 0 {
+			fmt.Fprintf(w, "vs paper: %s took %s in its paper, on its machine\n", c.Name, c.Paper)
 		}
 	}
 	_, err := fmt.Fprintln(w)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
@@ -72,6 +73,28 @@ func TestRunSuitePrintsEachRow(t *testing.T) {
 	}
 	if !strings.Contains(rows[0], " nfa ") || !strings.Contains(rows[1], " multipais ") || !strings.HasPrefix(header, "case     engine ") {
 		t.Errorf("header %q rows %q", header, rows)
+	}
+}
+
+// TestRunSuitePaper checks that a case with a paper's time shows each
+// engine's speed-up over it, and says whose time it is.
+func TestRunSuitePaper(t *testing.T) {
+	c := Case{Name: "tiny", Stream: Partitioned(500, 10, 0), Query: "PATTERN SEQ(A a, B b) WHERE [a1] WITHIN 50", Engines: []string{"recep"}, Paper: time.Hour}
+	var w rowWriter
+	if _, err := runSuite(&w, "test", []Case{c}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.writes) != 5 {
+		t.Fatalf("writes %q", w.writes)
+	}
+	header, row, note := w.writes[1], w.writes[2], w.writes[3]
+	// The cell is as wide as its column unless the speed-up has more
+	// digits than Exp. 1's.
+	if !strings.HasSuffix(header, " vs paper\n") || utf8.RuneCountInString(row) < len(header) || !strings.HasSuffix(row, "× faster\n") {
+		t.Errorf("header %q row %q", header, row)
+	}
+	if note != "vs paper: tiny took 1h0m0s in its paper, on its machine\n" {
+		t.Errorf("note %q", note)
 	}
 }
 

@@ -7,12 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sase-cep/sase/internal/bench"
 )
 
 func TestQuery(t *testing.T) {
 	want := "PATTERN SEQ(stock1 a, stock2 b, stock3 c, stock4 d) WHERE a.price > 50 AND a.price > 1.1 * b.price AND b.price < 0.9 * c.price AND c.price > 1.1 * d.price WITHIN 60"
 	if got := Query(4, 60); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := Query(3, 120); got != bench.Exp1 {
+		t.Errorf("Exp. 1 is %s here, %s in sase bench", got, bench.Exp1)
 	}
 }
 
