@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 // TestArenaStrings checks that what an arena's blocks point to, which the
@@ -257,13 +259,7 @@ func TestArenaBatch(t *testing.T) {
 		last := &batches[len(batches)-1]
 		*last = append(*last, e)
 	}
-	var garbage [][]byte
-	for range 3 {
-		for range 2000 {
-			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
-		}
-		runtime.GC()
-	}
+	testkit.Churn()
 	i := 0
 	for _, b := range batches {
 		for _, e := range b {

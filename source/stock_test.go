@@ -6,13 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 // Expected values printed by java.util.Random (OpenJDK).
@@ -303,13 +303,7 @@ func TestGenerateStocksCollected(t *testing.T) {
 	cfg := DefaultStockConfig()
 	cfg.Events = 30_000 // several arena blocks
 	s := GenerateStocks("s", cfg)
-	var garbage [][]byte
-	for range 3 {
-		for range 2000 {
-			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
-		}
-		runtime.GC()
-	}
+	testkit.Churn()
 	i := 0
 	for want := range StockEvents(cfg) {
 		if !sameEvent(s.Events[i], want) {

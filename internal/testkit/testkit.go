@@ -1,7 +1,7 @@
 // Package testkit holds the helpers that tests of several packages share:
 // golden files with an -update flag, a buffer that goroutines write while a
 // test reads it, waiting for output, laying out files, and reading an SVG
-// chart. It imports nothing of ours, so
+// chart, and collections over reused memory. It imports nothing of ours, so
 // any package's tests may use it (streams built from CSV text are in
 // internal/teststream).
 package testkit
@@ -11,6 +11,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -87,5 +88,18 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Churn collects three times, each after filling memory the collector
+// has freed with garbage: what a test of memory the collector does not
+// scan needs, so that an object it freed too early is overwritten.
+func Churn() {
+	var garbage [][]byte
+	for range 3 {
+		for range 2000 {
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
+		}
+		runtime.GC()
 	}
 }
