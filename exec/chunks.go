@@ -115,12 +115,44 @@ func (k *chunker) flush() bool {
 
 // keeper is how a worker keeps the rows it emits for the merge: copied
 // into its result's arenas, or encoded for Chunks.
+//
+// A count's rows (counts) cost no work each: the worker opens a run at a
+// row (keep), has the keeper note the runner's count of matches there
+// (count), and emits the rows after it of the same position and partition
+// with no more than a test; close adds those the runner has counted since
+// to the run. Every engine counts a match (Stats.Matches) before it emits
+// it.
 type keeper struct {
 	layout *layout
 	chunks *Chunks
 	enc    Encode
 	ends   bool // note each row's end (Chunks.Limit)
 	counts bool // Chunks without an encoder: the rows are only counted
+	// counting: a run is open, since the runner's base-th match; mine
+	// says it is the worker's, else its rows are left to other workers.
+	counting, mine bool
+	base           int64
+}
+
+// count opens a run of a count at the runner's matches-th match, the
+// worker's (mine) or one it drops.
+func (k *keeper) count(matches int64, mine bool) {
+	k.counting, k.base, k.mine = k.counts, matches, mine
+}
+
+// close ends the open run of a count, if any, whose last row is the
+// runner's upTo-th match, adding its rows to res's last run; it returns
+// the rows it dropped.
+func (k *keeper) close(res *result, upTo int64) (dropped int64) {
+	if !k.counting {
+		return 0
+	}
+	k.counting = false
+	if !k.mine {
+		return upTo - k.base
+	}
+	res.matches[len(res.matches)-1].n += int(upTo - k.base)
+	return 0
 }
 
 func newKeeper(l *layout, c *Chunks) keeper {

@@ -235,10 +235,13 @@ type segWorker struct {
 	atEmit  bool
 	rk      *rowKey
 	dropped int64
-	inRun   bool // as worker.inRun
+	r       *runner // the segment's
 }
 
 func (w *segWorker) emit(row []Cell) bool {
+	if w.keep.counting {
+		return true // the next row of a count's run (keeper)
+	}
 	if w.direct {
 		w.res.direct++
 		if !w.sink(row) {
@@ -250,20 +253,22 @@ func (w *segWorker) emit(row []Cell) bool {
 	if w.atEmit {
 		if !w.mine {
 			w.dropped++
+			w.keep.count(w.r.stats.Matches, false) // so are the item's others
 			return true
 		}
 		if w.rk != nil {
-			w.key, w.inRun = w.rk.key(row), false
+			w.key, _ = w.rk.key(row)
 		}
 	}
-	if w.keep.counts && w.inRun {
-		w.res.matches[len(w.res.matches)-1].n++ // as worker.emit
-		return true
-	}
 	w.keep.keep(w.res, w.pos, w.key, row)
-	w.inRun = w.by == nil // else the next row's key may differ
+	if w.by == nil { // else the next row's key may differ
+		w.keep.count(w.r.stats.Matches, true)
+	}
 	return true
 }
+
+// endItem closes a count's run at the end of the item the worker is at.
+func (w *segWorker) endItem() { w.dropped += w.keep.close(w.res, w.r.stats.Matches) }
 
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
@@ -271,7 +276,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 	seg.worker = w.id
 	defer close(seg.out)
 	r := newRunner(w.plan, w.emit)
-	r.ctx = w.ctx
+	w.r, r.ctx = r, w.ctx
 	for _, o := range w.opts {
 		o(r)
 	}
@@ -290,6 +295,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		out = w.any
 	}
 	send := func() bool {
+		w.endItem()
 		if w.by != nil {
 			sortRuns(w.res.matches)
 		}
@@ -316,7 +322,8 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}()
 	for i, ev := range seg.items {
-		w.mine, w.pos, w.inRun = i >= seg.cut, int64(i), false
+		w.endItem()
+		w.mine, w.pos = i >= seg.cut, int64(i)
 		// The one-run order needs no sorting by partition to emit in
 		// place (Split.By).
 		// Rows encoded for Chunks cost the merge little: they stay here.
@@ -325,7 +332,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res, w.inRun = freshResult(w.free, w.res), false
+			w.res = freshResult(w.free, w.res)
 			select {
 			case <-seg.resume:
 			case <-w.ctx.Done():
@@ -342,13 +349,15 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res, w.inRun = freshResult(w.free, w.res), false
+			w.res = freshResult(w.free, w.res)
 		}
 	}
-	w.mine, w.pos, w.inRun = true, int64(len(seg.items)), false
+	w.endItem()
+	w.mine, w.pos = true, int64(len(seg.items))
 	if seg.last {
 		r.finish()
 	}
+	w.endItem()
 	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
