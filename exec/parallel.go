@@ -293,6 +293,7 @@ type worker struct {
 	lastCol int // the column of the last positive component's event
 	keyEv   *event.Event
 	dropped int64
+	runEv   *event.Event // countKeyed's
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -398,15 +399,30 @@ func (w *worker) setKey(key event.Value) {
 	}
 }
 
+// countKeyed is the runner's emit for a count whose rows tell their
+// partition: the rows after a run's first that share its last positive
+// event (runEv) are of its partition and position, and the keeper counts
+// them. A closure, not a method value: one call a row, not two.
+func (w *worker) countKeyed() Emit {
+	return func(row []Cell) bool {
+		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
+			return true
+		}
+		return w.emit(row)
+	}
+}
+
 func (w *worker) emit(row []Cell) bool {
-	if w.keep.counting && (w.rk == nil || row[w.lastCol].Event == w.keyEv && w.keyEv != nil) {
+	if w.keep.counting && w.rk == nil {
 		return true // the next row of a count's run (keeper)
 	}
 	w.dropped += w.keep.close(w.res, w.r.stats.Matches-1)
+	w.runEv = nil
 	if w.rk != nil {
 		if e := row[w.lastCol].Event; e != w.keyEv || e == nil {
 			w.partitionOfRow(e, row)
 		}
+		w.runEv = w.keyEv
 		if !w.mine {
 			w.dropped++
 			w.keep.count(w.r.stats.Matches, false)
@@ -419,7 +435,10 @@ func (w *worker) emit(row []Cell) bool {
 }
 
 // endItem closes a count's run at the end of the item the worker is at.
-func (w *worker) endItem() { w.dropped += w.keep.close(w.res, w.r.stats.Matches) }
+func (w *worker) endItem() {
+	w.dropped += w.keep.close(w.res, w.r.stats.Matches)
+	w.runEv = nil
+}
 
 // layout says where a result keeps a row's columns: a ColEvent's event
 // and a ColList's elements in evs, a ColValue's value and a ColList's
@@ -657,6 +676,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.r.own = w.own
 		} else {
 			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
+			if w.keep.counts {
+				w.r.emit = w.countKeyed()
+			}
 		}
 		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
 		lists = lists || w.skip
@@ -943,24 +965,20 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 				}
 			}
 			best := -1
+			var b *match // best's next run
 			for i, r := range res {
 				if heads[i] == len(r.matches) {
 					continue
 				}
-				m := r.matches[heads[i]]
-				if best < 0 {
-					best = i
-					continue
-				}
-				b := res[best].matches[heads[best]]
-				if m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
-					best = i
+				m := &r.matches[heads[i]]
+				if best < 0 || m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
+					best, b = i, m
 				}
 			}
 			if best < 0 {
 				break
 			}
-			r := res[best].matches[heads[best]]
+			r := *b
 			if errPos >= 0 && r.pos >= errPos {
 				break
 			}
