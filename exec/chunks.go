@@ -46,9 +46,13 @@ func WithAnyOrder() Option { return func(r *runner) { r.par.anyOrder = true } }
 // where the row ends (Chunks.Limit may cut a run there).
 func (r *result) encode(pos int64, key event.Value, enc Encode, ends bool, row []Cell) {
 	r.open(pos, key)
-	if enc == nil {
-		return // a count: no bytes
+	if enc != nil { // else a count: no bytes
+		r.encodeRow(enc, ends, row)
 	}
+}
+
+// encodeRow appends row, of the last run, to the result's bytes.
+func (r *result) encodeRow(enc Encode, ends bool, row []Cell) {
 	r.buf = enc(r.buf, row)
 	r.matches[len(r.matches)-1].end = len(r.buf)
 	if ends {
@@ -116,43 +120,24 @@ func (k *chunker) flush() bool {
 // keeper is how a worker keeps the rows it emits for the merge: copied
 // into its result's arenas, or encoded for Chunks.
 //
-// A count's rows (counts) cost no work each: the worker opens a run at a
-// row (keep), has the keeper note the runner's count of matches there
-// (count), and emits the rows after it of the same position and partition
-// with no more than a test; close adds those the runner has counted since
-// to the run. Every engine counts a match (Stats.Matches) before it emits
-// it.
+// One item tends to complete many matches of one partition, and the
+// worker knows when a row is of the run of the one before (a row's
+// partition is that of its last positive event, which they share): once
+// it has kept a row and the keeper holds its run (hold), it hands the
+// rows after it to more, which adds them to the run without looking at
+// their position and partition, and a count's rows (counts) with no work
+// at all: close adds those the runner has counted since hold to the run.
+// Every engine counts a match (Stats.Matches) before it emits it.
 type keeper struct {
 	layout *layout
 	chunks *Chunks
 	enc    Encode
 	ends   bool // note each row's end (Chunks.Limit)
 	counts bool // Chunks without an encoder: the rows are only counted
-	// counting: a run is open, since the runner's base-th match; mine
-	// says it is the worker's, else its rows are left to other workers.
-	counting, mine bool
-	base           int64
-}
-
-// count opens a run of a count at the runner's matches-th match, the
-// worker's (mine) or one it drops.
-func (k *keeper) count(matches int64, mine bool) {
-	k.counting, k.base, k.mine = k.counts, matches, mine
-}
-
-// close ends the open run of a count, if any, whose last row is the
-// runner's upTo-th match, adding its rows to res's last run; it returns
-// the rows it dropped.
-func (k *keeper) close(res *result, upTo int64) (dropped int64) {
-	if !k.counting {
-		return 0
-	}
-	k.counting = false
-	if !k.mine {
-		return upTo - k.base
-	}
-	res.matches[len(res.matches)-1].n += int(upTo - k.base)
-	return 0
+	// open: it holds the run of the last row kept, since the runner's
+	// base-th match.
+	open bool
+	base int64
 }
 
 func newKeeper(l *layout, c *Chunks) keeper {
@@ -174,4 +159,35 @@ func (k *keeper) keep(res *result, pos int64, key event.Value, row []Cell) {
 		return
 	}
 	res.add(pos, key, k.layout, row)
+}
+
+// hold says the rows after the one kept, the runner's matches-th match,
+// are of its run until close.
+func (k *keeper) hold(matches int64) { k.open, k.base = true, matches }
+
+// more adds row to the run held.
+func (k *keeper) more(res *result, row []Cell) {
+	if !k.counts { // a count's are counted at close
+		k.moreRow(res, row)
+	}
+}
+
+func (k *keeper) moreRow(res *result, row []Cell) {
+	res.matches[len(res.matches)-1].n++
+	if k.chunks != nil {
+		res.encodeRow(k.enc, k.ends, row)
+		return
+	}
+	res.cells(k.layout, row)
+}
+
+// close ends the run held, if any, whose last row is the runner's
+// upTo-th match.
+func (k *keeper) close(res *result, upTo int64) {
+	if k.open {
+		k.open = false
+		if k.counts {
+			res.matches[len(res.matches)-1].n += int(upTo - k.base)
+		}
+	}
 }

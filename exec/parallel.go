@@ -293,7 +293,7 @@ type worker struct {
 	lastCol int // the column of the last positive component's event
 	keyEv   *event.Event
 	dropped int64
-	runEv   *event.Event // countKeyed's
+	runEv   *event.Event // heldEmit's
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -394,18 +394,22 @@ func (w *worker) setKey(key event.Value) {
 		// One partition's matches tend to come together: hash once.
 		// own asks before the runner counts the match: its count's run
 		// ends at the match before.
-		w.dropped += w.keep.close(w.res, w.r.stats.Matches)
+		w.keep.close(w.res, w.r.stats.Matches)
 		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
 	}
 }
 
-// countKeyed is the runner's emit for a count whose rows tell their
-// partition: the rows after a run's first that share its last positive
-// event (runEv) are of its partition and position, and the keeper counts
-// them. A closure, not a method value: one call a row, not two.
-func (w *worker) countKeyed() Emit {
+// heldEmit is the runner's emit when the rows tell their partition: a row
+// that shares the last positive event of the run held (runEv) is of its
+// partition and position, and goes to the keeper's run as it is. A
+// closure, not a method value: one call a row, not two. Not inlined: the
+// closure inlined into its caller's does not inline more.
+//
+//go:noinline
+func (w *worker) heldEmit() Emit {
 	return func(row []Cell) bool {
 		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
+			w.keep.more(w.res, row)
 			return true
 		}
 		return w.emit(row)
@@ -413,30 +417,30 @@ func (w *worker) countKeyed() Emit {
 }
 
 func (w *worker) emit(row []Cell) bool {
-	if w.keep.counting && w.rk == nil {
-		return true // the next row of a count's run (keeper)
+	if w.keep.open && w.rk == nil {
+		w.keep.more(w.res, row) // own has seen its partition
+		return true
 	}
-	w.dropped += w.keep.close(w.res, w.r.stats.Matches-1)
+	w.keep.close(w.res, w.r.stats.Matches-1)
 	w.runEv = nil
 	if w.rk != nil {
 		if e := row[w.lastCol].Event; e != w.keyEv || e == nil {
 			w.partitionOfRow(e, row)
 		}
-		w.runEv = w.keyEv
 		if !w.mine {
 			w.dropped++
-			w.keep.count(w.r.stats.Matches, false)
 			return true
 		}
+		w.runEv = w.keyEv
 	}
 	w.keep.keep(w.res, w.pos, w.key, row)
-	w.keep.count(w.r.stats.Matches, true)
+	w.keep.hold(w.r.stats.Matches)
 	return true
 }
 
-// endItem closes a count's run at the end of the item the worker is at.
+// endItem closes the run held at the end of the item the worker is at.
 func (w *worker) endItem() {
-	w.dropped += w.keep.close(w.res, w.r.stats.Matches)
+	w.keep.close(w.res, w.r.stats.Matches)
 	w.runEv = nil
 }
 
@@ -470,6 +474,11 @@ func layoutOf(plan *planner.Plan) *layout {
 // result.
 func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 	r.open(pos, key)
+	r.cells(l, row)
+}
+
+// cells appends the columns of a row, of the last run, to the arenas.
+func (r *result) cells(l *layout, row []Cell) {
 	if !l.lists {
 		e := len(r.evs)
 		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
@@ -676,9 +685,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.r.own = w.own
 		} else {
 			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
-			if w.keep.counts {
-				w.r.emit = w.countKeyed()
-			}
+			w.r.emit = w.heldEmit()
 		}
 		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
 		lists = lists || w.skip

@@ -239,8 +239,9 @@ type segWorker struct {
 }
 
 func (w *segWorker) emit(row []Cell) bool {
-	if w.keep.counting {
-		return true // the next row of a count's run (keeper)
+	if w.keep.open {
+		w.keep.more(w.res, row) // the item's next row (keeper.hold)
+		return true
 	}
 	if w.direct {
 		w.res.direct++
@@ -253,7 +254,6 @@ func (w *segWorker) emit(row []Cell) bool {
 	if w.atEmit {
 		if !w.mine {
 			w.dropped++
-			w.keep.count(w.r.stats.Matches, false) // so are the item's others
 			return true
 		}
 		if w.rk != nil {
@@ -262,13 +262,13 @@ func (w *segWorker) emit(row []Cell) bool {
 	}
 	w.keep.keep(w.res, w.pos, w.key, row)
 	if w.by == nil { // else the next row's key may differ
-		w.keep.count(w.r.stats.Matches, true)
+		w.keep.hold(w.r.stats.Matches)
 	}
 	return true
 }
 
-// endItem closes a count's run at the end of the item the worker is at.
-func (w *segWorker) endItem() { w.dropped += w.keep.close(w.res, w.r.stats.Matches) }
+// endItem closes the run held at the end of the item the worker is at.
+func (w *segWorker) endItem() { w.keep.close(w.res, w.r.stats.Matches) }
 
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
