@@ -47,14 +47,14 @@ func WithAnyOrder() Option { return func(r *runner) { r.par.anyOrder = true } }
 func (r *result) encode(pos int64, key event.Value, enc Encode, ends bool, row []Cell) {
 	r.open(pos, key)
 	if enc != nil { // else a count: no bytes
-		r.encodeRow(enc, ends, row)
+		r.encodeRow(&r.matches[len(r.matches)-1], enc, ends, row)
 	}
 }
 
-// encodeRow appends row, of the last run, to the result's bytes.
-func (r *result) encodeRow(enc Encode, ends bool, row []Cell) {
+// encodeRow appends row, of the result's last run m, to its bytes.
+func (r *result) encodeRow(m *match, enc Encode, ends bool, row []Cell) {
 	r.buf = enc(r.buf, row)
-	r.matches[len(r.matches)-1].end = len(r.buf)
+	m.end = len(r.buf)
 	if ends {
 		r.ends = append(r.ends, len(r.buf))
 	}
@@ -173,12 +173,13 @@ func (k *keeper) more(res *result, row []Cell) {
 }
 
 func (k *keeper) moreRow(res *result, row []Cell) {
-	res.matches[len(res.matches)-1].n++
-	if k.chunks != nil {
-		res.encodeRow(k.enc, k.ends, row)
+	m := &res.matches[len(res.matches)-1]
+	m.n++
+	if k.chunks == nil {
+		res.cells(k.layout, row)
 		return
 	}
-	res.cells(k.layout, row)
+	res.encodeRow(m, k.enc, k.ends, row)
 }
 
 // close ends the run held, if any, whose last row is the runner's
