@@ -113,6 +113,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.rk = rowKeyOf(plan, w.by)
 		}
 		w.atEmit = w.by == nil || w.rk != nil
+		w.emitHeld = w.held()
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -232,17 +233,28 @@ type segWorker struct {
 	// atEmit: the worker decides at emit which matches are the segment's,
 	// the runner's own nil (rowkey.go); rk reads their partition (By),
 	// dropped counts those it drops.
-	atEmit  bool
-	rk      *rowKey
-	dropped int64
-	r       *runner // the segment's
+	atEmit   bool
+	rk       *rowKey
+	dropped  int64
+	r        *runner // the segment's
+	emitHeld Emit    // held's
+}
+
+// held returns the runners' emit: a row of the run held (the item's next
+// row, keeper.hold) goes to it as it is. A closure, as worker.heldEmit.
+//
+//go:noinline
+func (w *segWorker) held() Emit {
+	return func(row []Cell) bool {
+		if w.keep.open {
+			w.keep.more(w.res, row)
+			return true
+		}
+		return w.emit(row)
+	}
 }
 
 func (w *segWorker) emit(row []Cell) bool {
-	if w.keep.open {
-		w.keep.more(w.res, row) // the item's next row (keeper.hold)
-		return true
-	}
 	if w.direct {
 		w.res.direct++
 		if !w.sink(row) {
@@ -275,7 +287,7 @@ func (w *segWorker) endItem() { w.keep.close(w.res, w.r.stats.Matches) }
 func (w *segWorker) run(seg *segment) (ok bool) {
 	seg.worker = w.id
 	defer close(seg.out)
-	r := newRunner(w.plan, w.emit)
+	r := newRunner(w.plan, w.emitHeld)
 	w.r, r.ctx = r, w.ctx
 	for _, o := range w.opts {
 		o(r)
