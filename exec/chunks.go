@@ -46,11 +46,15 @@ func WithAnyOrder() Option { return func(r *runner) { r.par.anyOrder = true } }
 // where the row ends (Chunks.Limit may cut a run there).
 func (r *result) encode(pos int64, key event.Value, enc Encode, ends bool, row []Cell) {
 	r.open(pos, key)
-	if enc == nil {
-		return // a count: no bytes
+	if enc != nil { // else a count: no bytes
+		r.encodeRow(&r.matches[len(r.matches)-1], enc, ends, row)
 	}
+}
+
+// encodeRow appends row, of the result's last run m, to its bytes.
+func (r *result) encodeRow(m *match, enc Encode, ends bool, row []Cell) {
 	r.buf = enc(r.buf, row)
-	r.matches[len(r.matches)-1].end = len(r.buf)
+	m.end = len(r.buf)
 	if ends {
 		r.ends = append(r.ends, len(r.buf))
 	}
@@ -115,12 +119,25 @@ func (k *chunker) flush() bool {
 
 // keeper is how a worker keeps the rows it emits for the merge: copied
 // into its result's arenas, or encoded for Chunks.
+//
+// One item tends to complete many matches of one partition, and the
+// worker knows when a row is of the run of the one before (a row's
+// partition is that of its last positive event, which they share): once
+// it has kept a row and the keeper holds its run (hold), it hands the
+// rows after it to more, which adds them to the run without looking at
+// their position and partition, and a count's rows (counts) with no work
+// at all: close adds those the runner has counted since hold to the run.
+// Every engine counts a match (Stats.Matches) before it emits it.
 type keeper struct {
 	layout *layout
 	chunks *Chunks
 	enc    Encode
 	ends   bool // note each row's end (Chunks.Limit)
 	counts bool // Chunks without an encoder: the rows are only counted
+	// open: it holds the run of the last row kept, since the runner's
+	// base-th match.
+	open bool
+	base int64
 }
 
 func newKeeper(l *layout, c *Chunks) keeper {
@@ -142,4 +159,36 @@ func (k *keeper) keep(res *result, pos int64, key event.Value, row []Cell) {
 		return
 	}
 	res.add(pos, key, k.layout, row)
+}
+
+// hold says the rows after the one kept, the runner's matches-th match,
+// are of its run until close.
+func (k *keeper) hold(matches int64) { k.open, k.base = true, matches }
+
+// more adds row to the run held.
+func (k *keeper) more(res *result, row []Cell) {
+	if !k.counts { // a count's are counted at close
+		k.moreRow(res, row)
+	}
+}
+
+func (k *keeper) moreRow(res *result, row []Cell) {
+	m := &res.matches[len(res.matches)-1]
+	m.n++
+	if k.chunks == nil {
+		res.cells(k.layout, row)
+		return
+	}
+	res.encodeRow(m, k.enc, k.ends, row)
+}
+
+// close ends the run held, if any, whose last row is the runner's
+// upTo-th match.
+func (k *keeper) close(res *result, upTo int64) {
+	if k.open {
+		k.open = false
+		if k.counts {
+			res.matches[len(res.matches)-1].n += int(upTo - k.base)
+		}
+	}
 }

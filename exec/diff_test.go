@@ -95,6 +95,7 @@ func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (
 			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
 				seed, seed, engine, workers, sp, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
 		}
+		checkCount(t, c, engine, workers, len(want))
 	}
 	return split, segmented
 }

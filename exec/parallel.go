@@ -202,7 +202,10 @@ type batch struct {
 	start int64          // the position of items[0] in the stream
 	items []*event.Event // events and ticks
 	owner []int32        // each item's worker; -1: every worker's
-	idle  bool           // the stream paused after it (Live)
+	// own lists each worker's items (those of owner -1 included) when
+	// some worker feeds only those (worker.skip); else nil.
+	own  [][]int32
+	idle bool // the stream paused after it (Live)
 	// events counts the items that are events, not ticks; before, those
 	// of the batches before.
 	events, before int64
@@ -286,18 +289,30 @@ type worker struct {
 	// rk, when the rows tell a match's partition, decides at emit which
 	// are the worker's (rowkey.go); keyEv is the last event whose value
 	// key is, dropped counts the matches it left to other workers.
-	rk *rowKey
-	// inRun says the last run of res is of the worker's position and key.
-	inRun   bool
+	rk      *rowKey
 	lastCol int // the column of the last positive component's event
 	keyEv   *event.Event
 	dropped int64
+	runEv   *event.Event // heldEmit's
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
 	wild bool
+	// closureKeys: a match's partition is the value of its first positive
+	// event that has the attribute, else of its first closure element
+	// that has it, on a run scan, which takes a closure's elements as
+	// events of the run's partition; else of its positive events only.
+	// The other engines collect a closure from the store once a match's
+	// positive events are found, which every worker does for the matches
+	// whose positive events lack the attribute, but only the wild worker's
+	// store holds every partition's events.
+	closureKeys bool
+	// skip: the worker reads only its own items (batch.own). The others'
+	// are time passing, which releases nothing when no operator follows
+	// time, and events its store need not hold.
+	skip bool
 }
 
 // fresh returns an empty result, one the merge is done with if there is.
@@ -354,9 +369,22 @@ func ownerOf(key event.Value, n int) int32 {
 	return int32(h % uint64(n))
 }
 
+// own decides on a match's binding whether it is the worker's, by its
+// partition (closureKeys).
 func (w *worker) own(b *planner.Binding) bool {
-	w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
-	return w.mine // else made of events lacking the attribute: one worker emits it
+	if w.closureKeys {
+		w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
+		return w.mine
+	}
+	key := event.Value{}
+	for _, i := range w.r.plan.Positives {
+		if v := w.by.Value(b.Events[i]); !v.IsAbsent() {
+			key = event.PartitionKey(v)
+			break
+		}
+	}
+	w.setKey(key)
+	return w.mine
 }
 
 // setKey notes the partition of the match the worker emits, and whether
@@ -364,12 +392,37 @@ func (w *worker) own(b *planner.Binding) bool {
 func (w *worker) setKey(key event.Value) {
 	if key != w.key || !w.keyed {
 		// One partition's matches tend to come together: hash once.
+		// own asks before the runner counts the match: its count's run
+		// ends at the match before.
+		w.keep.close(w.res, w.r.stats.Matches)
 		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
-		w.inRun = false
+	}
+}
+
+// heldEmit is the runner's emit when the rows tell their partition: a row
+// that shares the last positive event of the run held (runEv) is of its
+// partition and position, and goes to the keeper's run as it is. A
+// closure, not a method value: one call a row, not two. Not inlined: the
+// closure inlined into its caller's does not inline more.
+//
+//go:noinline
+func (w *worker) heldEmit() Emit {
+	return func(row []Cell) bool {
+		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
+			w.keep.more(w.res, row)
+			return true
+		}
+		return w.emit(row)
 	}
 }
 
 func (w *worker) emit(row []Cell) bool {
+	if w.keep.open && w.rk == nil {
+		w.keep.more(w.res, row) // own has seen its partition
+		return true
+	}
+	w.keep.close(w.res, w.r.stats.Matches-1)
+	w.runEv = nil
 	if w.rk != nil {
 		if e := row[w.lastCol].Event; e != w.keyEv || e == nil {
 			w.partitionOfRow(e, row)
@@ -378,14 +431,17 @@ func (w *worker) emit(row []Cell) bool {
 			w.dropped++
 			return true
 		}
-	}
-	if w.keep.counts && w.inRun {
-		w.res.matches[len(w.res.matches)-1].n++ // a count's commonest case, without a call
-		return true
+		w.runEv = w.keyEv
 	}
 	w.keep.keep(w.res, w.pos, w.key, row)
-	w.inRun = true
+	w.keep.hold(w.r.stats.Matches)
 	return true
+}
+
+// endItem closes the run held at the end of the item the worker is at.
+func (w *worker) endItem() {
+	w.keep.close(w.res, w.r.stats.Matches)
+	w.runEv = nil
 }
 
 // layout says where a result keeps a row's columns: a ColEvent's event
@@ -418,6 +474,11 @@ func layoutOf(plan *planner.Plan) *layout {
 // result.
 func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 	r.open(pos, key)
+	r.cells(l, row)
+}
+
+// cells appends the columns of a row, of the last run, to the arenas.
+func (r *result) cells(l *layout, row []Cell) {
 	if !l.lists {
 		e := len(r.evs)
 		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
@@ -508,13 +569,14 @@ const resultBytes = 128 << 10
 // returns what it emitted last; send hands on the results before, each
 // marked more.
 func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
-	w.res, w.inRun = w.fresh(), false
+	w.res = w.fresh()
 	defer func() {
 		if rec := recover(); rec != nil {
 			if err := w.r.recovered(rec); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
 			}
 		}
+		w.endItem()
 		res = w.res
 		sortRuns(res.matches)
 	}()
@@ -524,8 +586,17 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 		return
 	}
 	w.res.idle = b.idle
-	for i, ev := range b.items {
-		w.pos, w.inRun = b.start+int64(i), false
+	n := len(b.items)
+	if w.skip {
+		n = len(b.own[w.id])
+	}
+	for k := range n {
+		i := k
+		if w.skip {
+			i = int(b.own[w.id][k])
+		}
+		ev := b.items[i]
+		w.pos = b.start + int64(i)
 		if o := b.owner[i]; o == w.id || o < 0 {
 			if err := w.r.feed(ev); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
@@ -537,14 +608,15 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 				w.r.store.add(ev)
 			}
 		}
-		if len(w.res.buf) >= resultBytes && i < len(b.items)-1 {
+		w.endItem()
+		if len(w.res.buf) >= resultBytes && k < n-1 {
 			part := w.res
 			part.more = true
 			sortRuns(part.matches)
 			if !send(part) {
 				return // stopped: the batch's last result is not sent either
 			}
-			w.res, w.inRun = w.fresh(), false
+			w.res = w.fresh()
 			w.res.worker, w.res.batch, w.res.idle = int(w.id), b, b.idle
 		}
 	}
@@ -597,9 +669,11 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	l := layoutOf(plan)
+	lists := false // some worker skips the others' items
 	for i := range n {
 		w := &worker{id: int32(i), n: n, by: sp.By}
 		w.wild = ownerOf(event.Value{}, n) == w.id
+		_, w.closureKeys = plan.Source.(*planner.RunScan)
 		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
 		w.r.ctx = ctx
@@ -611,7 +685,10 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.r.own = w.own
 		} else {
 			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
+			w.r.emit = w.heldEmit()
 		}
+		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
+		lists = lists || w.skip
 		ins[i] = make(chan *batch, 2)
 		switch {
 		case !anyOrder:
@@ -630,7 +707,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2)}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2), lists: lists}
 	if par.live != nil {
 		par.live.d = d // a Live is one run's
 	}
@@ -713,9 +790,10 @@ type dispatcher struct {
 	events atomic.Int64
 	// free has the batches every worker is done with, for reuse (their
 	// arrays of pointers are what the garbage collector scans).
-	free chan *batch
-	cur  *batch
-	pos  int64
+	free  chan *batch
+	cur   *batch
+	pos   int64
+	lists bool // fill batch.own
 }
 
 func (d *dispatcher) run(events iter.Seq[*event.Event]) {
@@ -733,6 +811,9 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 				owner = ownerOf(event.PartitionKey(v), d.n)
 			}
 		}
+		if d.lists {
+			b.list(owner, int32(len(b.items)))
+		}
 		b.items = append(b.items, ev)
 		b.owner = append(b.owner, owner)
 		d.pos++
@@ -747,13 +828,31 @@ func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
 		select {
 		case b := <-d.free:
-			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], owner: b.owner[:0]}
+			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], owner: b.owner[:0], own: b.own}
+			for i := range b.own {
+				b.own[i] = b.own[i][:0]
+			}
 			d.cur = b
 		default:
 			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
+			if d.lists {
+				d.cur.own = make([][]int32, d.n)
+			}
 		}
 	}
 	return d.cur
+}
+
+// list adds item i, of worker owner's (-1: every worker's), to the lists
+// of the items of each worker.
+func (b *batch) list(owner, i int32) {
+	if owner >= 0 {
+		b.own[owner] = append(b.own[owner], i)
+		return
+	}
+	for w := range b.own {
+		b.own[w] = append(b.own[w], i)
+	}
 }
 
 // pause hands on the items so far, marked for the merge to call idle
@@ -873,24 +972,20 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 				}
 			}
 			best := -1
+			var b *match // best's next run
 			for i, r := range res {
 				if heads[i] == len(r.matches) {
 					continue
 				}
-				m := r.matches[heads[i]]
-				if best < 0 {
-					best = i
-					continue
-				}
-				b := res[best].matches[heads[best]]
-				if m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
-					best = i
+				m := &r.matches[heads[i]]
+				if best < 0 || m.pos < b.pos || m.pos == b.pos && CompareKeys(m.key, b.key) < 0 {
+					best, b = i, m
 				}
 			}
 			if best < 0 {
 				break
 			}
-			r := res[best].matches[heads[best]]
+			r := *b
 			if errPos >= 0 && r.pos >= errPos {
 				break
 			}

@@ -29,29 +29,15 @@ import (
 // is the number of stream items read when a match came out, since one run
 // is synchronous.
 func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
-	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
-	if err != nil {
-		return nil, runSplit{}, err
-	}
-	stream.Name = "s"
-	src := &ast.Source{Name: "<query>", Text: c.Query}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return nil, runSplit{}, err
-	}
-	e, err := sase.LookupEngine(engine)
-	if err != nil {
-		return nil, runSplit{}, err
-	}
-	q.Return = nil
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	cq, stream, err := compileCase(c, engine)
 	if err != nil {
 		return nil, runSplit{}, err
 	}
 	split := cq.Split(workers, false)
 	// The partition a parallel run would use; none for a run that does
 	// not split or splits by time, whose order is one run's.
-	by := cq.Split(2, false).By
+	sp2 := cq.Split(2, false)
+	by := sp2.By
 	var pos int64
 	one := split.Workers == 1 // a split run reads the stream on another goroutine
 	counted := func(yield func(*event.Event) bool) {
@@ -72,7 +58,7 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSpl
 	var got []tagged
 	cols := cq.Columns()
 	stats, err := cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
-		got = append(got, tagged{pos, matchKey(cq.Plan(), by, row), randquery.Binding(cols, row)})
+		got = append(got, tagged{pos, matchKey(cq.Plan(), by, sp2.Segmented || isRunScan(cq.Plan()), row), randquery.Binding(cols, row)})
 		return true
 	}, sase.WithWorkers(workers))
 	if one && by != nil {
@@ -87,6 +73,58 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSpl
 	return out, runSplit{split, stats.Segments}, err
 }
 
+// compileCase compiles a case's query, without its RETURN, on its stream
+// for an engine.
+func compileCase(c conformanceCase, engine string) (*sase.Query, *event.Stream, error) {
+	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	stream.Name = "s"
+	src := &ast.Source{Name: "<query>", Text: c.Query}
+	q, err := grammar.ParseQuery(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := sase.LookupEngine(engine)
+	if err != nil {
+		return nil, nil, err
+	}
+	q.Return = nil
+	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	return cq, stream, err
+}
+
+// checkCount runs a case on an engine with a number of workers into a
+// sink that only counts (Chunks without an encoder, which a split run's
+// workers count without a call per row), and requires want matches: in
+// the sink, the summary and the workers' shares.
+func checkCount(t *testing.T, c conformanceCase, engine string, workers, want int) {
+	t.Helper()
+	cq, stream, err := compileCase(c, engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	count := &sase.Chunks{Put: func(_ []byte, rows int) bool { n += rows; return true }}
+	stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers), sase.WithChunks(count))
+	if err != nil {
+		t.Fatalf("%s, %s, %d workers, counted: %v", c.Query, engine, workers, err)
+	}
+	shares := int64(0)
+	for _, w := range stats.Workers {
+		shares += w.Matches
+	}
+	if n != want || stats.Matches != int64(want) || len(stats.Workers) > 0 && shares != int64(want) {
+		t.Fatalf("%s, %s, %d workers, counted: %d matches (summary %d, workers' %d), want %d\nstream:\n%s", c.Query, engine, workers, n, stats.Matches, shares, want, c.StreamCSV)
+	}
+}
+
+func isRunScan(p *planner.Plan) bool {
+	_, ok := p.Source.(*planner.RunScan)
+	return ok
+}
+
 // runSplit is how a run split, and into how many time segments.
 type runSplit struct {
 	sase.Split
@@ -94,12 +132,19 @@ type runSplit struct {
 }
 
 // matchKey is the match's value of the partition attribute: its first
-// positive event's that has it, else its first closure element's.
-func matchKey(p *planner.Plan, by *planner.Equiv, row []sase.Cell) event.Value {
+// positive event's that has it, else, if lists, its first closure
+// element's: in a segmented run, or on a run scan, whose runs take a
+// closure's elements as events (a partitioned run's wild worker emits the
+// others' matches whose positive events lack it, as of no partition).
+func matchKey(p *planner.Plan, by *planner.Equiv, lists bool, row []sase.Cell) event.Value {
 	if by == nil {
 		return event.Value{}
 	}
-	for _, kind := range []planner.ColumnKind{planner.ColEvent, planner.ColList} {
+	kinds := []planner.ColumnKind{planner.ColEvent}
+	if lists {
+		kinds = append(kinds, planner.ColList)
+	}
+	for _, kind := range kinds {
 		for _, c := range p.Components {
 			for i, col := range p.Columns {
 				if col.Comp != c.Index || col.Kind != kind {
@@ -140,6 +185,7 @@ func TestWorkersOrder(t *testing.T) {
 		"PATTERN SEQ(!D n, A a, B b) WHERE [sym] AND b.price > a.price WITHIN 5",
 		"PATTERN SEQ(A a, !D n, B b) WHERE [sym] WITHIN 5",
 		"PATTERN SEQ(A a, B b, C+ c[]) WHERE [sym] WITHIN 4",
+		"PATTERN SEQ(A a, C+ c[], B b) WHERE [sym] WITHIN 4",
 		"PATTERN SEQ(C+ c[], A a, B b) WHERE [sym] AND c[i].price > c[i-1].price WITHIN 4",
 		"PATTERN SEQ(ANY(A, B) a, D d) WHERE [sym] AND a.sym = d.sym WITHIN 5",
 		"PATTERN SEQ(A a, B b) WHERE a.sym = b.sym AND a.price < b.price WITHIN 5",
@@ -168,6 +214,7 @@ func TestWorkersOrder(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s, %s, %d workers (%s): got %d %v\nwant %d %v", c.Query, engine, workers, sp, len(got), got, len(want), want)
 					}
+					checkCount(t, c, engine, workers, len(want))
 				}
 			}
 		}

@@ -56,23 +56,24 @@ func rowKeyOf(plan *planner.Plan, by *planner.Equiv) *rowKey {
 }
 
 // key is the row's partition key: the value of its first positive event
-// that has the attribute, else of its first closure element that has it.
-// A match's events that have the attribute all have one value (the
-// equivalence test holds), so any of them gives its key.
-func (k *rowKey) key(row []Cell) event.Value {
+// that has the attribute, else of its first closure element that has it;
+// wild says no positive event has it. A match's events that have the
+// attribute all have one value (the equivalence test holds), so any of
+// them gives its key.
+func (k *rowKey) key(row []Cell) (key event.Value, wild bool) {
 	for _, i := range k.evs {
 		if v := k.by.Value(row[i].Event); !v.IsAbsent() {
-			return event.PartitionKey(v)
+			return event.PartitionKey(v), false
 		}
 	}
 	for _, i := range k.lists {
 		for _, e := range row[i].List {
 			if v := k.by.Value(e); !v.IsAbsent() {
-				return event.PartitionKey(v)
+				return event.PartitionKey(v), true
 			}
 		}
 	}
-	return event.Value{}
+	return event.Value{}, true
 }
 
 // partitionOfRow sets the worker's key to the partition of row, whose
@@ -85,5 +86,9 @@ func (w *worker) partitionOfRow(last *event.Event, row []Cell) {
 		return
 	}
 	w.keyEv = nil
-	w.setKey(w.rk.key(row))
+	key, wild := w.rk.key(row)
+	if wild && !w.closureKeys {
+		key = event.Value{}
+	}
+	w.setKey(key)
 }

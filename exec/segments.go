@@ -113,6 +113,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.rk = rowKeyOf(plan, w.by)
 		}
 		w.atEmit = w.by == nil || w.rk != nil
+		w.emitHeld = w.held()
 		wg.Go(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
@@ -232,10 +233,25 @@ type segWorker struct {
 	// atEmit: the worker decides at emit which matches are the segment's,
 	// the runner's own nil (rowkey.go); rk reads their partition (By),
 	// dropped counts those it drops.
-	atEmit  bool
-	rk      *rowKey
-	dropped int64
-	inRun   bool // as worker.inRun
+	atEmit   bool
+	rk       *rowKey
+	dropped  int64
+	r        *runner // the segment's
+	emitHeld Emit    // held's
+}
+
+// held returns the runners' emit: a row of the run held (the item's next
+// row, keeper.hold) goes to it as it is. A closure, as worker.heldEmit.
+//
+//go:noinline
+func (w *segWorker) held() Emit {
+	return func(row []Cell) bool {
+		if w.keep.open {
+			w.keep.more(w.res, row)
+			return true
+		}
+		return w.emit(row)
+	}
 }
 
 func (w *segWorker) emit(row []Cell) bool {
@@ -253,25 +269,26 @@ func (w *segWorker) emit(row []Cell) bool {
 			return true
 		}
 		if w.rk != nil {
-			w.key, w.inRun = w.rk.key(row), false
+			w.key, _ = w.rk.key(row)
 		}
 	}
-	if w.keep.counts && w.inRun {
-		w.res.matches[len(w.res.matches)-1].n++ // as worker.emit
-		return true
-	}
 	w.keep.keep(w.res, w.pos, w.key, row)
-	w.inRun = w.by == nil // else the next row's key may differ
+	if w.by == nil { // else the next row's key may differ
+		w.keep.hold(w.r.stats.Matches)
+	}
 	return true
 }
+
+// endItem closes the run held at the end of the item the worker is at.
+func (w *segWorker) endItem() { w.keep.close(w.res, w.r.stats.Matches) }
 
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
 func (w *segWorker) run(seg *segment) (ok bool) {
 	seg.worker = w.id
 	defer close(seg.out)
-	r := newRunner(w.plan, w.emit)
-	r.ctx = w.ctx
+	r := newRunner(w.plan, w.emitHeld)
+	w.r, r.ctx = r, w.ctx
 	for _, o := range w.opts {
 		o(r)
 	}
@@ -290,6 +307,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		out = w.any
 	}
 	send := func() bool {
+		w.endItem()
 		if w.by != nil {
 			sortRuns(w.res.matches)
 		}
@@ -316,7 +334,8 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}()
 	for i, ev := range seg.items {
-		w.mine, w.pos, w.inRun = i >= seg.cut, int64(i), false
+		w.endItem()
+		w.mine, w.pos = i >= seg.cut, int64(i)
 		// The one-run order needs no sorting by partition to emit in
 		// place (Split.By).
 		// Rows encoded for Chunks cost the merge little: they stay here.
@@ -325,7 +344,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res, w.inRun = freshResult(w.free, w.res), false
+			w.res = freshResult(w.free, w.res)
 			select {
 			case <-seg.resume:
 			case <-w.ctx.Done():
@@ -342,13 +361,15 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res, w.inRun = freshResult(w.free, w.res), false
+			w.res = freshResult(w.free, w.res)
 		}
 	}
-	w.mine, w.pos, w.inRun = true, int64(len(seg.items)), false
+	w.endItem()
+	w.mine, w.pos = true, int64(len(seg.items))
 	if seg.last {
 		r.finish()
 	}
+	w.endItem()
 	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
