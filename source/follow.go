@@ -15,9 +15,9 @@ import (
 const followPoll = 100 * time.Millisecond
 
 // fingerprintSize is how much of a followed file's start is compared at
-// each poll: a file rewritten in place (truncated and written again, to
-// beyond the offset read so far, between two polls) differs there, while
-// one that was only appended to does not.
+// each poll and after each read: a file rewritten in place (truncated and
+// written again, to beyond the offset read so far, between two polls or
+// two reads) differs there, while one that was only appended to does not.
 const fingerprintSize = 1024
 
 // Follow is LOAD 'path' FOLLOW: a live stream that reads the file to its
@@ -39,8 +39,8 @@ func Follow(name, path, format string, opts Options, errs io.Writer) (*Live, err
 
 // openFollow opens a followed file. At each poll at its end it checks that
 // the path still names the file it reads (device and inode), that the file
-// is not shorter than what was read, and that its first bytes are those
-// read: a file replaced (rotated) is read to its end and the new one from
+// is not shorter than what was read, and, then and after each read, that
+// its first bytes are those read: a file replaced (rotated) is read to its end and the new one from
 // its start; a file truncated or rewritten is read again from its start.
 // Either way a CSV file's header is read again first. Line numbers count
 // from the start of the file being read.
@@ -115,6 +115,7 @@ type generation struct {
 	tick  <-chan time.Time
 	off   int64
 	fp    []byte // the first bytes read, up to fingerprintSize
+	buf   []byte // for the file's first bytes as they are now
 	atEnd bool   // the last read found the end: check the file before reading on
 	end   genEnd
 	next  *os.File // genRotated: the new file
@@ -140,6 +141,11 @@ func (g *generation) Read(p []byte) (int, error) {
 		}
 		n, err := g.f.Read(p)
 		if n > 0 {
+			// Rewritten since the last look, these would be the new
+			// content's bytes past the old offset: its start tells.
+			if g.end = g.startChanged(); g.end != genOn {
+				break
+			}
 			g.took(p[:n])
 			return n, nil
 		}
@@ -183,17 +189,26 @@ func (g *generation) changed() (genEnd, *os.File) {
 	if cur.Size() < g.off {
 		return genTruncated, nil
 	}
-	if len(g.fp) > 0 {
-		buf := make([]byte, len(g.fp))
-		if n, _ := g.f.ReadAt(buf, 0); !bytes.Equal(buf[:n], g.fp) {
-			// The writer may have truncated the file since the Stat.
-			if cur, err := g.f.Stat(); err == nil && cur.Size() < g.off {
-				return genTruncated, nil
-			}
-			return genRewritten, nil
-		}
+	return g.startChanged(), nil
+}
+
+// startChanged checks the file's first bytes against those read.
+func (g *generation) startChanged() genEnd {
+	if len(g.fp) == 0 {
+		return genOn
 	}
-	return genOn, nil
+	if len(g.buf) < len(g.fp) {
+		g.buf = make([]byte, fingerprintSize)
+	}
+	buf := g.buf[:len(g.fp)]
+	if n, _ := g.f.ReadAt(buf, 0); bytes.Equal(buf[:n], g.fp) {
+		return genOn
+	}
+	// The writer may have truncated the file since.
+	if cur, err := g.f.Stat(); err == nil && cur.Size() < g.off {
+		return genTruncated
+	}
+	return genRewritten
 }
 
 // cut is why a last line without its newline is incomplete: a rotated

@@ -92,6 +92,34 @@ func TestFollowRewritePastOffset(t *testing.T) {
 	}
 }
 
+// TestFollowRewriteBetweenReads: a file rewritten in place after a read
+// that did not reach its end, before the next read, would give that read
+// the new content past the old offset; the generation ends there instead,
+// rewritten, so that the file is read again from its start.
+func TestFollowRewriteBetweenReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.csv")
+	old, neu := "type,ts,x\nA,1,1\nB,2,2\n", "type,ts,x\nC,3,3\nD,4,4\nE,5,5\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := &generation{path: path, f: f}
+	p := make([]byte, len(old))
+	if n, err := g.Read(p); n != len(old) || err != nil {
+		t.Fatalf("first read: %d bytes, %v; want %d", n, err, len(old))
+	}
+	if err := os.WriteFile(path, []byte(neu), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.Read(p); n != 0 || err != io.EOF || g.end != genRewritten {
+		t.Fatalf("after the rewrite: read %q, %v, end %d; want io.EOF, rewritten (%d)", p[:n], err, g.end, genRewritten)
+	}
+}
+
 // TestListenFragment is issue 16's third defect: a producer that
 // disconnects in the middle of a line has that fragment rejected, counted
 // and reported, not taken as an event.
