@@ -277,8 +277,10 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
 	var pair *fastCheck
 	var pcol []float64
+	plain := false // pair's product is never NaN: pick, then deliver, in place
 	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
 		pair, pcol = &c[0], src.cols[c[0].bcol]
+		plain = pair.finite && !next.src.nan
 	}
 	k := -1
 	for _, i := range sel {
@@ -301,7 +303,11 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		bound[comp], l.at = evs[i], i
 		q.r.steps.tickN(q.r, uint(end-k))
 		if pair != nil {
-			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
+			if pair.bound = pair.kb * pcol[i]; plain && pair.bound == pair.bound {
+				q.deliverPicked(next, pair, k, end)
+				continue
+			}
+			if pair.bound == pair.bound {
 				pair.ok = true
 				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
 				continue
@@ -310,6 +316,26 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		q.deliverRange(next, k, end)
 	}
 	bound[comp] = nil
+}
+
+// deliverPicked is deliverAll of the events of next's source in [k, end)
+// that f, next's one check, usable and with a product never NaN, passes,
+// in one call: no NaN to test per event, no candidate for passBound per
+// match, and the count sink adds the number picked.
+func (q *queryFilter) deliverPicked(next *level, f *fastCheck, k, end int) {
+	sel := resize(next.sel, end-k)
+	next.sel = sel
+	m := f.op.pick(sel, f.col[k:end], k, f.k, f.bound)
+	r := q.r
+	if r.counts {
+		r.stats.Matches += int64(m)
+		return
+	}
+	evs, cell := next.src.evs, next.cell
+	for _, i := range sel[:m] {
+		cell.Event = evs[i]
+		r.emitRow()
+	}
 }
 
 // deliverRange hands the consumer, as a match, the row with each event of
