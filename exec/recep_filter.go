@@ -277,10 +277,17 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
 	var pair *fastCheck
 	var pcol []float64
-	plain := false // pair's product is never NaN: pick, then deliver, in place
+	// plain: pair's product is never NaN; then each candidate's range is
+	// picked into one scratch, room for the longest range, and delivered
+	// with no binding (deliverPicked reads none).
+	plain := false
+	var picked []int
 	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
 		pair, pcol = &c[0], src.cols[c[0].bcol]
-		plain = pair.finite && !next.src.nan
+		if plain = pair.finite && !next.src.nan; plain {
+			picked = resize(next.sel, end-next.src.head)
+			next.sel = picked
+		}
 	}
 	k := -1
 	for _, i := range sel {
@@ -300,14 +307,16 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 			break // so are the later candidates' ranges
 		}
 		cell.Event = evs[i]
-		bound[comp], l.at = evs[i], i
 		q.r.steps.tickN(q.r, uint(end-k))
-		if pair != nil {
-			if pair.bound = pair.kb * pcol[i]; plain && pair.bound == pair.bound {
-				q.deliverPicked(next, pair, k, end)
+		if plain {
+			if b := pair.kb * pcol[i]; b == b {
+				q.deliverPicked(next, picked, k, end, b)
 				continue
 			}
-			if pair.bound == pair.bound {
+		}
+		bound[comp], l.at = evs[i], i
+		if pair != nil {
+			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
 				pair.ok = true
 				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
 				continue
@@ -319,13 +328,13 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 }
 
 // deliverPicked is deliverAll of the events of next's source in [k, end)
-// that f, next's one check, usable and with a product never NaN, passes,
-// in one call: no NaN to test per event, no candidate for passBound per
-// match, and the count sink adds the number picked.
-func (q *queryFilter) deliverPicked(next *level, f *fastCheck, k, end int) {
-	sel := resize(next.sel, end-k)
-	next.sel = sel
-	m := f.op.pick(sel, f.col[k:end], k, f.k, f.bound)
+// that next's one check, fast with a product never NaN, passes with the
+// bound side bound, in one call: no NaN to test per event, no candidate
+// for passBound per match, and the count sink adds the number picked.
+// sel is scratch with room for the range.
+func (q *queryFilter) deliverPicked(next *level, sel []int, k, end int, bound float64) {
+	f := &next.checks.cur[0]
+	m := f.op.pick(sel, f.col[k:end], k, f.k, bound)
 	r := q.r
 	if r.counts {
 		r.stats.Matches += int64(m)
