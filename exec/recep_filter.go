@@ -277,8 +277,17 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
 	var pair *fastCheck
 	var pcol []float64
+	// plain: pair's product is never NaN; then each candidate's range is
+	// picked into one scratch, room for the longest range, and delivered
+	// with no binding (deliverPicked reads none).
+	plain := false
+	var picked []int
 	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
 		pair, pcol = &c[0], src.cols[c[0].bcol]
+		if plain = pair.finite && !next.src.nan; plain {
+			picked = resize(next.sel, end-next.src.head)
+			next.sel = picked
+		}
 	}
 	k := -1
 	for _, i := range sel {
@@ -298,8 +307,14 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 			break // so are the later candidates' ranges
 		}
 		cell.Event = evs[i]
-		bound[comp], l.at = evs[i], i
 		q.r.steps.tickN(q.r, uint(end-k))
+		if plain {
+			if b := pair.kb * pcol[i]; b == b {
+				q.deliverPicked(next, picked, k, end, b)
+				continue
+			}
+		}
+		bound[comp], l.at = evs[i], i
 		if pair != nil {
 			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
 				pair.ok = true
@@ -310,6 +325,26 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		q.deliverRange(next, k, end)
 	}
 	bound[comp] = nil
+}
+
+// deliverPicked is deliverAll of the events of next's source in [k, end)
+// that next's one check, fast with a product never NaN, passes with the
+// bound side bound, in one call: no NaN to test per event, no candidate
+// for passBound per match, and the count sink adds the number picked.
+// sel is scratch with room for the range.
+func (q *queryFilter) deliverPicked(next *level, sel []int, k, end int, bound float64) {
+	f := &next.checks.cur[0]
+	m := f.op.pick(sel, f.col[k:end], k, f.k, bound)
+	r := q.r
+	if r.counts {
+		r.stats.Matches += int64(m)
+		return
+	}
+	evs, cell := next.src.evs, next.cell
+	for _, i := range sel[:m] {
+		cell.Event = evs[i]
+		r.emitRow()
+	}
 }
 
 // deliverRange hands the consumer, as a match, the row with each event of

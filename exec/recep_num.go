@@ -213,6 +213,20 @@ func (c numCmp) bit(v, b float64) uint {
 	return (b2u(v < b) | b2u(b < v)&c.gt) ^ c.flip
 }
 
+// pick writes into out, in order, i0 plus the index in col of each x
+// for which k * x op b holds, the product never NaN, and returns how many:
+// each goes at out's next free place, which moves on only if it passes,
+// so that no branch follows the data. out has col's length at least.
+func (c numCmp) pick(out []int, col []float64, i0 int, k, b float64) int {
+	out = out[:len(col)]
+	m := 0
+	for n, x := range col {
+		out[m] = i0 + n
+		m += int(c.bit(k*x, b))
+	}
+	return m
+}
+
 // b2u is 1 for true; the compiler makes it a flag set, not a branch.
 func b2u(b bool) uint {
 	if b {
