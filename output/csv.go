@@ -13,7 +13,6 @@ import (
 type csvWriter struct {
 	out sink
 	buf []byte // rows not written yet, the header first
-	enc sase.Encode
 	csvEncoder
 }
 
@@ -34,20 +33,19 @@ func newCSV(out sink, cols []Column) *csvWriter {
 		b = appendCSVString(b, col.Name)
 	}
 	c.buf = append(b, '\n')
-	c.enc = c.csvEncoder.encoder()
 	return c
 }
 
 func (c *csvWriter) Row(cells []sase.Cell) error {
 	var err error
-	c.buf, err = c.out.spill(c.enc(c.buf, cells))
+	c.buf, err = c.out.spill(c.encode(c.buf, cells))
 	return err
 }
 
 // NewEncoder is a copy of the writer's encoder with a cache of its own.
 func (c *csvWriter) NewEncoder() sase.Encode {
 	e := &csvEncoder{cols: c.cols}
-	return e.encoder()
+	return e.encode
 }
 
 func (c *csvWriter) Put(b []byte, _ int) (err error) {
@@ -55,35 +53,32 @@ func (c *csvWriter) Put(b []byte, _ int) (err error) {
 	return err
 }
 
-// encoder returns the encoding as one closure (jsonlEncoder.encoder).
-func (c *csvEncoder) encoder() sase.Encode {
-	return func(b []byte, cells []sase.Cell) []byte {
-		for i, cell := range cells {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			switch c.cols[i].Kind {
-			case Value:
-				if cell.Value.Kind() == event.String {
-					b = appendCSVString(b, cell.Value.Str())
-				} else {
-					b = cell.Value.AppendText(b)
-				}
-			case Event:
-				b = c.cache.append(b, cell.Event, appendSeq)
-			case List:
-				b = append(b, '[')
-				for k, e := range cell.List {
-					if k > 0 {
-						b = append(b, ';')
-					}
-					b = c.cache.append(b, e, appendSeq)
-				}
-				b = append(b, ']')
-			}
+func (c *csvEncoder) encode(b []byte, cells []sase.Cell) []byte {
+	for i, cell := range cells {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		return append(b, '\n')
+		switch c.cols[i].Kind {
+		case Value:
+			if cell.Value.Kind() == event.String {
+				b = appendCSVString(b, cell.Value.Str())
+			} else {
+				b = cell.Value.AppendText(b)
+			}
+		case Event:
+			b = c.cache.append(b, cell.Event, appendSeq)
+		case List:
+			b = append(b, '[')
+			for k, e := range cell.List {
+				if k > 0 {
+					b = append(b, ';')
+				}
+				b = c.cache.append(b, e, appendSeq)
+			}
+			b = append(b, ']')
+		}
 	}
+	return append(b, '\n')
 }
 
 func (c *csvWriter) Sync() (err error) {

@@ -8,7 +8,6 @@ import (
 type jsonlWriter struct {
 	out sink
 	buf []byte // rows not written yet
-	enc sase.Encode
 	jsonlEncoder
 }
 
@@ -30,20 +29,19 @@ func newJSONL(out sink, cols []Column, ev *eventFormat) *jsonlWriter {
 		}
 		j.keys = append(j.keys, append(event.AppendJSONString(key, c.Name), ':'))
 	}
-	j.enc = j.jsonlEncoder.encoder()
 	return j
 }
 
 func (j *jsonlWriter) Row(cells []sase.Cell) error {
 	var err error
-	j.buf, err = j.out.spill(j.enc(j.buf, cells))
+	j.buf, err = j.out.spill(j.encode(j.buf, cells))
 	return err
 }
 
 // NewEncoder is a copy of the writer's encoder with a cache of its own.
 func (j *jsonlWriter) NewEncoder() sase.Encode {
 	e := &jsonlEncoder{cols: j.cols, keys: j.keys, ev: j.ev.fork()}
-	return e.encoder()
+	return e.encode
 }
 
 func (j *jsonlWriter) Put(b []byte, _ int) (err error) {
@@ -51,31 +49,27 @@ func (j *jsonlWriter) Put(b []byte, _ int) (err error) {
 	return err
 }
 
-// encoder returns the encoding as one closure: a method value would add
-// a call per row to the method's.
-func (j *jsonlEncoder) encoder() sase.Encode {
-	return func(b []byte, cells []sase.Cell) []byte {
-		b = append(b, '{')
-		for i, c := range cells {
-			b = append(b, j.keys[i]...)
-			switch j.cols[i].Kind {
-			case Value:
-				b = c.Value.AppendJSON(b)
-			case Event:
-				b = j.cache.append(b, c.Event, j.ev.appendJSON)
-			case List:
-				b = append(b, '[')
-				for k, e := range c.List {
-					if k > 0 {
-						b = append(b, ',')
-					}
-					b = j.cache.append(b, e, j.ev.appendJSON)
+func (j *jsonlEncoder) encode(b []byte, cells []sase.Cell) []byte {
+	b = append(b, '{')
+	for i, c := range cells {
+		b = append(b, j.keys[i]...)
+		switch j.cols[i].Kind {
+		case Value:
+			b = c.Value.AppendJSON(b)
+		case Event:
+			b = j.cache.append(b, c.Event, j.ev.appendJSON)
+		case List:
+			b = append(b, '[')
+			for k, e := range c.List {
+				if k > 0 {
+					b = append(b, ',')
 				}
-				b = append(b, ']')
+				b = j.cache.append(b, e, j.ev.appendJSON)
 			}
+			b = append(b, ']')
 		}
-		return append(b, '}', '\n')
 	}
+	return append(b, '}', '\n')
 }
 
 func (j *jsonlWriter) Sync() (err error) {
