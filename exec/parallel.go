@@ -226,14 +226,14 @@ func (b *batch) eventsTo(pos int64) int64 {
 
 // match is a run of n rows a worker emitted one after the other: the
 // position of the item it was working on, the rows' partition value, where
-// the first row's cells start in the result's rows. One item tends to
-// complete many matches of one partition, so the merge orders runs, not
-// rows.
+// the first row's cells start in the result's rows (its events in evs,
+// when a row is only events). One item tends to complete many matches of
+// one partition, so the merge orders runs, not rows.
 type match struct {
-	pos  int64
-	key  event.Value
-	n    int
-	cell int
+	pos      int64
+	key      event.Value
+	n        int
+	cell, ev int
 	// Encoded (Chunks): the rows' bytes in the result's buf, and where
 	// the first row's end is noted in its ends.
 	b, end, row int
@@ -243,7 +243,9 @@ type match struct {
 type result struct {
 	matches []match
 	// The rows' cells, one row after the other, and their lists'
-	// elements: the merge hands the sink the rows as they are here.
+	// elements: the merge hands the sink the rows as they are here. A
+	// row of events only is its events in evs, seven times smaller (a
+	// segment holds its rows until the merge reaches it).
 	rows []Cell
 	evs  []*event.Event
 	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
@@ -449,18 +451,21 @@ func (w *worker) endItem() {
 	w.runEv = nil
 }
 
-// layout is the shape of a plan's rows: how many cells, which are lists.
+// layout is the shape of a plan's rows: how many cells, which are lists,
+// whether every one is an event.
 type layout struct {
-	width int
-	lists []int // the columns of ColList
+	width  int
+	lists  []int // the columns of ColList
+	events bool
 }
 
 func layoutOf(plan *planner.Plan) *layout {
-	l := &layout{width: len(plan.Columns)}
+	l := &layout{width: len(plan.Columns), events: true}
 	for i, c := range plan.Columns {
 		if c.Kind == planner.ColList {
 			l.lists = append(l.lists, i)
 		}
+		l.events = l.events && c.Kind == planner.ColEvent
 	}
 	return l
 }
@@ -478,6 +483,12 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 // grown it, still holds them: nothing writes to it before the result is
 // reused).
 func (r *result) cells(l *layout, row []Cell) {
+	if l.events {
+		for i := range row {
+			r.evs = append(r.evs, row[i].Event)
+		}
+		return
+	}
 	k := len(r.rows)
 	r.rows = append(r.rows, row...)
 	for _, i := range l.lists {
@@ -494,7 +505,7 @@ func (r *result) open(pos int64, key event.Value) {
 		r.matches[n].n++
 		return
 	}
-	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, cell: len(r.rows), b: len(r.buf), row: len(r.ends)})
+	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, cell: len(r.rows), ev: len(r.evs), b: len(r.buf), row: len(r.ends)})
 }
 
 // sameKey is a == b without a call to compare strings when neither is
@@ -503,9 +514,24 @@ func sameKey(a, b event.Value) bool {
 	return a.Kind() == b.Kind() && a.Int() == b.Int() && (a.Kind() != event.String || a.Str() == b.Str())
 }
 
-// emitRun emits the rows of run m, of width cells, and counts them; it
-// returns false when emit does.
-func (r *result) emitRun(m match, width int, emit Emit, stats *Stats) bool {
+// emitRun emits the rows of run m, laid out as l says, and counts them;
+// it returns false when emit does. A row of events only is put together
+// in row.
+func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats) bool {
+	width := l.width
+	if l.events {
+		row = row[:width]
+		for e := m.ev; e < m.ev+m.n*width; e += width {
+			for i, ev := range r.evs[e : e+width] {
+				row[i].Event = ev
+			}
+			stats.Matches++
+			if !emit(row) {
+				return false
+			}
+		}
+		return true
+	}
 	for c := m.cell; c < m.cell+m.n*width; c += width {
 		stats.Matches++
 		if !emit(r.rows[c : c+width : c+width]) {
@@ -854,6 +880,8 @@ type merger struct {
 	// batches takes back the batches of an ordered merge's rounds.
 	batches chan<- *batch
 	stats   *Stats
+	row     []Cell // emitRun's
+	layout  *layout
 	// The consumer stopped the run at the item at stopPos of stopBatch's
 	// (nil: at the stream's end) when stop.
 	stop      bool
@@ -872,7 +900,11 @@ func (m *merger) emitRun(res *result, r match) bool {
 	if m.chunks != nil {
 		return m.chunks.run(res, r)
 	}
-	return res.emitRun(r, len(m.plan.Columns), m.emit, m.stats)
+	if m.row == nil {
+		m.layout = layoutOf(m.plan)
+		m.row = make([]Cell, m.layout.width)
+	}
+	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
 }
 
 // flush puts the chunk pending of the results emitted, before they go
