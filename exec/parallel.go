@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -225,14 +226,14 @@ func (b *batch) eventsTo(pos int64) int64 {
 
 // match is a run of n rows a worker emitted one after the other: the
 // position of the item it was working on, the rows' partition value, where
-// the first row's columns start in the result's arenas. One item tends to
-// complete many matches of one partition, so the merge orders runs, not
-// rows.
+// the first row's cells start in the result's rows (its events in evs,
+// when a row is only events). One item tends to complete many matches of
+// one partition, so the merge orders runs, not rows.
 type match struct {
-	pos     int64
-	key     event.Value
-	n       int
-	ev, val int
+	pos      int64
+	key      event.Value
+	n        int
+	cell, ev int
 	// Encoded (Chunks): the rows' bytes in the result's buf, and where
 	// the first row's end is noted in its ends.
 	b, end, row int
@@ -241,10 +242,12 @@ type match struct {
 // result is what a worker made of one batch.
 type result struct {
 	matches []match
-	// The rows' columns, as layout says (a row of cells is eight times
-	// larger than its events).
+	// The rows' cells, one row after the other, and their lists'
+	// elements: the merge hands the sink the rows as they are here. A
+	// row of events only is its events in evs, seven times smaller (a
+	// segment holds its rows until the merge reaches it).
+	rows []Cell
 	evs  []*event.Event
-	vals []event.Value
 	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
 	buf    []byte
 	ends   []int
@@ -323,7 +326,7 @@ func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
 func freshResult(free chan *result, last *result) *result {
 	select {
 	case r := <-free:
-		*r = result{matches: r.matches[:0], evs: r.evs[:0], vals: r.vals[:0], buf: r.buf[:0], ends: r.ends[:0]}
+		*r = result{matches: r.matches[:0], rows: r.rows[:0], evs: r.evs[:0], buf: r.buf[:0], ends: r.ends[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
@@ -331,16 +334,20 @@ func freshResult(free chan *result, last *result) *result {
 		if last == nil {
 			return &result{}
 		}
-		buf := len(last.buf)
-		if buf >= resultBytes {
-			buf = resultBytes + resultBytes/4 // room for the item that passes resultBytes
+		// A result cut at resultBytes gets room for the item that passes
+		// it.
+		grow := func(n int) int {
+			if last.full() {
+				return n + n/4
+			}
+			return n
 		}
 		return &result{
-			matches: make([]match, 0, len(last.matches)),
-			evs:     make([]*event.Event, 0, len(last.evs)),
-			vals:    make([]event.Value, 0, len(last.vals)),
-			buf:     make([]byte, 0, buf),
-			ends:    make([]int, 0, len(last.ends)),
+			matches: make([]match, 0, grow(len(last.matches))),
+			rows:    make([]Cell, 0, grow(len(last.rows))),
+			evs:     make([]*event.Event, 0, grow(len(last.evs))),
+			buf:     make([]byte, 0, grow(len(last.buf))),
+			ends:    make([]int, 0, grow(len(last.ends))),
 		}
 	}
 }
@@ -444,28 +451,21 @@ func (w *worker) endItem() {
 	w.runEv = nil
 }
 
-// layout says where a result keeps a row's columns: a ColEvent's event
-// and a ColList's elements in evs, a ColValue's value and a ColList's
-// length in vals. Without lists a row takes a fixed stride of each, which
-// add and emitRun copy without looking at the kinds.
+// layout is the shape of a plan's rows: how many cells, which are lists,
+// whether every one is an event.
 type layout struct {
-	kinds           []planner.ColumnKind
-	evCols, valCols []int // the columns of events, of values
-	lists           bool
+	width  int
+	lists  []int // the columns of ColList
+	events bool
 }
 
 func layoutOf(plan *planner.Plan) *layout {
-	l := &layout{kinds: make([]planner.ColumnKind, len(plan.Columns))}
+	l := &layout{width: len(plan.Columns), events: true}
 	for i, c := range plan.Columns {
-		l.kinds[i] = c.Kind
-		switch c.Kind {
-		case planner.ColEvent:
-			l.evCols = append(l.evCols, i)
-		case planner.ColList:
-			l.lists = true
-		default:
-			l.valCols = append(l.valCols, i)
+		if c.Kind == planner.ColList {
+			l.lists = append(l.lists, i)
 		}
+		l.events = l.events && c.Kind == planner.ColEvent
 	}
 	return l
 }
@@ -477,31 +477,24 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 	r.cells(l, row)
 }
 
-// cells appends the columns of a row, of the last run, to the arenas.
+// cells appends a row, of the last run, to the rows. A list is the
+// engine's until the call returns: its elements are copied to evs, which
+// the row's list then reads (an earlier array of evs, once append has
+// grown it, still holds them: nothing writes to it before the result is
+// reused).
 func (r *result) cells(l *layout, row []Cell) {
-	if !l.lists {
-		e := len(r.evs)
-		evs := slices.Grow(r.evs, len(l.evCols))[:e+len(l.evCols)]
-		dst := evs[e:]
-		for j, i := range l.evCols {
-			dst[j] = row[i].Event
-		}
-		r.evs = evs
-		for _, i := range l.valCols {
-			r.vals = append(r.vals, row[i].Value)
+	if l.events {
+		for i := range row {
+			r.evs = append(r.evs, row[i].Event)
 		}
 		return
 	}
-	for i, kind := range l.kinds {
-		switch kind {
-		case planner.ColEvent:
-			r.evs = append(r.evs, row[i].Event)
-		case planner.ColList:
-			r.evs = append(r.evs, row[i].List...)
-			r.vals = append(r.vals, event.IntValue(int64(len(row[i].List))))
-		default:
-			r.vals = append(r.vals, row[i].Value)
-		}
+	k := len(r.rows)
+	r.rows = append(r.rows, row...)
+	for _, i := range l.lists {
+		e := len(r.evs)
+		r.evs = append(r.evs, row[i].List...)
+		r.rows[k+i].List = r.evs[e:len(r.evs):len(r.evs)]
 	}
 }
 
@@ -512,7 +505,7 @@ func (r *result) open(pos int64, key event.Value) {
 		r.matches[n].n++
 		return
 	}
-	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, ev: len(r.evs), val: len(r.vals), b: len(r.buf), row: len(r.ends)})
+	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, cell: len(r.rows), ev: len(r.evs), b: len(r.buf), row: len(r.ends)})
 }
 
 // sameKey is a == b without a call to compare strings when neither is
@@ -521,49 +514,47 @@ func sameKey(a, b event.Value) bool {
 	return a.Kind() == b.Kind() && a.Int() == b.Int() && (a.Kind() != event.String || a.Str() == b.Str())
 }
 
-// emitRun emits the rows of run m through row, and counts them; it
-// returns false when emit does.
+// emitRun emits the rows of run m, laid out as l says, and counts them;
+// it returns false when emit does. A row of events only is put together
+// in row.
 func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats) bool {
-	e, v := m.ev, m.val
-	for range m.n {
-		if !l.lists {
-			src := r.evs[e : e+len(l.evCols)]
-			for j, i := range l.evCols {
-				row[i].Event = src[j]
+	width := l.width
+	if l.events {
+		row = row[:width]
+		for e := m.ev; e < m.ev+m.n*width; e += width {
+			for i, ev := range r.evs[e : e+width] {
+				row[i].Event = ev
 			}
-			for j, i := range l.valCols {
-				row[i].Value = r.vals[v+j]
-			}
-			e, v = e+len(l.evCols), v+len(l.valCols)
-		} else {
-			for i, kind := range l.kinds {
-				switch kind {
-				case planner.ColEvent:
-					row[i].Event = r.evs[e]
-					e++
-				case planner.ColList:
-					n := int(r.vals[v].Int())
-					row[i].List = r.evs[e : e+n : e+n]
-					e, v = e+n, v+1
-				default:
-					row[i].Value = r.vals[v]
-					v++
-				}
+			stats.Matches++
+			if !emit(row) {
+				return false
 			}
 		}
+		return true
+	}
+	for c := m.cell; c < m.cell+m.n*width; c += width {
 		stats.Matches++
-		if !emit(row) {
+		if !emit(r.rows[c : c+width : c+width]) {
 			return false
 		}
 	}
 	return true
 }
 
-// resultBytes is about the most bytes of encoded rows (Chunks) a result
-// holds: a worker hands a batch's rows on in results of that size, cut
-// between two items, so that a batch with many matches neither grows one
-// buffer by copying it again and again nor holds them all at once.
+// resultBytes is about the most bytes of rows a result holds, encoded
+// (Chunks) or in its arenas: a worker hands a batch's rows on in results
+// of that size, cut between two items, so that a batch with many matches
+// neither grows its arrays by copying them again and again nor holds them
+// all at once. Arenas so bounded stay in a core's cache and are reused
+// (free), not allocated: pointer arrays the garbage collector scans, and
+// whose every store pays a write barrier while it runs.
 const resultBytes = 128 << 10
+
+// full says the result holds resultBytes of rows.
+func (r *result) full() bool {
+	const cell, ev = int(unsafe.Sizeof(Cell{})), int(unsafe.Sizeof((*event.Event)(nil)))
+	return len(r.buf)+cell*len(r.rows)+ev*len(r.evs) >= resultBytes
+}
 
 // step runs one batch (b nil: the stream's end, at position w.pos), and
 // returns what it emitted last; send hands on the results before, each
@@ -609,7 +600,7 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 			}
 		}
 		w.endItem()
-		if len(w.res.buf) >= resultBytes && k < n-1 {
+		if k < n-1 && w.res.full() {
 			part := w.res
 			part.more = true
 			sortRuns(part.matches)
@@ -889,7 +880,7 @@ type merger struct {
 	// batches takes back the batches of an ordered merge's rounds.
 	batches chan<- *batch
 	stats   *Stats
-	row     []Cell
+	row     []Cell // emitRun's
 	layout  *layout
 	// The consumer stopped the run at the item at stopPos of stopBatch's
 	// (nil: at the stream's end) when stop.
@@ -911,7 +902,7 @@ func (m *merger) emitRun(res *result, r match) bool {
 	}
 	if m.row == nil {
 		m.layout = layoutOf(m.plan)
-		m.row = make([]Cell, len(m.layout.kinds))
+		m.row = make([]Cell, m.layout.width)
 	}
 	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
 }

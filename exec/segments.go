@@ -357,7 +357,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			send()
 			return false
 		}
-		if (i%batchSize == batchSize-1 || len(w.res.buf) >= resultBytes) && w.mine && !w.direct {
+		if (i%batchSize == batchSize-1 || w.res.full()) && w.mine && !w.direct {
 			if !send() {
 				return false
 			}
