@@ -142,7 +142,7 @@ func TestSetNumber(t *testing.T) {
 		var a Arena
 		e := a.Event(3)
 		SetNumber(e.Attrs, 1, v)
-		if got := e.Attrs[1]; got.Kind() != v.Kind() || got.bits != v.bits || got.s != "" {
+		if got := e.Attrs[1]; !got.Identical(v) {
 			t.Errorf("SetNumber(%v): %v (%s)", v, got, got.Kind())
 		}
 		if !e.Attrs[0].IsAbsent() || !e.Attrs[2].IsAbsent() {

@@ -148,7 +148,7 @@ func (s *Schema) Observe(e *Event) {
 	// attribute's kind is read without copying its value.
 	declared, kinds, present := t.Declared[:n], t.Kinds[:n], t.Present[:n]
 	for slot := range attrs {
-		k := attrs[slot].kind
+		k := attrs[slot].Kind()
 		if k == Absent {
 			continue
 		}

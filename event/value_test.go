@@ -84,7 +84,7 @@ var partitionValues = []Value{
 func TestPartitionKey(t *testing.T) {
 	for _, v := range partitionValues {
 		for _, w := range partitionValues {
-			if eq, same := v.Equal(w), PartitionKey(v) == PartitionKey(w); eq != same {
+			if eq, same := v.Equal(w), PartitionKey(v).Key() == PartitionKey(w).Key(); eq != same {
 				t.Errorf("%v(%v), %v(%v): Equal = %v but keys equal = %v", v.Kind(), v, w.Kind(), w, eq, same)
 			}
 		}
@@ -97,7 +97,7 @@ func TestPartitionKey(t *testing.T) {
 		{FloatValue(2.5), FloatValue(2.5)},
 		{StringValue("3"), StringValue("3")},
 	} {
-		if got := PartitionKey(tt.v); got != tt.want {
+		if got := PartitionKey(tt.v); !got.Identical(tt.want) {
 			t.Errorf("PartitionKey(%v) = %v(%v), want %v(%v)", tt.v, got.Kind(), got, tt.want.Kind(), tt.want)
 		}
 	}
@@ -307,7 +307,7 @@ func TestNumberCompare(t *testing.T) {
 		if tc.a.Equal(tc.b) != eq || tc.b.Equal(tc.a) != eq {
 			t.Errorf("Equal(%v, %v) = %v, want %v", tc.a, tc.b, tc.a.Equal(tc.b), eq)
 		}
-		if keys := PartitionKey(tc.a) == PartitionKey(tc.b); tc.ok && keys != eq {
+		if keys := PartitionKey(tc.a).Key() == PartitionKey(tc.b).Key(); tc.ok && keys != eq {
 			t.Errorf("PartitionKey(%v) == PartitionKey(%v) is %v, but Equal is %v", tc.a, tc.b, keys, eq)
 		}
 	}

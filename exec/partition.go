@@ -32,7 +32,7 @@ type partitions[S any] struct {
 	seed  func(wild *S) *S
 	small []*S // by int key in [0, smallKeys)
 	ints  map[int64]*S
-	other map[event.Value]*S
+	other map[event.Key]*S
 	list  []*S          // the partitions in creation order
 	keys  []event.Value // list's keys
 	// A sweep is due when the stream reaches sweepAt; never without a
@@ -47,7 +47,7 @@ type partitions[S any] struct {
 const smallKeys = 1 << 14
 
 func (p *partitions[S]) init(wild *S, seed func(wild *S) *S, windowed bool, window int64) {
-	*p = partitions[S]{wild: wild, seed: seed, other: map[event.Value]*S{}, windowed: windowed, window: max(window, 1), sweepAt: math.MinInt64}
+	*p = partitions[S]{wild: wild, seed: seed, other: map[event.Key]*S{}, windowed: windowed, window: max(window, 1), sweepAt: math.MinInt64}
 }
 
 // get returns the partition of v, an event's value of the attribute; nil
@@ -66,7 +66,7 @@ func (p *partitions[S]) get(v event.Value) *S {
 	case event.Absent:
 		return nil
 	}
-	return p.other[k]
+	return p.other[k.Key()]
 }
 
 // create makes the partition of v, present and without one, from wild.
@@ -96,9 +96,9 @@ func (p *partitions[S]) set(k event.Value, s *S) {
 		}
 		p.ints[k.Int()] = s
 	case s == nil:
-		delete(p.other, k)
+		delete(p.other, k.Key())
 	default:
-		p.other[k] = s
+		p.other[k.Key()] = s
 	}
 }
 
