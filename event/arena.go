@@ -20,8 +20,8 @@ import (
 //
 // The blocks are memory the garbage collector does not scan and the
 // runtime does not clear: a 1M-event load spent much of its time in the
-// collector marking through every event's Attrs and every value's string
-// field, most of them empty, and clearing blocks that are written anyway.
+// collector marking through every event's Attrs and every value's pointer,
+// most of them to no string, and clearing blocks that are written anyway.
 // So what they point to is kept alive another way: a cleanup on each block
 // (runtime.AddCleanup) keeps reachable, for as long as the block is, the
 // value blocks its events' Attrs use (for an event block) or the text

@@ -30,7 +30,7 @@ func TestArenaStrings(t *testing.T) {
 	var garbage [][]byte
 	for i := range 60_000 {
 		a := &arenas[i%3]
-		e := a.Event(5)        // a value block lasts 3276 events, an event block 4096: some value blocks are kept by no current-block link
+		e := a.Event(10)       // a value block lasts 3276 events, an event block 4096: some value blocks are kept by no current-block link
 		buf := []byte(text(i)) // a read buffer, reused below
 		a.Set(e.Attrs, 0, IntValue(int64(i)))
 		a.Set(e.Attrs, 2, StringValue(string(buf)))

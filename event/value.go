@@ -44,8 +44,8 @@ func (k Kind) String() string {
 // bits and a string header.
 //
 // A Value is not comparable: == would compare a string's address, not its
-// text. Equal compares as the language does, Identical as == did on the
-// old layout (kind, bits and text), and Key makes a map key.
+// text. Equal compares as the language does, Identical by kind, bits and
+// text, and Key makes a map key.
 type Value struct {
 	_ [0]func() // no ==: see above; first, so that it adds no padding
 	p unsafe.Pointer

@@ -54,8 +54,8 @@ func (p *partitions[S]) init(wild *S, seed func(wild *S) *S, windowed bool, wind
 // when it has none yet or v is absent (a wildcard).
 func (p *partitions[S]) get(v event.Value) *S {
 	k := event.PartitionKey(v)
-	switch k.Kind() {
-	case event.Int:
+	switch {
+	case k.IsInt():
 		if i := k.Int(); uint64(i) < smallKeys {
 			if i < int64(len(p.small)) {
 				return p.small[i]
@@ -63,7 +63,7 @@ func (p *partitions[S]) get(v event.Value) *S {
 			return nil
 		}
 		return p.ints[k.Int()]
-	case event.Absent:
+	case k.IsAbsent():
 		return nil
 	}
 	return p.other[k.Key()]
@@ -82,15 +82,15 @@ func (p *partitions[S]) create(v event.Value) *S {
 // set files s under key k (nil forgets k).
 func (p *partitions[S]) set(k event.Value, s *S) {
 	switch {
-	case k.Kind() == event.Int && uint64(k.Int()) < smallKeys:
+	case k.IsInt() && uint64(k.Int()) < smallKeys:
 		i := int(k.Int())
 		if i >= len(p.small) {
 			p.small = append(p.small, make([]*S, i+1-len(p.small))...)
 		}
 		p.small[i] = s
-	case k.Kind() == event.Int && s == nil:
+	case k.IsInt() && s == nil:
 		delete(p.ints, k.Int())
-	case k.Kind() == event.Int:
+	case k.IsInt():
 		if p.ints == nil {
 			p.ints = map[int64]*S{}
 		}

@@ -478,4 +478,4 @@ func (c *eventCache) agrees(e, trigger *event.Event) bool {
 
 // isNaN reports whether v is a float NaN, which equals nothing (no loader
 // makes one; ReCEP keeps it out of the partitions).
-func isNaN(v event.Value) bool { return v.Kind() == event.Float && math.IsNaN(v.Float()) }
+func isNaN(v event.Value) bool { return v.IsFloat() && math.IsNaN(v.Float()) }

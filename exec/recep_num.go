@@ -31,12 +31,12 @@ func numOf(ev *event.Event, slot int) float64 {
 
 // numOfValue is numOf of one value.
 func numOfValue(v *event.Value) float64 {
-	switch v.Kind() {
-	case event.Int:
+	switch {
+	case v.IsInt():
 		if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
 			return float64(i)
 		}
-	case event.Float:
+	case v.IsFloat():
 		return v.Float()
 	}
 	return math.NaN()
@@ -83,7 +83,7 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 			x, y = y, x
 		}
 		k, ok := x.(*planner.Const)
-		if !ok || k.Value.Kind() != event.Float {
+		if !ok || !k.Value.IsFloat() {
 			return numTerm{}, false // an int k multiplies ints as ints
 		}
 		t, ok := numTermOf(p, y)
