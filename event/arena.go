@@ -230,7 +230,8 @@ func (a *Arena) Set(attrs []Value, i int, v Value) {
 // a pointer stored there needs no write barrier (what it points to is a
 // tag, or text the block's cleanup keeps).
 func setWords(attrs []Value, i int, v Value) {
-	*(*[valueWords]uint64)(unsafe.Pointer(&attrs[i])) = *(*[valueWords]uint64)(unsafe.Pointer(&v))
+	w := (*[valueWords]uintptr)(unsafe.Pointer(&attrs[i]))
+	w[0], w[1] = uintptr(v.p), uintptr(v.n) // v's fields, not its memory: v stays in registers
 }
 
 // SetNumber stores v, an int, float or bool, in attrs[i], a slot of an

@@ -52,12 +52,12 @@ type Value struct {
 	n uint64
 }
 
-// tags are the kinds' tags, tags[k-1] that of kind k, so that a Value's
-// kind is its p's offset from tags: tags[String-1] is the empty string's.
-var tags [4]byte
+// tags are the kinds' tags, in the order of their kinds, so that a
+// Value's kind is its p's offset from tags, plus one: str is the empty
+// string's. (Fields, not an array: an address the inliner counts cheap.)
+var tags struct{ int, float, str, bool byte }
 
-// tag is the tag of kind k (Int, Float, String or Bool).
-func tag(k Kind) unsafe.Pointer { return unsafe.Pointer(&tags[k-1]) }
+const ntags = uintptr(unsafe.Sizeof(tags))
 
 // tagOffset is p's offset from tags: below len(tags) for a tag only (a
 // nil p, or a string's text, is elsewhere).
@@ -66,25 +66,25 @@ func tagOffset(p unsafe.Pointer) uintptr {
 }
 
 // IntValue, FloatValue, StringValue and BoolValue make values.
-func IntValue(i int64) Value     { return Value{p: tag(Int), n: uint64(i)} }
-func FloatValue(f float64) Value { return Value{p: tag(Float), n: math.Float64bits(f)} }
+func IntValue(i int64) Value     { return Value{p: unsafe.Pointer(&tags.int), n: uint64(i)} }
+func FloatValue(f float64) Value { return Value{p: unsafe.Pointer(&tags.float), n: math.Float64bits(f)} }
 func StringValue(s string) Value {
 	if s == "" {
-		return Value{p: tag(String)}
+		return Value{p: unsafe.Pointer(&tags.str)}
 	}
 	return Value{p: unsafe.Pointer(unsafe.StringData(s)), n: uint64(len(s))}
 }
 func BoolValue(b bool) Value {
 	if b {
-		return Value{p: tag(Bool), n: 1}
+		return Value{p: unsafe.Pointer(&tags.bool), n: 1}
 	}
-	return Value{p: tag(Bool)}
+	return Value{p: unsafe.Pointer(&tags.bool)}
 }
 
 // Kind is the value's kind; IsInt, IsFloat, IsString and IsAbsent ask
 // for one kind in one comparison (or two), which Kind() == k may not.
 func (v Value) Kind() Kind {
-	if d := tagOffset(v.p); d < uintptr(len(tags)) {
+	if d := tagOffset(v.p); d < ntags {
 		return Kind(d + 1)
 	}
 	if v.p == nil {
@@ -94,11 +94,11 @@ func (v Value) Kind() Kind {
 }
 
 func (v Value) IsAbsent() bool { return v.p == nil }
-func (v Value) IsInt() bool    { return v.p == tag(Int) }
-func (v Value) IsFloat() bool  { return v.p == tag(Float) }
+func (v Value) IsInt() bool    { return v.p == unsafe.Pointer(&tags.int) }
+func (v Value) IsFloat() bool  { return v.p == unsafe.Pointer(&tags.float) }
 func (v Value) IsNumber() bool { return tagOffset(v.p) < uintptr(Float) }
 func (v Value) IsString() bool {
-	return v.p != nil && (tagOffset(v.p) >= uintptr(len(tags)) || v.p == tag(String))
+	return v.p != nil && (tagOffset(v.p) >= ntags || v.p == unsafe.Pointer(&tags.str))
 }
 
 // Int, Float and Bool are the value's bits as their kind's: meaningful
@@ -107,11 +107,11 @@ func (v Value) IsString() bool {
 // string.
 func (v Value) Int() int64     { return int64(v.n) }
 func (v Value) Float() float64 { return math.Float64frombits(v.n) }
-func (v Value) Bool() bool     { return v.n != 0 && tagOffset(v.p) < uintptr(len(tags)) }
+func (v Value) Bool() bool     { return v.n != 0 && tagOffset(v.p) < ntags }
 
 // Str is a string's text, "" for any other kind.
 func (v Value) Str() string {
-	if tagOffset(v.p) < uintptr(len(tags)) {
+	if tagOffset(v.p) < ntags {
 		return "" // a number's, a bool's or the empty string's tag
 	}
 	return unsafe.String((*byte)(v.p), v.n) // absent: nil, 0, which is ""

@@ -26,21 +26,23 @@ func numOf(ev *event.Event, slot int) float64 {
 	if slot < len(ev.Attrs) {
 		return numOfValue(&ev.Attrs[slot])
 	}
-	return math.NaN()
+	return notANumber
 }
 
 // numOfValue is numOf of one value.
 func numOfValue(v *event.Value) float64 {
-	switch {
-	case v.IsInt():
-		if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
-			return float64(i)
-		}
-	case v.IsFloat():
+	if v.IsFloat() {
 		return v.Float()
 	}
-	return math.NaN()
+	if i := v.Int(); v.IsInt() && -1<<53 <= i && i <= 1<<53 {
+		return float64(i)
+	}
+	return notANumber
 }
+
+// notANumber is NaN as a variable, which keeps numOf within the inliner's budget
+// (math.NaN, inlined, costs more).
+var notANumber = math.NaN()
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
 // k (1 unless scaled). Its value for the attribute's value x is k * x:
