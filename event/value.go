@@ -66,8 +66,10 @@ func tagOffset(p unsafe.Pointer) uintptr {
 }
 
 // IntValue, FloatValue, StringValue and BoolValue make values.
-func IntValue(i int64) Value     { return Value{p: unsafe.Pointer(&tags.int), n: uint64(i)} }
-func FloatValue(f float64) Value { return Value{p: unsafe.Pointer(&tags.float), n: math.Float64bits(f)} }
+func IntValue(i int64) Value { return Value{p: unsafe.Pointer(&tags.int), n: uint64(i)} }
+func FloatValue(f float64) Value {
+	return Value{p: unsafe.Pointer(&tags.float), n: math.Float64bits(f)}
+}
 func StringValue(s string) Value {
 	if s == "" {
 		return Value{p: unsafe.Pointer(&tags.str)}
