@@ -59,14 +59,16 @@ var tags struct{ int, float, str, bool byte }
 
 const ntags = uintptr(unsafe.Sizeof(tags))
 
-// tagOffset is p's offset from tags: below len(tags) for a tag only (a
+// tagOffset is p's offset from tags: below ntags for a tag only (a
 // nil p, or a string's text, is elsewhere).
 func tagOffset(p unsafe.Pointer) uintptr {
 	return uintptr(p) - uintptr(unsafe.Pointer(&tags))
 }
 
 // IntValue, FloatValue, StringValue and BoolValue make values.
-func IntValue(i int64) Value { return Value{p: unsafe.Pointer(&tags.int), n: uint64(i)} }
+func IntValue(i int64) Value {
+	return Value{p: unsafe.Pointer(&tags.int), n: uint64(i)}
+}
 func FloatValue(f float64) Value {
 	return Value{p: unsafe.Pointer(&tags.float), n: math.Float64bits(f)}
 }
