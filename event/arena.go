@@ -85,8 +85,8 @@ func (a *Arena) Event(n int) *Event {
 		attrs := a.values[a.nvalues : a.nvalues+n : a.nvalues+n] // full slice expression: appends never spill into a neighbour
 		a.nvalues += n
 		w := words(attrs)
-		for k := range w { // word by word: clear would call memclr, for a few words
-			w[k] = [valueWords]uint64{}
+		for k := range w { // word by word: clear (or a loop of w[k] = {}) would call memclr, for a few words
+			w[k][0], w[k][1] = 0, 0
 		}
 		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
 	}
