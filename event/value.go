@@ -100,7 +100,7 @@ func (v Value) Kind() Kind {
 func (v Value) IsAbsent() bool { return v.p == nil }
 func (v Value) IsInt() bool    { return v.p == unsafe.Pointer(&tags.int) }
 func (v Value) IsFloat() bool  { return v.p == unsafe.Pointer(&tags.float) }
-func (v Value) IsNumber() bool { return tagOffset(v.p) < uintptr(Float) }
+func (v Value) IsNumber() bool { return tagOffset(v.p) < 2 } // int's or float's tag
 func (v Value) IsString() bool {
 	return v.p != nil && (tagOffset(v.p) >= ntags || v.p == unsafe.Pointer(&tags.str))
 }
