@@ -141,10 +141,10 @@ type Key struct {
 
 // Key returns v's key.
 func (v Value) Key() Key {
-	if k := v.Kind(); k != String {
-		return Key{kind: k, bits: v.n}
+	if tagOffset(v.p) < ntags || v.p == nil { // a tag (the empty string's too: its n is 0) or absent
+		return Key{kind: v.Kind(), bits: v.n}
 	}
-	return Key{kind: String, s: v.Str()}
+	return Key{kind: String, s: unsafe.String((*byte)(v.p), v.n)}
 }
 
 // AsFloat returns a number as float64 (ints converted).
