@@ -123,7 +123,7 @@ func (v Value) Str() string {
 
 // Identical reports whether v and w are the same value: the same kind and
 // bits, or the same text. Unlike Equal, 1 and 1.0 differ and NaN is
-// itself; it is == on the values PartitionKey returns.
+// itself; on the values PartitionKey returns the two agree, NaN aside.
 func (v Value) Identical(w Value) bool {
 	if v.p == w.p && v.n == w.n {
 		return true
