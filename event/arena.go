@@ -20,8 +20,8 @@ import (
 //
 // The blocks are memory the garbage collector does not scan and the
 // runtime does not clear: a 1M-event load spent much of its time in the
-// collector marking through every event's Attrs and every value's string
-// field, most of them empty, and clearing blocks that are written anyway.
+// collector marking through every event's Attrs and every value's pointer,
+// most of them to no string, and clearing blocks that are written anyway.
 // So what they point to is kept alive another way: a cleanup on each block
 // (runtime.AddCleanup) keeps reachable, for as long as the block is, the
 // value blocks its events' Attrs use (for an event block) or the text
@@ -59,7 +59,7 @@ type arenaKeep struct{ blocks [][]byte }
 
 const (
 	arenaEvents = 4096  // the first event block: 192 KB, doubling to 3 MB
-	arenaValues = 16384 // the first value block: 512 KB, doubling to 2 MB
+	arenaValues = 32768 // the first value block: 512 KB, doubling to 2 MB
 	eventGrowth = 4     // doublings of the event block
 	valueGrowth = 2     // and of the value block
 	arenaBatch  = 4096  // Batch's first chunk, in pointers: 32 KB, doubling to 1 MB
@@ -85,8 +85,8 @@ func (a *Arena) Event(n int) *Event {
 		attrs := a.values[a.nvalues : a.nvalues+n : a.nvalues+n] // full slice expression: appends never spill into a neighbour
 		a.nvalues += n
 		w := words(attrs)
-		for k := range w { // word by word: clear would call memclr, for a few words
-			w[k][0], w[k][1], w[k][2], w[k][3] = 0, 0, 0, 0
+		for k := range w { // word by word: clear (or a loop of w[k] = {}) would call memclr, for a few words
+			w[k][0], w[k][1] = 0, 0
 		}
 		*(*sliceHeader)(unsafe.Pointer(&e.Attrs)) = sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(attrs))), n, n}
 	}
@@ -220,22 +220,24 @@ func newKeep(block, current []byte) *arenaKeep {
 // arena's last Event call returned; a string's text is copied into the
 // arena, so v may be a view of a read buffer.
 func (a *Arena) Set(attrs []Value, i int, v Value) {
-	if v.kind == String {
-		v.s = a.copyText(v.s)
+	if v.IsString() {
+		v = StringValue(a.copyText(v.Str()))
 	}
-	// As words: the block is not scanned, so a pointer stored in it needs
-	// no write barrier (what it points to is kept by the cleanup).
-	d, w := (*[4]uint64)(unsafe.Pointer(&attrs[i])), (*[4]uint64)(unsafe.Pointer(&v))
-	d[0], d[1], d[2], d[3] = w[0], w[1], w[2], w[3] // word by word: a copy of the whole would call memmove
+	setWords(attrs, i, v)
 }
 
-// SetNumber stores v, an int, float or bool, in attrs[i], a slot that
-// Event cleared: its kind and bits, not the string's words, which are zero
-// already (and so no write barrier for them).
-func SetNumber(attrs []Value, i int, v Value) {
-	a := &attrs[i]
-	a.kind, a.bits = v.kind, v.bits
+// setWords stores v in attrs[i], a slot of a block not scanned, as words:
+// a pointer stored there needs no write barrier (what it points to is a
+// tag, or text the block's cleanup keeps).
+func setWords(attrs []Value, i int, v Value) {
+	w := (*[valueWords]uintptr)(unsafe.Pointer(&attrs[i]))
+	w[0], w[1] = uintptr(v.p), uintptr(v.n) // v's fields, not its memory: v stays in registers
 }
+
+// SetNumber stores v, an int, float or bool, in attrs[i], a slot of an
+// arena's event: its tag and bits, as words (its tag, static, needs no
+// keeping).
+func SetNumber(attrs []Value, i int, v Value) { setWords(attrs, i, v) }
 
 // copyText returns a copy of s in the arena's current text chunk.
 func (a *Arena) copyText(s string) string {
@@ -280,9 +282,9 @@ func noZero(n int) []byte {
 // asBytes views the n bytes at p.
 func asBytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
 
-// A Value is four machine words (Set copies it word by word), an Event six.
+// A Value is two machine words (Set copies it word by word), an Event six.
 var (
-	_ = [1]int{}[valueSize-32]
+	_ = [1]int{}[valueSize-16]
 	_ = [1]int{}[eventSize-48]
 )
 

@@ -148,10 +148,10 @@ func (s *Schema) Observe(e *Event) {
 	// attribute's kind is read without copying its value.
 	declared, kinds, present := t.Declared[:n], t.Kinds[:n], t.Present[:n]
 	for slot := range attrs {
-		k := attrs[slot].kind
-		if k == Absent {
+		if attrs[slot].IsAbsent() {
 			continue
 		}
+		k := attrs[slot].Kind()
 		declared[slot] = true
 		kinds[slot] |= 1 << (k & 7) // a kind is below 8: the shift needs no check for 8 or more
 		present[slot]++

@@ -85,7 +85,7 @@ func TestEventAttrAndBuiltins(t *testing.T) {
 		{0, BuiltinTS, IntValue(40)},
 		{0, BuiltinSeq, IntValue(3)},
 	} {
-		if got := e.Get(tt.slot, tt.b); got != tt.want {
+		if got := e.Get(tt.slot, tt.b); !got.Identical(tt.want) {
 			t.Errorf("Get(%d, %v) = %v, want %v", tt.slot, tt.b, got, tt.want)
 		}
 	}

@@ -1,10 +1,15 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 var (
@@ -84,7 +89,7 @@ var partitionValues = []Value{
 func TestPartitionKey(t *testing.T) {
 	for _, v := range partitionValues {
 		for _, w := range partitionValues {
-			if eq, same := v.Equal(w), PartitionKey(v) == PartitionKey(w); eq != same {
+			if eq, same := v.Equal(w), PartitionKey(v).Key() == PartitionKey(w).Key(); eq != same {
 				t.Errorf("%v(%v), %v(%v): Equal = %v but keys equal = %v", v.Kind(), v, w.Kind(), w, eq, same)
 			}
 		}
@@ -97,7 +102,7 @@ func TestPartitionKey(t *testing.T) {
 		{FloatValue(2.5), FloatValue(2.5)},
 		{StringValue("3"), StringValue("3")},
 	} {
-		if got := PartitionKey(tt.v); got != tt.want {
+		if got := PartitionKey(tt.v); !got.Identical(tt.want) {
 			t.Errorf("PartitionKey(%v) = %v(%v), want %v(%v)", tt.v, got.Kind(), got, tt.want.Kind(), tt.want)
 		}
 	}
@@ -307,8 +312,136 @@ func TestNumberCompare(t *testing.T) {
 		if tc.a.Equal(tc.b) != eq || tc.b.Equal(tc.a) != eq {
 			t.Errorf("Equal(%v, %v) = %v, want %v", tc.a, tc.b, tc.a.Equal(tc.b), eq)
 		}
-		if keys := PartitionKey(tc.a) == PartitionKey(tc.b); tc.ok && keys != eq {
+		if keys := PartitionKey(tc.a).Key() == PartitionKey(tc.b).Key(); tc.ok && keys != eq {
 			t.Errorf("PartitionKey(%v) == PartitionKey(%v) is %v, but Equal is %v", tc.a, tc.b, keys, eq)
 		}
+	}
+}
+
+// TestValueRoundTrip checks that every kind reads back what made it, its
+// kind and only its kind's accessors, at the edges of each kind's range.
+func TestValueRoundTrip(t *testing.T) {
+	kinds := func(v Value) [5]bool {
+		return [5]bool{v.IsAbsent(), v.IsInt(), v.IsFloat(), v.IsString(), v.IsNumber()}
+	}
+	check := func(v Value, k Kind) {
+		t.Helper()
+		want := [5]bool{k == Absent, k == Int, k == Float, k == String, k == Int || k == Float}
+		if v.Kind() != k || kinds(v) != want {
+			t.Errorf("%v: kind %v, Is* %v; want %v, %v", v, v.Kind(), kinds(v), k, want)
+		}
+		if k != String && v.Str() != "" {
+			t.Errorf("%v(%v).Str() = %q, want \"\"", k, v, v.Str())
+		}
+	}
+	var zero Value
+	check(zero, Absent)
+	if zero.Int() != 0 || zero.Bool() || zero.AppendText(nil) != nil || !zero.Equal(Value{}) {
+		t.Errorf("the zero Value is not absent: %v", zero)
+	}
+	for _, i := range []int64{0, 1, -1, 1 << 53, math.MaxInt64, math.MinInt64} {
+		v := IntValue(i)
+		check(v, Int)
+		if v.Int() != i || v.AsFloat() != float64(i) || v.Bool() != (i != 0) {
+			t.Errorf("IntValue(%d): Int %d, AsFloat %g, Bool %v", i, v.Int(), v.AsFloat(), v.Bool())
+		}
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), 1.5, -2.25, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+		v := FloatValue(f)
+		check(v, Float)
+		if math.Float64bits(v.Float()) != math.Float64bits(f) || math.Float64bits(v.AsFloat()) != math.Float64bits(f) {
+			t.Errorf("FloatValue(%g) reads back %g", f, v.Float())
+		}
+	}
+	for _, s := range []string{"", "a", "\x00", "héllo", strings.Repeat("z", 1<<16)} {
+		v := StringValue(s)
+		check(v, String)
+		if v.Str() != s || v.Bool() || v.String() != s {
+			t.Errorf("StringValue(%.10q): Str %.10q, Bool %v", s, v.Str(), v.Bool())
+		}
+	}
+	for _, b := range []bool{false, true} {
+		v := BoolValue(b)
+		check(v, Bool)
+		if v.Bool() != b || v.Str() != "" {
+			t.Errorf("BoolValue(%v) reads back %v", b, v.Bool())
+		}
+	}
+}
+
+// TestValueStringsSurviveGC checks that a value alone keeps its string's
+// text alive: heap strings, not an arena's, whose only reference is the
+// value, read back after collections that reuse freed memory.
+func TestValueStringsSurviveGC(t *testing.T) {
+	text := func(i int) string { return fmt.Sprintf("v%d-%s", i, strings.Repeat("q", i%70)) }
+	values := make([]Value, 5000)
+	for i := range values {
+		values[i] = StringValue(text(i)) // text(i) is referenced by the value only
+	}
+	one := StringValue(strings.Repeat("p", 1<<20)) // a local, on the stack or not
+	for range 3 {
+		runtime.GC()
+		garbage := make([][]byte, 0, 1000)
+		for range 1000 {
+			garbage = append(garbage, bytes.Repeat([]byte{0xee}, 80))
+		}
+		runtime.KeepAlive(garbage)
+	}
+	for i, v := range values {
+		if v.Str() != text(i) {
+			t.Fatalf("value %d: %q, want %q", i, v.Str(), text(i))
+		}
+	}
+	if s := one.Str(); len(s) != 1<<20 || strings.Trim(s, "p") != "" {
+		t.Errorf("the long string lost its text")
+	}
+}
+
+// TestIdenticalAndKey checks that Identical and Key compare strings by
+// text, not address, and everything else by kind and bits: 1 and 1.0
+// differ, NaN is itself, -0.0 is not 0.0.
+func TestIdenticalAndKey(t *testing.T) {
+	ab := "ab"
+	twin := string([]byte("ab")) // the same text elsewhere
+	if unsafe.StringData(ab) == unsafe.StringData(twin) {
+		t.Fatal("the twin shares its text")
+	}
+	for _, tt := range []struct {
+		v, w Value
+		same bool
+	}{
+		{StringValue(ab), StringValue(twin), true},
+		{StringValue(ab), StringValue(ab[:1]), false}, // one address, another length
+		{StringValue(""), StringValue(string([]byte{})), true},
+		{StringValue(""), absent, false},
+		{StringValue(""), IntValue(0), false},
+		{StringValue("a"), StringValue("b"), false},
+		{IntValue(1), IntValue(1), true},
+		{IntValue(1), FloatValue(1), false},
+		{IntValue(1), BoolValue(true), false},
+		{IntValue(0), absent, false},
+		{BoolValue(false), absent, false},
+		{nan, nan, true},
+		{negZero, FloatValue(0), false},
+		{posInf, posInf, true},
+		{absent, Value{}, true},
+	} {
+		if got := tt.v.Identical(tt.w); got != tt.same || tt.w.Identical(tt.v) != tt.same {
+			t.Errorf("%v(%v).Identical(%v(%v)) = %v, want %v", tt.v.Kind(), tt.v, tt.w.Kind(), tt.w, got, tt.same)
+		}
+		if got := tt.v.Key() == tt.w.Key(); got != tt.same {
+			t.Errorf("%v(%v).Key() == %v(%v).Key() is %v, want %v", tt.v.Kind(), tt.v, tt.w.Kind(), tt.w, got, tt.same)
+		}
+	}
+	// Equal, too, compares text: a string made twice is equal to itself.
+	if !StringValue(ab).Equal(StringValue(twin)) || StringValue(ab).Equal(StringValue(ab[:1])) {
+		t.Error("Equal compares strings by address")
+	}
+	if c, ok := StringValue(ab).Compare(StringValue(twin)); c != 0 || !ok {
+		t.Errorf("Compare(ab, its twin) = %d, %v", c, ok)
+	}
+	m := map[Key]int{StringValue(ab).Key(): 1}
+	if m[StringValue(twin).Key()] != 1 {
+		t.Error("a map by Key finds a string by address")
 	}
 }

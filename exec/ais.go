@@ -293,7 +293,7 @@ func (s *aisSSC) keyOn(j, slot int) bool {
 
 // keyOf reads state j's key attribute of ev.
 func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) {
-	if k := s.key[j]; k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].Kind() == event.Int {
+	if k := s.key[j]; k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].IsInt() {
 		return ev.Attrs[k].Int(), true
 	}
 	return 0, false

@@ -397,7 +397,7 @@ func (w *worker) own(b *planner.Binding) bool {
 // setKey notes the partition of the match the worker emits, and whether
 // it is the worker's.
 func (w *worker) setKey(key event.Value) {
-	if key != w.key || !w.keyed {
+	if !key.Identical(w.key) || !w.keyed {
 		// One partition's matches tend to come together: hash once.
 		// own asks before the runner counts the match: its count's run
 		// ends at the match before.
@@ -501,17 +501,11 @@ func (r *result) cells(l *layout, row []Cell) {
 // open counts a row emitted at position pos in partition key: one more
 // of the last run, or the first of a new one.
 func (r *result) open(pos int64, key event.Value) {
-	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && sameKey(r.matches[n].key, key) {
+	if n := len(r.matches) - 1; n >= 0 && r.matches[n].pos == pos && r.matches[n].key.Identical(key) {
 		r.matches[n].n++
 		return
 	}
 	r.matches = append(r.matches, match{pos: pos, key: key, n: 1, cell: len(r.rows), ev: len(r.evs), b: len(r.buf), row: len(r.ends)})
-}
-
-// sameKey is a == b without a call to compare strings when neither is
-// one (partition keys are mostly ints, and a segmented run's absent).
-func sameKey(a, b event.Value) bool {
-	return a.Kind() == b.Kind() && a.Int() == b.Int() && (a.Kind() != event.String || a.Str() == b.Str())
 }
 
 // emitRun emits the rows of run m, laid out as l says, and counts them;
@@ -635,7 +629,7 @@ func sortRuns(ms []match) {
 // order (absent first, then by kind, then by value), the same for any
 // number of workers.
 func CompareKeys(a, b event.Value) int {
-	if a == b {
+	if a.Identical(b) {
 		return 0
 	}
 	if c := cmp.Compare(a.Kind(), b.Kind()); c != 0 {

@@ -32,7 +32,7 @@ type partitions[S any] struct {
 	seed  func(wild *S) *S
 	small []*S // by int key in [0, smallKeys)
 	ints  map[int64]*S
-	other map[event.Value]*S
+	other map[event.Key]*S
 	list  []*S          // the partitions in creation order
 	keys  []event.Value // list's keys
 	// A sweep is due when the stream reaches sweepAt; never without a
@@ -47,15 +47,15 @@ type partitions[S any] struct {
 const smallKeys = 1 << 14
 
 func (p *partitions[S]) init(wild *S, seed func(wild *S) *S, windowed bool, window int64) {
-	*p = partitions[S]{wild: wild, seed: seed, other: map[event.Value]*S{}, windowed: windowed, window: max(window, 1), sweepAt: math.MinInt64}
+	*p = partitions[S]{wild: wild, seed: seed, other: map[event.Key]*S{}, windowed: windowed, window: max(window, 1), sweepAt: math.MinInt64}
 }
 
 // get returns the partition of v, an event's value of the attribute; nil
 // when it has none yet or v is absent (a wildcard).
 func (p *partitions[S]) get(v event.Value) *S {
 	k := event.PartitionKey(v)
-	switch k.Kind() {
-	case event.Int:
+	switch {
+	case k.IsInt():
 		if i := k.Int(); uint64(i) < smallKeys {
 			if i < int64(len(p.small)) {
 				return p.small[i]
@@ -63,10 +63,10 @@ func (p *partitions[S]) get(v event.Value) *S {
 			return nil
 		}
 		return p.ints[k.Int()]
-	case event.Absent:
+	case k.IsAbsent():
 		return nil
 	}
-	return p.other[k]
+	return p.other[k.Key()]
 }
 
 // create makes the partition of v, present and without one, from wild.
@@ -82,23 +82,23 @@ func (p *partitions[S]) create(v event.Value) *S {
 // set files s under key k (nil forgets k).
 func (p *partitions[S]) set(k event.Value, s *S) {
 	switch {
-	case k.Kind() == event.Int && uint64(k.Int()) < smallKeys:
+	case k.IsInt() && uint64(k.Int()) < smallKeys:
 		i := int(k.Int())
 		if i >= len(p.small) {
 			p.small = append(p.small, make([]*S, i+1-len(p.small))...)
 		}
 		p.small[i] = s
-	case k.Kind() == event.Int && s == nil:
+	case k.IsInt() && s == nil:
 		delete(p.ints, k.Int())
-	case k.Kind() == event.Int:
+	case k.IsInt():
 		if p.ints == nil {
 			p.ints = map[int64]*S{}
 		}
 		p.ints[k.Int()] = s
 	case s == nil:
-		delete(p.other, k)
+		delete(p.other, k.Key())
 	default:
-		p.other[k] = s
+		p.other[k.Key()] = s
 	}
 }
 

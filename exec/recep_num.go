@@ -26,21 +26,23 @@ func numOf(ev *event.Event, slot int) float64 {
 	if slot < len(ev.Attrs) {
 		return numOfValue(&ev.Attrs[slot])
 	}
-	return math.NaN()
+	return notANumber
 }
 
 // numOfValue is numOf of one value.
 func numOfValue(v *event.Value) float64 {
-	switch v.Kind() {
-	case event.Int:
-		if i := v.Int(); -1<<53 <= i && i <= 1<<53 {
-			return float64(i)
-		}
-	case event.Float:
+	if v.IsFloat() {
 		return v.Float()
 	}
-	return math.NaN()
+	if i := v.Int(); v.IsInt() && -1<<53 <= i && i <= 1<<53 {
+		return float64(i)
+	}
+	return notANumber
 }
+
+// notANumber is NaN as a variable, which keeps numOf within the inliner's budget
+// (math.NaN, inlined, costs more).
+var notANumber = math.NaN()
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
 // k (1 unless scaled). Its value for the attribute's value x is k * x:
@@ -83,7 +85,7 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 			x, y = y, x
 		}
 		k, ok := x.(*planner.Const)
-		if !ok || k.Value.Kind() != event.Float {
+		if !ok || !k.Value.IsFloat() {
 			return numTerm{}, false // an int k multiplies ints as ints
 		}
 		t, ok := numTermOf(p, y)

@@ -229,7 +229,7 @@ func (f *stateFilters) applyFrom(i int, b *planner.Binding, ev *event.Event, m u
 // test is the filter's outcome (1: ev passes) when it is a comparison
 // with a number of an attribute that holds an int; else not ok.
 func (sf *stateFilter) test(ev *event.Event) (bit uint64, ok bool) {
-	if !sf.isConst || sf.slot >= len(ev.Attrs) || ev.Attrs[sf.slot].Kind() != event.Int {
+	if !sf.isConst || sf.slot >= len(ev.Attrs) || !ev.Attrs[sf.slot].IsInt() {
 		return 0, false
 	}
 	return sf.in.has(ev.Attrs[sf.slot].Int()), true

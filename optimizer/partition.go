@@ -83,12 +83,12 @@ func alwaysPresent(p *planner.Plan, slot int) bool {
 const distinctSample = 100_000
 
 func distinct(p *planner.Plan, q *planner.Equiv) int {
-	seen := map[event.Value]bool{}
+	seen := map[event.Key]bool{}
 	for i, e := range p.Stream.Events {
 		if i == distinctSample {
 			break
 		}
-		seen[event.PartitionKey(q.Value(e))] = true
+		seen[event.PartitionKey(q.Value(e)).Key()] = true
 	}
 	return len(seen)
 }

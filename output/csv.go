@@ -60,7 +60,7 @@ func (c *csvEncoder) encode(b []byte, cells []sase.Cell) []byte {
 		}
 		switch c.cols[i].Kind {
 		case Value:
-			if cell.Value.Kind() == event.String {
+			if cell.Value.IsString() {
 				b = appendCSVString(b, cell.Value.Str())
 			} else {
 				b = cell.Value.AppendText(b)

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/sase-cep/sase"
-	"github.com/sase-cep/sase/event"
 )
 
 // tablePage is how many rows the table collects before it prints. The
@@ -62,7 +61,7 @@ func (t *tableWriter) Row(cells []sase.Cell) error {
 		right := false
 		switch t.cols[i].Kind {
 		case Value:
-			if t.cols[i].Time && t.ev.unit != 0 && c.Value.Kind() == event.Int {
+			if t.cols[i].Time && t.ev.unit != 0 && c.Value.IsInt() {
 				t.arena = t.ev.appendTS(t.arena, c.Value.Int())
 				break
 			}

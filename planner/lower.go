@@ -98,7 +98,7 @@ func (p *Plan) fastComparison(e *Binary) Cond {
 	op := e.Op
 	if lit, isLit := e.Y.(*Const); isLit {
 		k := lit.Value
-		if k.Kind() != event.Int {
+		if !k.IsInt() {
 			return nil
 		}
 		ki := k.Int()
@@ -107,7 +107,7 @@ func (p *Plan) fastComparison(e *Binary) Cond {
 			if ev == nil {
 				return true
 			}
-			if v := x.read(ev); v.Kind() == event.Int {
+			if v := x.read(ev); v.IsInt() {
 				return compareInts(op, v.Int(), ki)
 			}
 			return compare(op, readAttr(ev, x.slot, x.builtin), k)
@@ -122,7 +122,7 @@ func (p *Plan) fastComparison(e *Binary) Cond {
 		if ex == nil || ey == nil {
 			return true
 		}
-		if vx, vy := x.read(ex), y.read(ey); vx.Kind() == event.Int && vy.Kind() == event.Int {
+		if vx, vy := x.read(ex), y.read(ey); vx.IsInt() && vy.IsInt() {
 			return compareInts(op, vx.Int(), vy.Int())
 		}
 		return compare(op, readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin))
@@ -336,7 +336,7 @@ func arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
 	if !x.IsNumber() || !y.IsNumber() {
 		return event.Value{}
 	}
-	if x.Kind() == event.Int && y.Kind() == event.Int && op != ast.OpDiv {
+	if x.IsInt() && y.IsInt() && op != ast.OpDiv {
 		a, b := x.Int(), y.Int()
 		switch op {
 		case ast.OpAdd:
@@ -393,7 +393,7 @@ func aggregate(fn string, list []*event.Event, slot int, bi Builtin) event.Value
 		n++
 		switch fn {
 		case "sum", "avg":
-			if v.Kind() == event.Int {
+			if v.IsInt() {
 				isum += v.Int()
 			} else {
 				allInt = false

@@ -307,7 +307,7 @@ func parseCell(cell []byte) event.Value {
 		return event.FloatValue(f)
 	}
 	v := event.ParseCell(unsafe.String(unsafe.SliceData(cell), len(cell)))
-	if v.Kind() == event.String {
+	if v.IsString() {
 		return event.StringValue(validUTF8(v.Str()))
 	}
 	return v

@@ -388,7 +388,7 @@ func TestGenerateMemory(t *testing.T) {
 	real := memoryAvailable
 	defer func() { memoryAvailable = real }()
 	if _, _, ok := real(); ok {
-		// 2^31 events need about 400 GB: refused on any machine that says what it has.
+		// 2^31 events need about 240 GB: refused on any machine that says what it has.
 		if _, err := StockConfigFromOptions(map[string]int64{"events": math.MaxInt32}); err == nil || !strings.Contains(err.Error(), "more than half of the") {
 			t.Errorf("events = 2^31-1: %v", err)
 		}
@@ -398,7 +398,7 @@ func TestGenerateMemory(t *testing.T) {
 		events int64
 		want   string
 	}{
-		{300_000_000, "GENERATE STOCKS events = 300000000 would take about 51.4 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number as CSV)"},
+		{300_000_000, "GENERATE STOCKS events = 300000000 would take about 33.5 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number as CSV)"},
 		{int64(1<<29) / stockEventBytes, ""}, // just half
 		{int64(1<<29)/stockEventBytes + 1, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", int64(1<<29)/stockEventBytes+1)},
 	} {

@@ -220,7 +220,7 @@ func TestReorderBatches(t *testing.T) {
 		}
 		for i, e := range got.Events {
 			w := sorted.Events[i]
-			if e.TS != w.TS || e.Seq != int64(i) || !slices.Equal(e.Attrs, w.Attrs) {
+			if e.TS != w.TS || e.Seq != int64(i) || !slices.EqualFunc(e.Attrs, w.Attrs, event.Value.Identical) {
 				t.Fatalf("%+v: event %d is ts %d seq %d %v, want ts %d %v", opts, i, e.TS, e.Seq, e.Attrs, w.TS, w.Attrs)
 			}
 		}

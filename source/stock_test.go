@@ -138,7 +138,7 @@ func TestStockEventsMatchesGenerate(t *testing.T) {
 }
 
 func sameEvent(a, b *event.Event) bool {
-	return a.Type == b.Type && a.TS == b.TS && a.Seq == b.Seq && slices.Equal(a.Attrs, b.Attrs)
+	return a.Type == b.Type && a.TS == b.TS && a.Seq == b.Seq && slices.EqualFunc(a.Attrs, b.Attrs, event.Value.Identical)
 }
 
 func TestWriteStocksCSVRoundTrip(t *testing.T) {
@@ -164,7 +164,7 @@ func TestWriteStocksCSVRoundTrip(t *testing.T) {
 			g := gen.Events[i]
 			// Type ids follow first appearance in a loaded file, so compare names.
 			if loaded.Schema.Types[e.Type].Name != gen.Schema.Types[g.Type].Name ||
-				e.TS != g.TS || e.Seq != g.Seq || !slices.Equal(e.Attrs, g.Attrs) {
+				e.TS != g.TS || e.Seq != g.Seq || !slices.EqualFunc(e.Attrs, g.Attrs, event.Value.Identical) {
 				t.Fatalf("p=%d: event %d = %+v, want %+v", p, i, *e, *g)
 			}
 		}
