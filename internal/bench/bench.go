@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -285,6 +286,46 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, sink outp
 	return res, err
 }
 
+// A run shorter than medianUnder is repeated to medianOf runs and the
+// median (by time) is reported: on a shared machine one short run can be
+// off by a third, and a table's ratios are read from single rows.
+const (
+	medianUnder = time.Second
+	medianOf    = 3
+)
+
+// timed is a run median can order: its time, and whether the time limit
+// cut it.
+type timed interface{ took() (time.Duration, bool) }
+
+func (r Result) took() (time.Duration, bool) { return r.Elapsed, r.Stopped }
+
+// median runs measure once, and again while its runs are short, and
+// returns the run of median time; a run cut by the time limit or an
+// error ends the repeats.
+func median[R timed](measure func() (R, error)) (R, error) {
+	r, err := measure()
+	if elapsed, cut := r.took(); err != nil || cut || elapsed >= medianUnder {
+		return r, err
+	}
+	runs := []R{r}
+	for len(runs) < medianOf {
+		if r, err = measure(); err != nil {
+			return r, err
+		}
+		if _, cut := r.took(); cut {
+			return r, nil
+		}
+		runs = append(runs, r)
+	}
+	slices.SortFunc(runs, func(a, b R) int {
+		ea, _ := a.took()
+		eb, _ := b.took()
+		return cmp.Compare(ea, eb)
+	})
+	return runs[len(runs)/2], nil
+}
+
 // sampleHeap records the largest live heap seen; runtime/metrics reads it
 // without stopping the world, unlike runtime.ReadMemStats.
 func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
@@ -398,7 +439,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 		}
 	}
 	row := tableRow(w, widths)
-	fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read)\n", name, limit)
+	fmt.Fprintf(w, "== %s (time limit %s per run; a run cut by it shows the events it read; a run under %s is the median of %d)\n", name, limit, medianUnder, medianOf)
 	headers := make([]string, len(cols))
 	for i, c := range cols {
 		headers[i] = c.name
@@ -441,7 +482,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 		var floor Result
 		if c.Floor != nil {
 			var err error
-			if floor, err = c.Floor(stream); err != nil {
+			if floor, err = median(func() (Result, error) { return c.Floor(stream) }); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Name, err)
 			}
 			if err := result(c, floor, Result{}, "1.0×"); err != nil {
@@ -452,7 +493,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 			for _, sink := range c.Into() {
 				var one Result // the run on one worker, which the others compare with
 				for _, workers := range c.RunsOn() {
-					r, err := Measure(c, stream, engine, workers, sink, limit)
+					r, err := median(func() (Result, error) { return Measure(c, stream, engine, workers, sink, limit) })
 					if err != nil {
 						return nil, fmt.Errorf("%s on %s: %w", c.Name, engine, err)
 					}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,5 +154,40 @@ func TestMeasureIO(t *testing.T) {
 	}
 	if r, err := MeasureLoad(data.Bytes(), source.LoadJSONL); err != nil || r.Rows != 3000 || r.PerEvent <= 0 {
 		t.Errorf("load: %+v, %v", r, err)
+	}
+}
+
+// TestMedian checks which run median reports, and how many it makes: a
+// short run is repeated to three and the middle one kept; a long run, a
+// run cut by the limit, or an error stops the repeats.
+func TestMedian(t *testing.T) {
+	ms := time.Millisecond
+	fail := errors.New("boom")
+	for _, tc := range []struct {
+		name  string
+		runs  []Result
+		errAt int // the run that fails, -1 none
+		want  Result
+		calls int
+	}{
+		{"short: the middle of three", []Result{{Elapsed: 30 * ms}, {Elapsed: 10 * ms}, {Elapsed: 20 * ms}}, -1, Result{Elapsed: 20 * ms}, 3},
+		{"long: one run", []Result{{Elapsed: 2 * time.Second}}, -1, Result{Elapsed: 2 * time.Second}, 1},
+		{"cut first", []Result{{Elapsed: 5 * ms, Stopped: true}}, -1, Result{Elapsed: 5 * ms, Stopped: true}, 1},
+		{"cut second", []Result{{Elapsed: 5 * ms}, {Elapsed: 7 * ms, Stopped: true}}, -1, Result{Elapsed: 7 * ms, Stopped: true}, 2},
+		{"error second", []Result{{Elapsed: 5 * ms}, {}}, 1, Result{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			got, err := median(func() (Result, error) {
+				calls++
+				if calls-1 == tc.errAt {
+					return Result{}, fail
+				}
+				return tc.runs[calls-1], nil
+			})
+			if (err != nil) != (tc.errAt >= 0) || got != tc.want || calls != tc.calls {
+				t.Errorf("got %+v, %v after %d calls; want %+v after %d", got, err, calls, tc.want, tc.calls)
+			}
+		})
 	}
 }

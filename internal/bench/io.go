@@ -114,6 +114,8 @@ func measureEvents(size int64, build func() (*event.Stream, error)) (IOResult, e
 	return IOResult{Rows: n, Bytes: size, Elapsed: elapsed, CPU: cpu, Faults: faults, PerEvent: perEvent}, nil
 }
 
+func (r IOResult) took() (time.Duration, bool) { return r.Elapsed, false }
+
 // IOCase is a named run of the io suite.
 type IOCase struct {
 	Name string
@@ -125,7 +127,7 @@ type IOCase struct {
 func runIO(w io.Writer) ([]IOCase, error) {
 	var out []IOCase
 	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory;")
-	fmt.Fprintln(w, "   page faults are fewer than a fresh process's where memory freed by a run before is reused)")
+	fmt.Fprintf(w, "   a run under %s is the median of %d; page faults are fewer than a fresh process's where memory freed by a run before is reused)\n", medianUnder, medianOf)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\trows/CPU-s\tfaults\tbytes/event\t")
 	row := func(name string, r IOResult) {
@@ -144,7 +146,7 @@ func runIO(w io.Writer) ([]IOCase, error) {
 	}
 	stocks := Stocks(1_000_000, 0)()
 	for _, f := range []output.Format{output.Count, output.CSV, output.JSONL} {
-		r, err := MeasureOutput(stocks, W1, f)
+		r, err := median(func() (IOResult, error) { return MeasureOutput(stocks, W1, f) })
 		if err != nil {
 			return nil, fmt.Errorf("io: W1 %s: %w", f, err)
 		}
@@ -152,7 +154,9 @@ func runIO(w io.Writer) ([]IOCase, error) {
 	}
 	cfg := source.DefaultStockConfig()
 	cfg.Events = 1_000_000
-	r, err := measureEvents(0, func() (*event.Stream, error) { return source.GenerateStocks("stocks", cfg), nil })
+	r, err := median(func() (IOResult, error) {
+		return measureEvents(0, func() (*event.Stream, error) { return source.GenerateStocks("stocks", cfg), nil })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +170,7 @@ func runIO(w io.Writer) ([]IOCase, error) {
 		if err := in.write(&data, cfg); err != nil {
 			return nil, err
 		}
-		r, err := MeasureLoad(data.Bytes(), in.load)
+		r, err := median(func() (IOResult, error) { return MeasureLoad(data.Bytes(), in.load) })
 		if err != nil {
 			return nil, fmt.Errorf("io: %s: %w", in.name, err)
 		}
