@@ -205,6 +205,7 @@ func (r *runner) begin(start time.Time) {
 
 func (r *runner) end(start time.Time) {
 	r.stats.Elapsed = time.Since(start)
+	r.stats.Operators[0].In = r.stats.Events // the source reads every event
 	r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
 	r.src.report(&r.stats)
 }
@@ -239,10 +240,9 @@ func (r *runner) feed(ev *event.Event) error {
 			r.store.prune(satSub(r.lastTS, r.keep))
 		}
 	}
-	r.stats.Events++
+	r.stats.Events++ // and the source's In, which end sets from it
 	r.pass(ev.TS)
 	r.store.add(ev)
-	r.stats.Operators[0].In++
 	r.src.process(ev)
 	return nil
 }
