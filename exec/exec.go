@@ -205,8 +205,9 @@ func (r *runner) begin(start time.Time) {
 
 func (r *runner) end(start time.Time) {
 	r.stats.Elapsed = time.Since(start)
-	r.stats.Operators[0].In = r.stats.Events // the source reads every event
-	r.clock.switchTo(r.clock.cur)            // charge the time since the last hand-over
+	// The source reads every event.
+	r.stats.Operators[0].In = r.stats.Events
+	r.clock.switchTo(r.clock.cur) // charge the time since the last hand-over
 	r.src.report(&r.stats)
 }
 
