@@ -135,12 +135,10 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 	}()
 	// events is called with a plain func, not ranged over: a range's
 	// body, with its return, costs the loop about 12 more instructions
-	// an event. An iterator that goes on after false is told false again.
+	// an event. An iterator that goes on after false is told false again:
+	// feed's only error, ctx's, stays.
 	var ferr error
 	events(func(ev *event.Event) bool {
-		if ferr != nil {
-			return false
-		}
 		if err := r.feed(ev); err != nil {
 			ferr = err
 			return false
