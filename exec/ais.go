@@ -67,6 +67,9 @@ type aisSSC struct {
 	mask0 bool
 	// leafOK: out is set and there is no dynamic filtering (leafFits).
 	leafOK, dynamic bool
+	// masked3: three states, whose search of state 1 is searchMasked;
+	// checksLast: the last state has checks of its own.
+	masked3, checksLast bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -225,6 +228,7 @@ func (s *aisSSC) planChecks() {
 			s.one[j] = &cs[0]
 		}
 	}
+	s.checksLast = len(s.checks[s.n-1]) > 0
 	s.checks0, s.one0 = s.checks[0], s.one[0]
 	s.mask0 = s.n >= 3 && len(s.checks0) > 0
 	for _, c := range s.checks0 {
@@ -330,6 +334,7 @@ func (s *aisSSC) start() {
 	}
 	s.dynamic = len(s.op.Dynamic) > 0
 	s.leafOK = s.out != nil && !s.dynamic
+	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -498,16 +503,16 @@ func (s *aisSSC) multiAgrees(p *partition, j int, ev *event.Event) bool {
 // prune drops the instances that fell out of the window.
 func (s *aisSSC) prune(p *partition) {
 	for j := range p.stacks {
+		// On buf and lo, not items: a slice per stack costs its checks.
 		st := &p.stacks[j]
-		items := st.items()
-		k := 0
-		for k < len(items) && items[k].ev.TS < s.minTS {
-			k++
+		lo := st.lo
+		for lo < len(st.buf) && st.buf[lo].ev.TS < s.minTS {
+			lo++
 		}
-		if k > 0 && p.multi != nil {
-			s.uncount(p, j, items[:k])
+		if lo > st.lo && p.multi != nil {
+			s.uncount(p, j, st.buf[st.lo:lo])
 		}
-		st.drop(k)
+		st.drop(lo - st.lo)
 	}
 }
 
@@ -542,10 +547,13 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 		s.keyed = 1
 	}
 	key, isInt := s.keyOf(last, ev)
+	s.keys[last], s.keyInts[last] = key, isInt // what the later checks compare with
 	switch {
-	case s.dynamic && !s.dynamicAgrees(ev) || !s.checksHold(last, key, isInt):
+	case s.dynamic && !s.dynamicAgrees(ev) || s.checksLast && !s.checksHoldAt(last, key, isInt):
 	case s.n == 1:
 		s.emit()
+	case s.masked3: // descend's and search's choice, without their calls
+		s.searchMasked(p, p.stacks[1].upTo(rip))
 	default:
 		s.descend(p, s.n-2, rip)
 	}
@@ -808,11 +816,16 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 			r.stats.Matches += int64(bits.OnesCount64(m))
 			m = 0
 		}
-		for ; m != 0; m &= m - 1 {
+		if m != 0 {
+			// The first match before the loop: the loop is entered
+			// from a call, with only its own values in registers, and
+			// after each of its calls restores only those, not every
+			// value this loop keeps (about 6 instructions a match).
 			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
-			r.stats.Matches++
-			if !r.emit(r.row) {
-				stop()
+			r.emitRow()
+			for m &= m - 1; m != 0; m &= m - 1 {
+				out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+				r.emitRow()
 			}
 		}
 		if live > maskLen {
@@ -859,12 +872,8 @@ func (s *aisSSC) setMask(items []instance, b *instance) {
 // leafChunk bounds the matches leaf emits between two ticks.
 const leafChunk = 1024
 
-// checksHold evaluates the predicates placed at state j, all of whose
+// checksHoldAt evaluates the predicates placed at state j, all of whose
 // variables are bound once j is; key is j's key value, if isInt.
-func (s *aisSSC) checksHold(j int, key int64, isInt bool) bool {
-	return s.checks == nil || s.checksHoldAt(j, key, isInt)
-}
-
 func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
 	s.keys[j], s.keyInts[j] = key, isInt
 	cs := s.checks[j]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -72,5 +73,34 @@ func TestCancelInsideSearch(t *testing.T) {
 				t.Logf("stopped %s after the cancel", took)
 			})
 		}
+	}
+}
+
+// TestRunIteratorGoesOn runs over an iterator that ignores yield's false
+// and goes on: the run, stopped by its cancelled ctx at the first event,
+// must read no event after it and return ctx's error.
+func TestRunIteratorGoesOn(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 100
+	stream := source.GenerateStocks("stocks", cfg)
+	q, err := sase.Compile("PATTERN SEQ(stock1 a, stock2 b) WITHIN 10", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	yielded := 0
+	stubborn := func(yield func(*event.Event) bool) {
+		for _, e := range stream.Events {
+			yielded++
+			yield(e) // its false ignored
+		}
+	}
+	stats, err := q.Run(ctx, stubborn, func([]sase.Cell) bool { return true }, sase.WithWorkers(1))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want %v", err, context.Canceled)
+	}
+	if stats.Events != 0 || yielded != len(stream.Events) {
+		t.Errorf("read %d events of %d yielded, want 0 of %d", stats.Events, yielded, len(stream.Events))
 	}
 }
