@@ -192,3 +192,37 @@ func (k *keeper) close(res *result, upTo int64) {
 		}
 	}
 }
+
+// tally is how a split run's worker counts its matches for a sink that
+// only counts them (Chunks without an encoder or a limit) when its runner
+// finds only matches it may count (or the worker can tell at each item
+// how many are its own): the engine adds them up, as on one worker
+// (runner.counts), with no row handed over, and the worker takes at each
+// item's end the number the item added, a run of the result with no rows
+// (a count has no order but the error's cut, which is by position).
+type tally struct {
+	on      bool
+	counted int64 // the runner's Matches at the last take
+}
+
+// tallies says whether a run with chunks c and keeper k may tally.
+func tallies(c *Chunks, k *keeper) bool { return c != nil && k.counts && c.Limit == 0 }
+
+// start has r count its matches for the tally.
+func (t *tally) start(r *runner) {
+	t.on, t.counted = true, r.stats.Matches
+	r.emit, r.counts = func([]Cell) bool { return true }, true
+}
+
+// take returns the matches r counted since the last take.
+func (t *tally) take(r *runner) int64 {
+	n := r.stats.Matches - t.counted
+	t.counted = r.stats.Matches
+	return n
+}
+
+// count adds n matches that the item at position pos completed or
+// released to the result, as a run of its own.
+func (r *result) count(pos int64, n int64) {
+	r.matches = append(r.matches, match{pos: pos, n: int(n), b: len(r.buf)})
+}

@@ -297,6 +297,10 @@ type worker struct {
 	keyEv   *event.Event
 	dropped int64
 	runEv   *event.Event // heldEmit's
+	// tally: the worker counts its matches in bulk until it reads an
+	// event lacking the attribute (every match before is of its own
+	// partitions); then emits them (heldEmit).
+	tally tally
 	// free has the results the merge is done with, for reuse.
 	free chan *result
 	// wild: this worker emits the matches whose positive events all lack
@@ -449,6 +453,19 @@ func (w *worker) emit(row []Cell) bool {
 func (w *worker) endItem() {
 	w.keep.close(w.res, w.r.stats.Matches)
 	w.runEv = nil
+	if w.tally.on {
+		if n := w.tally.take(w.r); n > 0 {
+			w.res.count(w.pos, n)
+		}
+	}
+}
+
+// untally has the worker emit its matches from the next item on: one
+// lacking the attribute makes matches with every worker's events, and a
+// match of those only is the wild worker's.
+func (w *worker) untally() {
+	w.tally.on = false
+	w.r.counts, w.r.emit = false, w.heldEmit()
 }
 
 // layout is the shape of a plan's rows: how many cells, which are lists,
@@ -589,6 +606,9 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 		ev := b.items[i]
 		w.pos = b.start + int64(i)
 		if o := b.owner[i]; o == w.id || o < 0 {
+			if o < 0 && w.tally.on && !ev.IsTick() {
+				w.untally()
+			}
 			if err := w.r.feed(ev); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
 				return
@@ -677,6 +697,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		} else {
 			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
 			w.r.emit = w.heldEmit()
+			if tallies(par.chunks, &w.keep) {
+				w.tally.start(w.r)
+			}
 		}
 		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
 		lists = lists || w.skip

@@ -268,6 +268,19 @@ func TestWorkersStop(t *testing.T) {
 		if !strings.Contains(query, "[sym]") && s1.Events != s3.Events {
 			t.Errorf("%s: stopped at the error after %d events on one worker, %d on three", query, s1.Events, s3.Events)
 		}
+		// A count sink, which the workers count in bulk: the matches
+		// before the error in stream order.
+		counted := func(workers int) (int, error) {
+			n := 0
+			count := &sase.Chunks{Put: func(_ []byte, rows int) bool { n += rows; return true }}
+			_, err := cq.Run(context.Background(), stream.All(), all, sase.WithWorkers(workers), sase.WithChunks(count))
+			return n, err
+		}
+		c1, cerr1 := counted(1)
+		c3, cerr3 := counted(3)
+		if cerr1 == nil || cerr3 == nil || cerr1.Error() != cerr3.Error() || c1 != c3 || c1 != 3001 {
+			t.Errorf("%s: run-time error, counted: one worker %d matches, %v; three %d, %v", query, c1, cerr1, c3, cerr3)
+		}
 		limit := func(row []sase.Cell) bool { return false }
 		if n, stats, err := run(context.Background(), 3, limit); n != 1 || err != nil || stats.Matches != 1 {
 			t.Errorf("%s: a sink that stops at once: %d matches, %v", query, n, err)

@@ -113,6 +113,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.rk = rowKeyOf(plan, w.by)
 		}
 		w.atEmit = w.by == nil || w.rk != nil
+		w.counting = w.atEmit && tallies(par.chunks, &w.keep)
 		w.emitHeld = w.held()
 		wg.Go(func() {
 			for seg := range jobs {
@@ -238,6 +239,10 @@ type segWorker struct {
 	dropped  int64
 	r        *runner // the segment's
 	emitHeld Emit    // held's
+	// tally: the runner counts the matches in bulk, and the worker keeps
+	// those of the segment's own items (atEmit).
+	tally  tally
+	counting bool
 }
 
 // held returns the runners' emit: a row of the run held (the item's next
@@ -280,7 +285,18 @@ func (w *segWorker) emit(row []Cell) bool {
 }
 
 // endItem closes the run held at the end of the item the worker is at.
-func (w *segWorker) endItem() { w.keep.close(w.res, w.r.stats.Matches) }
+func (w *segWorker) endItem() {
+	w.keep.close(w.res, w.r.stats.Matches)
+	if w.tally.on {
+		switch n := w.tally.take(w.r); {
+		case n == 0:
+		case w.mine:
+			w.res.count(w.pos, n)
+		default:
+			w.dropped += n
+		}
+	}
+}
 
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
@@ -302,6 +318,9 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}
 	w.res, w.direct, w.dropped = freshResult(w.free, w.res), false, 0
+	if w.counting {
+		w.tally.start(r)
+	}
 	var out chan<- *result = seg.out
 	if w.any != nil {
 		out = w.any
@@ -370,6 +389,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		r.finish()
 	}
 	w.endItem()
+	w.tally.on = false // the counts are taken: uncount is not a take's
 	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
