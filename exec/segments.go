@@ -241,7 +241,7 @@ type segWorker struct {
 	emitHeld Emit    // held's
 	// tally: the runner counts the matches in bulk, and the worker keeps
 	// those of the segment's own items (atEmit).
-	tally  tally
+	tally    tally
 	counting bool
 }
 
