@@ -69,6 +69,9 @@ type chunker struct {
 	res    *result // the pending chunk's, nil if none
 	b, end int     // its bytes in res.buf
 	rows   int
+	// sums: c only counts, with no limit, so the merge hands it the sum
+	// of a round's runs at once (sum), in no order.
+	sums bool
 }
 
 func newChunker(c *Chunks, stats *Stats) *chunker {
@@ -76,7 +79,28 @@ func newChunker(c *Chunks, stats *Stats) *chunker {
 	if c.Limit > 0 {
 		k.left = c.Limit
 	}
+	k.sums = c.Limit == 0 && (c.NewEncoder == nil || c.NewEncoder() == nil)
 	return k
+}
+
+// sum puts the rows of the runs of results before position errPos (< 0:
+// all), a count's, as one chunk; false when the sink stops the run. Each
+// of a count's results holds a whole batch (it has no rows, so it is
+// never full), and its runs need no merge.
+func (k *chunker) sum(res []*result, errPos int64) bool {
+	rows := 0
+	for _, r := range res {
+		for i := range r.matches {
+			if errPos < 0 || r.matches[i].pos < errPos {
+				rows += r.matches[i].n
+			}
+		}
+	}
+	if rows == 0 {
+		return true
+	}
+	k.stats.Matches += int64(rows)
+	return k.c.Put(nil, rows)
 }
 
 // run adds the run m of res to the pending chunk; false when the run

@@ -966,7 +966,11 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 			}
 		}
 		emitting := true
-		for emitting {
+		summed := m.chunks != nil && m.chunks.sums && !slices.ContainsFunc(res, func(r *result) bool { return r.more })
+		if summed {
+			emitting = m.chunks.sum(res, errPos)
+		}
+		for emitting && !summed {
 			for i := range res {
 				// A worker's next result of the batch, once its last is
 				// emitted: its runs come after those.
