@@ -730,7 +730,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free}
+	m := &merger{emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free, ctx: ctx, layout: l}
 	if par.chunks != nil {
 		m.chunks = newChunker(par.chunks, m.stats)
 	}
@@ -896,15 +896,18 @@ func (d *dispatcher) flush() bool {
 
 // merger emits the workers' results and sums their stats.
 type merger struct {
-	plan   *planner.Plan
 	emit   Emit
 	chunks *chunker // the matches go to Chunks; nil: to emit
 	frees  []chan *result
 	// batches takes back the batches of an ordered merge's rounds.
 	batches chan<- *batch
 	stats   *Stats
-	row     []Cell // emitRun's
-	layout  *layout
+	row     []Cell  // emitRun's
+	layout  *layout // the rows' in the results
+	// ctx is the run's; unchecked counts the rows emitted since the last
+	// look at it.
+	ctx       context.Context
+	unchecked int
 	// The consumer stopped the run at the item at stopPos of stopBatch's
 	// (nil: at the stream's end) when stop.
 	stop      bool
@@ -924,8 +927,16 @@ func (m *merger) emitRun(res *result, r match) bool {
 		return m.chunks.run(res, r)
 	}
 	if m.row == nil {
-		m.layout = layoutOf(m.plan)
 		m.row = make([]Cell, m.layout.width)
+	}
+	// The merge looks at ctx before a run once 1024 rows have gone since
+	// its last look (a run is at most a result's), as one run does
+	// between its events: the workers may wait on it.
+	if m.unchecked += r.n; m.unchecked >= 1024 {
+		m.unchecked = 0
+		if m.ctx.Err() != nil {
+			return false
+		}
 	}
 	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
 }

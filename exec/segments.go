@@ -130,7 +130,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n)}
+	m := &merger{emit: emit, frees: frees, stats: newSplitStats(plan, n), ctx: ctx, layout: l}
 	if par.chunks != nil {
 		m.chunks = newChunker(par.chunks, m.stats)
 	}
