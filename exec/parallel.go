@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -279,7 +280,6 @@ type WorkerStats struct {
 // worker is one runner of a parallel run.
 type worker struct {
 	id  int32
-	n   int
 	r   *runner
 	by  *planner.Equiv
 	pos int64
@@ -302,7 +302,8 @@ type worker struct {
 	// partitions); then emits them (heldEmit).
 	tally tally
 	// free has the results the merge is done with, for reuse.
-	free chan *result
+	free   chan *result
+	owners *owners // the run's, read
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
@@ -356,9 +357,9 @@ func freshResult(free chan *result, last *result) *result {
 	}
 }
 
-// ownerOf maps a partition key to a worker. The hash is fixed (not
-// seeded per run) so that a run's split, and EXPLAIN ANALYZE's per-worker
-// counts, are the same every time.
+// ownerOf maps a partition key to a worker by hash (owners, beyond the
+// keys it balances). The hash is fixed (not seeded per run) so that a
+// run's split is the same every time.
 func ownerOf(key event.Value, n int) int32 {
 	var h uint64
 	switch key.Kind() {
@@ -378,6 +379,60 @@ func ownerOf(key event.Value, n int) int32 {
 	h = (h ^ h>>27) * 0x94d049bb133111eb
 	h ^= h >> 31
 	return int32(h % uint64(n))
+}
+
+// owners assigns partition keys to workers: the first balanceKeys keys of
+// the stream, as they come, each to the worker that has had the fewest
+// events so far (the first of those), and later keys by hash (ownerOf).
+// A hash splits few keys unevenly (W2's 10 symbols over 2 workers: 4 and
+// 6, so 40% and 60% of the work), the assignment evenly; it depends only
+// on the stream, so that a run's split, and EXPLAIN ANALYZE's per-worker
+// counts, are the same every time. The dispatcher assigns; the workers
+// read the keys assigned from a copy it publishes with each new key, which
+// a batch's hand-off orders before they see an event of that key.
+type owners struct {
+	n     int
+	keys  map[event.Value]int32 // the dispatcher's: the keys assigned
+	load  []int64               // the events of each worker so far
+	table atomic.Pointer[map[event.Value]int32]
+}
+
+// balanceKeys is how many keys owners assigns by load: enough for a
+// stream with a few keys per worker, few enough that the copies published
+// cost little.
+const balanceKeys = 256
+
+func newOwners(n int) *owners {
+	o := &owners{n: n, keys: map[event.Value]int32{}, load: make([]int64, n)}
+	o.table.Store(&map[event.Value]int32{})
+	return o
+}
+
+// assign returns the worker of an event with partition key key, on the
+// dispatcher's goroutine.
+func (o *owners) assign(key event.Value) int32 {
+	w, ok := o.keys[key]
+	switch {
+	case ok:
+	case len(o.keys) >= balanceKeys:
+		w = ownerOf(key, o.n)
+	default:
+		w = int32(slices.Index(o.load, slices.Min(o.load)))
+		o.keys[key] = w
+		o.table.Store(new(maps.Clone(o.keys)))
+	}
+	o.load[w]++
+	return w
+}
+
+// of returns the worker of partition key key, on a worker's goroutine: one
+// that has seen an event of key, or a match made of events lacking the
+// attribute (the absent key, by hash).
+func (o *owners) of(key event.Value) int32 {
+	if w, ok := (*o.table.Load())[key]; ok {
+		return w
+	}
+	return ownerOf(key, o.n)
 }
 
 // own decides on a match's binding whether it is the worker's, by its
@@ -406,7 +461,7 @@ func (w *worker) setKey(key event.Value) {
 		// own asks before the runner counts the match: its count's run
 		// ends at the match before.
 		w.keep.close(w.res, w.r.stats.Matches)
-		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
+		w.key, w.keyed, w.mine = key, true, w.owners.of(key) == w.id
 	}
 }
 
@@ -681,9 +736,10 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	var wg sync.WaitGroup
 	l := layoutOf(plan)
 	lists := false // some worker skips the others' items
+	owners := newOwners(n)
 	for i := range n {
-		w := &worker{id: int32(i), n: n, by: sp.By}
-		w.wild = ownerOf(event.Value{}, n) == w.id
+		w := &worker{id: int32(i), by: sp.By, owners: owners}
+		w.wild = owners.of(event.Value{}) == w.id
 		_, w.closureKeys = plan.Source.(*planner.RunScan)
 		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
@@ -721,7 +777,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2), lists: lists}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, owners: owners, free: make(chan *batch, 2), lists: lists}
 	if par.live != nil {
 		par.live.d = d // a Live is one run's
 	}
@@ -796,10 +852,11 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 
 // dispatcher hands the stream to the workers in batches.
 type dispatcher struct {
-	ctx context.Context
-	ins []chan *batch
-	by  *planner.Equiv
-	n   int
+	ctx    context.Context
+	ins    []chan *batch
+	by     *planner.Equiv
+	n      int
+	owners *owners
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
 	// free has the batches every worker is done with, for reuse (their
@@ -822,7 +879,7 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 		if !ev.IsTick() {
 			b.events++
 			if v := d.by.Value(ev); !v.IsAbsent() {
-				owner = ownerOf(event.PartitionKey(v), d.n)
+				owner = d.owners.assign(event.PartitionKey(v))
 			}
 		}
 		if d.lists {

@@ -292,3 +292,34 @@ func TestWorkersStop(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersBalance: a partitioned run assigns a stream's first keys to
+// the workers by their events so far, not by hash, so that a few keys
+// of equal weight split evenly (by hash, 10 keys over 2 workers split
+// 4 and 6): here 10 keys, each as often, over 2 and 5 workers.
+func TestWorkersBalance(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("type,ts,sym\n")
+	for i := range 1000 {
+		fmt.Fprintf(&csv, "A,%d,s%d\n", i, i%10)
+	}
+	stream, err := source.LoadCSV(strings.NewReader(csv.String()), "balance.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := sase.Compile("PATTERN SEQ(A a, A b) WHERE [sym] WITHIN 30", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{2, 5} {
+		stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range stats.Workers {
+			if want := int64(1000 / workers); w.Events != want || w.Matches != stats.Matches/int64(workers) {
+				t.Errorf("%d workers: worker %d has %d events, %d matches; want %d, %d", workers, i+1, w.Events, w.Matches, want, stats.Matches/int64(workers))
+			}
+		}
+	}
+}
