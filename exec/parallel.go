@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -357,10 +356,10 @@ func freshResult(free chan *result, last *result) *result {
 	}
 }
 
-// ownerOf maps a partition key to a worker by hash (owners, beyond the
-// keys it balances). The hash is fixed (not seeded per run) so that a
-// run's split is the same every time.
-func ownerOf(key event.Value, n int) int32 {
+// keyHash is a partition key's hash, by which owners knows it. The hash
+// is fixed (not seeded per run) so that a run's split is the same every
+// time.
+func keyHash(key event.Value) uint64 {
 	var h uint64
 	switch key.Kind() {
 	case event.Int, event.Bool:
@@ -378,23 +377,26 @@ func ownerOf(key event.Value, n int) int32 {
 	h = (h ^ h>>30) * 0xbf58476d1ce4e5b9
 	h = (h ^ h>>27) * 0x94d049bb133111eb
 	h ^= h >> 31
-	return int32(h % uint64(n))
+	return h
 }
 
 // owners assigns partition keys to workers: the first balanceKeys keys of
 // the stream, as they come, each to the worker that has had the fewest
-// events so far (the first of those), and later keys by hash (ownerOf).
+// events so far (the first of those), and later keys by hash.
 // A hash splits few keys unevenly (W2's 10 symbols over 2 workers: 4 and
 // 6, so 40% and 60% of the work), the assignment evenly; it depends only
 // on the stream, so that a run's split, and EXPLAIN ANALYZE's per-worker
-// counts, are the same every time. The dispatcher assigns; the workers
-// read the keys assigned from a copy it publishes with each new key, which
-// a batch's hand-off orders before they see an event of that key.
+// counts, are the same every time. A key is known by its hash (keyHash),
+// in a table open-addressed by it, which a map of Values would cost the
+// dispatcher several times: keys of one hash share a worker. The
+// dispatcher assigns; the workers read the keys assigned from a copy it
+// publishes with each new key, which a batch's hand-off orders before they
+// see an event of that key.
 type owners struct {
 	n     int
-	keys  map[event.Value]int32 // the dispatcher's: the keys assigned
-	load  []int64               // the events of each worker so far
-	table atomic.Pointer[map[event.Value]int32]
+	keys  keyTable // the dispatcher's
+	load  []int64  // the events of each worker so far
+	table atomic.Pointer[keyTable]
 }
 
 // balanceKeys is how many keys owners assigns by load: enough for a
@@ -402,24 +404,49 @@ type owners struct {
 // cost little.
 const balanceKeys = 256
 
+// keyTable holds key hashes and their workers, at the first free slot
+// from the hash's (tableSize, a power of two, keeps the probes short).
+type keyTable struct {
+	hash [tableSize]uint64
+	w    [tableSize]int32 // the worker + 1; 0: a free slot
+	n    int
+}
+
+const tableSize = 4 * balanceKeys
+
+// find returns the slot of h, or the free one where it goes.
+func (t *keyTable) find(h uint64) (slot int, ok bool) {
+	for i := h; ; i++ {
+		slot = int(i & (tableSize - 1))
+		if t.w[slot] == 0 || t.hash[slot] == h {
+			return slot, t.w[slot] != 0
+		}
+	}
+}
+
 func newOwners(n int) *owners {
-	o := &owners{n: n, keys: map[event.Value]int32{}, load: make([]int64, n)}
-	o.table.Store(&map[event.Value]int32{})
+	o := &owners{n: n, load: make([]int64, n)}
+	o.table.Store(&keyTable{})
 	return o
 }
 
 // assign returns the worker of an event with partition key key, on the
 // dispatcher's goroutine.
 func (o *owners) assign(key event.Value) int32 {
-	w, ok := o.keys[key]
+	h := keyHash(key)
+	slot, ok := o.keys.find(h)
+	var w int32
 	switch {
 	case ok:
-	case len(o.keys) >= balanceKeys:
-		w = ownerOf(key, o.n)
+		w = o.keys.w[slot] - 1
+	case o.keys.n >= balanceKeys:
+		w = int32(h % uint64(o.n))
 	default:
 		w = int32(slices.Index(o.load, slices.Min(o.load)))
-		o.keys[key] = w
-		o.table.Store(new(maps.Clone(o.keys)))
+		o.keys.hash[slot], o.keys.w[slot] = h, w+1
+		o.keys.n++
+		published := o.keys
+		o.table.Store(&published)
 	}
 	o.load[w]++
 	return w
@@ -429,10 +456,12 @@ func (o *owners) assign(key event.Value) int32 {
 // that has seen an event of key, or a match made of events lacking the
 // attribute (the absent key, by hash).
 func (o *owners) of(key event.Value) int32 {
-	if w, ok := (*o.table.Load())[key]; ok {
-		return w
+	h := keyHash(key)
+	t := o.table.Load()
+	if slot, ok := t.find(h); ok {
+		return t.w[slot] - 1
 	}
-	return ownerOf(key, o.n)
+	return int32(h % uint64(o.n))
 }
 
 // own decides on a match's binding whether it is the worker's, by its
