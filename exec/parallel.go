@@ -867,10 +867,13 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 		}
 	}
 	for b := range in {
+		// Read before the last result goes: once every worker's has, the
+		// merge hands the batch back to the dispatcher, which reuses it.
+		end := b.start + int64(len(b.items))
 		if !send(w.step(b, send)) {
 			return
 		}
-		w.pos = b.start + int64(len(b.items))
+		w.pos = end
 	}
 	res := w.step(nil, send)
 	w.r.uncount(w.dropped)
