@@ -69,6 +69,9 @@ type chunker struct {
 	res    *result // the pending chunk's, nil if none
 	b, end int     // its bytes in res.buf
 	rows   int
+	// sums: c only counts, with no limit, so the merge hands it the sum
+	// of a round's runs at once (sum), in no order.
+	sums bool
 }
 
 func newChunker(c *Chunks, stats *Stats) *chunker {
@@ -76,7 +79,28 @@ func newChunker(c *Chunks, stats *Stats) *chunker {
 	if c.Limit > 0 {
 		k.left = c.Limit
 	}
+	k.sums = c.Limit == 0 && (c.NewEncoder == nil || c.NewEncoder() == nil)
 	return k
+}
+
+// sum puts the rows of the runs of results before position errPos (< 0:
+// all), a count's, as one chunk; false when the sink stops the run. Each
+// of a count's results holds a whole batch (it has no rows, so it is
+// never full), and its runs need no merge.
+func (k *chunker) sum(res []*result, errPos int64) bool {
+	rows := 0
+	for _, r := range res {
+		for i := range r.matches {
+			if errPos < 0 || r.matches[i].pos < errPos {
+				rows += r.matches[i].n
+			}
+		}
+	}
+	if rows == 0 {
+		return true
+	}
+	k.stats.Matches += int64(rows)
+	return k.c.Put(nil, rows)
 }
 
 // run adds the run m of res to the pending chunk; false when the run
@@ -191,4 +215,38 @@ func (k *keeper) close(res *result, upTo int64) {
 			res.matches[len(res.matches)-1].n += int(upTo - k.base)
 		}
 	}
+}
+
+// tally is how a split run's worker counts its matches for a sink that
+// only counts them (Chunks without an encoder or a limit) when its runner
+// finds only matches it may count (or the worker can tell at each item
+// how many are its own): the engine adds them up, as on one worker
+// (runner.counts), with no row handed over, and the worker takes at each
+// item's end the number the item added, a run of the result with no rows
+// (a count has no order but the error's cut, which is by position).
+type tally struct {
+	on      bool
+	counted int64 // the runner's Matches at the last take
+}
+
+// tallies says whether a run with chunks c and keeper k may tally.
+func tallies(c *Chunks, k *keeper) bool { return c != nil && k.counts && c.Limit == 0 }
+
+// start has r count its matches for the tally.
+func (t *tally) start(r *runner) {
+	t.on, t.counted = true, r.stats.Matches
+	r.emit, r.counts = func([]Cell) bool { return true }, true
+}
+
+// take returns the matches r counted since the last take.
+func (t *tally) take(r *runner) int64 {
+	n := r.stats.Matches - t.counted
+	t.counted = r.stats.Matches
+	return n
+}
+
+// count adds n matches that the item at position pos completed or
+// released to the result, as a run of its own.
+func (r *result) count(pos int64, n int64) {
+	r.matches = append(r.matches, match{pos: pos, n: int(n), b: len(r.buf)})
 }

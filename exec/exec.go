@@ -116,7 +116,7 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			return runSegments(ctx, plan, sp, events, emit, r.par, opts)
 		}
 		if sp.Workers > 1 {
-			return runParallel(ctx, plan, sp, events, cancellable(ctx, emit), r.par, opts)
+			return runParallel(ctx, plan, sp, events, emit, r.par, opts)
 		}
 		r.stats.Split = &sp
 	}
@@ -166,18 +166,6 @@ func (r *runner) countOnly() *Chunks {
 		r.emit, r.counts = func([]Cell) bool { return r.stats.Matches < limit }, false
 	}
 	return c
-}
-
-// cancellable is emit stopping at the first match, of every 1024, that
-// finds ctx done: a parallel run's merge emits without looking at ctx.
-func cancellable(ctx context.Context, emit Emit) Emit {
-	var n uint
-	return func(row []Cell) bool {
-		if n++; n&1023 == 0 && ctx.Err() != nil {
-			return false
-		}
-		return emit(row)
-	}
 }
 
 // deliver hands the run's row, filled, to the consumer as a match.

@@ -279,7 +279,6 @@ type WorkerStats struct {
 // worker is one runner of a parallel run.
 type worker struct {
 	id  int32
-	n   int
 	r   *runner
 	by  *planner.Equiv
 	pos int64
@@ -297,8 +296,13 @@ type worker struct {
 	keyEv   *event.Event
 	dropped int64
 	runEv   *event.Event // heldEmit's
+	// tally: the worker counts its matches in bulk until it reads an
+	// event lacking the attribute (every match before is of its own
+	// partitions); then emits them (heldEmit).
+	tally tally
 	// free has the results the merge is done with, for reuse.
-	free chan *result
+	free   chan *result
+	owners *owners // the run's, read
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
@@ -352,10 +356,10 @@ func freshResult(free chan *result, last *result) *result {
 	}
 }
 
-// ownerOf maps a partition key to a worker. The hash is fixed (not
-// seeded per run) so that a run's split, and EXPLAIN ANALYZE's per-worker
-// counts, are the same every time.
-func ownerOf(key event.Value, n int) int32 {
+// keyHash is a partition key's hash, by which owners knows it. The hash
+// is fixed (not seeded per run) so that a run's split is the same every
+// time.
+func keyHash(key event.Value) uint64 {
 	var h uint64
 	switch key.Kind() {
 	case event.Int, event.Bool:
@@ -373,7 +377,91 @@ func ownerOf(key event.Value, n int) int32 {
 	h = (h ^ h>>30) * 0xbf58476d1ce4e5b9
 	h = (h ^ h>>27) * 0x94d049bb133111eb
 	h ^= h >> 31
-	return int32(h % uint64(n))
+	return h
+}
+
+// owners assigns partition keys to workers: the first balanceKeys keys of
+// the stream, as they come, each to the worker that has had the fewest
+// events so far (the first of those), and later keys by hash.
+// A hash splits few keys unevenly (W2's 10 symbols over 2 workers: 4 and
+// 6, so 40% and 60% of the work), the assignment evenly; it depends only
+// on the stream, so that a run's split, and EXPLAIN ANALYZE's per-worker
+// counts, are the same every time. A key is known by its hash (keyHash),
+// in a table open-addressed by it, which a map of Values would cost the
+// dispatcher several times: keys of one hash share a worker. The
+// dispatcher assigns; the workers read the keys assigned from a copy it
+// publishes with each new key, which a batch's hand-off orders before they
+// see an event of that key.
+type owners struct {
+	n     int
+	keys  keyTable // the dispatcher's
+	load  []int64  // the events of each worker so far
+	table atomic.Pointer[keyTable]
+}
+
+// balanceKeys is how many keys owners assigns by load: enough for a
+// stream with a few keys per worker, few enough that the copies published
+// cost little.
+const balanceKeys = 256
+
+// keyTable holds key hashes and their workers, at the first free slot
+// from the hash's (tableSize, a power of two, keeps the probes short).
+type keyTable struct {
+	hash [tableSize]uint64
+	w    [tableSize]int32 // the worker + 1; 0: a free slot
+	n    int
+}
+
+const tableSize = 4 * balanceKeys
+
+// find returns the slot of h, or the free one where it goes.
+func (t *keyTable) find(h uint64) (slot int, ok bool) {
+	for i := h; ; i++ {
+		slot = int(i & (tableSize - 1))
+		if t.w[slot] == 0 || t.hash[slot] == h {
+			return slot, t.w[slot] != 0
+		}
+	}
+}
+
+func newOwners(n int) *owners {
+	o := &owners{n: n, load: make([]int64, n)}
+	o.table.Store(&keyTable{})
+	return o
+}
+
+// assign returns the worker of an event with partition key key, on the
+// dispatcher's goroutine.
+func (o *owners) assign(key event.Value) int32 {
+	h := keyHash(key)
+	slot, ok := o.keys.find(h)
+	var w int32
+	switch {
+	case ok:
+		w = o.keys.w[slot] - 1
+	case o.keys.n >= balanceKeys:
+		w = int32(h % uint64(o.n))
+	default:
+		w = int32(slices.Index(o.load, slices.Min(o.load)))
+		o.keys.hash[slot], o.keys.w[slot] = h, w+1
+		o.keys.n++
+		published := o.keys
+		o.table.Store(&published)
+	}
+	o.load[w]++
+	return w
+}
+
+// of returns the worker of partition key key, on a worker's goroutine: one
+// that has seen an event of key, or a match made of events lacking the
+// attribute (the absent key, by hash).
+func (o *owners) of(key event.Value) int32 {
+	h := keyHash(key)
+	t := o.table.Load()
+	if slot, ok := t.find(h); ok {
+		return t.w[slot] - 1
+	}
+	return int32(h % uint64(o.n))
 }
 
 // own decides on a match's binding whether it is the worker's, by its
@@ -402,7 +490,7 @@ func (w *worker) setKey(key event.Value) {
 		// own asks before the runner counts the match: its count's run
 		// ends at the match before.
 		w.keep.close(w.res, w.r.stats.Matches)
-		w.key, w.keyed, w.mine = key, true, ownerOf(key, w.n) == w.id
+		w.key, w.keyed, w.mine = key, true, w.owners.of(key) == w.id
 	}
 }
 
@@ -449,6 +537,19 @@ func (w *worker) emit(row []Cell) bool {
 func (w *worker) endItem() {
 	w.keep.close(w.res, w.r.stats.Matches)
 	w.runEv = nil
+	if w.tally.on {
+		if n := w.tally.take(w.r); n > 0 {
+			w.res.count(w.pos, n)
+		}
+	}
+}
+
+// untally has the worker emit its matches from the next item on: one
+// lacking the attribute makes matches with every worker's events, and a
+// match of those only is the wild worker's.
+func (w *worker) untally() {
+	w.tally.on = false
+	w.r.counts, w.r.emit = false, w.heldEmit()
 }
 
 // layout is the shape of a plan's rows: how many cells, which are lists,
@@ -583,6 +684,9 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 		ev := b.items[i]
 		w.pos = b.start + int64(i)
 		if o := b.owner[i]; o == w.id || o < 0 {
+			if o < 0 && w.tally.on && !ev.IsTick() {
+				w.untally()
+			}
 			if err := w.r.feed(ev); err != nil {
 				w.res.err, w.res.errPos = err, w.pos
 				return
@@ -655,9 +759,10 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	var wg sync.WaitGroup
 	l := layoutOf(plan)
 	lists := false // some worker skips the others' items
+	owners := newOwners(n)
 	for i := range n {
-		w := &worker{id: int32(i), n: n, by: sp.By}
-		w.wild = ownerOf(event.Value{}, n) == w.id
+		w := &worker{id: int32(i), by: sp.By, owners: owners}
+		w.wild = owners.of(event.Value{}) == w.id
 		_, w.closureKeys = plan.Source.(*planner.RunScan)
 		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
@@ -671,6 +776,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		} else {
 			w.lastCol = w.rk.evs[len(w.rk.evs)-1]
 			w.r.emit = w.heldEmit()
+			if tallies(par.chunks, &w.keep) {
+				w.tally.start(w.r)
+			}
 		}
 		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
 		lists = lists || w.skip
@@ -692,7 +800,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, free: make(chan *batch, 2), lists: lists}
+	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, owners: owners, free: make(chan *batch, 2), lists: lists}
 	if par.live != nil {
 		par.live.d = d // a Live is one run's
 	}
@@ -701,7 +809,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free}
+	m := &merger{emit: emit, frees: frees, stats: newSplitStats(plan, n), batches: d.free, ctx: ctx, layout: l}
 	if par.chunks != nil {
 		m.chunks = newChunker(par.chunks, m.stats)
 	}
@@ -753,10 +861,13 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 		}
 	}
 	for b := range in {
+		// Read before the last result goes: once every worker's has, the
+		// merge hands the batch back to the dispatcher, which reuses it.
+		end := b.start + int64(len(b.items))
 		if !send(w.step(b, send)) {
 			return
 		}
-		w.pos = b.start + int64(len(b.items))
+		w.pos = end
 	}
 	res := w.step(nil, send)
 	w.r.uncount(w.dropped)
@@ -767,10 +878,11 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 
 // dispatcher hands the stream to the workers in batches.
 type dispatcher struct {
-	ctx context.Context
-	ins []chan *batch
-	by  *planner.Equiv
-	n   int
+	ctx    context.Context
+	ins    []chan *batch
+	by     *planner.Equiv
+	n      int
+	owners *owners
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
 	// free has the batches every worker is done with, for reuse (their
@@ -793,7 +905,7 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 		if !ev.IsTick() {
 			b.events++
 			if v := d.by.Value(ev); !v.IsAbsent() {
-				owner = ownerOf(event.PartitionKey(v), d.n)
+				owner = d.owners.assign(event.PartitionKey(v))
 			}
 		}
 		if d.lists {
@@ -867,15 +979,18 @@ func (d *dispatcher) flush() bool {
 
 // merger emits the workers' results and sums their stats.
 type merger struct {
-	plan   *planner.Plan
 	emit   Emit
 	chunks *chunker // the matches go to Chunks; nil: to emit
 	frees  []chan *result
 	// batches takes back the batches of an ordered merge's rounds.
 	batches chan<- *batch
 	stats   *Stats
-	row     []Cell // emitRun's
-	layout  *layout
+	row     []Cell  // emitRun's
+	layout  *layout // the rows' in the results
+	// ctx is the run's; unchecked counts the rows emitted since the last
+	// look at it.
+	ctx       context.Context
+	unchecked int
 	// The consumer stopped the run at the item at stopPos of stopBatch's
 	// (nil: at the stream's end) when stop.
 	stop      bool
@@ -895,8 +1010,16 @@ func (m *merger) emitRun(res *result, r match) bool {
 		return m.chunks.run(res, r)
 	}
 	if m.row == nil {
-		m.layout = layoutOf(m.plan)
 		m.row = make([]Cell, m.layout.width)
+	}
+	// The merge looks at ctx before a run once 1024 rows have gone since
+	// its last look (a run is at most a result's), as one run does
+	// between its events: the workers may wait on it.
+	if m.unchecked += r.n; m.unchecked >= 1024 {
+		m.unchecked = 0
+		if m.ctx.Err() != nil {
+			return false
+		}
 	}
 	return res.emitRun(r, m.layout, m.row, m.emit, m.stats)
 }
@@ -937,7 +1060,11 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 			}
 		}
 		emitting := true
-		for emitting {
+		summed := m.chunks != nil && m.chunks.sums && !slices.ContainsFunc(res, func(r *result) bool { return r.more })
+		if summed {
+			emitting = m.chunks.sum(res, errPos)
+		}
+		for emitting && !summed {
 			for i := range res {
 				// A worker's next result of the batch, once its last is
 				// emitted: its runs come after those.

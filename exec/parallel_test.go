@@ -268,6 +268,19 @@ func TestWorkersStop(t *testing.T) {
 		if !strings.Contains(query, "[sym]") && s1.Events != s3.Events {
 			t.Errorf("%s: stopped at the error after %d events on one worker, %d on three", query, s1.Events, s3.Events)
 		}
+		// A count sink, which the workers count in bulk: the matches
+		// before the error in stream order.
+		counted := func(workers int) (int, error) {
+			n := 0
+			count := &sase.Chunks{Put: func(_ []byte, rows int) bool { n += rows; return true }}
+			_, err := cq.Run(context.Background(), stream.All(), all, sase.WithWorkers(workers), sase.WithChunks(count))
+			return n, err
+		}
+		c1, cerr1 := counted(1)
+		c3, cerr3 := counted(3)
+		if cerr1 == nil || cerr3 == nil || cerr1.Error() != cerr3.Error() || c1 != c3 || c1 != 3001 {
+			t.Errorf("%s: run-time error, counted: one worker %d matches, %v; three %d, %v", query, c1, cerr1, c3, cerr3)
+		}
 		limit := func(row []sase.Cell) bool { return false }
 		if n, stats, err := run(context.Background(), 3, limit); n != 1 || err != nil || stats.Matches != 1 {
 			t.Errorf("%s: a sink that stops at once: %d matches, %v", query, n, err)
@@ -276,6 +289,37 @@ func TestWorkersStop(t *testing.T) {
 		stop := func([]sase.Cell) bool { cancel(); return true }
 		if _, _, err := run(ctx, 3, stop); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: cancelled: %v", query, err)
+		}
+	}
+}
+
+// TestWorkersBalance: a partitioned run assigns a stream's first keys to
+// the workers by their events so far, not by hash, so that a few keys
+// of equal weight split evenly (by hash, 10 keys over 2 workers split
+// 4 and 6): here 10 keys, each as often, over 2 and 5 workers.
+func TestWorkersBalance(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("type,ts,sym\n")
+	for i := range 1000 {
+		fmt.Fprintf(&csv, "A,%d,s%d\n", i, i%10)
+	}
+	stream, err := source.LoadCSV(strings.NewReader(csv.String()), "balance.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := sase.Compile("PATTERN SEQ(A a, A b) WHERE [sym] WITHIN 30", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{2, 5} {
+		stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range stats.Workers {
+			if want := int64(1000 / workers); w.Events != want || w.Matches != stats.Matches/int64(workers) {
+				t.Errorf("%d workers: worker %d has %d events, %d matches; want %d, %d", workers, i+1, w.Events, w.Matches, want, stats.Matches/int64(workers))
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"iter"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +114,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			w.rk = rowKeyOf(plan, w.by)
 		}
 		w.atEmit = w.by == nil || w.rk != nil
+		w.counting = w.atEmit && tallies(par.chunks, &w.keep)
 		w.emitHeld = w.held()
 		wg.Go(func() {
 			for seg := range jobs {
@@ -128,7 +130,7 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		defer close(dispatched)
 		d.run(events)
 	}()
-	m := &merger{plan: plan, emit: emit, frees: frees, stats: newSplitStats(plan, n)}
+	m := &merger{emit: emit, frees: frees, stats: newSplitStats(plan, n), ctx: ctx, layout: l}
 	if par.chunks != nil {
 		m.chunks = newChunker(par.chunks, m.stats)
 	}
@@ -166,15 +168,14 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 	if d.order != nil {
 		defer close(d.order)
 	}
-	size := segmentItems
-	var lastTS int64
-	started := false
+	// A segment ends at item end; the loop, per event, does little more
+	// than one run's.
+	end := segmentItems
+	lastTS := int64(math.MinInt64)
 	for ev := range events {
 		d.all = append(d.all, ev)
-		if ev.TS > lastTS || !started {
-			lastTS, started = ev.TS, true
-		}
-		if len(d.all)-d.cut < size {
+		lastTS = max(lastTS, ev.TS)
+		if len(d.all) < end {
 			continue
 		}
 		if !d.send(false) {
@@ -185,11 +186,12 @@ func (d *segDispatcher) run(events iter.Seq[*event.Event]) {
 		for d.from > 0 && d.all[d.from-1].TS >= lo {
 			d.from--
 		}
-		size = max(segmentItems, overlapRatio*(d.cut-d.from))
+		size := max(segmentItems, overlapRatio*(d.cut-d.from))
 		// The segments sent hold what they read: drop it here, so that
 		// the items kept are those of the segments in flight.
 		d.all = d.all[d.from:]
 		d.cut, d.from = d.cut-d.from, 0
+		end = d.cut + size
 	}
 	d.send(true)
 }
@@ -238,6 +240,10 @@ type segWorker struct {
 	dropped  int64
 	r        *runner // the segment's
 	emitHeld Emit    // held's
+	// tally: the runner counts the matches in bulk, and the worker keeps
+	// those of the segment's own items (atEmit).
+	tally    tally
+	counting bool
 }
 
 // held returns the runners' emit: a row of the run held (the item's next
@@ -282,6 +288,20 @@ func (w *segWorker) emit(row []Cell) bool {
 // endItem closes the run held at the end of the item the worker is at.
 func (w *segWorker) endItem() { w.keep.close(w.res, w.r.stats.Matches) }
 
+// take takes the tally of the matches since the last take: the
+// segment's, at the item it is at, when the worker is at its own items.
+// A segment's count needs no position but its last (an error's cut is
+// the segment's own), so the worker takes it at its cut and each send.
+func (w *segWorker) take() {
+	switch n := w.tally.take(w.r); {
+	case n == 0:
+	case w.mine:
+		w.res.count(w.pos, n)
+	default:
+		w.dropped += n
+	}
+}
+
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
 func (w *segWorker) run(seg *segment) (ok bool) {
@@ -302,12 +322,18 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}
 	w.res, w.direct, w.dropped = freshResult(w.free, w.res), false, 0
+	if w.counting {
+		w.tally.start(r)
+	}
 	var out chan<- *result = seg.out
 	if w.any != nil {
 		out = w.any
 	}
 	send := func() bool {
 		w.endItem()
+		if w.tally.on {
+			w.take()
+		}
 		if w.by != nil {
 			sortRuns(w.res.matches)
 		}
@@ -333,13 +359,17 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			}
 		}
 	}()
+	// The one-run order needs no sorting by partition to emit in place
+	// (Split.By). Rows encoded for Chunks cost the merge little: they
+	// stay here.
+	handsOver := w.by == nil && w.keep.chunks == nil && w.any == nil
 	for i, ev := range seg.items {
 		w.endItem()
+		if i == seg.cut && w.tally.on {
+			w.take() // the matches before the cut are another segment's
+		}
 		w.mine, w.pos = i >= seg.cut, int64(i)
-		// The one-run order needs no sorting by partition to emit in
-		// place (Split.By).
-		// Rows encoded for Chunks cost the merge little: they stay here.
-		if !w.direct && w.mine && w.by == nil && w.keep.chunks == nil && w.any == nil && seg.head.Load() {
+		if handsOver && w.mine && !w.direct && seg.head.Load() {
 			w.res.handover = true
 			if !send() {
 				return false
@@ -365,11 +395,18 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 		}
 	}
 	w.endItem()
+	if w.tally.on {
+		w.take() // a last segment may have no items of its own
+	}
 	w.mine, w.pos = true, int64(len(seg.items))
 	if seg.last {
 		r.finish()
 	}
 	w.endItem()
+	if w.tally.on {
+		w.take()
+		w.tally.on = false // the counts are taken: uncount is not a take's
+	}
 	r.uncount(w.dropped)
 	r.end(start)
 	w.res.stats = &r.stats
@@ -412,10 +449,17 @@ func (m *merger) mergeSegmentsAny(ctx context.Context, results <-chan *result) e
 func (m *merger) segmentResult(res *result) (stop bool, err error) {
 	seg, stats := res.seg, m.stats
 	defer m.free(res)
-	for _, r := range res.matches {
-		if !m.emitRun(res, r) {
-			stats.Events += seg.eventsTo(r.pos)
+	if m.chunks != nil && m.chunks.sums {
+		if !m.chunks.sum([]*result{res}, -1) {
+			stats.Events += seg.eventsTo(res.matches[len(res.matches)-1].pos)
 			return true, nil
+		}
+	} else {
+		for _, r := range res.matches {
+			if !m.emitRun(res, r) {
+				stats.Events += seg.eventsTo(r.pos)
+				return true, nil
+			}
 		}
 	}
 	if !m.flush() {

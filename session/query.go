@@ -55,7 +55,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			n++
 			s.prog.matched(n)
 			return true
-		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), output.Count, 0, &n), sase.WithTiming())...)
+		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), "", 0, &n), sase.WithTiming())...)
 		if err != nil {
 			return runError(err, stats, stats.Matches)
 		}
@@ -115,7 +115,7 @@ func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, n *i
 func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, stats *sase.Stats) error {
 	f := s.set.Format
 	if q.Analyze {
-		f = output.Count // it counts the matches
+		f = "" // it counts the matches, on one worker unless SET workers says
 	}
 	text, err := cq.ExplainAs(q.ExplainFormat, s.set.workers(f, live != nil), live != nil, stats)
 	if err != nil {

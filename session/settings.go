@@ -39,17 +39,16 @@ func DefaultSettings() Settings {
 }
 
 // workers is how many workers run a query whose matches go to a writer in
-// format f (none: EXPLAIN ANALYZE's count, INTO, a live query), on a loaded
+// format f (none: EXPLAIN ANALYZE, INTO, a live query), on a loaded
 // stream or a live one. Auto splits only where the workers encode the
-// matches themselves (jsonl, csv): elsewhere each match goes through the
-// merge, which costs the engines' work several times over, and a count
-// costs so little per match that the split's overhead ate its gain
-// (docs/LANGUAGE.md, Why the default).
+// matches themselves (jsonl, csv) or count them in bulk (count without a
+// limit): elsewhere each match goes through the merge, which costs the
+// engines' work several times over (docs/LANGUAGE.md, Why the default).
 func (st *Settings) workers(f output.Format, live bool) int {
 	if st.Workers > 0 {
 		return st.Workers
 	}
-	if live || f != output.JSONL && f != output.CSV {
+	if live || f != output.JSONL && f != output.CSV && (f != output.Count || st.Limit > 0) {
 		return 1
 	}
 	return runtime.NumCPU()

@@ -3,6 +3,9 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -121,6 +124,38 @@ func TestWorkersCancel(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("%s, %s: still running 10 s after the cancel", format, query)
 			}
+		}
+	}
+}
+
+// TestWorkersAuto: workers = auto splits a query over the CPUs where its
+// workers encode or count the matches themselves (jsonl, csv, a count
+// without a limit), and runs it on one worker elsewhere (a table, a count
+// with a limit, EXPLAIN ANALYZE): EXPLAIN says so, or has no Parallel
+// line for one worker.
+func TestWorkersAuto(t *testing.T) {
+	split := ""
+	if n := runtime.NumCPU(); n > 1 {
+		split = fmt.Sprintf("Parallel: %d workers, partitioned by [symbol]\n", n)
+	}
+	query := "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price WITHIN 5;"
+	for _, c := range []struct {
+		settings, explain, want string
+	}{
+		{"SET format = jsonl;", "EXPLAIN", split},
+		{"SET format = csv;", "EXPLAIN", split},
+		{"SET format = count;", "EXPLAIN", split},
+		{"SET format = count; SET limit = 10;", "EXPLAIN", ""},
+		{"SET format = table;", "EXPLAIN", ""},
+		{"SET format = count;", "EXPLAIN ANALYZE", ""},
+	} {
+		s, stdout, _ := newSession(t)
+		if err := exec(t, s, "GENERATE STOCKS AS walk WITH (events = 2000, symbols = 5, increase_probability = 55); SET workers = auto; "+c.settings+" "+c.explain+" "+query); err != nil {
+			t.Fatal(err)
+		}
+		got := regexp.MustCompile(`(?m)^Parallel: .*\n`).FindString(stdout.String())
+		if got != c.want {
+			t.Errorf("%s %s: split %q, want %q", c.settings, c.explain, got, c.want)
 		}
 	}
 }
