@@ -80,6 +80,10 @@ type builder struct {
 	seq          int64 // the next event's seq
 	presetSeq    bool  // events come numbered (Producer.Seq)
 
+	// tally records the events numbered in the schema, in bulk: Flush
+	// before the schema is read (decoding.Schema).
+	tally event.Tally
+
 	// collecting says that Collect reads the stream whole and copies its
 	// batches before it returns (newBatch).
 	collecting bool
@@ -254,13 +258,14 @@ func (b *builder) newBatch(n int) []*event.Event {
 	return make([]*event.Event, 0, n)
 }
 
-// number gives a finished event its seq and records it in the schema.
+// number gives a finished event its seq and records it for the schema
+// (tally).
 func (b *builder) number(e *event.Event) {
 	if !b.presetSeq {
 		e.Seq = b.seq
 	}
 	b.seq++
-	b.schema.Observe(e)
+	b.tally.Add(b.schema, e)
 }
 
 // arrive takes a decoded event, or a punctuation (a tick), in arrival

@@ -27,6 +27,7 @@ type decoding struct {
 func (d *decoding) Schema(f func(*event.Schema)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.b.tally.Flush(d.b.schema)
 	f(d.b.schema)
 }
 
