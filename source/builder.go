@@ -70,7 +70,8 @@ type builder struct {
 	mode     tsMode
 	prevTS   int64
 	hasPrev  bool
-	prevText []byte // a copy: text is often a view of a read buffer
+	prevText []byte // a copy (text is often a view of a read buffer), unless prevInt
+	prevInt  bool   // the previous timestamp was written as prevTS is rendered
 	cut      bool   // a timestamp lost digits below the tick: noted once
 
 	// The type of the previous row: consecutive rows often share a type, and
@@ -142,12 +143,31 @@ func (b *builder) ordered(ts int64, text []byte, line int) (int64, error) {
 	// With a slack (or sort = true) the reorder stage decides what an
 	// earlier ts is.
 	if b.hasPrev && ts < b.prevTS && (b.ord == nil || !b.ord.unordered()) {
-		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, b.prevText)
+		prev := b.prevText
+		if b.prevInt {
+			prev = strconv.AppendInt(nil, b.prevTS, 10)
+		}
+		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, prev)
 	}
 	if !b.hasPrev || ts >= b.prevTS {
-		b.prevTS, b.prevText, b.hasPrev = ts, append(b.prevText[:0], text...), true
+		b.prevTS, b.hasPrev = ts, true
+		// Most texts are ts as an integer is rendered: copied, the text
+		// was 25 instructions a line.
+		if b.prevInt = b.mode == tsInteger && plainInt(text); !b.prevInt {
+			b.prevText = append(b.prevText[:0], text...)
+		}
 	}
 	return ts, nil
+}
+
+// plainInt reports whether text, an integer timestamp ([+-]?[0-9]+), is
+// written as strconv renders its value: no plus sign, no leading zero.
+func plainInt(text []byte) bool {
+	c := text[0]
+	if c == '-' {
+		c = text[1]
+	}
+	return text[0] != '+' && (c != '0' || len(text) == 1)
 }
 
 // parseTS parses a timestamp and checks that the stream does not mix
