@@ -81,6 +81,11 @@ type builder struct {
 	seq          int64 // the next event's seq
 	presetSeq    bool  // events come numbered (Producer.Seq)
 
+	// run holds events of the arena with Attrs of length runN, not
+	// cleared, that the fast paths take one by one from next on (fresh).
+	run        []event.Event
+	next, runN int
+
 	// tally records the events numbered in the schema, in bulk: Flush
 	// before the schema is read (decoding.Schema).
 	tally event.Tally
@@ -276,6 +281,38 @@ func (b *builder) newBatch(n int) []*event.Event {
 		return b.arena.Batch(n)
 	}
 	return make([]*event.Event, 0, n)
+}
+
+// freshRun is how many events fresh takes from the arena at once: a few,
+// as a live batch gives back most of them.
+const freshRun = 64
+
+// fresh returns an event with Attrs of length n that a fast path sets
+// whole (Type, TS and every value; number sets Seq), taken from a run of
+// the arena's (event.Arena.Run): a line costs no call to the arena and
+// no clearing of what the path writes anyway.
+func (b *builder) fresh(n int) *event.Event {
+	if b.next == len(b.run) || b.runN != n {
+		b.giveBack()
+		b.run, b.runN = b.arena.Run(freshRun, n), n
+	}
+	e := &b.run[b.next]
+	b.next++
+	return e
+}
+
+// unfresh gives back e, which fresh just returned, unused.
+func (b *builder) unfresh(e *event.Event) {
+	if b.next > 0 && e == &b.run[b.next-1] {
+		b.next--
+	}
+}
+
+// giveBack gives the events fresh did not hand out back to the arena: at
+// the end of a batch, whose events are then all set.
+func (b *builder) giveBack() {
+	b.arena.Unrun(b.run[b.next:])
+	b.run, b.next = nil, 0
 }
 
 // number gives a finished event its seq and records it for the schema

@@ -132,6 +132,7 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 			batch = append(batch, e)
 		}
 	}
+	s.b.giveBack()
 	if s.b.ord != nil {
 		batch = s.b.ord.release(s.b, batch)
 		if end {
@@ -177,6 +178,7 @@ type csvLayout struct {
 	attrSlots      []int
 	roles          []int     // by column: roleType, roleTS or the attribute's slot
 	nslots         int       // 1 + the highest slot: the length of Attrs
+	dense          bool      // the columns' slots are every slot below nslots
 	declared       []bool    // by type id: the header's attributes are declared
 	types          typeNames // type cells as written -> type id
 }
@@ -218,6 +220,7 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	if b.ord != nil && b.ord.header == nil {
 		b.ord.header = header // for the late file
 	}
+	l.dense = coversSlots(l.nslots, l.attrSlots)
 	return l, nil
 }
 

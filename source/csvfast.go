@@ -138,14 +138,19 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		return nil, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
-	e := b.arena.Event(l.nslots)
+	e := b.fresh(l.nslots)
 	attrs := e.Attrs
+	if !l.dense {
+		for slot := range attrs { // what no column sets
+			event.SetNumber(attrs, slot, event.Value{})
+		}
+	}
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := -1  // at the comma before each field (one before the first): fewer words live in the loop than with a column count
 	for _, role := range l.roles {
 		if i == n {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil // too few fields
 		}
 		i++
@@ -194,13 +199,13 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		if stop != 0 {
 			end = i + bits.TrailingZeros64(stop)/8
 			if end < n && *(*byte)(unsafe.Add(p, end)) == '"' {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 		} else {
 			var quoted bool
 			if end, quoted = cellEnd(text, i+8, comma); quoted {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 		}
@@ -213,25 +218,27 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		default:
 			if i > start {
 				b.arena.Set(attrs, role, parseCell(text[start:i:i]))
+			} else {
+				event.SetNumber(attrs, role, event.Value{}) // absent
 			}
 		}
 	}
 	if i != n || f.typTo == f.typFrom {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil // too many fields, or no type
 	}
 	tsText := text[f.tsFrom:f.tsTo]
 	typ, err := l.typeOf(b, text[f.typFrom:f.typTo], line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
 	l.declare(b, typ)
-	e.Type, e.TS = typ, ts
+	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil
 }

@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 
 	"github.com/sase-cep/sase/event"
@@ -14,6 +15,7 @@ type jsonShape struct {
 	n        int    // Attrs' length: 1 + the highest slot
 	declared []bool // by type id: the shape's attributes are declared for the type
 	long     bool   // a key is longer than two words: fastLine reads no line
+	dense    bool   // the keys set every slot below n
 }
 
 // shapeMatch is a key of a shape as its text, `{"key":` or `,"key":`,
@@ -47,6 +49,23 @@ func (rec *jsonRecord) compileShape(keys int) {
 		}
 		sh.keys = append(sh.keys, m)
 	}
+	var slots []int
+	for _, k := range sh.keys {
+		if k.role == keyAttr {
+			slots = append(slots, k.slot)
+		}
+	}
+	sh.dense = coversSlots(sh.n, slots)
+}
+
+// coversSlots reports whether slots holds every slot below n: a fast
+// path that sets those slots sets every value of an event of n.
+func coversSlots(n int, slots []int) bool {
+	seen := make([]bool, n)
+	for _, s := range slots {
+		seen[s] = true
+	}
+	return !slices.Contains(seen, false)
 }
 
 // fastLine builds the event of a line with the keys of the previous simple
@@ -68,19 +87,24 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		return nil, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
-	e := b.arena.Event(sh.n)
+	e := b.fresh(sh.n)
 	attrs := e.Attrs
+	if !sh.dense {
+		for slot := range attrs { // what no key sets
+			event.SetNumber(attrs, slot, event.Value{})
+		}
+	}
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := 0
 	for k := range sh.keys {
 		key := &sh.keys[k]
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil
 		}
 		if i += key.size; i >= n {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil
 		}
 		start := i
@@ -88,7 +112,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		case c == '"':
 			s, next, ok := simpleString(text, i)
 			if !ok {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 			i = next
@@ -132,14 +156,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				case keyTS:
 					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
 				default:
-					b.arena.Drop(e)
+					b.unfresh(e)
 					return nil, false, nil
 				}
 				continue
 			}
 			end, ok := jsonNumber(text, start)
 			if !ok || key.role == keyType {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 			i = end
@@ -159,11 +183,11 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			continue
 		}
 		// A null (absent: the event would be shorter), or not simple.
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil
 	}
 	if i != n-1 || text[i] != '}' {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil
 	}
 	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
@@ -171,14 +195,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	if !ok {
 		var err error
 		if typ, err = b.typeID(string(typText), line); err != nil {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, true, err
 		}
 		rec.typeIDs.add(typText, typ)
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
 	if typ >= len(sh.declared) {
@@ -192,7 +216,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			}
 		}
 	}
-	e.Type, e.TS = typ, ts
+	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil
 }
 

@@ -233,6 +233,7 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 				break
 			}
 		}
+		s.b.giveBack()
 		if s.b.ord != nil {
 			batch = s.b.ord.release(s.b, batch)
 		}
