@@ -292,13 +292,18 @@ const freshRun = 64
 // the arena's (event.Arena.Run): a line costs no call to the arena and
 // no clearing of what the path writes anyway.
 func (b *builder) fresh(n int) *event.Event {
-	if b.next == len(b.run) || b.runN != n {
-		b.giveBack()
-		b.run, b.runN = b.arena.Run(freshRun, n), n
+	if b.next < len(b.run) && b.runN == n {
+		b.next++
+		return &b.run[b.next-1]
 	}
-	e := &b.run[b.next]
-	b.next++
-	return e
+	return b.refill(n)
+}
+
+// refill takes a new run for fresh, and returns its first event.
+func (b *builder) refill(n int) *event.Event {
+	b.giveBack()
+	b.run, b.runN, b.next = b.arena.Run(freshRun, n), n, 1
+	return &b.run[0]
 }
 
 // unfresh gives back e, which fresh just returned, unused.

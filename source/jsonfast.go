@@ -97,8 +97,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := 0
-	for k := range sh.keys {
-		key := &sh.keys[k]
+	for _, key := range sh.keys { // a copy: fewer instructions than a pointer into sh.keys
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
 			b.unfresh(e)
 			return nil, false, nil
