@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -16,26 +17,58 @@ import (
 type typeNames struct {
 	recent [64]struct {
 		name string
+		word uint64 // a name of up to 8 bytes as a word (nameWord), else 0
 		id   int
 	}
 	ids   map[string]int
 	names []string // by id: the map's keys, for recent
 }
 
+// cached returns the id of name when it is short and in recent: compared
+// as a word, inlined. name's capacity must be 8 bytes at least (a fast
+// path's view of its read buffer). ok false: ask lookup.
+func (t *typeNames) cached(name []byte) (id int, ok bool) {
+	n := len(name)
+	if uint(n-1) >= 8 {
+		return 0, false
+	}
+	w := nameWord(name)
+	r := &t.recent[wordSlot(w)]
+	return r.id, w == r.word && n == len(r.name)
+}
+
+// wordSlot is the slot of recent of a name of up to 8 bytes, as its word
+// (stock1 .. stock10 each their own), slotOf a longer one's.
+func wordSlot(w uint64) int   { return int(w * 0x9e3779b97f4a7c15 >> 58) }
+func slotOf(name []byte) int { return (5*int(name[len(name)-1]) + 13*len(name)) & 63 }
+
 // lookup returns the id of name, and whether it is known.
 func (t *typeNames) lookup(name []byte) (int, bool) {
 	if len(name) == 0 {
 		return 0, false
 	}
-	r := &t.recent[(5*int(name[len(name)-1])+13*len(name))&63] // stock1 .. stock10 each their own
+	var word uint64 // name's, if it is short
+	r := &t.recent[slotOf(name)]
+	if len(name) <= 8 {
+		var w [8]byte
+		copy(w[:], name)
+		word = nameWord(w[:len(name)])
+		r = &t.recent[wordSlot(word)]
+	}
 	if r.name != "" && r.name == string(name) {
 		return r.id, true
 	}
 	id, ok := t.ids[string(name)]
 	if ok {
-		r.name, r.id = t.names[id], id
+		r.name, r.id, r.word = t.names[id], id, word
 	}
 	return id, ok
+}
+
+// nameWord is the up to 8 bytes of name as a little-endian word, the
+// bytes past them zero; name's capacity is 8 bytes at least.
+func nameWord(name []byte) uint64 {
+	return le64(unsafe.Pointer(unsafe.SliceData(name)), 0) & (^uint64(0) >> ((64 - 8*len(name)) & 63))
 }
 
 // add records name's id.

@@ -273,6 +273,11 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 
 // typeOf resolves a record's type cell.
 func (l *csvLayout) typeOf(b *builder, cell []byte, line int) (int, error) {
+	if cap(cell) >= 8 {
+		if typ, ok := l.types.cached(cell); ok {
+			return typ, nil
+		}
+	}
 	if typ, ok := l.types.lookup(cell); ok {
 		return typ, nil
 	}

@@ -190,7 +190,10 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		return nil, false, nil
 	}
 	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
-	typ, ok := rec.typeIDs.lookup(typText)
+	typ, ok := rec.typeIDs.cached(typText)
+	if !ok {
+		typ, ok = rec.typeIDs.lookup(typText)
+	}
 	if !ok {
 		var err error
 		if typ, err = b.typeID(string(typText), line); err != nil {
