@@ -39,7 +39,7 @@ func (t *typeNames) cached(name []byte) (id int, ok bool) {
 
 // wordSlot is the slot of recent of a name of up to 8 bytes, as its word
 // (stock1 .. stock10 each their own), slotOf a longer one's.
-func wordSlot(w uint64) int   { return int(w * 0x9e3779b97f4a7c15 >> 58) }
+func wordSlot(w uint64) int  { return int(w * 0x9e3779b97f4a7c15 >> 58) }
 func slotOf(name []byte) int { return (5*int(name[len(name)-1]) + 13*len(name)) & 63 }
 
 // lookup returns the id of name, and whether it is known.
