@@ -104,7 +104,35 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	// late line's fields.
 	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
 	for n := 0; n < maxBatch; n++ {
-		e, rec, line, rerr, err := s.record(recs, layout, inPlace)
+		var e *event.Event
+		var rec [][]byte
+		var line int
+		var rerr, err error
+		if inPlace && recs.cr == nil {
+			var text []byte
+			if text, line, rerr = recs.text(); rerr == nil {
+				var ok bool
+				if e, ok, err = layout.fastEvent(s.b, text, byte(recs.comma), line); ok && err == nil {
+					// The common line, as arrive would take it: no reorder
+					// stage (inPlace), never a tick.
+					s.read++
+					s.b.number(e)
+					batch = append(batch, e)
+					continue
+				}
+				if !ok {
+					rec, line, rerr = recs.record(text, line)
+					if rerr == nil {
+						e, err = layout.checked(s.b, rec, line)
+					}
+				}
+			}
+		} else {
+			rec, line, rerr = recs.next()
+			if rerr == nil {
+				e, err = layout.checked(s.b, rec, line)
+			}
+		}
 		if rerr == io.EOF {
 			end = true
 			break
@@ -142,31 +170,13 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	return batch, end, nil
 }
 
-// record reads and decodes the next record: rerr is the input's error
-// (io.EOF at its end), err the record's own. rec is its fields, unless it
-// was read in place.
-func (s *csvFile) record(recs *csvRecords, layout *csvLayout, inPlace bool) (e *event.Event, rec [][]byte, line int, rerr, err error) {
-	if inPlace && recs.cr == nil {
-		var text []byte
-		if text, line, rerr = recs.text(); rerr != nil {
-			return nil, nil, 0, rerr, nil
-		}
-		var ok bool
-		if e, ok, err = layout.fastEvent(s.b, text, byte(recs.comma), line); ok {
-			return e, nil, line, nil, err
-		}
-		rec, line, rerr = recs.record(text, line)
-	} else {
-		rec, line, rerr = recs.next()
+// checked builds the event of a record after checking its number of
+// fields.
+func (l *csvLayout) checked(b *builder, rec [][]byte, line int) (*event.Event, error) {
+	if len(rec) != l.width {
+		return nil, l.fieldCount(b, len(rec), line)
 	}
-	if rerr != nil {
-		return nil, nil, 0, rerr, nil
-	}
-	if len(rec) != layout.width {
-		return nil, rec, line, nil, layout.fieldCount(s.b, len(rec), line)
-	}
-	e, err = layout.event(s.b, rec, line)
-	return e, rec, line, nil, err
+	return l.event(b, rec, line)
 }
 
 // csvLayout is what a CSV header says: the columns of the type and the
