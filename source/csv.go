@@ -385,17 +385,29 @@ func newCSVLines() *csvLines {
 	return d
 }
 
+func (d *csvLines) fast(b *builder, text []byte, line int) (*event.Event, bool, error) {
+	comma := b.opts.delimiter()
+	if d.layout == nil || comma >= utf8.RuneSelf {
+		return nil, false, nil
+	}
+	rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
+	if len(rec) == 0 {
+		return nil, false, nil // a blank line
+	}
+	return d.layout.fastEvent(b, rec, byte(comma), line)
+}
+
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	comma := b.opts.delimiter()
+	if e, ok, err := d.fast(b, text, line); ok {
+		return e, err
+	}
 	if d.layout != nil && comma < utf8.RuneSelf {
 		// A line without a quote is read in place, as a file's lines are:
 		// by fastEvent, or split.
 		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
 		if len(rec) == 0 {
 			return nil, nil // a blank line
-		}
-		if e, ok, err := d.layout.fastEvent(b, rec, byte(comma), line); ok {
-			return e, err
 		}
 		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
 			d.fields = fields
