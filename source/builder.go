@@ -170,6 +170,10 @@ func (b *builder) timestamp(text []byte, line int) (int64, error) {
 // are integers; else text is parsed.
 func (b *builder) fastTS(plain bool, n int64, text []byte, line int) (int64, error) {
 	if plain && b.mode == tsInteger {
+		if b.hasPrev && n >= b.prevTS { // ordered's common case, here
+			b.advance(n, text)
+			return n, nil
+		}
 		return b.ordered(n, text, line)
 	}
 	return b.timestamp(text, line)
@@ -188,14 +192,19 @@ func (b *builder) ordered(ts int64, text []byte, line int) (int64, error) {
 		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, prev)
 	}
 	if !b.hasPrev || ts >= b.prevTS {
-		b.prevTS, b.hasPrev = ts, true
-		// Most texts are ts as an integer is rendered: copied, the text
-		// was 25 instructions a line.
-		if b.prevInt = b.mode == tsInteger && plainInt(text); !b.prevInt {
-			b.prevText = append(b.prevText[:0], text...)
-		}
+		b.advance(ts, text)
 	}
 	return ts, nil
+}
+
+// advance makes ts, parsed from text, the previous timestamp.
+func (b *builder) advance(ts int64, text []byte) {
+	b.prevTS, b.hasPrev = ts, true
+	// Most texts are ts as an integer is rendered: copied, the text was 25
+	// instructions a line.
+	if b.prevInt = b.mode == tsInteger && plainInt(text); !b.prevInt {
+		b.prevText = append(b.prevText[:0], text...)
+	}
 }
 
 // plainInt reports whether text, an integer timestamp ([+-]?[0-9]+), is

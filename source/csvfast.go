@@ -238,7 +238,9 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		b.unfresh(e)
 		return nil, true, err
 	}
-	l.declare(b, typ)
+	if typ >= len(l.declared) || !l.declared[typ] {
+		l.declare(b, typ)
+	}
 	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil
 }

@@ -50,12 +50,15 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 // Only while the reader reads in place (c.cr is nil).
 func (c *csvRecords) text() ([]byte, int, error) {
 	for {
-		text, ok, err := c.nextLine()
-		if err != nil {
-			return nil, 0, err
-		}
+		text, ok := c.bufferedLine()
 		if !ok {
-			return nil, 0, io.EOF
+			var err error
+			if text, ok, err = c.nextLine(); err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				return nil, 0, io.EOF
+			}
 		}
 		if len(text) > 0 && text[len(text)-1] == '\n' {
 			text = text[:len(text)-1]

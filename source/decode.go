@@ -73,6 +73,9 @@ func newLineReader(r io.Reader, name string, max, size int) *lineReader {
 // failed read) with a last line that lacks its '\n', or alone. A line over
 // the limit is an error.
 func (r *lineReader) next() ([]byte, error) {
+	if text, ok := r.bufferedLine(); ok {
+		return text, nil
+	}
 	text, ok, err := r.nextLine()
 	switch {
 	case err != nil:
@@ -83,6 +86,21 @@ func (r *lineReader) next() ([]byte, error) {
 		return text, r.rerr
 	}
 	return text, nil
+}
+
+// bufferedLine returns the next line, with its '\n', when it is buffered whole
+// and within the limit: nextLine's common case, inlined. ok false: ask
+// nextLine.
+func (r *lineReader) bufferedLine() ([]byte, bool) {
+	rest := r.buf[r.pos:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 || i > r.max {
+		return nil, false
+	}
+	r.line++
+	r.start = r.pos
+	r.pos += i + 1
+	return rest[:i+1], true
 }
 
 // nextLine returns the next line with its '\n' (a last one may lack it),
