@@ -144,7 +144,10 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			i = j + d
 			// JSON has no leading zeros; 17 digits or more, a fraction or
 			// an exponent are the scanner's.
-			if d > 0 && (d == 1 || text[j] != '0') && (i == n || !jsonNumberGoesOn(text[i])) {
+			// The byte at n, past the line, is its newline or the buffer's
+			// slack: if it looks like more of the number, jsonNumber reads
+			// the number to the line's end.
+			if d > 0 && (d == 1 || *(*byte)(unsafe.Add(p, j)) != '0') && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
 				v := int64(u)
 				if c == '-' {
 					v = -v
@@ -222,9 +225,9 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	return e, true, nil
 }
 
-// jsonNumberGoesOn reports whether c, after the digits of a JSON number's
-// integer part, goes on with the number.
-func jsonNumberGoesOn(c byte) bool { return c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' }
+// numberGoesOn says of each byte whether it goes on with a JSON number
+// after the digits of its integer part.
+var numberGoesOn = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true, '.': true, 'e': true, 'E': true}
 
 // le64 is the little-endian word at p+i, which the caller has checked is
 // in bounds.
