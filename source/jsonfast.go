@@ -139,7 +139,9 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			} else {
 				x2, d2 := digitRun(le64(p, j+8))
 				d2 = min(d2, n-j-8)
-				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+				if u = digitsValue(x, 8); d2 > 0 {
+					u, d = u*pow10[d2]+digitsValue(x2, d2), 8+d2
+				}
 			}
 			i = j + d
 			// JSON has no leading zeros; 17 digits or more, a fraction or
