@@ -161,15 +161,18 @@ func (a *Arena) Batch(n int) []*Event {
 	return unsafe.Slice((**Event)(unsafe.Pointer(unsafe.SliceData(words))), n)[:0]
 }
 
-// Drop gives back e, which the arena's last Event call returned, unused:
-// a decoder that finds a line it cannot finish after all need not waste
-// its event. Strings set into it keep their text.
-func (a *Arena) Drop(e *Event) {
-	if a.nevents == 0 || e != &a.events[a.nevents-1] {
-		return // not the last event: left unused
+// Unrun gives back rest, the end of the run the arena's last Run call
+// returned, unused: a decoder that takes a run's events one by one as
+// lines come gives back those it did not take. Nothing is given back if
+// the arena handed out anything since. Strings set into rest keep their
+// text.
+func (a *Arena) Unrun(rest []Event) {
+	k := len(rest)
+	if k == 0 || a.nevents < k || &rest[0] != &a.events[a.nevents-k] {
+		return
 	}
-	a.nevents--
-	if n := len(e.Attrs); n > 0 && a.nvalues >= n && unsafe.SliceData(e.Attrs) == &a.values[a.nvalues-n] {
+	a.nevents -= k
+	if n := len(rest[0].Attrs) * k; n > 0 && a.nvalues >= n && unsafe.SliceData(rest[0].Attrs) == &a.values[a.nvalues-n] {
 		a.nvalues -= n
 	}
 }

@@ -83,55 +83,61 @@ func TestArenaStrings(t *testing.T) {
 	}
 }
 
-// TestArenaDrop checks that the last event handed out, given back with
-// its values, is the next one handed out, cleared, and that any other is
-// left alone.
-func TestArenaDrop(t *testing.T) {
+// TestArenaUnrun checks that the end of the last run, given back with
+// its values, is what the arena hands out next, and that a run's end is
+// left alone once something else was handed out.
+func TestArenaUnrun(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		first int // events of 3 attributes handed out before the one dropped
-		n     int // its attributes
+		first int // events of 3 attributes handed out before the run
+		limit int // the run's
+		used  int // its events used
+		n     int // attributes
 	}{
-		{"first", 0, 3},
-		{"no attrs", 5, 0},
-		{"mid block", 100, 4},
-		{"last of its event block", arenaEvents - 1, 2},
-		{"first of a new block", arenaEvents, 2},
-		{"last of its value block", 5000, arenaValues - 3*5000},
+		{"first", 0, 10, 0, 3},
+		{"no attrs", 5, 10, 4, 0},
+		{"mid block", 100, 64, 63, 4},
+		{"to the end of its event block", arenaEvents - 10, 64, 2, 2},
+		{"to the end of its value block", 5000, 64, 1, (arenaValues - 3*5000) / 10},
+		{"all used", 7, 8, 8, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var a Arena
 			for range tc.first {
 				a.Event(3)
 			}
-			e := a.Event(tc.n)
-			for i := range tc.n {
-				a.Set(e.Attrs, i, StringValue("x"))
+			run := a.Run(tc.limit, tc.n)
+			used := min(tc.used, len(run))
+			for k := range run {
+				for i := range tc.n {
+					a.Set(run[k].Attrs, i, StringValue("x"))
+				}
 			}
-			a.Drop(e)
+			a.Unrun(run[used:])
+			if used == len(run) {
+				if e := a.Event(tc.n); e == &run[len(run)-1] {
+					t.Fatal("an event handed out twice")
+				}
+				return
+			}
 			f := a.Event(tc.n)
-			if f != e || tc.n > 0 && unsafe.SliceData(f.Attrs) != unsafe.SliceData(e.Attrs) {
-				t.Fatalf("dropped %p (attrs %p), next %p (attrs %p): not given back", e, e.Attrs, f, f.Attrs)
-			}
-			if len(f.Attrs) != tc.n {
-				t.Fatalf("%d attrs, want %d", len(f.Attrs), tc.n)
+			rest := &run[used]
+			if f != rest || tc.n > 0 && unsafe.SliceData(f.Attrs) != unsafe.SliceData(rest.Attrs) {
+				t.Fatalf("given back %p (attrs %p), next %p (attrs %p): not given back", rest, rest.Attrs, f, f.Attrs)
 			}
 			for i, v := range f.Attrs {
 				if !v.IsAbsent() {
 					t.Fatalf("attr %d of the next event: %v, want absent", i, v)
 				}
 			}
-			if g := a.Event(1); g == f {
-				t.Fatal("an event handed out twice")
-			}
 		})
 	}
-	var a Arena // an event that is not the last is left alone
+	var a Arena // a run's end is left alone once another event was handed out
+	run := a.Run(4, 2)
 	e := a.Event(2)
-	f := a.Event(2)
-	a.Drop(e)
-	if g := a.Event(2); g == e || g == f {
-		t.Fatal("an event not the last was given back")
+	a.Unrun(run[1:])
+	if f := a.Event(2); f == &run[1] || f == e {
+		t.Fatal("the end of a run not the last was given back")
 	}
 }
 

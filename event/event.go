@@ -138,15 +138,18 @@ func (t *TypeInfo) grow(n int) {
 }
 
 // Observe records an event's type count and value kinds.
-func (s *Schema) Observe(e *Event) {
+func (s *Schema) Observe(e *Event) { s.ObserveN(e, 1) }
+
+// ObserveN records n events of e's type whose attributes have the kinds
+// of e's, slot for slot (SameKinds): Observe n times, at the cost of one.
+func (s *Schema) ObserveN(e *Event, n int64) {
 	t := s.Types[e.Type]
-	t.Count++
+	t.Count += n
 	attrs := e.Attrs // a local: the stores below cannot change it, so it is not read again
-	n := len(attrs)
-	t.grow(n)
-	// Slices of length n, so that the loop has no bounds checks; an
+	t.grow(len(attrs))
+	// Slices of attrs' length, so that the loop has no bounds checks; an
 	// attribute's kind is read without copying its value.
-	declared, kinds, present := t.Declared[:n], t.Kinds[:n], t.Present[:n]
+	declared, kinds, present := t.Declared[:len(attrs)], t.Kinds[:len(attrs)], t.Present[:len(attrs)]
 	for slot := range attrs {
 		if attrs[slot].IsAbsent() {
 			continue
@@ -154,9 +157,72 @@ func (s *Schema) Observe(e *Event) {
 		k := attrs[slot].Kind()
 		declared[slot] = true
 		kinds[slot] |= 1 << (k & 7) // a kind is below 8: the shift needs no check for 8 or more
-		present[slot]++
+		present[slot] += n
 	}
 }
+
+// Tally records events in a schema in bulk: by type, the events added
+// since the last Flush that have the kinds of the type's first of them,
+// slot for slot, are recorded at the cost of one (ObserveN). A loaded
+// stream's events mostly repeat their type's kinds. The zero Tally is
+// empty.
+type Tally struct{ pending []tallied }
+
+// tallied is n events of e's type with e's kinds, not yet recorded.
+type tallied struct {
+	e *Event
+	n int64
+}
+
+// Add records e in s, now or at the next Flush.
+func (t *Tally) Add(s *Schema, e *Event) {
+	if e.Type < len(t.pending) {
+		if p := &t.pending[e.Type]; p.n > 0 && len(p.e.Attrs) == len(e.Attrs) {
+			// The kinds, compared here: a number's or bool's kind is its
+			// tag, so that two of them compare in one comparison.
+			a, b := p.e.Attrs, e.Attrs[:len(p.e.Attrs)]
+			same := true
+			for i := range a {
+				if a[i].p != b[i].p && !sameKind(a, b, i) {
+					same = false
+					break
+				}
+			}
+			if same {
+				p.n++
+				return
+			}
+		}
+	}
+	t.start(s, e)
+}
+
+// start begins the pending events of e's type with e, recording those
+// before it, of other kinds.
+func (t *Tally) start(s *Schema, e *Event) {
+	for len(t.pending) <= e.Type {
+		t.pending = append(t.pending, tallied{})
+	}
+	p := &t.pending[e.Type]
+	if p.n > 0 {
+		s.ObserveN(p.e, p.n)
+	}
+	*p = tallied{e, 1}
+}
+
+// Flush records in s every event added: before s is read.
+func (t *Tally) Flush(s *Schema) {
+	for i := range t.pending {
+		if p := &t.pending[i]; p.n > 0 {
+			s.ObserveN(p.e, p.n)
+			*p = tallied{}
+		}
+	}
+}
+
+// sameKind reports whether a[i] and b[i] are of the same kind: a call,
+// for values whose first words differ (strings, or different kinds).
+func sameKind(a, b []Value, i int) bool { return a[i].Kind() == b[i].Kind() }
 
 // AttrsOf lists the attribute names of a type, sorted.
 func (s *Schema) AttrsOf(typ int) []string {

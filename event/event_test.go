@@ -158,3 +158,51 @@ func TestStreamAll(t *testing.T) {
 		t.Errorf("All with break: %v", got)
 	}
 }
+
+// A Tally records what Observe would: the events of a type in runs of
+// the same kinds and not, strings at different addresses, absent slots,
+// Attrs of different lengths, types interleaved, a Flush in between.
+func TestTally(t *testing.T) {
+	str := func(s string) Value { return StringValue(string([]byte(s))) } // text of its own
+	events := []*Event{
+		{Type: 0, Attrs: []Value{IntValue(1), str("a")}},
+		{Type: 1, Attrs: []Value{FloatValue(1)}},
+		{Type: 0, Attrs: []Value{IntValue(2), str("b")}},
+		{Type: 0, Attrs: []Value{IntValue(3), StringValue("")}},
+		{Type: 0, Attrs: []Value{IntValue(4), {}}},
+		{Type: 1, Attrs: []Value{FloatValue(2)}},
+		{Type: 0, Attrs: []Value{IntValue(5)}},
+		{Type: 0, Attrs: []Value{FloatValue(6), str("c")}},
+		{Type: 1, Attrs: []Value{BoolValue(true), IntValue(7), {}}},
+		{Type: 1},
+		{Type: 2, Attrs: []Value{{}, {}, {}, IntValue(8)}},
+		{Type: 0, Attrs: []Value{FloatValue(9), str("d")}},
+	}
+	schema := func() *Schema {
+		s := NewSchema()
+		s.AddType("A")
+		s.AddType("B")
+		s.AddType("C")
+		return s
+	}
+	want := schema()
+	for _, e := range events {
+		want.Observe(e)
+	}
+	for _, flushAt := range []int{-1, 0, 3, 7} {
+		got := schema()
+		var tally Tally
+		for i, e := range events {
+			tally.Add(got, e)
+			if i == flushAt {
+				tally.Flush(got)
+			}
+		}
+		tally.Flush(got)
+		for i := range want.Types {
+			if !reflect.DeepEqual(got.Types[i], want.Types[i]) {
+				t.Errorf("flush after %d: type %d is %+v, want %+v", flushAt, i, got.Types[i], want.Types[i])
+			}
+		}
+	}
+}

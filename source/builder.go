@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -16,26 +17,58 @@ import (
 type typeNames struct {
 	recent [64]struct {
 		name string
+		word uint64 // a name of up to 8 bytes as a word (nameWord), else 0
 		id   int
 	}
 	ids   map[string]int
 	names []string // by id: the map's keys, for recent
 }
 
+// cached returns the id of name when it is short and in recent: compared
+// as a word, inlined. name's capacity must be 8 bytes at least (a fast
+// path's view of its read buffer). ok false: ask lookup.
+func (t *typeNames) cached(name []byte) (id int, ok bool) {
+	n := len(name)
+	if uint(n-1) >= 8 {
+		return 0, false
+	}
+	w := nameWord(name)
+	r := &t.recent[wordSlot(w)]
+	return r.id, w == r.word && n == len(r.name)
+}
+
+// wordSlot is the slot of recent of a name of up to 8 bytes, as its word
+// (stock1 .. stock10 each their own), slotOf a longer one's.
+func wordSlot(w uint64) int  { return int(w * 0x9e3779b97f4a7c15 >> 58) }
+func slotOf(name []byte) int { return (5*int(name[len(name)-1]) + 13*len(name)) & 63 }
+
 // lookup returns the id of name, and whether it is known.
 func (t *typeNames) lookup(name []byte) (int, bool) {
 	if len(name) == 0 {
 		return 0, false
 	}
-	r := &t.recent[(5*int(name[len(name)-1])+13*len(name))&63] // stock1 .. stock10 each their own
+	var word uint64 // name's, if it is short
+	r := &t.recent[slotOf(name)]
+	if len(name) <= 8 {
+		var w [8]byte
+		copy(w[:], name)
+		word = nameWord(w[:len(name)])
+		r = &t.recent[wordSlot(word)]
+	}
 	if r.name != "" && r.name == string(name) {
 		return r.id, true
 	}
 	id, ok := t.ids[string(name)]
 	if ok {
-		r.name, r.id = t.names[id], id
+		r.name, r.id, r.word = t.names[id], id, word
 	}
 	return id, ok
+}
+
+// nameWord is the up to 8 bytes of name as a little-endian word, the
+// bytes past them zero; name's capacity is 8 bytes at least.
+func nameWord(name []byte) uint64 {
+	return le64(unsafe.Pointer(unsafe.SliceData(name)), 0) & (^uint64(0) >> ((64 - 8*len(name)) & 63))
 }
 
 // add records name's id.
@@ -70,7 +103,8 @@ type builder struct {
 	mode     tsMode
 	prevTS   int64
 	hasPrev  bool
-	prevText []byte // a copy: text is often a view of a read buffer
+	prevText []byte // a copy (text is often a view of a read buffer), unless prevInt
+	prevInt  bool   // the previous timestamp was written as prevTS is rendered
 	cut      bool   // a timestamp lost digits below the tick: noted once
 
 	// The type of the previous row: consecutive rows often share a type, and
@@ -79,6 +113,15 @@ type builder struct {
 	lastType     int
 	seq          int64 // the next event's seq
 	presetSeq    bool  // events come numbered (Producer.Seq)
+
+	// run holds events of the arena with Attrs of length runN, not
+	// cleared, that the fast paths take one by one from next on (fresh).
+	run        []event.Event
+	next, runN int
+
+	// tally records the events numbered in the schema, in bulk: Flush
+	// before the schema is read (decoding.Schema).
+	tally event.Tally
 
 	// collecting says that Collect reads the stream whole and copies its
 	// batches before it returns (newBatch).
@@ -127,6 +170,10 @@ func (b *builder) timestamp(text []byte, line int) (int64, error) {
 // are integers; else text is parsed.
 func (b *builder) fastTS(plain bool, n int64, text []byte, line int) (int64, error) {
 	if plain && b.mode == tsInteger {
+		if b.hasPrev && n >= b.prevTS { // ordered's common case, here
+			b.advance(n, text)
+			return n, nil
+		}
 		return b.ordered(n, text, line)
 	}
 	return b.timestamp(text, line)
@@ -138,12 +185,36 @@ func (b *builder) ordered(ts int64, text []byte, line int) (int64, error) {
 	// With a slack (or sort = true) the reorder stage decides what an
 	// earlier ts is.
 	if b.hasPrev && ts < b.prevTS && (b.ord == nil || !b.ord.unordered()) {
-		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, b.prevText)
+		prev := b.prevText
+		if b.prevInt {
+			prev = strconv.AppendInt(nil, b.prevTS, 10)
+		}
+		return 0, b.errorf(line, "timestamp %s is before the previous event's %s (timestamps must not decrease)", text, prev)
 	}
 	if !b.hasPrev || ts >= b.prevTS {
-		b.prevTS, b.prevText, b.hasPrev = ts, append(b.prevText[:0], text...), true
+		b.advance(ts, text)
 	}
 	return ts, nil
+}
+
+// advance makes ts, parsed from text, the previous timestamp.
+func (b *builder) advance(ts int64, text []byte) {
+	b.prevTS, b.hasPrev = ts, true
+	// Most texts are ts as an integer is rendered: copied, the text was 25
+	// instructions a line.
+	if b.prevInt = b.mode == tsInteger && plainInt(text); !b.prevInt {
+		b.prevText = append(b.prevText[:0], text...)
+	}
+}
+
+// plainInt reports whether text, an integer timestamp ([+-]?[0-9]+), is
+// written as strconv renders its value: no plus sign, no leading zero.
+func plainInt(text []byte) bool {
+	c := text[0]
+	if c == '-' {
+		c = text[1]
+	}
+	return text[0] != '+' && (c != '0' || len(text) == 1)
 }
 
 // parseTS parses a timestamp and checks that the stream does not mix
@@ -254,13 +325,51 @@ func (b *builder) newBatch(n int) []*event.Event {
 	return make([]*event.Event, 0, n)
 }
 
-// number gives a finished event its seq and records it in the schema.
+// freshRun is how many events fresh takes from the arena at once: a few,
+// as a live batch gives back most of them.
+const freshRun = 64
+
+// fresh returns an event with Attrs of length n that a fast path sets
+// whole (Type, TS and every value; number sets Seq), taken from a run of
+// the arena's (event.Arena.Run): a line costs no call to the arena and
+// no clearing of what the path writes anyway.
+func (b *builder) fresh(n int) *event.Event {
+	if b.next < len(b.run) && b.runN == n {
+		b.next++
+		return &b.run[b.next-1]
+	}
+	return b.refill(n)
+}
+
+// refill takes a new run for fresh, and returns its first event.
+func (b *builder) refill(n int) *event.Event {
+	b.giveBack()
+	b.run, b.runN, b.next = b.arena.Run(freshRun, n), n, 1
+	return &b.run[0]
+}
+
+// unfresh gives back e, which fresh just returned, unused.
+func (b *builder) unfresh(e *event.Event) {
+	if b.next > 0 && e == &b.run[b.next-1] {
+		b.next--
+	}
+}
+
+// giveBack gives the events fresh did not hand out back to the arena: at
+// the end of a batch, whose events are then all set.
+func (b *builder) giveBack() {
+	b.arena.Unrun(b.run[b.next:])
+	b.run, b.next = nil, 0
+}
+
+// number gives a finished event its seq and records it for the schema
+// (tally).
 func (b *builder) number(e *event.Event) {
 	if !b.presetSeq {
 		e.Seq = b.seq
 	}
 	b.seq++
-	b.schema.Observe(e)
+	b.tally.Add(b.schema, e)
 }
 
 // arrive takes a decoded event, or a punctuation (a tick), in arrival

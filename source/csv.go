@@ -104,7 +104,35 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	// late line's fields.
 	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
 	for n := 0; n < maxBatch; n++ {
-		e, rec, line, rerr, err := s.record(recs, layout, inPlace)
+		var e *event.Event
+		var rec [][]byte
+		var line int
+		var rerr, err error
+		if inPlace && recs.cr == nil {
+			var text []byte
+			if text, line, rerr = recs.text(); rerr == nil {
+				var ok bool
+				if e, ok, err = layout.fastEvent(s.b, text, byte(recs.comma), line); ok && err == nil {
+					// The common line, as arrive would take it: no reorder
+					// stage (inPlace), never a tick.
+					s.read++
+					s.b.number(e)
+					batch = append(batch, e)
+					continue
+				}
+				if !ok {
+					rec, line, rerr = recs.record(text, line)
+					if rerr == nil {
+						e, err = layout.checked(s.b, rec, line)
+					}
+				}
+			}
+		} else {
+			rec, line, rerr = recs.next()
+			if rerr == nil {
+				e, err = layout.checked(s.b, rec, line)
+			}
+		}
 		if rerr == io.EOF {
 			end = true
 			break
@@ -132,6 +160,7 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 			batch = append(batch, e)
 		}
 	}
+	s.b.giveBack()
 	if s.b.ord != nil {
 		batch = s.b.ord.release(s.b, batch)
 		if end {
@@ -141,31 +170,13 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	return batch, end, nil
 }
 
-// record reads and decodes the next record: rerr is the input's error
-// (io.EOF at its end), err the record's own. rec is its fields, unless it
-// was read in place.
-func (s *csvFile) record(recs *csvRecords, layout *csvLayout, inPlace bool) (e *event.Event, rec [][]byte, line int, rerr, err error) {
-	if inPlace && recs.cr == nil {
-		var text []byte
-		if text, line, rerr = recs.text(); rerr != nil {
-			return nil, nil, 0, rerr, nil
-		}
-		var ok bool
-		if e, ok, err = layout.fastEvent(s.b, text, byte(recs.comma), line); ok {
-			return e, nil, line, nil, err
-		}
-		rec, line, rerr = recs.record(text, line)
-	} else {
-		rec, line, rerr = recs.next()
+// checked builds the event of a record after checking its number of
+// fields.
+func (l *csvLayout) checked(b *builder, rec [][]byte, line int) (*event.Event, error) {
+	if len(rec) != l.width {
+		return nil, l.fieldCount(b, len(rec), line)
 	}
-	if rerr != nil {
-		return nil, nil, 0, rerr, nil
-	}
-	if len(rec) != layout.width {
-		return nil, rec, line, nil, layout.fieldCount(s.b, len(rec), line)
-	}
-	e, err = layout.event(s.b, rec, line)
-	return e, rec, line, nil, err
+	return l.event(b, rec, line)
 }
 
 // csvLayout is what a CSV header says: the columns of the type and the
@@ -177,6 +188,7 @@ type csvLayout struct {
 	attrSlots      []int
 	roles          []int     // by column: roleType, roleTS or the attribute's slot
 	nslots         int       // 1 + the highest slot: the length of Attrs
+	dense          bool      // the columns' slots are every slot below nslots
 	declared       []bool    // by type id: the header's attributes are declared
 	types          typeNames // type cells as written -> type id
 }
@@ -218,6 +230,7 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 	if b.ord != nil && b.ord.header == nil {
 		b.ord.header = header // for the late file
 	}
+	l.dense = coversSlots(l.nslots, l.attrSlots)
 	return l, nil
 }
 
@@ -270,6 +283,11 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 
 // typeOf resolves a record's type cell.
 func (l *csvLayout) typeOf(b *builder, cell []byte, line int) (int, error) {
+	if cap(cell) >= 8 {
+		if typ, ok := l.types.cached(cell); ok {
+			return typ, nil
+		}
+	}
 	if typ, ok := l.types.lookup(cell); ok {
 		return typ, nil
 	}
@@ -367,17 +385,29 @@ func newCSVLines() *csvLines {
 	return d
 }
 
+func (d *csvLines) fast(b *builder, text []byte, line int) (*event.Event, bool, error) {
+	comma := b.opts.delimiter()
+	if d.layout == nil || comma >= utf8.RuneSelf {
+		return nil, false, nil
+	}
+	rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
+	if len(rec) == 0 {
+		return nil, false, nil // a blank line
+	}
+	return d.layout.fastEvent(b, rec, byte(comma), line)
+}
+
 func (d *csvLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	comma := b.opts.delimiter()
+	if e, ok, err := d.fast(b, text, line); ok {
+		return e, err
+	}
 	if d.layout != nil && comma < utf8.RuneSelf {
 		// A line without a quote is read in place, as a file's lines are:
 		// by fastEvent, or split.
 		rec := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\r'})
 		if len(rec) == 0 {
 			return nil, nil // a blank line
-		}
-		if e, ok, err := d.layout.fastEvent(b, rec, byte(comma), line); ok {
-			return e, err
 		}
 		if fields, quoted := split(d.fields[:0], rec, byte(comma)); !quoted {
 			d.fields = fields

@@ -29,12 +29,13 @@ func digitRun(w uint64) (x uint64, k int) {
 	return x, bits.TrailingZeros64((x|(x+118*swarOnes))&swarHigh) / 8
 }
 
-// digitsValue is the value of the k (at most 8) decimal digits at the
-// start of x, as digitRun returns them: the digits are moved to the top
-// (the bytes below are then leading zeros) and combined in pairs, fours,
-// then eights.
+// digitsValue is the value of the k (1 to 8) decimal digits at the start
+// of x, as digitRun returns them: the digits are moved to the top (the
+// bytes below are then leading zeros) and combined in pairs, fours, then
+// eights. (The shift is masked, so that it needs no test for 64: k 0
+// gives no value.)
 func digitsValue(x uint64, k int) uint64 {
-	x <<= 8 * (8 - k)
+	x <<= (64 - 8*k) & 63
 	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
 	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
 	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
@@ -138,14 +139,19 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		return nil, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
-	e := b.arena.Event(l.nslots)
+	e := b.fresh(l.nslots)
 	attrs := e.Attrs
+	if !l.dense {
+		for slot := range attrs { // what no column sets
+			event.SetNumber(attrs, slot, event.Value{})
+		}
+	}
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := -1  // at the comma before each field (one before the first): fewer words live in the loop than with a column count
 	for _, role := range l.roles {
 		if i == n {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil // too few fields
 		}
 		i++
@@ -154,7 +160,7 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		if role != roleType { // an integer?
 			j := i
 			sign := byte(w)
-			if sign == '-' || sign == '+' {
+			if (sign-'+')&^2 == 0 { // '+' or '-'
 				j++
 				w = le64(p, j)
 			}
@@ -168,10 +174,12 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 			} else {
 				x2, d2 := digitRun(le64(p, j+8))
 				d2 = min(d2, n-j-8)
-				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+				if u = digitsValue(x, 8); d2 > 0 {
+					u, d = u*pow10[d2]+digitsValue(x2, d2), 8+d2
+				}
 			}
 			// The byte at end read through p: text's words need not stay live.
-			if end := j + d; d > 0 && (end == n || *(*byte)(unsafe.Add(p, end)) == comma) { // a 17th digit fails here
+			if end := j + d; d > 0 && (*(*byte)(unsafe.Add(p, end)) == comma || end == n) { // a 17th digit fails here
 				v := int64(u)
 				if sign == '-' {
 					v = -v
@@ -194,13 +202,13 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		if stop != 0 {
 			end = i + bits.TrailingZeros64(stop)/8
 			if end < n && *(*byte)(unsafe.Add(p, end)) == '"' {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 		} else {
 			var quoted bool
 			if end, quoted = cellEnd(text, i+8, comma); quoted {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 		}
@@ -213,25 +221,29 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		default:
 			if i > start {
 				b.arena.Set(attrs, role, parseCell(text[start:i:i]))
+			} else {
+				event.SetNumber(attrs, role, event.Value{}) // absent
 			}
 		}
 	}
 	if i != n || f.typTo == f.typFrom {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil // too many fields, or no type
 	}
 	tsText := text[f.tsFrom:f.tsTo]
 	typ, err := l.typeOf(b, text[f.typFrom:f.typTo], line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
-	l.declare(b, typ)
-	e.Type, e.TS = typ, ts
+	if typ >= len(l.declared) || !l.declared[typ] {
+		l.declare(b, typ)
+	}
+	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil
 }

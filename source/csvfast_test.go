@@ -250,6 +250,32 @@ func TestFastEvent(t *testing.T) {
 	}
 }
 
+// TestFastEventSparse reads a line whose header's columns leave a slot
+// of the schema unset (a live source's producers send their own headers):
+// the slot is absent, whatever the event given back by the line before
+// held.
+func TestFastEventSparse(t *testing.T) {
+	b := newBuilder("t.csv", Options{})
+	wide, err := newCSVLayout(b, []string{"type", "ts", "a", "b"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := newCSVLayout(b, []string{"type", "ts", "b"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, fast, _ := wide.fastEvent(b, inBuffer("A,1,7", roomy), ',', 2); fast {
+		t.Fatal("a line a field short was read")
+	}
+	e, fast, err := narrow.fastEvent(b, inBuffer("A,2,5", roomy), ',', 3)
+	if !fast || err != nil {
+		t.Fatalf("fast %v, error %v", fast, err)
+	}
+	if len(e.Attrs) != 2 || !e.Attrs[0].IsAbsent() || !e.Attrs[1].Identical(event.IntValue(5)) {
+		t.Errorf("attrs %v, want [absent 5]", e.Attrs)
+	}
+}
+
 // TestFastEventRandom reads random lines both ways: cells of every kind,
 // fields short and over a word, a quote, a field more or less now and
 // then, in read buffers that end at the line or go on; as a file's lines,

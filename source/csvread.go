@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/csv"
-	"errors"
 	"io"
 	"math/bits"
 	"unicode/utf8"
@@ -20,15 +19,8 @@ const csvReadSize = 1 << 20
 // large read buffer; from the first line with a quote on, encoding/csv
 // reads the rest, since a quoted field may span lines.
 type csvRecords struct {
-	r      io.Reader
-	name   string
-	max    int
+	lineReader
 	comma  rune // the field separator (delimiter)
-	buf    []byte
-	pos    int   // buf[pos:] is unread
-	start  int   // where the line last returned starts in buf
-	rerr   error // r's error, once it has returned one
-	line   int   // lines consumed
 	fields [][]byte
 
 	cr       *csv.Reader // from the first quote on
@@ -36,7 +28,7 @@ type csvRecords struct {
 }
 
 func newCSVRecords(r io.Reader, name string, max int, comma rune) *csvRecords {
-	return &csvRecords{r: r, name: name, max: max, comma: comma}
+	return &csvRecords{lineReader: lineReader{r: r, name: name, max: max, size: csvReadSize}, comma: comma}
 }
 
 // next returns the next record, its fields valid until the next call, and
@@ -58,12 +50,18 @@ func (c *csvRecords) next() ([][]byte, int, error) {
 // Only while the reader reads in place (c.cr is nil).
 func (c *csvRecords) text() ([]byte, int, error) {
 	for {
-		text, ok, err := c.nextLine()
-		if err != nil {
-			return nil, 0, err
-		}
+		text, ok := c.bufferedLine()
 		if !ok {
-			return nil, 0, io.EOF
+			var err error
+			if text, ok, err = c.nextLine(); err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				return nil, 0, io.EOF
+			}
+		}
+		if len(text) > 0 && text[len(text)-1] == '\n' {
+			text = text[:len(text)-1]
 		}
 		if len(text) > 0 && text[len(text)-1] == '\r' {
 			text = text[:len(text)-1] // \r\n, or a last \r before the end, as encoding/csv
@@ -118,55 +116,6 @@ func split(dst [][]byte, text []byte, comma byte) (_ [][]byte, quoted bool) {
 		}
 	}
 	return append(dst, text[start:len(text):len(text)]), false
-}
-
-// nextLine returns the next line without its '\n', counted; ok is false
-// at the end of the input. A line over the limit is an error.
-func (c *csvRecords) nextLine() ([]byte, bool, error) {
-	for {
-		rest := c.buf[c.pos:]
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			c.line++
-			if i > c.max {
-				return nil, false, lineTooLong(c.name, c.line, c.max)
-			}
-			c.start = c.pos
-			c.pos += i + 1
-			return rest[:i], true, nil
-		}
-		if len(rest) > c.max {
-			return nil, false, lineTooLong(c.name, c.line+1, c.max)
-		}
-		if c.rerr != nil {
-			if len(rest) == 0 {
-				if c.rerr == io.EOF {
-					return nil, false, nil
-				}
-				return nil, false, c.rerr
-			}
-			c.line++
-			c.start, c.pos = c.pos, len(c.buf)
-			return rest, true, nil // the last line, without its '\n'
-		}
-		c.fill()
-	}
-}
-
-// fill reads more input after the unread bytes, moved to the front.
-func (c *csvRecords) fill() {
-	n := copy(c.buf, c.buf[c.pos:])
-	if cap(c.buf)-n < csvReadSize/2 { // a long line: room for more of it
-		c.buf = append(c.buf[:n], make([]byte, csvReadSize)...)
-	}
-	c.buf, c.pos = c.buf[:cap(c.buf)], 0
-	m, err := io.ReadAtLeast(c.r, c.buf[n:], 1)
-	c.buf = c.buf[:n+m]
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = io.EOF
-		}
-		c.rerr = err
-	}
 }
 
 // startSlow hands the input from the line just returned on to

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -27,6 +26,7 @@ type decoding struct {
 func (d *decoding) Schema(f func(*event.Schema)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.b.tally.Flush(d.b.schema)
 	f(d.b.schema)
 }
 
@@ -47,58 +47,128 @@ func (d *decoding) Stats() Stats {
 }
 
 // lineReader frames an input into lines of at most max bytes (the '\n'
-// not counted), numbering them from 1.
+// not counted), numbering them from 1, in place in a read buffer of size
+// bytes (larger while a longer line is read): a line costs a search for
+// its '\n' and little else.
 type lineReader struct {
-	br    *bufio.Reader
+	r     io.Reader
 	name  string // prefixes the error of a line over the limit
 	max   int
-	long  []byte // a line longer than br's buffer, gathered
-	line  int    // the number of the line last returned
-	whole int    // the buffered bytes up to the last '\n' ready saw: whole lines
+	size  int
+	buf   []byte
+	pos   int   // buf[pos:] is unread
+	start int   // where the line last returned starts in buf
+	rerr  error // r's error, once it has returned one
+	line  int   // lines returned
+	whole int   // buf[:whole] ends with a whole line (ready)
 }
 
 // newLineReader reads r in pieces of size bytes.
 func newLineReader(r io.Reader, name string, max, size int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, size), name: name, max: max}
+	return &lineReader{r: r, name: name, max: max, size: size}
 }
 
 // next returns the next line with its '\n' (a last one may lack it), valid
 // until the next call, and the input's error at its end (io.EOF, or a
-// failed read) with the last line. A line over the limit is an error.
+// failed read) with a last line that lacks its '\n', or alone. A line over
+// the limit is an error.
 func (r *lineReader) next() ([]byte, error) {
-	if cap(r.long) > 1<<20 {
-		r.long = nil // one long line does not pin its buffer for good
+	if text, ok := r.bufferedLine(); ok {
+		return text, nil
 	}
-	text, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull { // as bufio returns it: errors.Is costs a call a line
-		r.long = append(r.long[:0], text...)
-		for errors.Is(err, bufio.ErrBufferFull) && len(r.long) <= r.max {
-			text, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, text...)
+	text, ok, err := r.nextLine()
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, io.EOF
+	case text[len(text)-1] != '\n':
+		return text, r.rerr
+	}
+	return text, nil
+}
+
+// bufferedLine returns the next line, with its '\n', when it is buffered whole
+// and within the limit: nextLine's common case, inlined. ok false: ask
+// nextLine.
+func (r *lineReader) bufferedLine() ([]byte, bool) {
+	rest := r.buf[r.pos:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 || i > r.max {
+		return nil, false
+	}
+	r.line++
+	r.start = r.pos
+	r.pos += i + 1
+	return rest[:i+1], true
+}
+
+// nextLine returns the next line with its '\n' (a last one may lack it),
+// counted, in place in the read buffer (its capacity reaching the
+// buffer's end); ok is false at the end of the input. A line over the
+// limit, or a failed read, is an error.
+func (r *lineReader) nextLine() ([]byte, bool, error) {
+	for {
+		rest := r.buf[r.pos:]
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			r.line++
+			if i > r.max {
+				return nil, false, lineTooLong(r.name, r.line, r.max)
+			}
+			r.start = r.pos
+			r.pos += i + 1
+			return rest[:i+1], true, nil
 		}
-		text = r.long
+		if len(rest) > r.max {
+			return nil, false, lineTooLong(r.name, r.line+1, r.max)
+		}
+		if r.rerr != nil {
+			if len(rest) == 0 {
+				if r.rerr == io.EOF {
+					return nil, false, nil
+				}
+				return nil, false, r.rerr
+			}
+			r.line++
+			r.start, r.pos = r.pos, len(r.buf)
+			return rest, true, nil // the last line, without its '\n'
+		}
+		r.fill()
 	}
-	if len(text) > 0 {
-		r.line++
+}
+
+// fill reads more input after the unread bytes, moved to the front; a
+// buffer grown for a long line is not kept for good.
+func (r *lineReader) fill() {
+	rest := r.buf[r.pos:]
+	if cap(r.buf) > 2*r.size && len(rest) < r.size/2 {
+		r.buf = make([]byte, r.size)
 	}
-	r.whole = max(r.whole-len(text), 0)
-	if n := len(text); n > r.max && (n > r.max+1 || text[n-1] != '\n') { // the '\n' not counted
-		return nil, lineTooLong(r.name, r.line, r.max)
+	n := copy(r.buf[:cap(r.buf)], rest)
+	if cap(r.buf)-n < r.size/2 { // a long line: room for more of it
+		r.buf = append(r.buf[:n], make([]byte, r.size)...)
 	}
-	return text, err
+	r.buf, r.pos, r.whole = r.buf[:cap(r.buf)], 0, 0
+	m, err := io.ReadAtLeast(r.r, r.buf[n:], 1)
+	r.buf = r.buf[:n+m]
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = io.EOF
+		}
+		r.rerr = err
+	}
 }
 
 // ready reports whether a whole line is buffered, so reading it does not
 // wait for the producer.
 func (r *lineReader) ready() bool {
-	if r.whole > 0 {
+	if r.pos < r.whole {
 		return true
 	}
 	// The last '\n' buffered, found once: the lines before it need no
 	// search each (a message-bus producer hands many at once).
-	buf, _ := r.br.Peek(r.br.Buffered())
-	r.whole = bytes.LastIndexByte(buf, '\n') + 1
-	return r.whole > 0
+	r.whole = r.pos + bytes.LastIndexByte(r.buf[r.pos:], '\n') + 1
+	return r.pos < r.whole
 }
 
 // lineTooLongError is a line over Options.MaxLine.

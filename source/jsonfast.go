@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 
 	"github.com/sase-cep/sase/event"
@@ -14,6 +15,7 @@ type jsonShape struct {
 	n        int    // Attrs' length: 1 + the highest slot
 	declared []bool // by type id: the shape's attributes are declared for the type
 	long     bool   // a key is longer than two words: fastLine reads no line
+	dense    bool   // the keys set every slot below n
 }
 
 // shapeMatch is a key of a shape as its text, `{"key":` or `,"key":`,
@@ -47,6 +49,23 @@ func (rec *jsonRecord) compileShape(keys int) {
 		}
 		sh.keys = append(sh.keys, m)
 	}
+	var slots []int
+	for _, k := range sh.keys {
+		if k.role == keyAttr {
+			slots = append(slots, k.slot)
+		}
+	}
+	sh.dense = coversSlots(sh.n, slots)
+}
+
+// coversSlots reports whether slots holds every slot below n: a fast
+// path that sets those slots sets every value of an event of n.
+func coversSlots(n int, slots []int) bool {
+	seen := make([]bool, n)
+	for _, s := range slots {
+		seen[s] = true
+	}
+	return !slices.Contains(seen, false)
 }
 
 // fastLine builds the event of a line with the keys of the previous simple
@@ -68,19 +87,23 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		return nil, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
-	e := b.arena.Event(sh.n)
+	e := b.fresh(sh.n)
 	attrs := e.Attrs
+	if !sh.dense {
+		for slot := range attrs { // what no key sets
+			event.SetNumber(attrs, slot, event.Value{})
+		}
+	}
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := 0
-	for k := range sh.keys {
-		key := &sh.keys[k]
+	for _, key := range sh.keys { // a copy: fewer instructions than a pointer into sh.keys
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil
 		}
 		if i += key.size; i >= n {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, false, nil
 		}
 		start := i
@@ -88,7 +111,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		case c == '"':
 			s, next, ok := simpleString(text, i)
 			if !ok {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 			i = next
@@ -116,12 +139,17 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			} else {
 				x2, d2 := digitRun(le64(p, j+8))
 				d2 = min(d2, n-j-8)
-				u, d = digitsValue(x, 8)*pow10[d2]+digitsValue(x2, d2), 8+d2
+				if u = digitsValue(x, 8); d2 > 0 {
+					u, d = u*pow10[d2]+digitsValue(x2, d2), 8+d2
+				}
 			}
 			i = j + d
 			// JSON has no leading zeros; 17 digits or more, a fraction or
 			// an exponent are the scanner's.
-			if d > 0 && (d == 1 || text[j] != '0') && (i == n || !jsonNumberGoesOn(text[i])) {
+			// The byte at n, past the line, is its newline or the buffer's
+			// slack: if it looks like more of the number, jsonNumber reads
+			// the number to the line's end.
+			if d > 0 && (d == 1 || *(*byte)(unsafe.Add(p, j)) != '0') && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
 				v := int64(u)
 				if c == '-' {
 					v = -v
@@ -132,14 +160,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				case keyTS:
 					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
 				default:
-					b.arena.Drop(e)
+					b.unfresh(e)
 					return nil, false, nil
 				}
 				continue
 			}
 			end, ok := jsonNumber(text, start)
 			if !ok || key.role == keyType {
-				b.arena.Drop(e)
+				b.unfresh(e)
 				return nil, false, nil
 			}
 			i = end
@@ -159,26 +187,29 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			continue
 		}
 		// A null (absent: the event would be shorter), or not simple.
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil
 	}
 	if i != n-1 || text[i] != '}' {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, false, nil
 	}
 	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
-	typ, ok := rec.typeIDs.lookup(typText)
+	typ, ok := rec.typeIDs.cached(typText)
+	if !ok {
+		typ, ok = rec.typeIDs.lookup(typText)
+	}
 	if !ok {
 		var err error
 		if typ, err = b.typeID(string(typText), line); err != nil {
-			b.arena.Drop(e)
+			b.unfresh(e)
 			return nil, true, err
 		}
 		rec.typeIDs.add(typText, typ)
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
-		b.arena.Drop(e)
+		b.unfresh(e)
 		return nil, true, err
 	}
 	if typ >= len(sh.declared) {
@@ -192,13 +223,13 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			}
 		}
 	}
-	e.Type, e.TS = typ, ts
+	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil
 }
 
-// jsonNumberGoesOn reports whether c, after the digits of a JSON number's
-// integer part, goes on with the number.
-func jsonNumberGoesOn(c byte) bool { return c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' }
+// numberGoesOn says of each byte whether it goes on with a JSON number
+// after the digits of its integer part.
+var numberGoesOn = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true, '.': true, 'e': true, 'E': true}
 
 // le64 is the little-endian word at p+i, which the caller has checked is
 // in bounds.

@@ -87,6 +87,12 @@ func TestFastLine(t *testing.T) {
 		{`{"type":"A","ts":8,"x":1,"s":"c"}`, true, "bare"},
 		{``, false, ""},
 		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
+		// A shape that sets no value in a slot below its highest: the slot
+		// is absent, whatever the event given back by the line before held.
+		{`{"type":"A","ts":9,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"A","ts":9,"x":7,"s":"c"`, false, ""}, // x set, then given back
+		{`{"type":"A","ts":9,"s":"d"}`, false, ""},
+		{`{"type":"A","ts":10,"s":"e"}`, true, ""},
 	}
 	fast, slow := newBuilder("t.jsonl", Options{}), newBuilder("t.jsonl", Options{})
 	var fr, sr jsonRecord

@@ -38,6 +38,10 @@ func newJSONLFile(r io.Reader, name string, opts Options, release func()) *lineS
 
 type jsonLines struct{ rec jsonRecord }
 
+func (d *jsonLines) fast(b *builder, text []byte, line int) (*event.Event, bool, error) {
+	return d.rec.fastLine(b, text, line)
+}
+
 func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	if e, ok, err := d.rec.fastLine(b, text, line); ok {
 		return e, err
