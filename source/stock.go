@@ -376,13 +376,14 @@ func GenerateStocksContext(ctx context.Context, name string, cfg StockConfig) (*
 			events = append(events, &run[i])
 		}
 	}
-	// What Observe would record of each event: every attribute is present
-	// (StockSchema declares them, all int).
+	// Every event of a type has the kinds of this one: all int.
+	sample := make([]event.Value, stockAttrs)
+	for i := range sample {
+		sample[i] = event.IntValue(0)
+	}
 	for id, n := range counts {
-		t := schema.Types[id]
-		t.Count += n
-		for slot := range stockAttrs {
-			t.Present[slot] += n
+		if n > 0 {
+			schema.ObserveN(&event.Event{Type: id, Attrs: sample}, n)
 		}
 	}
 	return &event.Stream{Name: name, Source: "generated", Schema: schema, Events: events}, nil

@@ -97,6 +97,9 @@ func TestStockSchema(t *testing.T) {
 			if !ti.Has(slot) || ti.Kinds[slot] != event.KindSet(0).With(event.Int) {
 				t.Errorf("%s slot %d: declared %v kinds %v", ti.Name, slot, ti.Has(slot), ti.Kinds[slot])
 			}
+			if ti.Present[slot] != ti.Count {
+				t.Errorf("%s slot %d: present in %d of %d events", ti.Name, slot, ti.Present[slot], ti.Count)
+			}
 		}
 		total += ti.Count
 	}
