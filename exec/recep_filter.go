@@ -269,34 +269,37 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 // before the trigger, with nothing to cut its range: those after the
 // candidate that pass next's checks. That range starts after the
 // candidate's time, which grows along sel: a cursor (k) finds the start,
-// moving over events that the previous range's loop read anyway. When
-// next's one check is fast and compares with l's column, its bound is
-// the candidate's value there: no bind.
+// moving over events that the previous range's loop read anyway.
+//
+// When next's one check is fast, compares with l's column and its
+// product is never NaN (plain), a candidate that needs no passBound and
+// whose value there is a number is delivered here, by one loop over the
+// range that tests each event and delivers it: no binding, no list of
+// candidates (the count sink adds the number that pass). Every other
+// candidate goes to pairOne.
 func (q *queryFilter) pairs(l, next *level, sel []int) {
-	comp, bound, cell, src := l.comp, q.b.Events, l.cell, l.src
-	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
+	r, cell, src := q.r, l.cell, l.src
+	evs, ts, end := src.evs, src.ts, next.end
+	nts := next.src.ts[:end]
 	var pair *fastCheck
-	var pcol []float64
-	// plain: pair's product is never NaN; then each candidate's range is
-	// picked into one scratch, room for the longest range, and delivered
-	// with no binding (deliverPicked reads none).
-	plain := false
-	var picked []int
-	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+	var pcol, ncol []float64
+	var nevs []*event.Event
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l && c[0].finite && !next.src.nan {
 		pair, pcol = &c[0], src.cols[c[0].bcol]
-		if plain = pair.finite && !next.src.nan; plain {
-			picked = resize(next.sel, end-next.src.head)
-			next.sel = picked
-		}
+		ncol, nevs = pair.col[:end], next.src.evs[:end]
+	}
+	var fk float64
+	var op numCmp
+	if pair != nil {
+		fk, op = pair.k, pair.op
 	}
 	k := -1
 	for _, i := range sel {
-		if i < 0 {
-			if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
-				continue
-			}
+		at := i
+		if at < 0 {
+			at = ^i
 		}
-		from := ts[i] + 1
+		from := ts[at] + 1
 		if k < 0 {
 			k = next.src.from(from)
 		}
@@ -306,45 +309,54 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		if k == end {
 			break // so are the later candidates' ranges
 		}
+		if pair == nil || i < 0 {
+			q.pairOne(l, next, i, k)
+			continue
+		}
+		b := pair.kb * pcol[i]
+		if b != b {
+			q.pairOne(l, next, i, k)
+			continue
+		}
 		cell.Event = evs[i]
-		q.r.steps.tickN(q.r, uint(end-k))
-		if plain {
-			if b := pair.kb * pcol[i]; b == b {
-				q.deliverPicked(next, picked, k, end, b)
-				continue
+		r.steps.tickN(r, uint(end-k))
+		if r.counts {
+			r.stats.Matches += int64(op.count(ncol[k:], fk, b))
+			continue
+		}
+		ncell := next.cell
+		for n := k; n < len(ncol); n++ {
+			if op.holds(fk*ncol[n], b) {
+				ncell.Event = nevs[n]
+				r.emitRow()
 			}
 		}
-		bound[comp], l.at = evs[i], i
-		if pair != nil {
-			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
-				pair.ok = true
-				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
-				continue
-			}
-		}
-		q.deliverRange(next, k, end)
 	}
-	bound[comp] = nil
 }
 
-// deliverPicked is deliverAll of the events of next's source in [k, end)
-// that next's one check, fast with a product never NaN, passes with the
-// bound side bound, in one call: no NaN to test per event, no candidate
-// for passBound per match, and the count sink adds the number picked.
-// sel is scratch with room for the range.
-func (q *queryFilter) deliverPicked(next *level, sel []int, k, end int, bound float64) {
-	f := &next.checks.cur[0]
-	m := f.op.pick(sel, f.col[k:end], k, f.k, bound)
-	r := q.r
-	if r.counts {
-		r.stats.Matches += int64(m)
-		return
+// pairOne is pairs for candidate i of l (^i: passBound decides), whose
+// range in next's source starts at k.
+func (q *queryFilter) pairOne(l, next *level, i, k int) {
+	comp, bound, evs, end := l.comp, q.b.Events, l.src.evs, next.end
+	if i < 0 {
+		if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
+			return
+		}
 	}
-	evs, cell := next.src.evs, next.cell
-	for _, i := range sel[:m] {
-		cell.Event = evs[i]
-		r.emitRow()
+	l.cell.Event = evs[i]
+	q.r.steps.tickN(q.r, uint(end-k))
+	bound[comp], l.at = evs[i], i
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+		pair := &c[0]
+		if pair.bound = pair.kb * l.src.cols[pair.bcol][i]; pair.bound == pair.bound {
+			pair.ok = true
+			q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
+			bound[comp] = nil
+			return
+		}
 	}
+	q.deliverRange(next, k, end)
+	bound[comp] = nil
 }
 
 // deliverRange hands the consumer, as a match, the row with each event of

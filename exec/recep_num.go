@@ -215,15 +215,21 @@ func (c numCmp) bit(v, b float64) uint {
 	return (b2u(v < b) | b2u(b < v)&c.gt) ^ c.flip
 }
 
-// pick writes into out, in order, i0 plus the index in col of each x
-// for which k * x op b holds, the product never NaN, and returns how many:
-// each goes at out's next free place, which moves on only if it passes,
-// so that no branch follows the data. out has col's length at least.
-func (c numCmp) pick(out []int, col []float64, i0 int, k, b float64) int {
-	out = out[:len(col)]
+// holds is bit as a bool, for a loop that branches on it: only = and !=
+// compare twice.
+func (c numCmp) holds(v, b float64) bool {
+	lt := v < b
+	if c.gt != 0 {
+		lt = lt || b < v
+	}
+	return lt != (c.flip != 0)
+}
+
+// count is the number of x in col for which k * x op b holds, the
+// product never NaN, with no branch that follows the data.
+func (c numCmp) count(col []float64, k, b float64) int {
 	m := 0
-	for n, x := range col {
-		out[m] = i0 + n
+	for _, x := range col {
 		m += int(c.bit(k*x, b))
 	}
 	return m

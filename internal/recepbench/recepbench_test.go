@@ -1,13 +1,16 @@
 package recepbench
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/internal/bench"
 )
 
@@ -80,4 +83,31 @@ func BenchmarkReCEP(b *testing.B) {
 			b.ReportMetric(float64(r.CPU.Nanoseconds())/float64(r.Events), "cpu-ns/event")
 		})
 	}
+}
+
+// BenchmarkExp1Engine runs Exp. 1 on the recep engine over 1M events,
+// compiled once, every match handed to a sink that keeps nothing, as
+// `sase bench workloads` does: the engine path alone (for callgrind, run
+// with -test.benchtime 1x).
+func BenchmarkExp1Engine(b *testing.B) {
+	// One thread: callgrind's --toggle-collect=exec.Run counts the
+	// thread that entered it, and a goroutine may move.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	stream := Stream(*benchEvents)
+	q, err := bench.Compile(stream, bench.Exp1, "recep")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var matches int64
+	b.ReportAllocs()
+	for b.Loop() {
+		stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+		if err != nil {
+			b.Fatal(err)
+		}
+		matches = stats.Matches
+	}
+	b.ReportMetric(float64(matches), "matches")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(stream.Events)), "ns/event")
 }
