@@ -105,19 +105,22 @@ func (b *rbuf) pushFrom(src *rbuf, i int) {
 }
 
 // prune drops the events with ts < minTS, compacting once half is dead so
-// that appends reuse the arrays.
+// that appends reuse the arrays. The dead events' pointers stay until the
+// compaction overwrites or clears them (at most as many as are live, or
+// 32): no store, with its write barrier, per event dropped.
 func (b *rbuf) prune(minTS int64) {
-	for b.head < len(b.ts) && b.ts[b.head] < minTS {
-		b.evs[b.head] = nil
-		b.head++
+	h, ts := b.head, b.ts
+	for h < len(ts) && ts[h] < minTS {
+		h++
 	}
-	if b.head >= 32 && 2*b.head >= len(b.evs) {
-		n := copy(b.evs, b.evs[b.head:])
+	b.head = h
+	if h >= 32 && 2*h >= len(ts) {
+		n := copy(b.evs, b.evs[h:])
 		clear(b.evs[n:])
 		b.evs = b.evs[:n]
-		b.ts = b.ts[:copy(b.ts, b.ts[b.head:])]
+		b.ts = ts[:copy(ts, ts[h:])]
 		for k, col := range b.cols {
-			b.cols[k] = col[:copy(col, col[b.head:])]
+			b.cols[k] = col[:copy(col, col[h:])]
 		}
 		b.head = 0
 	}

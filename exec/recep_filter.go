@@ -233,12 +233,17 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		q.deliverRange(l, i0, i1)
 		return
 	}
+	next := &q.levels[j+1]
+	pairs := !l.cuts && next.last && q.rowDirect
+	if pairs && len(checks.cur) == 0 { // every event in range is a candidate
+		q.pairs(l, next, nil, i0, i1)
+		return
+	}
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
-	next := &q.levels[j+1]
-	if !l.cuts && next.last && q.rowDirect {
-		q.pairs(l, next, sel)
+	if pairs {
+		q.pairs(l, next, sel, 0, len(sel))
 		return
 	}
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
@@ -264,7 +269,8 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	bound[comp] = nil
 }
 
-// pairs binds level l to each of its candidates sel and delivers, without
+// pairs binds level l to each of its candidates sel[x0:x1] (nil sel: the
+// events of its source in [x0, x1)) and delivers, without
 // a call to choose, the matches with the events of next, the last level
 // before the trigger, with nothing to cut its range: those after the
 // candidate that pass next's checks. That range starts after the
@@ -277,7 +283,7 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 // range that tests each event and delivers it: no binding, no list of
 // candidates (the count sink adds the number that pass). Every other
 // candidate goes to pairOne.
-func (q *queryFilter) pairs(l, next *level, sel []int) {
+func (q *queryFilter) pairs(l, next *level, sel []int, x0, x1 int) {
 	r, cell, src := q.r, l.cell, l.src
 	evs, ts, end := src.evs, src.ts, next.end
 	nts := next.src.ts[:end]
@@ -294,7 +300,11 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		fk, op = pair.k, pair.op
 	}
 	k := -1
-	for _, i := range sel {
+	for x := x0; x < x1; x++ {
+		i := x
+		if sel != nil {
+			i = sel[x]
+		}
 		at := i
 		if at < 0 {
 			at = ^i
