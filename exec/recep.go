@@ -174,6 +174,7 @@ type eventCache struct {
 	pending *pending // AttributeVerify's held candidates: their reads bound pruning
 	byType  [][]int  // type id -> components whose types include it
 	open    []bool   // by component: its buffer has no filter, passes takes all
+	quick   []bool   // by component: its buffer's filters are all constChecks
 	only    []int    // type id -> the one component whose types include it, or -1
 	// touch is an attribute slot the buffers read as numbers (-1: none),
 	// which readAhead reads in every event (into touched).
@@ -202,6 +203,7 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64}
 	c.open = make([]bool, len(p.Components))
+	c.quick = make([]bool, len(p.Components))
 	c.fast = make([][]constCheck, len(p.Components))
 	for _, b := range op.Buffers {
 		c.open[b.Comp] = len(b.Consts) == 0 && len(b.Filters) == 0
@@ -209,6 +211,8 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 			for _, pr := range b.Filters {
 				c.fast[b.Comp] = append(c.fast[b.Comp], constCheckOf(p, b.Comp, pr))
 			}
+			c.quick[b.Comp] = len(b.Consts) == 0 && len(b.Filters) > 0 &&
+				!slices.ContainsFunc(c.fast[b.Comp], func(f constCheck) bool { return !f.ok })
 		}
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
@@ -349,8 +353,29 @@ func (c *eventCache) trigger(ev *event.Event) {
 	b.Events[c.last] = nil
 }
 
-// passes applies component comp's buffer filters to ev.
+// passes applies component comp's buffer filters to ev. When they are
+// all constChecks, and ev's values numbers, they are the whole test.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
+	if c.quick[comp] {
+		fast := c.fast[comp]
+		for k := range fast {
+			f := &fast[k]
+			v := f.k * numOf(ev, f.slot)
+			if v != v {
+				return c.passesAll(comp, ev)
+			}
+			if f.op.bit(v, f.b) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return c.passesAll(comp, ev)
+}
+
+// passesAll is passes, each filter by its constCheck where it has one and
+// ev's value is a number, else by its evaluator.
+func (c *eventCache) passesAll(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
@@ -414,12 +439,11 @@ func (c *eventCache) addTo(s *rset, comp int, ev *event.Event) {
 // at least its deadline - 2W. Once per window every partition is pruned
 // and the empty ones are dropped.
 func (c *eventCache) advance(now int64) {
-	if !c.op.HasWindow {
-		return
-	}
-	c.minTS = satSub(now, c.op.Window)
-	if c.pending.items.Len() > 0 || c.op.Partition != nil {
-		c.advanceHeld(now)
+	if op := c.op; op.HasWindow {
+		c.minTS = satSub(now, op.Window)
+		if op.Partition != nil || c.pending.items.Len() > 0 {
+			c.advanceHeld(now)
+		}
 	}
 }
 
