@@ -25,6 +25,9 @@ type rbuf struct {
 	cols [][]float64
 	head int
 	nan  bool // a column has held a NaN (numOf: not a number float64 orders exactly)
+	// off, for b's buffer when partners lists (recep_partners.go): by
+	// event, where its partners start.
+	off []int
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
@@ -121,6 +124,9 @@ func (b *rbuf) prune(minTS int64) {
 		b.ts = ts[:copy(ts, ts[h:])]
 		for k, col := range b.cols {
 			b.cols[k] = col[:copy(col, col[h:])]
+		}
+		if len(b.off) > 0 {
+			b.off = b.off[:copy(b.off, b.off[h:])]
 		}
 		b.head = 0
 	}
@@ -428,6 +434,9 @@ func (c *eventCache) addTo(s *rset, comp int, ev *event.Event) {
 		b.prune(c.minTS)
 	}
 	b.push(ev, c.qf.cols[comp])
+	if pp := c.qf.pp; pp != nil && comp == pp.b.comp {
+		pp.add(&s.bufs[pp.a.comp], b, c.qf.op.Window)
+	}
 	if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
 		c.r.stats.MaxBuffer = n
 	}

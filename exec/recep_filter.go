@@ -53,6 +53,8 @@ type queryFilter struct {
 	rowDirect bool
 	celled    bool // the levels' cells are set for rowDirect
 	spare     Cell // the cell of a component not returned
+	// pp lists partners, for a plan of their shape (recep_partners.go).
+	pp *partners
 }
 
 // level is the search's state for positive j: what the plan fixes, then
@@ -138,6 +140,12 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	if q.op.HasWindow {
 		lo = satSub(t.TS, q.op.Window)
 	}
+	q.route(enforced)
+	*q.levels[n-1].cell = Cell{Event: t}
+	if q.pp != nil && q.rowDirect && q.pp.search(q, set, t, lo) {
+		q.done(prev)
+		return
+	}
 	for j := range n - 1 {
 		l := &q.levels[j]
 		l.src = &q.set.bufs[l.comp]
@@ -156,6 +164,16 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 		l.hi, l.end = l.src.ts[k-1], k
 	}
+	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
+		q.choose(0, lo, hi)
+	}
+	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
+}
+
+// route sets whether the search hands its candidates past verify
+// (direct) and whether it writes the row itself (rowDirect), with the
+// levels' cells.
+func (q *queryFilter) route(enforced bool) {
 	direct := enforced && q.verify.direct()
 	if rowDirect := direct && q.rowCol != nil && q.r.own == nil; !q.celled || rowDirect != q.rowDirect {
 		q.rowDirect, q.celled = rowDirect, true
@@ -164,11 +182,6 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 	}
 	q.direct = direct
-	*q.levels[n-1].cell = Cell{Event: t}
-	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
-		q.choose(0, lo, hi)
-	}
-	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
 }
 
 // filterLevel returns the events of level l's buffer in the window

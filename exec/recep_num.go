@@ -225,6 +225,20 @@ func (c numCmp) holds(v, b float64) bool {
 	return lt != (c.flip != 0)
 }
 
+// pick writes into out, in order, the index in col of each x for which
+// k * x op b holds, the product never NaN, and returns how many: each goes
+// at out's next free place, which moves on only if it passes, so that no
+// branch follows the data. out has col's length at least.
+func (c numCmp) pick(out []int32, col []float64, k, b float64) int {
+	out = out[:len(col)]
+	m := 0
+	for n, x := range col {
+		out[m] = int32(n)
+		m += int(c.bit(k*x, b))
+	}
+	return m
+}
+
 // count is the number of x in col for which k * x op b holds, the
 // product never NaN, with no branch that follows the data.
 func (c numCmp) count(col []float64, k, b float64) int {

@@ -1,0 +1,135 @@
+package exec
+
+import (
+	"github.com/sase-cep/sase/event"
+)
+
+// partners is ReCEP's search for SEQ(A a, B b, C c) WITHIN W, three
+// positives with nothing between them and c the trigger, when b's one
+// check reads a (pair: k * b.x op kb * a.x, ReCEP's Exp. 1 `a.price > 1.1
+// * b.price`) and b's one Pre reads c (pre: `b.price < 0.9 * c.price`), a
+// has no check, and no equivalence test constrains the buffers. Whether
+// the pair check holds does not depend on c: when b comes, the a's before
+// it within the window that pass it (its partners) are listed once, in an
+// arena. A trigger then reads the b's of its window, keeps those pre
+// passes (one loop over a column, no branch that follows the data), and
+// delivers each with its partners from ts(c) - W on, with no check per
+// match. Its matches come b by b, which the spec allows: a trigger
+// completes them all at once.
+//
+// Both checks are fast and finite (their products never NaN); a NaN
+// value in either buffer's columns, or a NaN bound of the pair check,
+// turns the lists off for the rest of the run (broken), and a trigger whose
+// pre bound is NaN takes the general search.
+type partners struct {
+	a, b   *level
+	pair   *fastCheck // at b, bound by a
+	pre    *fastCheck // Pre at b, bound by the trigger
+	bcol   int        // b's buffer column pair reads
+	precol int        // b's buffer column pre reads
+	broken bool
+	// The arena: evs[k] and ts[k] are the event and timestamp of partner
+	// base + k. Event i of b's buffer has its partners from its off[i] up
+	// to the next event's (or the arena's end).
+	evs  []*event.Event
+	ts   []int64
+	base int
+	sel  []int32 // scratch: the b's of a trigger's window that pass pre
+}
+
+// planPartners sets q.pp when the plan has the shape partners searches.
+func (q *queryFilter) planPartners() {
+	c := q.cache
+	if len(q.pos) != 3 || !q.op.HasWindow || c.op.Partition != nil || len(c.equivs) > 0 {
+		return
+	}
+	a, b := &q.levels[0], &q.levels[1]
+	if len(a.before) > 0 || a.cuts || !b.last || len(a.checks.checks) > 0 || len(a.pre.checks) > 0 ||
+		len(b.checks.checks) != 1 || len(b.pre.checks) != 1 {
+		return
+	}
+	pair, pre := &b.checks.cur[0], &b.pre.cur[0]
+	if !pair.fast || !pair.finite || pair.from != a || !pre.fast || !pre.finite || pre.comp != q.pos[2] {
+		return
+	}
+	q.pp = &partners{a: a, b: b, pair: pair, pre: pre, bcol: b.checks.checks[0].col, precol: b.pre.checks[0].col}
+}
+
+// add lists the partners of the event just pushed into bbuf, b's buffer,
+// whose a's are in abuf, a's buffer, and drops the arena's part that only
+// b's pruned events read.
+func (p *partners) add(abuf, bbuf *rbuf, w int64) {
+	i := len(bbuf.ts) - 1
+	dead := len(p.evs) // no older b live: every partner is dead
+	if h := bbuf.head; h < i {
+		dead = bbuf.off[h] - p.base
+	}
+	if dead >= 32 && 2*dead >= len(p.evs) {
+		n := copy(p.evs, p.evs[dead:])
+		clear(p.evs[n:])
+		p.evs, p.ts = p.evs[:n], p.ts[:copy(p.ts, p.ts[dead:])]
+		p.base += dead
+	}
+	bbuf.off = append(bbuf.off, p.base+len(p.evs))
+	if p.broken = p.broken || abuf.nan || bbuf.nan; p.broken {
+		return
+	}
+	tb, pair := bbuf.ts[i], p.pair
+	v, kb, op := pair.k*bbuf.cols[p.bcol][i], pair.kb, pair.op
+	j0, j1 := abuf.from(satSub(tb, w)), abuf.from(tb)
+	xs, evs, ts := abuf.cols[pair.bcol][:j1], abuf.evs[:j1], abuf.ts[:j1]
+	for j := j0; j < j1; j++ {
+		bound := kb * xs[j]
+		if bound != bound {
+			p.broken = true
+			return
+		}
+		if op.holds(v, bound) {
+			p.evs = append(p.evs, evs[j])
+			p.ts = append(p.ts, ts[j])
+		}
+	}
+}
+
+// search delivers the matches of trigger t, whose window starts at lo,
+// from the b's of set; false: the general search must (a NaN).
+func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) bool {
+	abuf, bbuf := &set.bufs[p.a.comp], &set.bufs[p.b.comp]
+	pre := p.pre
+	bound := pre.kb * numOf(t, pre.slot)
+	if p.broken || abuf.nan || bbuf.nan || bound != bound {
+		return false
+	}
+	r := q.r
+	i0, i1 := bbuf.from(lo), bbuf.from(t.TS)
+	r.steps.tickN(r, uint(i1-i0))
+	sel := resize(p.sel, i1-i0)
+	p.sel = sel
+	m := pre.op.pick(sel, bbuf.cols[p.precol][i0:i1], pre.k, bound)
+	off, bevs, end := bbuf.off, bbuf.evs, p.base+len(p.evs)
+	acell, bcell := p.a.cell, p.b.cell
+	for _, n := range sel[:m] {
+		i := i0 + int(n)
+		k, e := off[i]-p.base, end-p.base
+		if i+1 < len(off) {
+			e = off[i+1] - p.base
+		}
+		for k < e && p.ts[k] < lo {
+			k++
+		}
+		if k == e {
+			continue
+		}
+		r.steps.tickN(r, uint(e-k))
+		if r.counts {
+			r.stats.Matches += int64(e - k)
+			continue
+		}
+		bcell.Event = bevs[i]
+		for _, ev := range p.evs[k:e] {
+			acell.Event = ev
+			r.emitRow()
+		}
+	}
+	return true
+}
