@@ -25,9 +25,9 @@ type rbuf struct {
 	cols [][]float64
 	head int
 	nan  bool // a column has held a NaN (numOf: not a number float64 orders exactly)
-	// off, for b's buffer when partners lists (recep_partners.go): by
-	// event, where its partners start.
-	off []int
+	// spans, for b's buffer when partners lists (recep_partners.go): by
+	// event, its partners in the arena.
+	spans []span
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
@@ -125,8 +125,8 @@ func (b *rbuf) prune(minTS int64) {
 		for k, col := range b.cols {
 			b.cols[k] = col[:copy(col, col[h:])]
 		}
-		if len(b.off) > 0 {
-			b.off = b.off[:copy(b.off, b.off[h:])]
+		if len(b.spans) > 0 {
+			b.spans = b.spans[:copy(b.spans, b.spans[h:])]
 		}
 		b.head = 0
 	}

@@ -29,13 +29,17 @@ type partners struct {
 	precol int        // b's buffer column pre reads
 	broken bool
 	// The arena: evs[k] and ts[k] are the event and timestamp of partner
-	// base + k. Event i of b's buffer has its partners from its off[i] up
-	// to the next event's (or the arena's end).
+	// base + k. Event i of b's buffer has its partners in spans[i].
 	evs  []*event.Event
 	ts   []int64
 	base int
 	sel  []int32 // scratch: the b's of a trigger's window that pass pre
 }
+
+// span is an event's partners, [from, to) in the arena: from moves on
+// past those a trigger found older than its window, which the later
+// triggers' windows, starting later, do not hold either.
+type span struct{ from, to int }
 
 // planPartners sets q.pp when the plan has the shape partners searches.
 func (q *queryFilter) planPartners() {
@@ -62,7 +66,7 @@ func (p *partners) add(abuf, bbuf *rbuf, w int64) {
 	i := len(bbuf.ts) - 1
 	dead := len(p.evs) // no older b live: every partner is dead
 	if h := bbuf.head; h < i {
-		dead = bbuf.off[h] - p.base
+		dead = bbuf.spans[h].from - p.base
 	}
 	if dead >= 32 && 2*dead >= len(p.evs) {
 		n := copy(p.evs, p.evs[dead:])
@@ -70,7 +74,13 @@ func (p *partners) add(abuf, bbuf *rbuf, w int64) {
 		p.evs, p.ts = p.evs[:n], p.ts[:copy(p.ts, p.ts[dead:])]
 		p.base += dead
 	}
-	bbuf.off = append(bbuf.off, p.base+len(p.evs))
+	from := p.base + len(p.evs)
+	p.list(abuf, bbuf, i, w)
+	bbuf.spans = append(bbuf.spans, span{from, p.base + len(p.evs)})
+}
+
+// list appends to the arena the partners of event i of bbuf.
+func (p *partners) list(abuf, bbuf *rbuf, i int, w int64) {
 	if p.broken = p.broken || abuf.nan || bbuf.nan; p.broken {
 		return
 	}
@@ -106,17 +116,16 @@ func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) b
 	sel := resize(p.sel, i1-i0)
 	p.sel = sel
 	m := pre.op.pick(sel, bbuf.cols[p.precol][i0:i1], pre.k, bound)
-	off, bevs, end := bbuf.off, bbuf.evs, p.base+len(p.evs)
+	spans, bevs := bbuf.spans, bbuf.evs
 	acell, bcell := p.a.cell, p.b.cell
 	for _, n := range sel[:m] {
 		i := i0 + int(n)
-		k, e := off[i]-p.base, end-p.base
-		if i+1 < len(off) {
-			e = off[i+1] - p.base
-		}
+		sp := &spans[i]
+		k, e := sp.from-p.base, sp.to-p.base
 		for k < e && p.ts[k] < lo {
 			k++
 		}
+		sp.from = p.base + k
 		if k == e {
 			continue
 		}
