@@ -135,7 +135,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	q.set, q.enforced = set, enforced
 	n := len(q.pos)
 	t := b.Events[q.pos[n-1]]
-	q.trig, q.narrow = t.TS, q.cache.narrows(t)
+	q.trig = t.TS
 	lo := int64(math.MinInt64)
 	if q.op.HasWindow {
 		lo = satSub(t.TS, q.op.Window)
@@ -146,6 +146,7 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		q.done(prev)
 		return
 	}
+	q.narrow = q.cache.narrows(t)
 	for j := range n - 1 {
 		l := &q.levels[j]
 		l.src = &q.set.bufs[l.comp]
