@@ -284,10 +284,10 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 }
 
 // pairs binds level l to each of its candidates sel[x0:x1] (nil sel: the
-// events of its source in [x0, x1)) and delivers, without
-// a call to choose, the matches with the events of next, the last level
-// before the trigger, with nothing to cut its range: those after the
-// candidate that pass next's checks. That range starts after the
+// events of its source in [x0, x1)) and delivers, without a call to
+// choose, the matches with the events of next, the last level before the
+// trigger, with nothing to cut its range: those after the candidate that
+// pass next's checks. That range starts after the
 // candidate's time, which grows along sel: a cursor (k) finds the start,
 // moving over events that the previous range's loop read anyway.
 //
