@@ -232,9 +232,17 @@ func (c numCmp) holds(v, b float64) bool {
 func (c numCmp) pick(out []int32, col []float64, k, b float64) int {
 	out = out[:len(col)]
 	m := 0
+	if c.gt != 0 {
+		for n, x := range col {
+			out[m] = int32(n)
+			m += int(c.bit(k*x, b))
+		}
+		return m
+	}
+	// <, <=, > and >= test one side: half of bit's work.
 	for n, x := range col {
 		out[m] = int32(n)
-		m += int(c.bit(k*x, b))
+		m += int(b2u(k*x < b) ^ c.flip)
 	}
 	return m
 }

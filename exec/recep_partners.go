@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"math"
+
 	"github.com/sase-cep/sase/event"
 )
 
@@ -28,6 +30,9 @@ type partners struct {
 	bcol   int        // b's buffer column pair reads
 	precol int        // b's buffer column pre reads
 	broken bool
+	// kbFinite: pair's kb is neither 0 nor infinite, so that its bound
+	// is NaN only for a NaN value, which a's buffer does not hold.
+	kbFinite bool
 	// The arena: evs[k] and ts[k] are the event and timestamp of partner
 	// base + k. Event i of b's buffer has its partners in spans[i].
 	evs  []*event.Event
@@ -56,7 +61,8 @@ func (q *queryFilter) planPartners() {
 	if !pair.fast || !pair.finite || pair.from != a || !pre.fast || !pre.finite || pre.comp != q.pos[2] {
 		return
 	}
-	q.pp = &partners{a: a, b: b, pair: pair, pre: pre, bcol: b.checks.checks[0].col, precol: b.pre.checks[0].col}
+	q.pp = &partners{a: a, b: b, pair: pair, pre: pre, bcol: b.checks.checks[0].col, precol: b.pre.checks[0].col,
+		kbFinite: pair.kb != 0 && !math.IsInf(pair.kb, 0)}
 }
 
 // add lists the partners of the event just pushed into bbuf, b's buffer,
@@ -90,7 +96,7 @@ func (p *partners) list(abuf, bbuf *rbuf, i int, w int64) {
 	xs, evs, ts := abuf.cols[pair.bcol][:j1], abuf.evs[:j1], abuf.ts[:j1]
 	for j := j0; j < j1; j++ {
 		bound := kb * xs[j]
-		if bound != bound {
+		if !p.kbFinite && bound != bound {
 			p.broken = true
 			return
 		}
