@@ -122,11 +122,11 @@ func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) b
 	sel := resize(p.sel, i1-i0)
 	p.sel = sel
 	m := pre.op.pick(sel, bbuf.cols[p.precol][i0:i1], pre.k, bound)
-	spans, bevs := bbuf.spans, bbuf.evs
-	acell, bcell := p.a.cell, p.b.cell
-	for _, n := range sel[:m] {
-		i := i0 + int(n)
-		sp := &spans[i]
+	// The loop reads its state through p and bbuf rather than locals:
+	// fewer values live across the consumer's call, reloaded after it.
+	for x := range m {
+		i := i0 + int(p.sel[x])
+		sp := &bbuf.spans[i]
 		k, e := sp.from-p.base, sp.to-p.base
 		for k < e && p.ts[k] < lo {
 			k++
@@ -140,9 +140,9 @@ func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) b
 			r.stats.Matches += int64(e - k)
 			continue
 		}
-		bcell.Event = bevs[i]
+		p.b.cell.Event = bbuf.evs[i]
 		for _, ev := range p.evs[k:e] {
-			acell.Event = ev
+			p.a.cell.Event = ev
 			r.emitRow()
 		}
 	}
