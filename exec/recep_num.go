@@ -225,24 +225,19 @@ func (c numCmp) holds(v, b float64) bool {
 	return lt != (c.flip != 0)
 }
 
-// pick writes into out, in order, the index in col of each x for which
-// k * x op b holds, the product never NaN, and returns how many: each goes
-// at out's next free place, which moves on only if it passes, so that no
-// branch follows the data. out has col's length at least.
-func (c numCmp) pick(out []int32, col []float64, k, b float64) int {
-	out = out[:len(col)]
-	m := 0
+// mask has bit n set when k * col[n] op b holds, the product never NaN,
+// for col of 64 values at most: no branch that follows the data.
+func (c numCmp) mask(col []float64, k, b float64) uint64 {
+	var m uint64
 	if c.gt != 0 {
 		for n, x := range col {
-			out[m] = int32(n)
-			m += int(c.bit(k*x, b))
+			m |= uint64(c.bit(k*x, b)) << (n & 63)
 		}
 		return m
 	}
 	// <, <=, > and >= test one side: half of bit's work.
 	for n, x := range col {
-		out[m] = int32(n)
-		m += int(b2u(k*x < b) ^ c.flip)
+		m |= uint64(b2u(k*x < b)^c.flip) << (n & 63)
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -38,7 +39,6 @@ type partners struct {
 	evs  []*event.Event
 	ts   []int64
 	base int
-	sel  []int32 // scratch: the b's of a trigger's window that pass pre
 }
 
 // span is an event's partners, [from, to) in the arena: from moves on
@@ -119,31 +119,31 @@ func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) b
 	r := q.r
 	i0, i1 := bbuf.from(lo), bbuf.from(t.TS)
 	r.steps.tickN(r, uint(i1-i0))
-	sel := resize(p.sel, i1-i0)
-	p.sel = sel
-	m := pre.op.pick(sel, bbuf.cols[p.precol][i0:i1], pre.k, bound)
 	// The loop reads its state through p and bbuf rather than locals:
 	// fewer values live across the consumer's call, reloaded after it.
-	for x := range m {
-		i := i0 + int(p.sel[x])
-		sp := &bbuf.spans[i]
-		k, e := sp.from-p.base, sp.to-p.base
-		for k < e && p.ts[k] < lo {
-			k++
-		}
-		sp.from = p.base + k
-		if k == e {
-			continue
-		}
-		r.steps.tickN(r, uint(e-k))
-		if r.counts {
-			r.stats.Matches += int64(e - k)
-			continue
-		}
-		p.b.cell.Event = bbuf.evs[i]
-		for _, ev := range p.evs[k:e] {
-			p.a.cell.Event = ev
-			r.emitRow()
+	col := bbuf.cols[p.precol][:i1]
+	for c0 := i0; c0 < i1; c0 += 64 {
+		for in := pre.op.mask(col[c0:min(c0+64, i1)], pre.k, bound); in != 0; in &= in - 1 {
+			i := c0 + bits.TrailingZeros64(in)
+			sp := &bbuf.spans[i]
+			k, e := sp.from-p.base, sp.to-p.base
+			for k < e && p.ts[k] < lo {
+				k++
+			}
+			sp.from = p.base + k
+			if k == e {
+				continue
+			}
+			r.steps.tickN(r, uint(e-k))
+			if r.counts {
+				r.stats.Matches += int64(e - k)
+				continue
+			}
+			p.b.cell.Event = bbuf.evs[i]
+			for _, ev := range p.evs[k:e] {
+				p.a.cell.Event = ev
+				r.emitRow()
+			}
 		}
 	}
 	return true
