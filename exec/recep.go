@@ -353,6 +353,9 @@ func (c *eventCache) process(ev *event.Event) {
 // trigger searches for ev, which entered the last positive's buffer, in
 // c.cur.
 func (c *eventCache) trigger(ev *event.Event) {
+	if c.qf.pp != nil && c.qf.partnered(ev, c.cur, c.curEnforced) {
+		return
+	}
 	b := c.qf.b
 	b.Events[c.last] = ev
 	c.qf.search(b, c.cur, c.curEnforced)

@@ -142,10 +142,6 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	}
 	q.route(enforced)
 	*q.levels[n-1].cell = Cell{Event: t}
-	if q.pp != nil && q.rowDirect && q.pp.search(q, set, t, lo) {
-		q.done(prev)
-		return
-	}
 	q.narrow = q.cache.narrows(t)
 	for j := range n - 1 {
 		l := &q.levels[j]

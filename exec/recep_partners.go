@@ -107,16 +107,36 @@ func (p *partners) list(abuf, bbuf *rbuf, i int, w int64) {
 	}
 }
 
-// search delivers the matches of trigger t, whose window starts at lo,
-// from the b's of set; false: the general search must (a NaN).
-func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) bool {
-	abuf, bbuf := &set.bufs[p.a.comp], &set.bufs[p.b.comp]
-	pre := p.pre
-	bound := pre.kb * numOf(t, pre.slot)
-	if p.broken || abuf.nan || bbuf.nan || bound != bound {
+// partnered searches for trigger t, in set, by partners when the search
+// writes the row and no NaN is in the way (partners.usable); false: the
+// general search must.
+func (q *queryFilter) partnered(t *event.Event, set *rset, enforced bool) bool {
+	if q.route(enforced); !q.rowDirect {
 		return false
 	}
-	r := q.r
+	bound, ok := q.pp.usable(set, t)
+	if !ok {
+		return false
+	}
+	prev := q.in()
+	*q.levels[2].cell = Cell{Event: t}
+	q.pp.search(q, set, t, satSub(t.TS, q.op.Window), bound)
+	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
+	return true
+}
+
+// usable returns the bound of pre for trigger t, and whether partners
+// may search: no NaN in either buffer's columns, in a pair bound or in
+// the pre bound.
+func (p *partners) usable(set *rset, t *event.Event) (float64, bool) {
+	bound := p.pre.kb * numOf(t, p.pre.slot)
+	return bound, !p.broken && !set.bufs[p.a.comp].nan && !set.bufs[p.b.comp].nan && bound == bound
+}
+
+// search delivers the matches of trigger t, whose window starts at lo,
+// from the b's of set that pass pre with its bound.
+func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64, bound float64) {
+	bbuf, pre, r := &set.bufs[p.b.comp], p.pre, q.r
 	i0, i1 := bbuf.from(lo), bbuf.from(t.TS)
 	r.steps.tickN(r, uint(i1-i0))
 	// The loop reads its state through p and bbuf rather than locals:
@@ -146,5 +166,4 @@ func (p *partners) search(q *queryFilter, set *rset, t *event.Event, lo int64) b
 			}
 		}
 	}
-	return true
 }
