@@ -228,16 +228,17 @@ func (c numCmp) holds(v, b float64) bool {
 // mask has bit n set when k * col[n] op b holds, the product never NaN,
 // for col of 64 values at most: no branch that follows the data.
 func (c numCmp) mask(col []float64, k, b float64) uint64 {
+	// From the last value down, each bit shifted in at the bottom.
 	var m uint64
 	if c.gt != 0 {
-		for n, x := range col {
-			m |= uint64(c.bit(k*x, b)) << (n & 63)
+		for n := len(col) - 1; n >= 0; n-- {
+			m = m<<1 | uint64(c.bit(k*col[n], b))
 		}
 		return m
 	}
 	// <, <=, > and >= test one side: half of bit's work.
-	for n, x := range col {
-		m |= uint64(b2u(k*x < b)^c.flip) << (n & 63)
+	for n := len(col) - 1; n >= 0; n-- {
+		m = m<<1 | uint64(b2u(k*col[n] < b)^c.flip)
 	}
 	return m
 }
