@@ -25,6 +25,9 @@ type rbuf struct {
 	cols [][]float64
 	head int
 	nan  bool // a column has held a NaN (numOf: not a number float64 orders exactly)
+	// spans, for b's buffer when partners lists (recep_partners.go): by
+	// event, its partners in the arena.
+	spans []span
 }
 
 func (b *rbuf) live() []*event.Event { return b.evs[b.head:] }
@@ -105,19 +108,25 @@ func (b *rbuf) pushFrom(src *rbuf, i int) {
 }
 
 // prune drops the events with ts < minTS, compacting once half is dead so
-// that appends reuse the arrays.
+// that appends reuse the arrays. The dead events' pointers stay until the
+// compaction overwrites or clears them (at most as many as are live, or
+// 32): no store, with its write barrier, per event dropped.
 func (b *rbuf) prune(minTS int64) {
-	for b.head < len(b.ts) && b.ts[b.head] < minTS {
-		b.evs[b.head] = nil
-		b.head++
+	h, ts := b.head, b.ts
+	for h < len(ts) && ts[h] < minTS {
+		h++
 	}
-	if b.head >= 32 && 2*b.head >= len(b.evs) {
-		n := copy(b.evs, b.evs[b.head:])
+	b.head = h
+	if h >= 32 && 2*h >= len(ts) {
+		n := copy(b.evs, b.evs[h:])
 		clear(b.evs[n:])
 		b.evs = b.evs[:n]
-		b.ts = b.ts[:copy(b.ts, b.ts[b.head:])]
+		b.ts = ts[:copy(ts, ts[h:])]
 		for k, col := range b.cols {
-			b.cols[k] = col[:copy(col, col[b.head:])]
+			b.cols[k] = col[:copy(col, col[h:])]
+		}
+		if len(b.spans) > 0 {
+			b.spans = b.spans[:copy(b.spans, b.spans[h:])]
 		}
 		b.head = 0
 	}
@@ -171,6 +180,7 @@ type eventCache struct {
 	pending *pending // AttributeVerify's held candidates: their reads bound pruning
 	byType  [][]int  // type id -> components whose types include it
 	open    []bool   // by component: its buffer has no filter, passes takes all
+	quick   []bool   // by component: its buffer's filters are all constChecks
 	only    []int    // type id -> the one component whose types include it, or -1
 	// touch is an attribute slot the buffers read as numbers (-1: none),
 	// which readAhead reads in every event (into touched).
@@ -199,6 +209,7 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	c := &eventCache{r: r, op: op, qf: qf, pending: pending, filter: p.NewBinding(), last: p.Last(),
 		minTS: math.MinInt64, lastTS: math.MinInt64}
 	c.open = make([]bool, len(p.Components))
+	c.quick = make([]bool, len(p.Components))
 	c.fast = make([][]constCheck, len(p.Components))
 	for _, b := range op.Buffers {
 		c.open[b.Comp] = len(b.Consts) == 0 && len(b.Filters) == 0
@@ -206,6 +217,8 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 			for _, pr := range b.Filters {
 				c.fast[b.Comp] = append(c.fast[b.Comp], constCheckOf(p, b.Comp, pr))
 			}
+			c.quick[b.Comp] = len(b.Consts) == 0 && len(b.Filters) > 0 &&
+				!slices.ContainsFunc(c.fast[b.Comp], func(f constCheck) bool { return !f.ok })
 		}
 		for _, t := range p.Components[b.Comp].Types {
 			for len(c.byType) <= t {
@@ -340,14 +353,38 @@ func (c *eventCache) process(ev *event.Event) {
 // trigger searches for ev, which entered the last positive's buffer, in
 // c.cur.
 func (c *eventCache) trigger(ev *event.Event) {
+	if c.qf.pp != nil && c.qf.partnered(ev, c.cur, c.curEnforced) {
+		return
+	}
 	b := c.qf.b
 	b.Events[c.last] = ev
 	c.qf.search(b, c.cur, c.curEnforced)
 	b.Events[c.last] = nil
 }
 
-// passes applies component comp's buffer filters to ev.
+// passes applies component comp's buffer filters to ev. When they are
+// all constChecks, and ev's values numbers, they are the whole test.
 func (c *eventCache) passes(comp int, ev *event.Event) bool {
+	if c.quick[comp] {
+		fast := c.fast[comp]
+		for k := range fast {
+			f := &fast[k]
+			v := f.k * numOf(ev, f.slot)
+			if v != v {
+				return c.passesAll(comp, ev)
+			}
+			if f.op.bit(v, f.b) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return c.passesAll(comp, ev)
+}
+
+// passesAll is passes, each filter by its constCheck where it has one and
+// ev's value is a number, else by its evaluator.
+func (c *eventCache) passesAll(comp int, ev *event.Event) bool {
 	buf := &c.op.Buffers[comp]
 	for _, q := range buf.Consts {
 		var fixed event.Value // none: only the constant constrains ev
@@ -400,6 +437,9 @@ func (c *eventCache) addTo(s *rset, comp int, ev *event.Event) {
 		b.prune(c.minTS)
 	}
 	b.push(ev, c.qf.cols[comp])
+	if pp := c.qf.pp; pp != nil && comp == pp.b.comp {
+		pp.add(&s.bufs[pp.a.comp], b, c.qf.op.Window)
+	}
 	if n := int64(len(b.evs) - b.head); n > c.r.stats.MaxBuffer {
 		c.r.stats.MaxBuffer = n
 	}
@@ -411,12 +451,11 @@ func (c *eventCache) addTo(s *rset, comp int, ev *event.Event) {
 // at least its deadline - 2W. Once per window every partition is pruned
 // and the empty ones are dropped.
 func (c *eventCache) advance(now int64) {
-	if !c.op.HasWindow {
-		return
-	}
-	c.minTS = satSub(now, c.op.Window)
-	if c.pending.items.Len() > 0 || c.op.Partition != nil {
-		c.advanceHeld(now)
+	if op := c.op; op.HasWindow {
+		c.minTS = satSub(now, op.Window)
+		if op.Partition != nil || c.pending.items.Len() > 0 {
+			c.advanceHeld(now)
+		}
 	}
 }
 

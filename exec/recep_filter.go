@@ -53,6 +53,8 @@ type queryFilter struct {
 	rowDirect bool
 	celled    bool // the levels' cells are set for rowDirect
 	spare     Cell // the cell of a component not returned
+	// pp lists partners, for a plan of their shape (recep_partners.go).
+	pp *partners
 }
 
 // level is the search's state for positive j: what the plan fixes, then
@@ -133,11 +135,14 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 	q.set, q.enforced = set, enforced
 	n := len(q.pos)
 	t := b.Events[q.pos[n-1]]
-	q.trig, q.narrow = t.TS, q.cache.narrows(t)
+	q.trig = t.TS
 	lo := int64(math.MinInt64)
 	if q.op.HasWindow {
 		lo = satSub(t.TS, q.op.Window)
 	}
+	q.route(enforced)
+	*q.levels[n-1].cell = Cell{Event: t}
+	q.narrow = q.cache.narrows(t)
 	for j := range n - 1 {
 		l := &q.levels[j]
 		l.src = &q.set.bufs[l.comp]
@@ -156,6 +161,16 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 		l.hi, l.end = l.src.ts[k-1], k
 	}
+	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
+		q.choose(0, lo, hi)
+	}
+	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
+}
+
+// route sets whether the search hands its candidates past verify
+// (direct) and whether it writes the row itself (rowDirect), with the
+// levels' cells.
+func (q *queryFilter) route(enforced bool) {
 	direct := enforced && q.verify.direct()
 	if rowDirect := direct && q.rowCol != nil && q.r.own == nil; !q.celled || rowDirect != q.rowDirect {
 		q.rowDirect, q.celled = rowDirect, true
@@ -164,11 +179,6 @@ func (q *queryFilter) search(b *planner.Binding, set *rset, enforced bool) {
 		}
 	}
 	q.direct = direct
-	*q.levels[n-1].cell = Cell{Event: t}
-	if lo, hi, ok := q.cut(0, lo, q.levels[0].hi, lo); ok {
-		q.choose(0, lo, hi)
-	}
-	q.done(prev) // not deferred: a panic ends the run, whose end stops the clock
 }
 
 // filterLevel returns the events of level l's buffer in the window
@@ -233,12 +243,17 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 		q.deliverRange(l, i0, i1)
 		return
 	}
+	next := &q.levels[j+1]
+	pairs := !l.cuts && next.last && q.rowDirect
+	if pairs && len(checks.cur) == 0 { // every event in range is a candidate
+		q.pairs(l, next, nil, i0, i1)
+		return
+	}
 	checks.bind(q.b)
 	sel := checks.candidates(l.sel, i0, i1)
 	l.sel = sel
-	next := &q.levels[j+1]
-	if !l.cuts && next.last && q.rowDirect {
-		q.pairs(l, next, sel)
+	if pairs {
+		q.pairs(l, next, sel, 0, len(sel))
 		return
 	}
 	comp, bound, evs, ts, cell := l.comp, q.b.Events, src.evs, src.ts, l.cell
@@ -264,39 +279,47 @@ func (q *queryFilter) choose(j int, lo, hi int64) {
 	bound[comp] = nil
 }
 
-// pairs binds level l to each of its candidates sel and delivers, without
-// a call to choose, the matches with the events of next, the last level
-// before the trigger, with nothing to cut its range: those after the
-// candidate that pass next's checks. That range starts after the
+// pairs binds level l to each of its candidates sel[x0:x1] (nil sel: the
+// events of its source in [x0, x1)) and delivers, without a call to
+// choose, the matches with the events of next, the last level before the
+// trigger, with nothing to cut its range: those after the candidate that
+// pass next's checks. That range starts after the
 // candidate's time, which grows along sel: a cursor (k) finds the start,
-// moving over events that the previous range's loop read anyway. When
-// next's one check is fast and compares with l's column, its bound is
-// the candidate's value there: no bind.
-func (q *queryFilter) pairs(l, next *level, sel []int) {
-	comp, bound, cell, src := l.comp, q.b.Events, l.cell, l.src
-	evs, ts, nts, end := src.evs, src.ts, next.src.ts, next.end
+// moving over events that the previous range's loop read anyway.
+//
+// When next's one check is fast, compares with l's column and its
+// product is never NaN (plain), a candidate that needs no passBound and
+// whose value there is a number is delivered here, by one loop over the
+// range that tests each event and delivers it: no binding, no list of
+// candidates (the count sink adds the number that pass). Every other
+// candidate goes to pairOne.
+func (q *queryFilter) pairs(l, next *level, sel []int, x0, x1 int) {
+	r, cell, src := q.r, l.cell, l.src
+	evs, ts, end := src.evs, src.ts, next.end
+	nts := next.src.ts[:end]
 	var pair *fastCheck
-	var pcol []float64
-	// plain: pair's product is never NaN; then each candidate's range is
-	// picked into one scratch, room for the longest range, and delivered
-	// with no binding (deliverPicked reads none).
-	plain := false
-	var picked []int
-	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+	var pcol, ncol []float64
+	var nevs []*event.Event
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l && c[0].finite && !next.src.nan {
 		pair, pcol = &c[0], src.cols[c[0].bcol]
-		if plain = pair.finite && !next.src.nan; plain {
-			picked = resize(next.sel, end-next.src.head)
-			next.sel = picked
-		}
+		ncol, nevs = pair.col[:end], next.src.evs[:end]
+	}
+	var fk float64
+	var op numCmp
+	if pair != nil {
+		fk, op = pair.k, pair.op
 	}
 	k := -1
-	for _, i := range sel {
-		if i < 0 {
-			if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
-				continue
-			}
+	for x := x0; x < x1; x++ {
+		i := x
+		if sel != nil {
+			i = sel[x]
 		}
-		from := ts[i] + 1
+		at := i
+		if at < 0 {
+			at = ^i
+		}
+		from := ts[at] + 1
 		if k < 0 {
 			k = next.src.from(from)
 		}
@@ -306,45 +329,54 @@ func (q *queryFilter) pairs(l, next *level, sel []int) {
 		if k == end {
 			break // so are the later candidates' ranges
 		}
+		if pair == nil || i < 0 {
+			q.pairOne(l, next, i, k)
+			continue
+		}
+		b := pair.kb * pcol[i]
+		if b != b {
+			q.pairOne(l, next, i, k)
+			continue
+		}
 		cell.Event = evs[i]
-		q.r.steps.tickN(q.r, uint(end-k))
-		if plain {
-			if b := pair.kb * pcol[i]; b == b {
-				q.deliverPicked(next, picked, k, end, b)
-				continue
+		r.steps.tickN(r, uint(end-k))
+		if r.counts {
+			r.stats.Matches += int64(op.count(ncol[k:], fk, b))
+			continue
+		}
+		ncell := next.cell
+		for n := k; n < len(ncol); n++ {
+			if op.holds(fk*ncol[n], b) {
+				ncell.Event = nevs[n]
+				r.emitRow()
 			}
 		}
-		bound[comp], l.at = evs[i], i
-		if pair != nil {
-			if pair.bound = pair.kb * pcol[i]; pair.bound == pair.bound {
-				pair.ok = true
-				q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
-				continue
-			}
-		}
-		q.deliverRange(next, k, end)
 	}
-	bound[comp] = nil
 }
 
-// deliverPicked is deliverAll of the events of next's source in [k, end)
-// that next's one check, fast with a product never NaN, passes with the
-// bound side bound, in one call: no NaN to test per event, no candidate
-// for passBound per match, and the count sink adds the number picked.
-// sel is scratch with room for the range.
-func (q *queryFilter) deliverPicked(next *level, sel []int, k, end int, bound float64) {
-	f := &next.checks.cur[0]
-	m := f.op.pick(sel, f.col[k:end], k, f.k, bound)
-	r := q.r
-	if r.counts {
-		r.stats.Matches += int64(m)
-		return
+// pairOne is pairs for candidate i of l (^i: passBound decides), whose
+// range in next's source starts at k.
+func (q *queryFilter) pairOne(l, next *level, i, k int) {
+	comp, bound, evs, end := l.comp, q.b.Events, l.src.evs, next.end
+	if i < 0 {
+		if i = ^i; !q.passBound(&l.checks, comp, evs[i], i) {
+			return
+		}
 	}
-	evs, cell := next.src.evs, next.cell
-	for _, i := range sel[:m] {
-		cell.Event = evs[i]
-		r.emitRow()
+	l.cell.Event = evs[i]
+	q.r.steps.tickN(q.r, uint(end-k))
+	bound[comp], l.at = evs[i], i
+	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
+		pair := &c[0]
+		if pair.bound = pair.kb * l.src.cols[pair.bcol][i]; pair.bound == pair.bound {
+			pair.ok = true
+			q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
+			bound[comp] = nil
+			return
+		}
 	}
+	q.deliverRange(next, k, end)
+	bound[comp] = nil
 }
 
 // deliverRange hands the consumer, as a match, the row with each event of

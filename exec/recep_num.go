@@ -215,15 +215,39 @@ func (c numCmp) bit(v, b float64) uint {
 	return (b2u(v < b) | b2u(b < v)&c.gt) ^ c.flip
 }
 
-// pick writes into out, in order, i0 plus the index in col of each x
-// for which k * x op b holds, the product never NaN, and returns how many:
-// each goes at out's next free place, which moves on only if it passes,
-// so that no branch follows the data. out has col's length at least.
-func (c numCmp) pick(out []int, col []float64, i0 int, k, b float64) int {
-	out = out[:len(col)]
+// holds is bit as a bool, for a loop that branches on it: only = and !=
+// compare twice.
+func (c numCmp) holds(v, b float64) bool {
+	lt := v < b
+	if c.gt != 0 {
+		lt = lt || b < v
+	}
+	return lt != (c.flip != 0)
+}
+
+// mask has bit n set when k * col[n] op b holds, the product never NaN,
+// for col of 64 values at most: no branch that follows the data.
+func (c numCmp) mask(col []float64, k, b float64) uint64 {
+	// From the last value down, each bit shifted in at the bottom.
+	var m uint64
+	if c.gt != 0 {
+		for n := len(col) - 1; n >= 0; n-- {
+			m = m<<1 | uint64(c.bit(k*col[n], b))
+		}
+		return m
+	}
+	// <, <=, > and >= test one side: half of bit's work.
+	for n := len(col) - 1; n >= 0; n-- {
+		m = m<<1 | uint64(b2u(k*col[n] < b)^c.flip)
+	}
+	return m
+}
+
+// count is the number of x in col for which k * x op b holds, the
+// product never NaN, with no branch that follows the data.
+func (c numCmp) count(col []float64, k, b float64) int {
 	m := 0
-	for n, x := range col {
-		out[m] = i0 + n
+	for _, x := range col {
 		m += int(c.bit(k*x, b))
 	}
 	return m

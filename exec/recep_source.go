@@ -24,6 +24,7 @@ func newReCEP(r *runner, op *planner.ReCEP, next stage) *recep {
 	q.cache, q.verify, v.cache = c, v, c
 	q.verified = &r.stats.Operators[v.id]
 	q.planRow()
+	q.planPartners()
 	return &recep{cache: c, verify: v}
 }
 

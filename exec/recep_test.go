@@ -322,11 +322,57 @@ func TestReCEPInfinities(t *testing.T) {
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE 0.0 * b.x >= c.x - 20 AND a.x < b.x WITHIN 10",
 		"PATTERN SEQ(A a, B b, C c) WHERE 0.0 * b.x != c.x WITHIN 10",
+		// partners' pair bound 0 * inf is NaN: the general search decides.
+		"PATTERN SEQ(A a, B b, C c) WHERE b.x >= 0.0 * a.x AND b.x < 1.5 * c.x WITHIN 10",
 	} {
 		_, want := runEngine(t, s, q, "basic")
 		_, got := runEngine(t, s, q, "recep")
 		if want.Matches == 0 || got.Matches != want.Matches {
 			t.Errorf("%s: recep %d matches, basic %d (and more than 0)", q, got.Matches, want.Matches)
+		}
+	}
+}
+
+// TestReCEPPartners runs Exp. 1's shape, which recep searches by
+// partners (each b's a's listed when it comes, recep_partners.go), on
+// 20,000 stock events, long enough that the arena of partners is
+// compacted many times, for short and long windows and each kind of
+// comparison: recep must find ais's matches, on one worker and split by
+// time over three.
+func TestReCEPPartners(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 20_000
+	stream := source.GenerateStocks("stocks", cfg)
+	matches := func(query, engine string, workers int) []string {
+		q := compileEngine(t, stream, query, engine)
+		var out []string
+		_, err := q.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
+			out = append(out, fmt.Sprint(row[0].Event.Seq, row[1].Event.Seq, row[2].Event.Seq))
+			return true
+		}, sase.WithWorkers(workers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, w := range []int{30, 300} {
+		for _, cond := range []string{
+			"a.price > 50 AND a.price > 1.1 * b.price AND b.price < 0.9 * c.price",
+			"a.price >= 1.1 * b.price AND b.price <= c.price",
+			"a.price != b.price AND b.price = c.price",
+			"b.price * 2.0 < a.price AND 0.5 * c.price > b.price",
+		} {
+			query := fmt.Sprintf("PATTERN SEQ(stock1 a, stock2 b, stock3 c) WHERE %s WITHIN %d", cond, w)
+			want := matches(query, "ais", 1)
+			if len(want) == 0 {
+				t.Fatalf("%s: no matches: the case checks nothing", query)
+			}
+			for _, workers := range []int{1, 3} {
+				if got := matches(query, "recep", workers); !slices.Equal(got, want) {
+					t.Errorf("%s on %d workers: recep %d matches, ais %d (first difference at %d)", query, workers, len(got), len(want), firstDiff(got, want))
+				}
+			}
 		}
 	}
 }

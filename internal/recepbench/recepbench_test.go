@@ -1,13 +1,17 @@
 package recepbench
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 )
 
@@ -49,24 +53,31 @@ func TestRun(t *testing.T) {
 
 var benchEvents = flag.Int("recep.events", 1_000_000, "events of BenchmarkReCEP's stream")
 
+// reCEPRuns are the experiments' queries BenchmarkReCEP and
+// BenchmarkReCEPEngine run.
+func reCEPRuns() []reCEPRun {
+	runs := []reCEPRun{{"exp1", 3, 120}}
+	for _, l := range []int{2, 4, 5, 6} {
+		runs = append(runs, reCEPRun{fmt.Sprintf("exp2/length=%d", l), l, 120})
+	}
+	for _, w := range []int64{60, 180, 240, 300} {
+		runs = append(runs, reCEPRun{fmt.Sprintf("exp3/within=%d", w), 3, w})
+	}
+	return runs
+}
+
+type reCEPRun struct {
+	name   string
+	length int
+	window int64
+}
+
 // BenchmarkReCEP runs the experiments' queries on the recep engine over
 // 1M events (-recep.events), every match enumerated, not printed; with
 // -benchmem the allocations per op are those of one whole run.
 func BenchmarkReCEP(b *testing.B) {
 	stream := Stream(*benchEvents)
-	type run struct {
-		name   string
-		length int
-		window int64
-	}
-	runs := []run{{"exp1", 3, 120}}
-	for _, l := range []int{2, 4, 5, 6} {
-		runs = append(runs, run{fmt.Sprintf("exp2/length=%d", l), l, 120})
-	}
-	for _, w := range []int64{60, 180, 240, 300} {
-		runs = append(runs, run{fmt.Sprintf("exp3/within=%d", w), 3, w})
-	}
-	for _, c := range runs {
+	for _, c := range reCEPRuns() {
 		b.Run(c.name, func(b *testing.B) {
 			var r Result
 			for b.Loop() {
@@ -78,6 +89,41 @@ func BenchmarkReCEP(b *testing.B) {
 			b.ReportMetric(float64(r.Matches), "matches")
 			b.ReportMetric(float64(r.Time.Nanoseconds())/float64(r.Events), "ns/event")
 			b.ReportMetric(float64(r.CPU.Nanoseconds())/float64(r.Events), "cpu-ns/event")
+		})
+	}
+}
+
+// BenchmarkReCEPEngine runs the experiments' queries on the recep engine,
+// each compiled once, every match handed to a sink that keeps nothing, as
+// `sase bench workloads` does: the engine path alone. For instruction
+// counts run one with -test.benchtime 1x under callgrind with
+// --toggle-collect=github.com/sase-cep/sase/exec.Run.
+func BenchmarkReCEPEngine(b *testing.B) {
+	var stream *event.Stream // made when a sub-benchmark runs
+	for _, c := range reCEPRuns() {
+		b.Run(c.name, func(b *testing.B) {
+			// One thread: callgrind's --toggle-collect counts the thread
+			// that entered exec.Run, and a goroutine may move.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if stream == nil {
+				stream = Stream(*benchEvents)
+			}
+			q, err := bench.Compile(stream, Query(c.length, c.window), "recep")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var matches int64
+			b.ReportAllocs()
+			for b.Loop() {
+				stats, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+				if err != nil {
+					b.Fatal(err)
+				}
+				matches = stats.Matches
+			}
+			b.ReportMetric(float64(matches), "matches")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(stream.Events)), "ns/event")
 		})
 	}
 }
