@@ -588,7 +588,11 @@ func (w *worker) setKey(key event.Value) {
 func (w *worker) heldEmit() Emit {
 	return func(row []Cell) bool {
 		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
-			w.keep.more(w.res, row)
+			if w.keep.events { // keeper.more's, inlined
+				w.res.moreEvents(row)
+			} else {
+				w.keep.more(w.res, row)
+			}
 			return true
 		}
 		return w.emit(row)
@@ -669,9 +673,7 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 // reused).
 func (r *result) cells(l *layout, row []Cell) {
 	if l.events {
-		for i := range row {
-			r.evs = append(r.evs, row[i].Event)
-		}
+		r.evs = appendEvents(r.evs, row)
 		return
 	}
 	k := len(r.rows)
@@ -681,6 +683,15 @@ func (r *result) cells(l *layout, row []Cell) {
 		r.evs = append(r.evs, row[i].List...)
 		r.rows[k+i].List = r.evs[e:len(r.evs):len(r.evs)]
 	}
+}
+
+// appendEvents appends the events of a row of events only to evs, which
+// a register holds, not read and written back in memory a cell at a time.
+func appendEvents(evs []*event.Event, row []Cell) []*event.Event {
+	for i := range row {
+		evs = append(evs, row[i].Event)
+	}
+	return evs
 }
 
 // open counts a row emitted at position pos in partition key: one more
@@ -700,8 +711,9 @@ func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats
 	width := l.width
 	if l.events {
 		row = row[:width]
-		for e := m.ev; e < m.ev+m.n*width; e += width {
-			for i, ev := range r.evs[e : e+width] {
+		evs := r.evs[m.ev : m.ev+m.n*width]
+		for e := 0; e < len(evs); e += width {
+			for i, ev := range evs[e : e+width] {
 				row[i].Event = ev
 			}
 			stats.Matches++
