@@ -443,6 +443,10 @@ type seenInt struct {
 const seenBits = 10
 const seenSize = 1 << seenBits
 
+// seenSlot is the slot in ints or seen of a value's bits (Fibonacci
+// hashing: the top bits of the product).
+func seenSlot(bits uint64) uint64 { return bits * 0x9e3779b97f4a7c15 >> (64 - seenBits) }
+
 func newOwners(n int) *owners { return &owners{n: n, load: make([]int64, n)} }
 
 // The items a worker reads, as assignAll lists them: an item's index in
@@ -465,7 +469,7 @@ func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, id int32, sk
 		if !ev.IsTick() {
 			if v := ev.Get(attr, builtin); !v.IsAbsent() {
 				var w int32
-				if slot := &o.ints[(uint64(v.Int())*0x9e3779b97f4a7c15)>>(64-seenBits)]; v.IsInt() && slot.w != 0 && slot.n == v.Int() {
+				if slot := &o.ints[seenSlot(uint64(v.Int()))]; v.IsInt() && slot.w != 0 && slot.n == v.Int() {
 					w = slot.w - 1
 					slot.events++
 				} else {
@@ -493,7 +497,7 @@ func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, id int32, sk
 // compares no text.
 func (o *owners) see(v event.Value) int32 {
 	if v.IsInt() {
-		slot := &o.ints[(uint64(v.Int())*0x9e3779b97f4a7c15)>>(64-seenBits)]
+		slot := &o.ints[seenSlot(uint64(v.Int()))]
 		if slot.w != 0 {
 			o.load[slot.w-1] += slot.events
 		}
@@ -502,7 +506,7 @@ func (o *owners) see(v event.Value) int32 {
 		return w
 	}
 	bits := uint64(v.Int()) ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(v.Str()))))
-	slot := &o.seen[(bits*0x9e3779b97f4a7c15)>>(64-seenBits)]
+	slot := &o.seen[seenSlot(bits)]
 	if slot.w != 0 && slot.v.Identical(v) {
 		o.load[slot.w-1]++
 		return slot.w - 1
