@@ -592,10 +592,10 @@ func (w *worker) setKey(key event.Value) {
 func (w *worker) heldEmit() Emit {
 	return func(row []Cell) bool {
 		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
-			if w.keep.events { // keeper.more's, inlined
+			if w.keep.events { // keeper.more, which does not inline
 				w.res.moreEvents(row)
 			} else {
-				w.keep.more(w.res, row)
+				w.keep.moreRow(w.res, row)
 			}
 			return true
 		}

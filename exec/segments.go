@@ -253,10 +253,10 @@ type segWorker struct {
 func (w *segWorker) held() Emit {
 	return func(row []Cell) bool {
 		if w.keep.open {
-			if w.keep.events { // keeper.more's, inlined
+			if w.keep.events { // keeper.more, which does not inline
 				w.res.moreEvents(row)
 			} else {
-				w.keep.more(w.res, row)
+				w.keep.moreRow(w.res, row)
 			}
 			return true
 		}
