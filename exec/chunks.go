@@ -158,6 +158,9 @@ type keeper struct {
 	enc    Encode
 	ends   bool // note each row's end (Chunks.Limit)
 	counts bool // Chunks without an encoder: the rows are only counted
+	// events: rows of events only, kept as their events (more, inlined:
+	// the engine's emit of a run's rows after the first)
+	events bool
 	// open: it holds the run of the last row kept, since the runner's
 	// base-th match.
 	open bool
@@ -173,6 +176,7 @@ func newKeeper(l *layout, c *Chunks) keeper {
 		k.ends = c.Limit > 0 && k.enc != nil
 		k.counts = k.enc == nil
 	}
+	k.events = c == nil && l.events
 	return k
 }
 
@@ -191,12 +195,24 @@ func (k *keeper) hold(matches int64) { k.open, k.base = true, matches }
 
 // more adds row to the run held.
 func (k *keeper) more(res *result, row []Cell) {
-	if !k.counts { // a count's are counted at close
-		k.moreRow(res, row)
+	if k.events { // hot callers test this first: more does not inline
+		res.moreEvents(row)
+		return
 	}
+	k.moreRow(res, row)
+}
+
+// moreEvents adds a row of events only to the result's last run, its
+// events in evs.
+func (r *result) moreEvents(row []Cell) {
+	r.matches[len(r.matches)-1].n++
+	r.evs = appendEvents(r.evs, row)
 }
 
 func (k *keeper) moreRow(res *result, row []Cell) {
+	if k.counts {
+		return // a count's are counted at close
+	}
 	m := &res.matches[len(res.matches)-1]
 	m.n++
 	if k.chunks == nil {

@@ -202,11 +202,7 @@ const batchSize = 8192
 type batch struct {
 	start int64          // the position of items[0] in the stream
 	items []*event.Event // events and ticks
-	owner []int32        // each item's worker; -1: every worker's
-	// own lists each worker's items (those of owner -1 included) when
-	// some worker feeds only those (worker.skip); else nil.
-	own  [][]int32
-	idle bool // the stream paused after it (Live)
+	idle  bool           // the stream paused after it (Live)
 	// events counts the items that are events, not ticks; before, those
 	// of the batches before.
 	events, before int64
@@ -302,7 +298,8 @@ type worker struct {
 	tally tally
 	// free has the results the merge is done with, for reuse.
 	free   chan *result
-	owners *owners // the run's, read
+	owners *owners // the worker's own (owners)
+	items  []int32 // the items of the batch it reads (assignAll)
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
@@ -316,9 +313,9 @@ type worker struct {
 	// whose positive events lack the attribute, but only the wild worker's
 	// store holds every partition's events.
 	closureKeys bool
-	// skip: the worker reads only its own items (batch.own). The others'
-	// are time passing, which releases nothing when no operator follows
-	// time, and events its store need not hold.
+	// skip: the worker reads only its own items. The others' are time
+	// passing, which releases nothing when no operator follows time, and
+	// events its store need not hold.
 	skip bool
 }
 
@@ -386,22 +383,27 @@ func keyHash(key event.Value) uint64 {
 // A hash splits few keys unevenly (W2's 10 symbols over 2 workers: 4 and
 // 6, so 40% and 60% of the work), the assignment evenly; it depends only
 // on the stream, so that a run's split, and EXPLAIN ANALYZE's per-worker
-// counts, are the same every time. A key is known by its hash (keyHash),
-// in a table open-addressed by it, which a map of Values would cost the
-// dispatcher several times: keys of one hash share a worker. The
-// dispatcher assigns; the workers read the keys assigned from a copy it
-// publishes with each new key, which a batch's hand-off orders before they
-// see an event of that key.
+// counts, are the same every time. Each worker has its own owners and
+// assigns every event itself as it reads the batch, to the worker every
+// other one assigns it to: the dispatcher only hands the stream on, so
+// that the hashing is spread over the cores, not one serial step before
+// them. A key is known by its hash (keyHash), in a table open-addressed
+// by it, which a map of Values would cost several times: keys of one hash
+// share a worker. In front of it, ints and seen have the workers of the
+// values read last, so that most events cost no hash (assignAll).
 type owners struct {
-	n     int
-	keys  keyTable // the dispatcher's
-	load  []int64  // the events of each worker so far
-	table atomic.Pointer[keyTable]
+	n    int
+	keys keyTable
+	// load counts the events of each worker so far, but for those that
+	// ints' slots count.
+	load []int64
+	ints [seenSize]seenInt
+	seen [seenSize]seenValue
 }
 
 // balanceKeys is how many keys owners assigns by load: enough for a
-// stream with a few keys per worker, few enough that the copies published
-// cost little.
+// stream with a few keys per worker, few enough that the table stays in
+// a core's cache.
 const balanceKeys = 256
 
 // keyTable holds key hashes and their workers, at the first free slot
@@ -424,14 +426,97 @@ func (t *keyTable) find(h uint64) (slot int, ok bool) {
 	}
 }
 
-func newOwners(n int) *owners {
-	o := &owners{n: n, load: make([]int64, n)}
-	o.table.Store(&keyTable{})
-	return o
+// seenValue is a value an event had, as read, and its worker + 1 (0: a
+// free slot); seenInt is an int value, and how many events of it the
+// slot has seen since load last counted them.
+type seenValue struct {
+	v event.Value
+	w int32
 }
 
-// assign returns the worker of an event with partition key key, on the
-// dispatcher's goroutine.
+type seenInt struct {
+	n      int64
+	w      int32
+	events int64
+}
+
+const seenBits = 10
+const seenSize = 1 << seenBits
+
+// seenSlot is the slot in ints or seen of a value's bits (Fibonacci
+// hashing: the top bits of the product).
+func seenSlot(bits uint64) uint64 { return bits * 0x9e3779b97f4a7c15 >> (64 - seenBits) }
+
+func newOwners(n int) *owners { return &owners{n: n, load: make([]int64, n)} }
+
+// The items a worker reads, as assignAll lists them: an item's index in
+// the batch, shifted, and whose it is.
+const (
+	ownItem    = iota // the worker's
+	sharedItem        // every worker's: a tick, or an event lacking the attribute
+	otherItem         // another worker's
+	itemBits   = 2
+)
+
+// assignAll appends to list the items of the batch that worker id reads,
+// in order, each marked whose it is; skip leaves out the other workers'.
+// An event costs a worker this loop, no hash: an int value's worker is in
+// ints by the value, any other's in seen (see).
+func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, id int32, skip bool, list []int32) []int32 {
+	attr, builtin := by.Slot, by.Builtin
+	for i, ev := range items {
+		whose := int32(sharedItem)
+		if !ev.IsTick() {
+			if v := ev.Get(attr, builtin); !v.IsAbsent() {
+				var w int32
+				if slot := &o.ints[seenSlot(uint64(v.Int()))]; v.IsInt() && slot.w != 0 && slot.n == v.Int() {
+					w = slot.w - 1
+					slot.events++
+				} else {
+					w = o.see(v)
+				}
+				switch {
+				case w == id:
+					whose = ownItem
+				case skip:
+					continue
+				default:
+					whose = otherItem
+				}
+			}
+		}
+		list = append(list, int32(i)<<itemBits|whose)
+	}
+	return list
+}
+
+// see returns the worker of an event with partition value v, as read,
+// which ints does not have: an int's it then has, any other's it looks
+// up in seen by v's bits: a string's length and the address of its text,
+// which a stream's events of one value tend to share, so that Identical
+// compares no text.
+func (o *owners) see(v event.Value) int32 {
+	if v.IsInt() {
+		slot := &o.ints[seenSlot(uint64(v.Int()))]
+		if slot.w != 0 {
+			o.load[slot.w-1] += slot.events
+		}
+		w := o.assign(event.PartitionKey(v))
+		*slot = seenInt{n: v.Int(), w: w + 1}
+		return w
+	}
+	bits := uint64(v.Int()) ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(v.Str()))))
+	slot := &o.seen[seenSlot(bits)]
+	if slot.w != 0 && slot.v.Identical(v) {
+		o.load[slot.w-1]++
+		return slot.w - 1
+	}
+	w := o.assign(event.PartitionKey(v))
+	*slot = seenValue{v: v, w: w + 1}
+	return w
+}
+
+// assign returns the worker of an event with partition key key.
 func (o *owners) assign(key event.Value) int32 {
 	h := keyHash(key)
 	slot, ok := o.keys.find(h)
@@ -442,24 +527,27 @@ func (o *owners) assign(key event.Value) int32 {
 	case o.keys.n >= balanceKeys:
 		w = int32(h % uint64(o.n))
 	default:
+		for i := range o.ints {
+			if s := &o.ints[i]; s.w != 0 {
+				o.load[s.w-1] += s.events
+				s.events = 0
+			}
+		}
 		w = int32(slices.Index(o.load, slices.Min(o.load)))
 		o.keys.hash[slot], o.keys.w[slot] = h, w+1
 		o.keys.n++
-		published := o.keys
-		o.table.Store(&published)
 	}
 	o.load[w]++
 	return w
 }
 
-// of returns the worker of partition key key, on a worker's goroutine: one
-// that has seen an event of key, or a match made of events lacking the
-// attribute (the absent key, by hash).
+// of returns the worker of partition key key: one of an event the worker
+// has read, or of a match made of events lacking the attribute (the
+// absent key, by hash).
 func (o *owners) of(key event.Value) int32 {
 	h := keyHash(key)
-	t := o.table.Load()
-	if slot, ok := t.find(h); ok {
-		return t.w[slot] - 1
+	if slot, ok := o.keys.find(h); ok {
+		return o.keys.w[slot] - 1
 	}
 	return int32(h % uint64(o.n))
 }
@@ -504,7 +592,11 @@ func (w *worker) setKey(key event.Value) {
 func (w *worker) heldEmit() Emit {
 	return func(row []Cell) bool {
 		if e := row[w.lastCol].Event; e == w.runEv && e != nil {
-			w.keep.more(w.res, row)
+			if w.keep.events { // keeper.more, which does not inline
+				w.res.moreEvents(row)
+			} else {
+				w.keep.moreRow(w.res, row)
+			}
 			return true
 		}
 		return w.emit(row)
@@ -585,9 +677,7 @@ func (r *result) add(pos int64, key event.Value, l *layout, row []Cell) {
 // reused).
 func (r *result) cells(l *layout, row []Cell) {
 	if l.events {
-		for i := range row {
-			r.evs = append(r.evs, row[i].Event)
-		}
+		r.evs = appendEvents(r.evs, row)
 		return
 	}
 	k := len(r.rows)
@@ -597,6 +687,15 @@ func (r *result) cells(l *layout, row []Cell) {
 		r.evs = append(r.evs, row[i].List...)
 		r.rows[k+i].List = r.evs[e:len(r.evs):len(r.evs)]
 	}
+}
+
+// appendEvents appends the events of a row of events only to evs, which
+// a register holds, not read and written back in memory a cell at a time.
+func appendEvents(evs []*event.Event, row []Cell) []*event.Event {
+	for i := range row {
+		evs = append(evs, row[i].Event)
+	}
+	return evs
 }
 
 // open counts a row emitted at position pos in partition key: one more
@@ -616,8 +715,9 @@ func (r *result) emitRun(m match, l *layout, row []Cell, emit Emit, stats *Stats
 	width := l.width
 	if l.events {
 		row = row[:width]
-		for e := m.ev; e < m.ev+m.n*width; e += width {
-			for i, ev := range r.evs[e : e+width] {
+		evs := r.evs[m.ev : m.ev+m.n*width]
+		for e := 0; e < len(evs); e += width {
+			for i, ev := range evs[e : e+width] {
 				row[i].Event = ev
 			}
 			stats.Matches++
@@ -672,19 +772,13 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 		return
 	}
 	w.res.idle = b.idle
-	n := len(b.items)
-	if w.skip {
-		n = len(b.own[w.id])
-	}
-	for k := range n {
-		i := k
-		if w.skip {
-			i = int(b.own[w.id][k])
-		}
+	w.items = w.owners.assignAll(w.by, b.items, w.id, w.skip, w.items[:0])
+	for k, it := range w.items {
+		i, whose := int(it>>itemBits), it&(1<<itemBits-1)
 		ev := b.items[i]
 		w.pos = b.start + int64(i)
-		if o := b.owner[i]; o == w.id || o < 0 {
-			if o < 0 && w.tally.on && !ev.IsTick() {
+		if whose != otherItem {
+			if whose == sharedItem && w.tally.on && !ev.IsTick() {
 				w.untally()
 			}
 			if err := w.r.feed(ev); err != nil {
@@ -698,7 +792,7 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 			}
 		}
 		w.endItem()
-		if k < n-1 && w.res.full() {
+		if k < len(w.items)-1 && w.res.full() {
 			part := w.res
 			part.more = true
 			sortRuns(part.matches)
@@ -758,11 +852,9 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	l := layoutOf(plan)
-	lists := false // some worker skips the others' items
-	owners := newOwners(n)
 	for i := range n {
-		w := &worker{id: int32(i), by: sp.By, owners: owners}
-		w.wild = owners.of(event.Value{}) == w.id
+		w := &worker{id: int32(i), by: sp.By, owners: newOwners(n)}
+		w.wild = w.owners.of(event.Value{}) == w.id
 		_, w.closureKeys = plan.Source.(*planner.RunScan)
 		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
@@ -781,7 +873,6 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		}
 		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
-		lists = lists || w.skip
 		ins[i] = make(chan *batch, 2)
 		switch {
 		case !anyOrder:
@@ -800,7 +891,7 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 			}
 		})
 	}
-	d := &dispatcher{ctx: ctx, ins: ins, by: sp.By, n: n, owners: owners, free: make(chan *batch, 2), lists: lists}
+	d := &dispatcher{ctx: ctx, ins: ins, free: make(chan *batch, 2)}
 	if par.live != nil {
 		par.live.d = d // a Live is one run's
 	}
@@ -876,21 +967,18 @@ func (w *worker) loop(ctx context.Context, start time.Time, in <-chan *batch, ou
 	send(res)
 }
 
-// dispatcher hands the stream to the workers in batches.
+// dispatcher hands the stream to the workers in batches; each worker
+// picks its own events from them (owners).
 type dispatcher struct {
-	ctx    context.Context
-	ins    []chan *batch
-	by     *planner.Equiv
-	n      int
-	owners *owners
+	ctx context.Context
+	ins []chan *batch
 	// events counts the events read (the stats' Events).
 	events atomic.Int64
 	// free has the batches every worker is done with, for reuse (their
 	// arrays of pointers are what the garbage collector scans).
-	free  chan *batch
-	cur   *batch
-	pos   int64
-	lists bool // fill batch.own
+	free chan *batch
+	cur  *batch
+	pos  int64 // the position of the next batch's first item
 }
 
 func (d *dispatcher) run(events iter.Seq[*event.Event]) {
@@ -900,20 +988,14 @@ func (d *dispatcher) run(events iter.Seq[*event.Event]) {
 		}
 	}()
 	for ev := range events {
-		owner := int32(-1)
-		b := d.batch()
+		b := d.cur // nil after a pause's flush
+		if b == nil {
+			b = d.batch()
+		}
 		if !ev.IsTick() {
 			b.events++
-			if v := d.by.Value(ev); !v.IsAbsent() {
-				owner = d.owners.assign(event.PartitionKey(v))
-			}
-		}
-		if d.lists {
-			b.list(owner, int32(len(b.items)))
 		}
 		b.items = append(b.items, ev)
-		b.owner = append(b.owner, owner)
-		d.pos++
 		if len(b.items) == batchSize && !d.flush() {
 			return
 		}
@@ -925,31 +1007,13 @@ func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
 		select {
 		case b := <-d.free:
-			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], owner: b.owner[:0], own: b.own}
-			for i := range b.own {
-				b.own[i] = b.own[i][:0]
-			}
+			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0]}
 			d.cur = b
 		default:
-			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize), owner: make([]int32, 0, batchSize)}
-			if d.lists {
-				d.cur.own = make([][]int32, d.n)
-			}
+			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize)}
 		}
 	}
 	return d.cur
-}
-
-// list adds item i, of worker owner's (-1: every worker's), to the lists
-// of the items of each worker.
-func (b *batch) list(owner, i int32) {
-	if owner >= 0 {
-		b.own[owner] = append(b.own[owner], i)
-		return
-	}
-	for w := range b.own {
-		b.own[w] = append(b.own[w], i)
-	}
 }
 
 // pause hands on the items so far, marked for the merge to call idle
@@ -966,6 +1030,7 @@ func (d *dispatcher) flush() bool {
 		return d.ctx.Err() == nil
 	}
 	d.cur = nil
+	d.pos += int64(len(b.items))
 	d.events.Add(b.events)
 	for _, in := range d.ins {
 		select {

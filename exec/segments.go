@@ -253,7 +253,11 @@ type segWorker struct {
 func (w *segWorker) held() Emit {
 	return func(row []Cell) bool {
 		if w.keep.open {
-			w.keep.more(w.res, row)
+			if w.keep.events { // keeper.more, which does not inline
+				w.res.moreEvents(row)
+			} else {
+				w.keep.moreRow(w.res, row)
+			}
 			return true
 		}
 		return w.emit(row)

@@ -101,7 +101,8 @@ func withWindow(t *testing.T, text string) string {
 }
 
 // runScript runs a script as `sase -f` does, JSON Lines out, standard input
-// from stdin, and waits for its live queries.
+// from stdin, and waits for its live queries. Its queries split over two
+// workers, as workers = auto splits larger streams than a test's.
 func runScript(t *testing.T, engine, text string, stdin io.Reader) (stdout, stderr string) {
 	t.Helper()
 	out, errw := &bytes.Buffer{}, &testkit.SyncBuffer{}
@@ -110,7 +111,7 @@ func runScript(t *testing.T, engine, text string, stdin io.Reader) (stdout, stde
 		opts = append(opts, WithStdin(stdin))
 	}
 	s := New(out, errw, opts...)
-	for k, v := range map[string]string{"timing": "off", "format": "jsonl", "engine": engine} {
+	for k, v := range map[string]string{"timing": "off", "format": "jsonl", "engine": engine, "workers": "2"} {
 		if err := s.Set(k, v); err != nil {
 			t.Fatal(err)
 		}

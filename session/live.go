@@ -231,7 +231,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		}
 	}
 	if q.Explain {
-		return s.explain(cq, q, l.Name(), l, nil)
+		return s.explain(cq, q, l.Name(), l, -1, nil)
 	}
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
@@ -271,7 +271,9 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	limit, timing, workers := s.set.Limit, s.set.Timing, s.set.workers("", true) // as they were at the start: SET may change them meanwhile
+	// As they were at the start: SET may change them meanwhile.
+	workers, _ := s.set.workers("", -1)
+	limit, timing := s.set.Limit, s.set.Timing
 	go func() {
 		defer close(lq.done)
 		defer cancel()

@@ -41,7 +41,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	}
 	s.emptyAttrs(q, e.name, stream.Schema)
 	if q.Explain && !q.Analyze {
-		return s.explain(cq, q, e.name, nil, nil)
+		return s.explain(cq, q, e.name, nil, len(stream.Events), nil)
 	}
 	work := "query"
 	if q.Analyze {
@@ -55,11 +55,11 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			n++
 			s.prog.matched(n)
 			return true
-		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), "", 0, &n), sase.WithTiming())...)
+		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), "", 0, len(stream.Events), &n), sase.WithTiming())...)
 		if err != nil {
 			return runError(err, stats, stats.Matches)
 		}
-		if err := s.explain(cq, q, e.name, nil, stats); err != nil {
+		if err := s.explain(cq, q, e.name, nil, len(stream.Events), stats); err != nil {
 			return err
 		}
 		s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
@@ -78,7 +78,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		n++
 		s.prog.matched(n)
 		return limit == 0 || n < limit
-	}, s.runOptions(w, s.set.Format, limit, &n)...)
+	}, s.runOptions(w, s.set.Format, limit, len(stream.Events), &n)...)
 	werr := w.Finish()
 	if err != nil {
 		return runError(err, stats, n) // the matches written: the engine counts one the sink refused
@@ -93,12 +93,12 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	return nil
 }
 
-// runOptions are the options of a run on a loaded stream that writes
-// through w, in format f, at most limit matches (0: all), counting them in
-// n. A split run has its workers encode the matches when w can take them
+// runOptions are the options of a run on a loaded stream of events
+// events that writes through w, in format f, at most limit matches (0:
+// all), counting them in n. A split run has its workers encode the matches when w can take them
 // so (output.Chunked); one worker calls the run's sink, but for a count.
-func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, n *int64) []sase.RunOption {
-	workers := s.set.workers(f, false)
+func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, events int, n *int64) []sase.RunOption {
+	workers, _ := s.set.workers(f, events)
 	opts := []sase.RunOption{sase.WithWorkers(workers)}
 	if s.set.AnyOrder {
 		opts = append(opts, sase.WithAnyOrder())
@@ -111,17 +111,25 @@ func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, n *i
 }
 
 // explain prints a query's plan in its EXPLAIN's format, with the counts
-// of a run (stats) for EXPLAIN ANALYZE.
-func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, stats *sase.Stats) error {
+// of a run (stats) for EXPLAIN ANALYZE, on a loaded stream of events
+// events or live.
+func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, events int, stats *sase.Stats) error {
 	f := s.set.Format
 	if q.Analyze {
 		f = "" // it counts the matches, on one worker unless SET workers says
 	}
-	text, err := cq.ExplainAs(q.ExplainFormat, s.set.workers(f, live != nil), live != nil, stats)
+	if live != nil {
+		events = -1
+	}
+	workers, why := s.set.workers(f, events)
+	text, err := cq.ExplainAs(q.ExplainFormat, workers, live != nil, stats)
 	if err != nil {
 		return err
 	}
 	if q.ExplainFormat == "" || q.ExplainFormat == "text" {
+		if why != "" && stats == nil {
+			text += sase.Split{Workers: 1, Why: why}.String() + "\n"
+		}
 		if live != nil {
 			text = explainLive(text, live)
 		}

@@ -132,30 +132,51 @@ func TestWorkersCancel(t *testing.T) {
 // workers encode or count the matches themselves (jsonl, csv, a count
 // without a limit), and runs it on one worker elsewhere (a table, a count
 // with a limit, EXPLAIN ANALYZE): EXPLAIN says so, or has no Parallel
-// line for one worker.
+// line for one worker. It gives each worker 65536 events at least
+// (docs/LANGUAGE.md, workers): a smaller stream runs on fewer workers, on
+// one with a Parallel line that says why.
 func TestWorkersAuto(t *testing.T) {
-	split := ""
-	if n := runtime.NumCPU(); n > 1 {
-		split = fmt.Sprintf("Parallel: %d workers, partitioned by [symbol]\n", n)
+	const perWorker = 65536
+	cpus := runtime.NumCPU()
+	split := func(n int) string {
+		if n = min(n, cpus); n > 1 {
+			return fmt.Sprintf("Parallel: %d workers, partitioned by [symbol]\n", n)
+		}
+		return ""
+	}
+	one := func(events int) string {
+		if cpus == 1 {
+			return "" // auto is one worker, whatever the stream
+		}
+		return fmt.Sprintf("Parallel: one worker (workers = auto and %d events: a split needs %d a worker)\n", events, perWorker)
 	}
 	query := "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price WITHIN 5;"
 	for _, c := range []struct {
-		settings, explain, want string
+		events            int
+		settings, explain string
+		want              string
 	}{
-		{"SET format = jsonl;", "EXPLAIN", split},
-		{"SET format = csv;", "EXPLAIN", split},
-		{"SET format = count;", "EXPLAIN", split},
-		{"SET format = count; SET limit = 10;", "EXPLAIN", ""},
-		{"SET format = table;", "EXPLAIN", ""},
-		{"SET format = count;", "EXPLAIN ANALYZE", ""},
+		{2 * perWorker, "SET format = jsonl;", "EXPLAIN", split(2)},
+		{2 * perWorker, "SET format = csv;", "EXPLAIN", split(2)},
+		{2 * perWorker, "SET format = count;", "EXPLAIN", split(2)},
+		{2 * perWorker, "SET format = count; SET limit = 10;", "EXPLAIN", ""},
+		{2 * perWorker, "SET format = table;", "EXPLAIN", ""},
+		{2 * perWorker, "SET format = count;", "EXPLAIN ANALYZE", ""},
+		{3*perWorker - 1, "SET format = jsonl;", "EXPLAIN", split(2)},
+		{2*perWorker - 1, "SET format = jsonl;", "EXPLAIN", one(2*perWorker - 1)},
+		{2000, "SET format = count;", "EXPLAIN", one(2000)},
+		{2000, "SET format = table;", "EXPLAIN", ""},
+		// SET workers splits a stream of any size.
+		{2000, "SET format = table; SET workers = 2;", "EXPLAIN", "Parallel: 2 workers, partitioned by [symbol]\n"},
 	} {
 		s, stdout, _ := newSession(t)
-		if err := exec(t, s, "GENERATE STOCKS AS walk WITH (events = 2000, symbols = 5, increase_probability = 55); SET workers = auto; "+c.settings+" "+c.explain+" "+query); err != nil {
+		gen := fmt.Sprintf("GENERATE STOCKS AS walk WITH (events = %d, symbols = 5, increase_probability = 55); SET workers = auto; ", c.events)
+		if err := exec(t, s, gen+c.settings+" "+c.explain+" "+query); err != nil {
 			t.Fatal(err)
 		}
 		got := regexp.MustCompile(`(?m)^Parallel: .*\n`).FindString(stdout.String())
 		if got != c.want {
-			t.Errorf("%s %s: split %q, want %q", c.settings, c.explain, got, c.want)
+			t.Errorf("%d events, %s %s: split %q, want %q", c.events, c.settings, c.explain, got, c.want)
 		}
 	}
 }
