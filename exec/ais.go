@@ -435,6 +435,9 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 		if wild {
 			in.bits |= wildBit
 		}
+		if j == 1 && s.masked3 {
+			s.maskOnPush(p, &in)
+		}
 		p.stacks[j].push(in)
 		s.r.stats.Instances++
 		if p.multi != nil {
@@ -833,6 +836,17 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 		}
 	}
 	*slot = nil
+}
+
+// maskOnPush sets the mask of in, state 1's instance of an event that
+// enters p, before it is pushed: with masked3 every visit reads it
+// (searchMasked), and its computation here, where the state-0 instances
+// up to its rip are those setMask would see or older, spares the visits
+// the call. setMask's checks read the event's key and binding.
+func (s *aisSSC) maskOnPush(p *partition, in *instance) {
+	*s.slots[1], s.keys[1], s.keyInts[1] = in.ev, in.key, in.keyInt()
+	s.setMask(p.stacks[0].upTo(in.rip), in)
+	*s.slots[1] = nil
 }
 
 // setMask sets b's mask from items, the state-0 instances up to its rip
