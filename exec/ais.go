@@ -70,6 +70,9 @@ type aisSSC struct {
 	// masked3: three states, whose search of state 1 is searchMasked;
 	// checksLast: the last state has checks of its own.
 	masked3, checksLast bool
+	// plain3: masked3 with PAIS and without Multi-PAIS, whose keyed
+	// events take enter3.
+	plain3 bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -335,6 +338,7 @@ func (s *aisSSC) start() {
 	s.dynamic = len(s.op.Dynamic) > 0
 	s.leafOK = s.out != nil && !s.dynamic
 	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
+	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -404,7 +408,46 @@ func (s *aisSSC) process(ev *event.Event) {
 		}
 		p = s.parts.create(v)
 	}
+	if s.plain3 {
+		s.enter3(p, ev, m)
+		return
+	}
 	s.enter(p, ev, m, false)
+}
+
+// enter3 is enter for plain3 and an event with the partition attribute:
+// its three states' steps written out, and prune's for the two stacks.
+func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
+	s0, s1 := &p.stacks[0], &p.stacks[1]
+	s0.pruneBefore(s.minTS)
+	s1.pruneBefore(s.minTS)
+	if m&0b100 != 0 {
+		if rip := s.rip(s1, ev.TS); rip >= 0 {
+			s.construct(p, ev, rip, false)
+		}
+	}
+	if m&0b010 != 0 {
+		if rip := s.rip(s0, ev.TS); rip >= 0 {
+			in := s.instanceOf(1, ev, rip)
+			s.maskOnPush(p, &in)
+			s1.push(in)
+			s.r.stats.Instances++
+		}
+	}
+	if m&0b001 != 0 {
+		s0.push(s.instanceOf(0, ev, -1))
+		s.r.stats.Instances++
+	}
+}
+
+// instanceOf is state j's instance of ev, keyed, with rip.
+func (s *aisSSC) instanceOf(j int, ev *event.Event, rip int) instance {
+	key, isInt := s.keyOf(j, ev)
+	in := instance{ev: ev, rip: rip, key: key}
+	if isInt {
+		in.bits |= keyIntBit
+	}
+	return in
 }
 
 // enter moves ev into the states of m in partition p, constructing the
@@ -427,11 +470,7 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			s.construct(p, ev, rip, wild)
 			continue
 		}
-		key, isInt := s.keyOf(j, ev)
-		in := instance{ev: ev, rip: rip, key: key}
-		if isInt {
-			in.bits |= keyIntBit
-		}
+		in := s.instanceOf(j, ev, rip)
 		if wild {
 			in.bits |= wildBit
 		}
@@ -506,17 +545,22 @@ func (s *aisSSC) multiAgrees(p *partition, j int, ev *event.Event) bool {
 // prune drops the instances that fell out of the window.
 func (s *aisSSC) prune(p *partition) {
 	for j := range p.stacks {
-		// On buf and lo, not items: a slice per stack costs its checks.
 		st := &p.stacks[j]
-		lo := st.lo
-		for lo < len(st.buf) && st.buf[lo].ev.TS < s.minTS {
-			lo++
+		if gone := st.pruneBefore(s.minTS); len(gone) > 0 && p.multi != nil {
+			s.uncount(p, j, gone)
 		}
-		if lo > st.lo && p.multi != nil {
-			s.uncount(p, j, st.buf[st.lo:lo])
-		}
-		st.drop(lo - st.lo)
 	}
+}
+
+// pruneBefore drops the instances before minTS and returns them.
+func (st *aisStack) pruneBefore(minTS int64) []instance {
+	// On buf and lo, not items: a slice costs its checks.
+	lo, from := st.lo, st.lo
+	for lo < len(st.buf) && st.buf[lo].ev.TS < minTS {
+		lo++
+	}
+	st.drop(lo - from)
+	return st.buf[from:lo]
 }
 
 // uncount takes gone, instances of state j that prune drops, out of the
