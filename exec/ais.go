@@ -886,33 +886,34 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 // enters p, before it is pushed: with masked3 every visit reads it
 // (searchMasked), and its computation here, where the state-0 instances
 // up to its rip are those setMask would see or older, spares the visits
-// the call. setMask's checks read the event's key and binding.
+// the call. The commonest check, one int comparison with state 1, needs
+// no binding; setMask's others read the event's key and binding.
 func (s *aisSSC) maskOnPush(p *partition, in *instance) {
+	items := p.stacks[0].upTo(in.rip)
+	if one := s.one0; one != nil && one.k == 1 && in.keyInt() {
+		if m, ok := intMask(items[max(len(items)-maskLen, 0):], one.rel, in.key); ok {
+			in.bits |= m | maskedBit
+			return
+		}
+	}
 	*s.slots[1], s.keys[1], s.keyInts[1] = in.ev, in.key, in.keyInt()
-	s.setMask(p.stacks[0].upTo(in.rip), in)
+	s.setMask(items, in)
 	*s.slots[1] = nil
 }
 
 // setMask sets b's mask from items, the state-0 instances up to its rip
 // that the window holds. When the check is one int comparison and every
-// instance has an int key, a loop without a branch tests each as a
-// member of the ints that pass (intSet).
+// instance has an int key, intMask sets it.
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
-	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
+	top := items[max(len(items)-maskLen, 0):]
 	if keyInt { // one is set
-		in, ints := intSetOf(one.rel, key), uint64(keyIntBit)
-		for i := range top { // oldest first, so that the latest ends in bit 0
-			ints &= top[i].bits
-			m = m<<1 | in.has(top[i].key)
-		}
-		if ints != 0 {
+		if m, ok := intMask(top, one.rel, key); ok {
 			b.bits |= m | maskedBit
 			return
 		}
-		m = 0
 	}
-	slot := s.slots[0]
+	slot, m := s.slots[0], uint64(0)
 	for i := range top {
 		inst := &top[i]
 		var bit uint64
@@ -925,6 +926,43 @@ func (s *aisSSC) setMask(items []instance, b *instance) {
 	}
 	b.bits |= m | maskedBit
 	*slot = nil
+}
+
+// intMask is the mask of top, instances oldest first (so that the latest
+// ends in bit 0), whose keys k' hold k' rel k: a loop without a branch,
+// one for each order (a switch on rel, the same on every call, costs
+// less than intSetOf's). false when some key is not an int.
+func intMask(top []instance, rel order, k int64) (uint64, bool) {
+	m, ints := uint64(0), uint64(keyIntBit)
+	switch rel {
+	case 0b001: // <
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key < k))
+		}
+	case 0b011: // <=
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key <= k))
+		}
+	case 0b100: // >
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key > k))
+		}
+	case 0b110: // >=
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key >= k))
+		}
+	default: // a member of the ints that pass (intSet)
+		in := intSetOf(rel, k)
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | in.has(top[i].key)
+		}
+	}
+	return m, ints != 0
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.
