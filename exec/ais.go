@@ -423,7 +423,7 @@ func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
 	s1.pruneBefore(s.minTS)
 	if m&0b100 != 0 {
 		if rip := s.rip(s1, ev.TS); rip >= 0 {
-			s.construct(p, ev, rip, false)
+			s.construct3(p, ev, rip)
 		}
 	}
 	if m&0b010 != 0 {
@@ -546,21 +546,21 @@ func (s *aisSSC) multiAgrees(p *partition, j int, ev *event.Event) bool {
 func (s *aisSSC) prune(p *partition) {
 	for j := range p.stacks {
 		st := &p.stacks[j]
-		if gone := st.pruneBefore(s.minTS); len(gone) > 0 && p.multi != nil {
-			s.uncount(p, j, gone)
+		from := st.lo
+		if st.pruneBefore(s.minTS); st.lo > from && p.multi != nil {
+			s.uncount(p, j, st.buf[from:st.lo])
 		}
 	}
 }
 
-// pruneBefore drops the instances before minTS and returns them.
-func (st *aisStack) pruneBefore(minTS int64) []instance {
+// pruneBefore drops the instances before minTS.
+func (st *aisStack) pruneBefore(minTS int64) {
 	// On buf and lo, not items: a slice costs its checks.
-	lo, from := st.lo, st.lo
+	lo := st.lo
 	for lo < len(st.buf) && st.buf[lo].ev.TS < minTS {
 		lo++
 	}
-	st.drop(lo - from)
-	return st.buf[from:lo]
+	st.drop(lo - st.lo)
 }
 
 // uncount takes gone, instances of state j that prune drops, out of the
@@ -605,6 +605,20 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 		s.descend(p, s.n-2, rip)
 	}
 	s.bind.Events[s.comps[last]] = nil
+}
+
+// construct3 is construct for plain3 and a keyed event: the cases
+// masked3 rules out left out.
+func (s *aisSSC) construct3(p *partition, ev *event.Event, rip int) {
+	slot := s.slots[2]
+	*slot, s.cells[2].Event = ev, ev
+	s.cur, s.keyed = p, 1
+	key, isInt := s.keyOf(2, ev)
+	s.keys[2], s.keyInts[2] = key, isInt // what the later checks compare with
+	if !s.checksLast || s.checksHoldAt(2, key, isInt) {
+		s.searchMasked(p, p.stacks[1].upTo(rip))
+	}
+	*slot = nil
 }
 
 // cutFrom is the shortest pattern whose search is cut by bound: with three
