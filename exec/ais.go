@@ -615,10 +615,70 @@ func (s *aisSSC) construct3(p *partition, ev *event.Event, rip int) {
 	s.cur, s.keyed = p, 1
 	key, isInt := s.keyOf(2, ev)
 	s.keys[2], s.keyInts[2] = key, isInt // what the later checks compare with
-	if !s.checksLast || s.checksHoldAt(2, key, isInt) {
+	switch one := s.one[1]; {
+	case s.checksLast && !s.checksHoldAt(2, key, isInt):
+	case one != nil && one.k == 2 && isInt && !s.r.counts:
+		s.searchMasked3(&p.stacks[0], p.stacks[1].upTo(rip), one, key)
+	default:
 		s.searchMasked(p, p.stacks[1].upTo(rip))
 	}
 	*slot = nil
+}
+
+// searchMasked3 is searchMasked for construct3 when state 1's check is
+// one int comparison with the accepting event, whose key is an int, and
+// the consumer takes each match: every instance is masked (maskOnPush)
+// and fits, as the accepting event is keyed, so its loop tests only the
+// check and whether the window holds older state-0 instances than the
+// mask's (visitOld).
+func (s *aisSSC) searchMasked3(st *aisStack, items []instance, one *check, key int64) {
+	r, cell, out := s.r, s.cells[1], s.cell0
+	s.steps.tickN(r, uint(len(items)))
+	for i := len(items) - 1; i >= 0; i-- {
+		b := &items[i]
+		if b.keyInt() {
+			if !one.holds(b.key, key) {
+				continue
+			}
+		} else if !s.bindHolds(1, b, s.slots[1]) {
+			continue
+		}
+		live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
+		if live > maskLen {
+			s.visitOld(st, b, live)
+			continue
+		}
+		n := min(uint(live), maskLen) // a shift the compiler knows is short
+		m := b.bits & (1<<n - 1)
+		s.steps.tickN(r, n)
+		if m != 0 {
+			cell.Event = b.ev
+			top := st.lo + live - 1 // b.rip's index in st.buf
+			// As in searchMasked, the first match before the loop.
+			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+			r.emitRow()
+			for m &= m - 1; m != 0; m &= m - 1 {
+				out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+				r.emitRow()
+			}
+		}
+	}
+	*s.slots[1] = nil
+}
+
+// visitOld is searchMasked3's visit of b when the window holds older
+// state-0 instances than its mask's: leaf takes those.
+func (s *aisSSC) visitOld(st *aisStack, b *instance, live int) {
+	r, out := s.r, s.cell0
+	s.cells[1].Event = b.ev
+	*s.slots[1], s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt()
+	s.steps.tickN(r, maskLen)
+	top := st.lo + live - 1
+	for m := b.bits & (1<<maskLen - 1); m != 0; m &= m - 1 {
+		out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+		r.emitRow()
+	}
+	s.leaf(st.upTo(b.rip - maskLen))
 }
 
 // cutFrom is the shortest pattern whose search is cut by bound: with three
