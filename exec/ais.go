@@ -70,8 +70,8 @@ type aisSSC struct {
 	// masked3: three states, whose search of state 1 is searchMasked;
 	// checksLast: the last state has checks of its own.
 	masked3, checksLast bool
-	// plain3: masked3 with PAIS and without Multi-PAIS, whose keyed
-	// events take enter3.
+	// plain3: masked3 with PAIS, without Multi-PAIS, and one key
+	// attribute for the three states, whose keyed events take enter3.
 	plain3 bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
@@ -338,7 +338,7 @@ func (s *aisSSC) start() {
 	s.dynamic = len(s.op.Dynamic) > 0
 	s.leafOK = s.out != nil && !s.dynamic
 	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
-	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil
+	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil && s.key[0] == s.key[1] && s.key[1] == s.key[2]
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -421,28 +421,28 @@ func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
 	s0, s1 := &p.stacks[0], &p.stacks[1]
 	s0.pruneBefore(s.minTS)
 	s1.pruneBefore(s.minTS)
+	key, isInt := s.keyOf(0, ev) // every state's, with plain3
 	if m&0b100 != 0 {
 		if rip := s.rip(s1, ev.TS); rip >= 0 {
-			s.construct3(p, ev, rip)
+			s.construct3(p, ev, rip, key, isInt)
 		}
 	}
 	if m&0b010 != 0 {
 		if rip := s.rip(s0, ev.TS); rip >= 0 {
-			in := s.instanceOf(1, ev, rip)
+			in := instanceOf(ev, rip, key, isInt)
 			s.maskOnPush(p, &in)
 			s1.push(in)
 			s.r.stats.Instances++
 		}
 	}
 	if m&0b001 != 0 {
-		s0.push(s.instanceOf(0, ev, -1))
+		s0.push(instanceOf(ev, -1, key, isInt))
 		s.r.stats.Instances++
 	}
 }
 
-// instanceOf is state j's instance of ev, keyed, with rip.
-func (s *aisSSC) instanceOf(j int, ev *event.Event, rip int) instance {
-	key, isInt := s.keyOf(j, ev)
+// instanceOf is the instance of ev with rip and key, an int if isInt.
+func instanceOf(ev *event.Event, rip int, key int64, isInt bool) instance {
 	in := instance{ev: ev, rip: rip, key: key}
 	if isInt {
 		in.bits |= keyIntBit
@@ -470,7 +470,8 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			s.construct(p, ev, rip, wild)
 			continue
 		}
-		in := s.instanceOf(j, ev, rip)
+		key, isInt := s.keyOf(j, ev)
+		in := instanceOf(ev, rip, key, isInt)
 		if wild {
 			in.bits |= wildBit
 		}
@@ -609,11 +610,10 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 
 // construct3 is construct for plain3 and a keyed event: the cases
 // masked3 rules out left out.
-func (s *aisSSC) construct3(p *partition, ev *event.Event, rip int) {
+func (s *aisSSC) construct3(p *partition, ev *event.Event, rip int, key int64, isInt bool) {
 	slot := s.slots[2]
 	*slot, s.cells[2].Event = ev, ev
 	s.cur, s.keyed = p, 1
-	key, isInt := s.keyOf(2, ev)
 	s.keys[2], s.keyInts[2] = key, isInt // what the later checks compare with
 	switch one := s.one[1]; {
 	case s.checksLast && !s.checksHoldAt(2, key, isInt):
