@@ -430,7 +430,7 @@ func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
 	if m&0b010 != 0 {
 		if rip := s.rip(s0, ev.TS); rip >= 0 {
 			in := instanceOf(ev, rip, key, isInt)
-			s.maskOnPush(p, &in)
+			s.maskOnPush(s0, &in)
 			s1.push(in)
 			s.r.stats.Instances++
 		}
@@ -476,7 +476,7 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			in.bits |= wildBit
 		}
 		if j == 1 && s.masked3 {
-			s.maskOnPush(p, &in)
+			s.maskOnPush(&p.stacks[0], &in)
 		}
 		p.stacks[j].push(in)
 		s.r.stats.Instances++
@@ -956,14 +956,14 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	*slot = nil
 }
 
-// maskOnPush sets the mask of in, state 1's instance of an event that
-// enters p, before it is pushed: with masked3 every visit reads it
+// maskOnPush sets the mask of in, state 1's instance of an event, from
+// st, state 0's stack of its partition, before it is pushed: with masked3 every visit reads it
 // (searchMasked), and its computation here, where the state-0 instances
 // up to its rip are those setMask would see or older, spares the visits
 // the call. The commonest check, one int comparison with state 1, needs
 // no binding; setMask's others read the event's key and binding.
-func (s *aisSSC) maskOnPush(p *partition, in *instance) {
-	items := p.stacks[0].upTo(in.rip)
+func (s *aisSSC) maskOnPush(st *aisStack, in *instance) {
+	items := st.upTo(in.rip)
 	if one := s.one0; one != nil && one.k == 1 && in.keyInt() {
 		if m, ok := intMask(items[max(len(items)-maskLen, 0):], one.rel, in.key); ok {
 			in.bits |= m | maskedBit
