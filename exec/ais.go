@@ -474,9 +474,9 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 		in := instanceOf(ev, rip, key, isInt)
 		if wild {
 			in.bits |= wildBit
-		}
-		if j == 1 && s.masked3 {
-			s.maskOnPush(&p.stacks[0], &in)
+			if j == 1 && s.plain3 { // searchMasked3 reads every mask
+				s.maskOnPush(&p.stacks[0], &in)
+			}
 		}
 		p.stacks[j].push(in)
 		s.r.stats.Instances++
@@ -957,11 +957,13 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 }
 
 // maskOnPush sets the mask of in, state 1's instance of an event, from
-// st, state 0's stack of its partition, before it is pushed: with masked3 every visit reads it
-// (searchMasked), and its computation here, where the state-0 instances
-// up to its rip are those setMask would see or older, spares the visits
-// the call. The commonest check, one int comparison with state 1, needs
-// no binding; setMask's others read the event's key and binding.
+// st, state 0's stack of its partition, before it is pushed: with plain3
+// every visit reads it (searchMasked3; searchMasked sets the masks of
+// the other plans on a first visit), and its computation here, where the
+// state-0 instances up to its rip are those setMask would see or older,
+// spares the visits the call. The commonest check, one int comparison
+// with state 1, needs no binding; setMask's others read the event's key
+// and binding.
 func (s *aisSSC) maskOnPush(st *aisStack, in *instance) {
 	items := st.upTo(in.rip)
 	if one := s.one0; one != nil && one.k == 1 && in.keyInt() {
