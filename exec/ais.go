@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -653,17 +654,27 @@ func (s *aisSSC) searchMasked3(st *aisStack, items []instance, one *check, key i
 		s.steps.tickN(r, n)
 		if m != 0 {
 			cell.Event = b.ev
-			top := st.lo + live - 1 // b.rip's index in st.buf
+			// b.rip's instance in st.buf. A bit i of m is set only
+			// for i < live, so each instance read, top's i-th below
+			// it, is one of the live ones, in buf: they are read
+			// without a bounds check.
+			top := unsafe.Pointer(&st.buf[st.lo+live-1])
 			// As in searchMasked, the first match before the loop.
-			out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+			out.Event = instanceBelow(top, bits.TrailingZeros64(m)).ev
 			r.emitRow()
 			for m &= m - 1; m != 0; m &= m - 1 {
-				out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+				out.Event = instanceBelow(top, bits.TrailingZeros64(m)).ev
 				r.emitRow()
 			}
 		}
 	}
 	*s.slots[1] = nil
+}
+
+// instanceBelow is the instance i places below top in its array, which
+// must hold it.
+func instanceBelow(top unsafe.Pointer, i int) *instance {
+	return (*instance)(unsafe.Add(top, -i*int(unsafe.Sizeof(instance{}))))
 }
 
 // visitOld is searchMasked3's visit of b when the window holds older
