@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -70,6 +71,9 @@ type aisSSC struct {
 	// masked3: three states, whose search of state 1 is searchMasked;
 	// checksLast: the last state has checks of its own.
 	masked3, checksLast bool
+	// plain3: masked3 with PAIS, without Multi-PAIS, and one key
+	// attribute for the three states, whose keyed events take enter3.
+	plain3 bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -335,6 +339,7 @@ func (s *aisSSC) start() {
 	s.dynamic = len(s.op.Dynamic) > 0
 	s.leafOK = s.out != nil && !s.dynamic
 	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
+	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil && s.key[0] == s.key[1] && s.key[1] == s.key[2]
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -404,7 +409,46 @@ func (s *aisSSC) process(ev *event.Event) {
 		}
 		p = s.parts.create(v)
 	}
+	if s.plain3 {
+		s.enter3(p, ev, m)
+		return
+	}
 	s.enter(p, ev, m, false)
+}
+
+// enter3 is enter for plain3 and an event with the partition attribute:
+// its three states' steps written out, and prune's for the two stacks.
+func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
+	s0, s1 := &p.stacks[0], &p.stacks[1]
+	s0.pruneBefore(s.minTS)
+	s1.pruneBefore(s.minTS)
+	key, isInt := s.keyOf(0, ev) // every state's, with plain3
+	if m&0b100 != 0 {
+		if rip := s.rip(s1, ev.TS); rip >= 0 {
+			s.construct3(p, ev, rip, key, isInt)
+		}
+	}
+	if m&0b010 != 0 {
+		if rip := s.rip(s0, ev.TS); rip >= 0 {
+			in := instanceOf(ev, rip, key, isInt)
+			s.maskOnPush(s0, &in)
+			s1.push(in)
+			s.r.stats.Instances++
+		}
+	}
+	if m&0b001 != 0 {
+		s0.push(instanceOf(ev, -1, key, isInt))
+		s.r.stats.Instances++
+	}
+}
+
+// instanceOf is the instance of ev with rip and key, an int if isInt.
+func instanceOf(ev *event.Event, rip int, key int64, isInt bool) instance {
+	in := instance{ev: ev, rip: rip, key: key}
+	if isInt {
+		in.bits |= keyIntBit
+	}
+	return in
 }
 
 // enter moves ev into the states of m in partition p, constructing the
@@ -428,12 +472,12 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 			continue
 		}
 		key, isInt := s.keyOf(j, ev)
-		in := instance{ev: ev, rip: rip, key: key}
-		if isInt {
-			in.bits |= keyIntBit
-		}
+		in := instanceOf(ev, rip, key, isInt)
 		if wild {
 			in.bits |= wildBit
+			if j == 1 && s.plain3 { // searchMasked3 reads every mask
+				s.maskOnPush(&p.stacks[0], &in)
+			}
 		}
 		p.stacks[j].push(in)
 		s.r.stats.Instances++
@@ -503,17 +547,22 @@ func (s *aisSSC) multiAgrees(p *partition, j int, ev *event.Event) bool {
 // prune drops the instances that fell out of the window.
 func (s *aisSSC) prune(p *partition) {
 	for j := range p.stacks {
-		// On buf and lo, not items: a slice per stack costs its checks.
 		st := &p.stacks[j]
-		lo := st.lo
-		for lo < len(st.buf) && st.buf[lo].ev.TS < s.minTS {
-			lo++
+		from := st.lo
+		if st.pruneBefore(s.minTS); st.lo > from && p.multi != nil {
+			s.uncount(p, j, st.buf[from:st.lo])
 		}
-		if lo > st.lo && p.multi != nil {
-			s.uncount(p, j, st.buf[st.lo:lo])
-		}
-		st.drop(lo - st.lo)
 	}
+}
+
+// pruneBefore drops the instances before minTS.
+func (st *aisStack) pruneBefore(minTS int64) {
+	// On buf and lo, not items: a slice costs its checks.
+	lo := st.lo
+	for lo < len(st.buf) && st.buf[lo].ev.TS < minTS {
+		lo++
+	}
+	st.drop(lo - st.lo)
 }
 
 // uncount takes gone, instances of state j that prune drops, out of the
@@ -558,6 +607,89 @@ func (s *aisSSC) construct(p *partition, ev *event.Event, rip int, wild bool) {
 		s.descend(p, s.n-2, rip)
 	}
 	s.bind.Events[s.comps[last]] = nil
+}
+
+// construct3 is construct for plain3 and a keyed event: the cases
+// masked3 rules out left out.
+func (s *aisSSC) construct3(p *partition, ev *event.Event, rip int, key int64, isInt bool) {
+	slot := s.slots[2]
+	*slot, s.cells[2].Event = ev, ev
+	s.cur, s.keyed = p, 1
+	s.keys[2], s.keyInts[2] = key, isInt // what the later checks compare with
+	switch one := s.one[1]; {
+	case s.checksLast && !s.checksHoldAt(2, key, isInt):
+	case one != nil && one.k == 2 && isInt && !s.r.counts:
+		s.searchMasked3(&p.stacks[0], p.stacks[1].upTo(rip), one, key)
+	default:
+		s.searchMasked(p, p.stacks[1].upTo(rip))
+	}
+	*slot = nil
+}
+
+// searchMasked3 is searchMasked for construct3 when state 1's check is
+// one int comparison with the accepting event, whose key is an int, and
+// the consumer takes each match: every instance is masked (maskOnPush)
+// and fits, as the accepting event is keyed, so its loop tests only the
+// check and whether the window holds older state-0 instances than the
+// mask's (visitOld).
+func (s *aisSSC) searchMasked3(st *aisStack, items []instance, one *check, key int64) {
+	r, cell, out := s.r, s.cells[1], s.cell0
+	s.steps.tickN(r, uint(len(items)))
+	for i := len(items) - 1; i >= 0; i-- {
+		b := &items[i]
+		if b.keyInt() {
+			if !one.holds(b.key, key) {
+				continue
+			}
+		} else if !s.bindHolds(1, b, s.slots[1]) {
+			continue
+		}
+		live := b.rip - st.base + 1 // prune leaves the instances after a chain's, so live >= 0
+		if live > maskLen {
+			s.visitOld(st, b, live)
+			continue
+		}
+		n := min(uint(live), maskLen) // a shift the compiler knows is short
+		m := b.bits & (1<<n - 1)
+		s.steps.tickN(r, n)
+		if m != 0 {
+			cell.Event = b.ev
+			// b.rip's instance in st.buf. A bit i of m is set only
+			// for i < live, so each instance read, top's i-th below
+			// it, is one of the live ones, in buf: they are read
+			// without a bounds check.
+			top := unsafe.Pointer(&st.buf[st.lo+live-1])
+			// As in searchMasked, the first match before the loop.
+			out.Event = instanceBelow(top, bits.TrailingZeros64(m)).ev
+			r.emitRow()
+			for m &= m - 1; m != 0; m &= m - 1 {
+				out.Event = instanceBelow(top, bits.TrailingZeros64(m)).ev
+				r.emitRow()
+			}
+		}
+	}
+	*s.slots[1] = nil
+}
+
+// instanceBelow is the instance i places below top in its array, which
+// must hold it.
+func instanceBelow(top unsafe.Pointer, i int) *instance {
+	return (*instance)(unsafe.Add(top, -i*int(unsafe.Sizeof(instance{}))))
+}
+
+// visitOld is searchMasked3's visit of b when the window holds older
+// state-0 instances than its mask's: leaf takes those.
+func (s *aisSSC) visitOld(st *aisStack, b *instance, live int) {
+	r, out := s.r, s.cell0
+	s.cells[1].Event = b.ev
+	*s.slots[1], s.keys[1], s.keyInts[1] = b.ev, b.key, b.keyInt()
+	s.steps.tickN(r, maskLen)
+	top := st.lo + live - 1
+	for m := b.bits & (1<<maskLen - 1); m != 0; m &= m - 1 {
+		out.Event = st.buf[top-bits.TrailingZeros64(m)].ev
+		r.emitRow()
+	}
+	s.leaf(st.upTo(b.rip - maskLen))
 }
 
 // cutFrom is the shortest pattern whose search is cut by bound: with three
@@ -835,26 +967,40 @@ func (s *aisSSC) searchMasked(p *partition, items []instance) {
 	*slot = nil
 }
 
+// maskOnPush sets the mask of in, state 1's instance of an event, from
+// st, state 0's stack of its partition, before it is pushed: with plain3
+// every visit reads it (searchMasked3; searchMasked sets the masks of
+// the other plans on a first visit), and its computation here, where the
+// state-0 instances up to its rip are those setMask would see or older,
+// spares the visits the call. The commonest check, one int comparison
+// with state 1, needs no binding; setMask's others read the event's key
+// and binding.
+func (s *aisSSC) maskOnPush(st *aisStack, in *instance) {
+	items := st.upTo(in.rip)
+	if one := s.one0; one != nil && one.k == 1 && in.keyInt() {
+		if m, ok := intMask(items[max(len(items)-maskLen, 0):], one.rel, in.key); ok {
+			in.bits |= m | maskedBit
+			return
+		}
+	}
+	*s.slots[1], s.keys[1], s.keyInts[1] = in.ev, in.key, in.keyInt()
+	s.setMask(items, in)
+	*s.slots[1] = nil
+}
+
 // setMask sets b's mask from items, the state-0 instances up to its rip
 // that the window holds. When the check is one int comparison and every
-// instance has an int key, a loop without a branch tests each as a
-// member of the ints that pass (intSet).
+// instance has an int key, intMask sets it.
 func (s *aisSSC) setMask(items []instance, b *instance) {
 	one, key, keyInt := s.key0()
-	m, top := uint64(0), items[max(len(items)-maskLen, 0):]
+	top := items[max(len(items)-maskLen, 0):]
 	if keyInt { // one is set
-		in, ints := intSetOf(one.rel, key), uint64(keyIntBit)
-		for i := range top { // oldest first, so that the latest ends in bit 0
-			ints &= top[i].bits
-			m = m<<1 | in.has(top[i].key)
-		}
-		if ints != 0 {
+		if m, ok := intMask(top, one.rel, key); ok {
 			b.bits |= m | maskedBit
 			return
 		}
-		m = 0
 	}
-	slot := s.slots[0]
+	slot, m := s.slots[0], uint64(0)
 	for i := range top {
 		inst := &top[i]
 		var bit uint64
@@ -867,6 +1013,43 @@ func (s *aisSSC) setMask(items []instance, b *instance) {
 	}
 	b.bits |= m | maskedBit
 	*slot = nil
+}
+
+// intMask is the mask of top, instances oldest first (so that the latest
+// ends in bit 0), whose keys k' hold k' rel k: a loop without a branch,
+// one for each order (a switch on rel, the same on every call, costs
+// less than intSetOf's). false when some key is not an int.
+func intMask(top []instance, rel order, k int64) (uint64, bool) {
+	m, ints := uint64(0), uint64(keyIntBit)
+	switch rel {
+	case 0b001: // <
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key < k))
+		}
+	case 0b011: // <=
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key <= k))
+		}
+	case 0b100: // >
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key > k))
+		}
+	case 0b110: // >=
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | uint64(b2u(top[i].key >= k))
+		}
+	default: // a member of the ints that pass (intSet)
+		in := intSetOf(rel, k)
+		for i := range top {
+			ints &= top[i].bits
+			m = m<<1 | in.has(top[i].key)
+		}
+	}
+	return m, ints != 0
 }
 
 // leafChunk bounds the matches leaf emits between two ticks.

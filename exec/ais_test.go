@@ -178,6 +178,8 @@ func TestAISMaskedLeaf(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
 		"PATTERN SEQ(A a, B b, C c) WHERE a.p >= b.p WITHIN 25",
 		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.p < b.p AND a.q != b.q WITHIN 40",
+		// PAIS with a window that holds more state-0 instances than a mask.
+		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND b.p > a.p AND c.p > b.p WITHIN 300",
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p + 3 AND c.q > 1 WITHIN 30",
 		"PATTERN SEQ(A a, B b, C c) WHERE c.p > a.p AND b.p > a.p WITHIN 30",
 		"PATTERN SEQ(A a, B b, C c) WHERE c.q = a.q WITHIN 30",

@@ -51,8 +51,17 @@ func (p *partitions[S]) init(wild *S, seed func(wild *S) *S, windowed bool, wind
 }
 
 // get returns the partition of v, an event's value of the attribute; nil
-// when it has none yet or v is absent (a wildcard).
+// when it has none yet or v is absent (a wildcard). An int found by index
+// takes no call.
 func (p *partitions[S]) get(v event.Value) *S {
+	if i := v.Int(); v.IsInt() && uint64(i) < uint64(len(p.small)) {
+		return p.small[i]
+	}
+	return p.lookup(v)
+}
+
+// lookup is get for the values the index does not hold.
+func (p *partitions[S]) lookup(v event.Value) *S {
 	k := event.PartitionKey(v)
 	switch {
 	case k.IsInt():
