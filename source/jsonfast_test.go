@@ -2,8 +2,10 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,4 +233,97 @@ func TestParseSimpleRandom(t *testing.T) {
 	if floats == 0 {
 		t.Fatal("parseSimple read no line with a float")
 	}
+}
+
+// TestFastRun checks the lines a JSON Lines file's fast path reads
+// straight from its read buffer against the same file read a line a Read,
+// where every line is framed first: the same events, typed alike, the
+// same schema, the same error on the same line, whatever the reads' sizes
+// and wherever a line falls in the read buffer.
+func TestFastRun(t *testing.T) {
+	var lines []string
+	for i := range 30_000 { // over a megabyte: lines at a buffer's end
+		lines = append(lines, fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"s":"%s"}`, i%3, i, i*7, strings.Repeat("x", i%23)))
+	}
+	longest := len(slices.MaxFunc(lines, func(a, b string) int { return len(a) - len(b) }))
+	edit := func(f func(i int, l string) string) string {
+		var b strings.Builder
+		for i, l := range lines {
+			b.WriteString(f(i, l))
+		}
+		return b.String()
+	}
+	at := func(i int, l, s string) string { // s, its ts i's, in place of lines 25001 and 29001
+		if i == 25_000 || i == 29_000 {
+			return strings.ReplaceAll(s, "TS", strconv.Itoa(i))
+		}
+		return l + "\n"
+	}
+	cases := []struct {
+		name, in string
+		opts     Options
+		wantErr  string // a part of the error, "" for none
+	}{
+		{name: "plain", in: edit(func(_ int, l string) string { return l + "\n" })},
+		{name: "last line without its newline", in: strings.Join(lines, "\n")},
+		{name: "crlf", in: edit(func(i int, l string) string { return l + "\r\n"[i%3/2:] })},
+		{name: "blank lines", in: edit(func(i int, l string) string { return l + "\n" + "\n  \n"[:i%4] })},
+		{name: "other keys", in: edit(func(i int, l string) string { return at(i, l, `{"ts":TS,"type":"t1","b":true}`+"\n") })},
+		{name: "escape and newline in a string", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":"a\nb"}`+"\n") })},
+		{name: "a number that goes on", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2.5e3,"s":""}`+"\n") })},
+		{name: "trailing bytes", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":""} `+"\n") })},
+		{name: "bad line", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":"x"`+"\n") }), wantErr: "f.jsonl:25001:"},
+		{name: "bad timestamp", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":-1,"a":2,"s":"x"}`+"\n") }), wantErr: "f.jsonl:25001:"},
+		{name: "line at the limit", in: edit(func(_ int, l string) string { return l + "\n" }), opts: Options{MaxLine: longest}},
+		{name: "line over the limit", in: edit(func(i int, l string) string { return at(i, l, l[:len(l)-2]+strings.Repeat("x", longest)+`"}`+"\n") }), opts: Options{MaxLine: longest}, wantErr: "f.jsonl:25001: line longer than"},
+	}
+	load := func(r io.Reader, opts Options) ([]string, error) {
+		s, err := LoadJSONL(r, "f.jsonl", opts)
+		if err != nil {
+			return nil, err
+		}
+		out := canonAll(s)
+		for _, ty := range s.Schema.Types {
+			out = append(out, fmt.Sprintf("%+v", *ty))
+		}
+		return append(out, s.Schema.Attrs...), nil
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, werr := load(OneLineReader(tc.in), tc.opts)
+			if tc.wantErr == "" && werr != nil || tc.wantErr != "" && (werr == nil || !strings.Contains(werr.Error(), tc.wantErr)) {
+				t.Fatalf("framed: error %v, want %q", werr, tc.wantErr)
+			}
+			readers := []io.Reader{strings.NewReader(tc.in), &chunky{r: rand.New(rand.NewPCG(1, 2)), buf: []byte(tc.in)}, &cutAfter{s: tc.in, c: '}'}}
+			for _, r := range readers {
+				got, err := load(r, tc.opts)
+				if fmt.Sprint(err) != fmt.Sprint(werr) {
+					t.Fatalf("%T: error %v, want %v", r, err, werr)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%T: %d events and schema lines differ from the framed %d", r, len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+// cutAfter reads s a piece a Read, each up to and including the next c:
+// a JSON line's '}' at the end of its read buffer, its '\n' not yet read.
+type cutAfter struct {
+	s string
+	c byte
+}
+
+func (r *cutAfter) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := strings.IndexByte(r.s[1:], r.c) + 2
+	if n == 1 || n > len(p) {
+		n = min(len(r.s), len(p))
+	}
+	n = copy(p, r.s[:n])
+	r.s = r.s[n:]
+	return n, nil
 }
