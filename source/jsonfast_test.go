@@ -237,15 +237,41 @@ func TestParseSimpleRandom(t *testing.T) {
 
 // TestFastRun checks the lines a JSON Lines file's fast path reads
 // straight from its read buffer against the same file read a line a Read,
-// where every line is framed first: the same events, typed alike, the
-// same schema, the same error on the same line, whatever the reads' sizes
-// and wherever a line falls in the read buffer.
+// where every line is framed first (see checkFastRun).
 func TestFastRun(t *testing.T) {
-	var lines []string
-	for i := range 30_000 { // over a megabyte: lines at a buffer's end
-		lines = append(lines, fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"s":"%s"}`, i%3, i, i*7, strings.Repeat("x", i%23)))
+	lines := make([]string, 30_000) // over a megabyte: lines at a buffer's end
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"s":"%s"}`, i%3, i, i*7, strings.Repeat("x", i%23))
 	}
 	longest := len(slices.MaxFunc(lines, func(a, b string) int { return len(a) - len(b) }))
+	checkFastRun(t, LoadJSONL, "f.jsonl", lines, []fastRunCase{
+		{name: "other keys", line: `{"ts":TS,"type":"t1","b":true}`},
+		{name: "escape and newline in a string", line: `{"type":"t1","ts":TS,"a":2,"s":"a\nb"}`},
+		{name: "a number that goes on", line: `{"type":"t1","ts":TS,"a":2.5e3,"s":""}`},
+		{name: "trailing bytes", line: `{"type":"t1","ts":TS,"a":2,"s":""} `},
+		{name: "bad line", line: `{"type":"t1","ts":TS,"a":2,"s":"x"`, wantErr: "f.jsonl:25001:"},
+		{name: "bad timestamp", line: `{"type":"t1","ts":-1,"a":2,"s":"x"}`, wantErr: "f.jsonl:25001:"},
+		{name: "line at the limit", opts: Options{MaxLine: longest}},
+		{name: "line over the limit", line: `{"type":"t1","ts":TS,"a":2,"s":"` + strings.Repeat("x", longest) + `"}`, opts: Options{MaxLine: longest}, wantErr: "f.jsonl:25001: line longer than"},
+	})
+}
+
+// fastRunCase is lines with line, if not "", in place of lines 25001 and
+// 29001 (TS there their timestamp), loaded with opts.
+type fastRunCase struct {
+	name, line string
+	opts       Options
+	wantErr    string // a part of the error, "" for none
+}
+
+// checkFastRun checks a loader's fast path, which reads lines straight
+// from its read buffer, against the same input read a line a Read, where
+// every line is framed first: the same events, typed alike, the same
+// schema, the same error on the same line, whatever the reads' sizes and
+// wherever a line falls in the read buffer. lines (those of a CSV file
+// its header first) with their '\n', without the last one's, with \r\n
+// and with blank lines are cases of their own.
+func checkFastRun(t *testing.T, loader func(io.Reader, string, Options) (*event.Stream, error), name string, lines []string, cases []fastRunCase) {
 	edit := func(f func(i int, l string) string) string {
 		var b strings.Builder
 		for i, l := range lines {
@@ -253,32 +279,26 @@ func TestFastRun(t *testing.T) {
 		}
 		return b.String()
 	}
-	at := func(i int, l, s string) string { // s, its ts i's, in place of lines 25001 and 29001
-		if i == 25_000 || i == 29_000 {
-			return strings.ReplaceAll(s, "TS", strconv.Itoa(i))
-		}
-		return l + "\n"
-	}
-	cases := []struct {
+	type input struct {
 		name, in string
-		opts     Options
-		wantErr  string // a part of the error, "" for none
-	}{
+		fastRunCase
+	}
+	inputs := []input{
 		{name: "plain", in: edit(func(_ int, l string) string { return l + "\n" })},
 		{name: "last line without its newline", in: strings.Join(lines, "\n")},
 		{name: "crlf", in: edit(func(i int, l string) string { return l + "\r\n"[i%3/2:] })},
-		{name: "blank lines", in: edit(func(i int, l string) string { return l + "\n" + "\n  \n"[:i%4] })},
-		{name: "other keys", in: edit(func(i int, l string) string { return at(i, l, `{"ts":TS,"type":"t1","b":true}`+"\n") })},
-		{name: "escape and newline in a string", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":"a\nb"}`+"\n") })},
-		{name: "a number that goes on", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2.5e3,"s":""}`+"\n") })},
-		{name: "trailing bytes", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":""} `+"\n") })},
-		{name: "bad line", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":TS,"a":2,"s":"x"`+"\n") }), wantErr: "f.jsonl:25001:"},
-		{name: "bad timestamp", in: edit(func(i int, l string) string { return at(i, l, `{"type":"t1","ts":-1,"a":2,"s":"x"}`+"\n") }), wantErr: "f.jsonl:25001:"},
-		{name: "line at the limit", in: edit(func(_ int, l string) string { return l + "\n" }), opts: Options{MaxLine: longest}},
-		{name: "line over the limit", in: edit(func(i int, l string) string { return at(i, l, l[:len(l)-2]+strings.Repeat("x", longest)+`"}`+"\n") }), opts: Options{MaxLine: longest}, wantErr: "f.jsonl:25001: line longer than"},
+		{name: "blank lines", in: edit(func(i int, l string) string { return l + "\n" + []string{"", "\n", "\r\n", "\n\n"}[i%4] })},
+	}
+	for _, tc := range cases {
+		inputs = append(inputs, input{name: tc.name, fastRunCase: tc, in: edit(func(i int, l string) string {
+			if tc.line != "" && (i == 25_000 || i == 29_000) {
+				l = strings.ReplaceAll(tc.line, "TS", strconv.Itoa(i))
+			}
+			return l + "\n"
+		})})
 	}
 	load := func(r io.Reader, opts Options) ([]string, error) {
-		s, err := LoadJSONL(r, "f.jsonl", opts)
+		s, err := loader(r, name, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -288,13 +308,13 @@ func TestFastRun(t *testing.T) {
 		}
 		return append(out, s.Schema.Attrs...), nil
 	}
-	for _, tc := range cases {
+	for _, tc := range inputs {
 		t.Run(tc.name, func(t *testing.T) {
 			want, werr := load(OneLineReader(tc.in), tc.opts)
 			if tc.wantErr == "" && werr != nil || tc.wantErr != "" && (werr == nil || !strings.Contains(werr.Error(), tc.wantErr)) {
 				t.Fatalf("framed: error %v, want %q", werr, tc.wantErr)
 			}
-			readers := []io.Reader{strings.NewReader(tc.in), &chunky{r: rand.New(rand.NewPCG(1, 2)), buf: []byte(tc.in)}, &cutAfter{s: tc.in, c: '}'}}
+			readers := []io.Reader{strings.NewReader(tc.in), &chunky{r: rand.New(rand.NewPCG(1, 2)), buf: []byte(tc.in)}, &cutAfter{s: tc.in, c: lines[1][len(lines[1])-1]}}
 			for _, r := range readers {
 				got, err := load(r, tc.opts)
 				if fmt.Sprint(err) != fmt.Sprint(werr) {
@@ -309,7 +329,7 @@ func TestFastRun(t *testing.T) {
 }
 
 // cutAfter reads s a piece a Read, each up to and including the next c:
-// a JSON line's '}' at the end of its read buffer, its '\n' not yet read.
+// a line's last byte at the end of its read buffer, its '\n' not yet read.
 type cutAfter struct {
 	s string
 	c byte
