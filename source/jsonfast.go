@@ -206,7 +206,9 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 	if i++; i < n {
 		i++ // the '\n'
 	}
-	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
+	// Offsets the loop set within text: no bounds to check.
+	typText := unsafe.Slice((*byte)(unsafe.Add(p, f.typFrom)), f.typTo-f.typFrom)
+	tsText := unsafe.Slice((*byte)(unsafe.Add(p, f.tsFrom)), f.tsTo-f.tsFrom)
 	typ, ok := rec.typeIDs.cached(typText)
 	if !ok {
 		typ, ok = rec.typeIDs.lookup(typText)
