@@ -151,12 +151,13 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 				}
 			}
 			i = j + d
-			// JSON has no leading zeros; 17 digits or more, a fraction or
-			// an exponent are the scanner's.
-			// The byte at n, past the line, is its newline or the buffer's
-			// slack: if it looks like more of the number, jsonNumber reads
-			// the number to the line's end.
-			if d > 0 && (d == 1 || *(*byte)(unsafe.Add(p, j)) != '0') && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
+			// JSON has no leading zeros (x's first byte is the first
+			// digit's value); 17 digits or more, a fraction or an exponent
+			// are the scanner's.
+			// The byte at n, past text, is in the read buffer: if it looks
+			// like more of the number, jsonNumber reads the number to
+			// text's end.
+			if d > 0 && (d == 1 || byte(x) != 0) && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
 				v := int64(u)
 				if c == '-' {
 					v = -v
