@@ -104,6 +104,14 @@ func (s *csvFile) batch(recs *csvRecords, layout *csvLayout) (_ []*event.Event, 
 	// late line's fields.
 	inPlace := s.b.ord == nil && recs.comma < utf8.RuneSelf
 	for n := 0; n < maxBatch; n++ {
+		if inPlace && recs.cr == nil {
+			k := len(batch)
+			batch = recs.fastRun(s.b, layout, batch, maxBatch-n)
+			s.read += int64(len(batch) - k)
+			if n += len(batch) - k; n == maxBatch {
+				break
+			}
+		}
 		var e *event.Event
 		var rec [][]byte
 		var line int

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -368,4 +369,26 @@ func TestDecimal(t *testing.T) {
 		}
 		check(b.String(), whole+frac <= 15)
 	}
+}
+
+// TestCSVFastRun checks the lines a CSV file's fast path reads straight
+// from its read buffer against the same file read a line a Read, where
+// every line is framed first (see checkFastRun).
+func TestCSVFastRun(t *testing.T) {
+	lines := make([]string, 40_000) // over a megabyte: lines at a buffer's end
+	lines[0] = "type,ts,a,s"
+	for i := 1; i < len(lines); i++ {
+		lines[i] = fmt.Sprintf("t%d,%d,%d,%s", i%3, i, i*7, strings.Repeat("x", i%23))
+	}
+	longest := len(slices.MaxFunc(lines, func(a, b string) int { return len(a) - len(b) }))
+	checkFastRun(t, LoadCSV, "f.csv", lines, []fastRunCase{
+		{name: "a quote", line: `t1,TS,2,"a,b"`},
+		{name: "a decimal", line: "t1,TS,2.5,x"},
+		{name: "a lone cr", line: "t1,TS,2,a\rb"},
+		{name: "too few fields", line: "t1,TS,2", wantErr: "f.csv:25001:"},
+		{name: "too many fields", line: "t1,TS,2,x,y", wantErr: "f.csv:25001:"},
+		{name: "bad timestamp", line: "t1,-1,2,x", wantErr: "f.csv:25001:"},
+		{name: "line at the limit", opts: Options{MaxLine: longest}},
+		{name: "line over the limit", line: "t1,TS,2," + strings.Repeat("x", longest), opts: Options{MaxLine: longest}, wantErr: "f.csv:25001: line longer than"},
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/sase-cep/sase/event"
 )
 
 // csvReadSize is how much of a CSV file is read at once.
@@ -70,6 +72,31 @@ func (c *csvRecords) text() ([]byte, int, error) {
 			return text, c.line, nil
 		}
 	}
+}
+
+// fastRun appends the events of up to max lines that layout's fast path
+// reads whole, each found in the read buffer and read in place: text's
+// and the batch loop's common case, in one loop. It stops at the first
+// line it does not read (a blank line, a \r\n, a line not buffered
+// whole...), which text then frames.
+func (c *csvRecords) fastRun(b *builder, layout *csvLayout, batch []*event.Event, max int) []*event.Event {
+	comma := byte(c.comma)
+	for ; max > 0; max-- {
+		rest := c.buf[c.pos:]
+		i := bytes.IndexByte(rest, '\n')
+		if i <= 0 || i > c.max || rest[i-1] == '\r' {
+			break
+		}
+		e, ok, err := layout.fastEvent(b, rest[:i], comma, c.line+1)
+		if !ok || err != nil { // text's line, whose error batch reports
+			break
+		}
+		c.line++
+		c.start, c.pos = c.pos, c.pos+i+1
+		b.number(e)
+		batch = append(batch, e)
+	}
+	return batch
 }
 
 // record splits text, the line text just returned, into its fields, or

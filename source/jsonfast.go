@@ -69,22 +69,29 @@ func coversSlots(n int, slots []int) bool {
 }
 
 // fastLine builds the event of a line with the keys of the previous simple
-// line (rec.fast), in the same order and without spaces, matching each
-// key with one comparison of two words and writing each value into the
-// event as it is read. ok is false for a line it does not read (other
-// keys, a null, an escape or a non-ASCII byte in a string, a type that is
-// not a string, anything malformed, a line that ends within 16 bytes of
-// its read buffer...): parse reads it, and says what is wrong with it.
+// line (rec.fast): fastObject's, the line ending at its '}'.
 func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Event, ok bool, _ error) {
+	e, _, ok, err := rec.fastObject(b, text, line, true)
+	return e, ok, err
+}
+
+// fastObject builds the event of the line at the start of text, with the
+// keys of the previous simple line (rec.fast), in the same order and
+// without spaces, matching each key with one comparison of two words and
+// writing each value into the event as it is read. The line ends at its
+// '}' with a '\n' after it, or, if whole, with text. end is where the
+// next line starts. It finds the line's end as it reads it: a line
+// source's fastRun reads lines straight from its read buffer, unframed.
+// ok is false for a line it does not read (other keys, a null, an escape
+// or a non-ASCII byte in a string, a type that is not a string, anything
+// malformed, a line that ends within 16 bytes of its read buffer or past
+// text...): parse reads it, and says what is wrong with it.
+func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool) (_ *event.Event, end int, ok bool, _ error) {
 	sh := &rec.fast
 	n := len(text)
-	if n > 0 && text[n-1] == '\n' {
-		n--
-		text = text[:n]
-	}
 	// Words are read up to 16 bytes past any index below n.
 	if len(sh.keys) == 0 || sh.long || n == 0 || n+16 > cap(text) {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.fresh(sh.n)
@@ -100,11 +107,11 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 	for _, key := range sh.keys { // a copy: fewer instructions than a pointer into sh.keys
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
 			b.unfresh(e)
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
 		if i += key.size; i >= n {
 			b.unfresh(e)
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
 		start := i
 		switch c := text[i]; {
@@ -112,7 +119,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 			s, next, ok := simpleString(text, i)
 			if !ok {
 				b.unfresh(e)
-				return nil, false, nil
+				return nil, 0, false, nil
 			}
 			i = next
 			switch key.role {
@@ -144,12 +151,13 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 				}
 			}
 			i = j + d
-			// JSON has no leading zeros; 17 digits or more, a fraction or
-			// an exponent are the scanner's.
-			// The byte at n, past the line, is its newline or the buffer's
-			// slack: if it looks like more of the number, jsonNumber reads
-			// the number to the line's end.
-			if d > 0 && (d == 1 || *(*byte)(unsafe.Add(p, j)) != '0') && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
+			// JSON has no leading zeros (x's first byte is the first
+			// digit's value); 17 digits or more, a fraction or an exponent
+			// are the scanner's.
+			// The byte at n, past text, is in the read buffer: if it looks
+			// like more of the number, jsonNumber reads the number to
+			// text's end.
+			if d > 0 && (d == 1 || byte(x) != 0) && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
 				v := int64(u)
 				if c == '-' {
 					v = -v
@@ -161,14 +169,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
 				default:
 					b.unfresh(e)
-					return nil, false, nil
+					return nil, 0, false, nil
 				}
 				continue
 			}
 			end, ok := jsonNumber(text, start)
 			if !ok || key.role == keyType {
 				b.unfresh(e)
-				return nil, false, nil
+				return nil, 0, false, nil
 			}
 			i = end
 			if key.role == keyTS {
@@ -188,13 +196,20 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		}
 		// A null (absent: the event would be shorter), or not simple.
 		b.unfresh(e)
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
-	if i != n-1 || text[i] != '}' {
+	// The '}' ends the line: a '\n' after it (its byte within text), or
+	// text's end when that is the line's.
+	if i >= n || text[i] != '}' || (i+1 < n && text[i+1] != '\n') || (i+1 == n && !whole) {
 		b.unfresh(e)
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
-	typText, tsText := text[f.typFrom:f.typTo], text[f.tsFrom:f.tsTo]
+	if i++; i < n {
+		i++ // the '\n'
+	}
+	// Offsets the loop set within text: no bounds to check.
+	typText := unsafe.Slice((*byte)(unsafe.Add(p, f.typFrom)), f.typTo-f.typFrom)
+	tsText := unsafe.Slice((*byte)(unsafe.Add(p, f.tsFrom)), f.tsTo-f.tsFrom)
 	typ, ok := rec.typeIDs.cached(typText)
 	if !ok {
 		typ, ok = rec.typeIDs.lookup(typText)
@@ -203,14 +218,14 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		var err error
 		if typ, err = b.typeID(string(typText), line); err != nil {
 			b.unfresh(e)
-			return nil, true, err
+			return nil, 0, true, err
 		}
 		rec.typeIDs.add(typText, typ)
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
 		b.unfresh(e)
-		return nil, true, err
+		return nil, 0, true, err
 	}
 	if typ >= len(sh.declared) {
 		sh.declared = append(sh.declared, make([]bool, typ+1-len(sh.declared))...)
@@ -224,7 +239,7 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 		}
 	}
 	e.Type, e.TS, e.Seq = typ, ts, 0
-	return e, true, nil
+	return e, i, true, nil
 }
 
 // numberGoesOn says of each byte whether it goes on with a JSON number

@@ -2,8 +2,10 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,4 +233,117 @@ func TestParseSimpleRandom(t *testing.T) {
 	if floats == 0 {
 		t.Fatal("parseSimple read no line with a float")
 	}
+}
+
+// TestFastRun checks the lines a JSON Lines file's fast path reads
+// straight from its read buffer against the same file read a line a Read,
+// where every line is framed first (see checkFastRun).
+func TestFastRun(t *testing.T) {
+	lines := make([]string, 30_000) // over a megabyte: lines at a buffer's end
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"s":"%s"}`, i%3, i, i*7, strings.Repeat("x", i%23))
+	}
+	longest := len(slices.MaxFunc(lines, func(a, b string) int { return len(a) - len(b) }))
+	checkFastRun(t, LoadJSONL, "f.jsonl", lines, []fastRunCase{
+		{name: "other keys", line: `{"ts":TS,"type":"t1","b":true}`},
+		{name: "escape and newline in a string", line: `{"type":"t1","ts":TS,"a":2,"s":"a\nb"}`},
+		{name: "a number that goes on", line: `{"type":"t1","ts":TS,"a":2.5e3,"s":""}`},
+		{name: "trailing bytes", line: `{"type":"t1","ts":TS,"a":2,"s":""} `},
+		{name: "bad line", line: `{"type":"t1","ts":TS,"a":2,"s":"x"`, wantErr: "f.jsonl:25001:"},
+		{name: "bad timestamp", line: `{"type":"t1","ts":-1,"a":2,"s":"x"}`, wantErr: "f.jsonl:25001:"},
+		{name: "line at the limit", opts: Options{MaxLine: longest}},
+		{name: "line over the limit", line: `{"type":"t1","ts":TS,"a":2,"s":"` + strings.Repeat("x", longest) + `"}`, opts: Options{MaxLine: longest}, wantErr: "f.jsonl:25001: line longer than"},
+	})
+}
+
+// fastRunCase is lines with line, if not "", in place of lines 25001 and
+// 29001 (TS there their timestamp), loaded with opts.
+type fastRunCase struct {
+	name, line string
+	opts       Options
+	wantErr    string // a part of the error, "" for none
+}
+
+// checkFastRun checks a loader's fast path, which reads lines straight
+// from its read buffer, against the same input read a line a Read, where
+// every line is framed first: the same events, typed alike, the same
+// schema, the same error on the same line, whatever the reads' sizes and
+// wherever a line falls in the read buffer. lines (those of a CSV file
+// its header first) with their '\n', without the last one's, with \r\n
+// and with blank lines are cases of their own.
+func checkFastRun(t *testing.T, loader func(io.Reader, string, Options) (*event.Stream, error), name string, lines []string, cases []fastRunCase) {
+	edit := func(f func(i int, l string) string) string {
+		var b strings.Builder
+		for i, l := range lines {
+			b.WriteString(f(i, l))
+		}
+		return b.String()
+	}
+	type input struct {
+		name, in string
+		fastRunCase
+	}
+	inputs := []input{
+		{name: "plain", in: edit(func(_ int, l string) string { return l + "\n" })},
+		{name: "last line without its newline", in: strings.Join(lines, "\n")},
+		{name: "crlf", in: edit(func(i int, l string) string { return l + "\r\n"[i%3/2:] })},
+		{name: "blank lines", in: edit(func(i int, l string) string { return l + "\n" + []string{"", "\n", "\r\n", "\n\n"}[i%4] })},
+	}
+	for _, tc := range cases {
+		inputs = append(inputs, input{name: tc.name, fastRunCase: tc, in: edit(func(i int, l string) string {
+			if tc.line != "" && (i == 25_000 || i == 29_000) {
+				l = strings.ReplaceAll(tc.line, "TS", strconv.Itoa(i))
+			}
+			return l + "\n"
+		})})
+	}
+	load := func(r io.Reader, opts Options) ([]string, error) {
+		s, err := loader(r, name, opts)
+		if err != nil {
+			return nil, err
+		}
+		out := canonAll(s)
+		for _, ty := range s.Schema.Types {
+			out = append(out, fmt.Sprintf("%+v", *ty))
+		}
+		return append(out, s.Schema.Attrs...), nil
+	}
+	for _, tc := range inputs {
+		t.Run(tc.name, func(t *testing.T) {
+			want, werr := load(OneLineReader(tc.in), tc.opts)
+			if tc.wantErr == "" && werr != nil || tc.wantErr != "" && (werr == nil || !strings.Contains(werr.Error(), tc.wantErr)) {
+				t.Fatalf("framed: error %v, want %q", werr, tc.wantErr)
+			}
+			readers := []io.Reader{strings.NewReader(tc.in), &chunky{r: rand.New(rand.NewPCG(1, 2)), buf: []byte(tc.in)}, &cutAfter{s: tc.in, c: lines[1][len(lines[1])-1]}}
+			for _, r := range readers {
+				got, err := load(r, tc.opts)
+				if fmt.Sprint(err) != fmt.Sprint(werr) {
+					t.Fatalf("%T: error %v, want %v", r, err, werr)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%T: %d events and schema lines differ from the framed %d", r, len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+// cutAfter reads s a piece a Read, each up to and including the next c:
+// a line's last byte at the end of its read buffer, its '\n' not yet read.
+type cutAfter struct {
+	s string
+	c byte
+}
+
+func (r *cutAfter) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := strings.IndexByte(r.s[1:], r.c) + 2
+	if n == 1 || n > len(p) {
+		n = min(len(r.s), len(p))
+	}
+	n = copy(p, r.s[:n])
+	r.s = r.s[n:]
+	return n, nil
 }

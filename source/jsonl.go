@@ -42,6 +42,29 @@ func (d *jsonLines) fast(b *builder, text []byte, line int) (*event.Event, bool,
 	return d.rec.fastLine(b, text, line)
 }
 
+// fastRun appends the events of the lines fastObject reads whole straight
+// from r's buffer, up to a full batch, framing them as it reads them; it
+// stops at the first line it does not read, which r.next then frames.
+// Each line is within r's limit: the text it is given ends there.
+func (d *jsonLines) fastRun(b *builder, r *lineReader, batch []*event.Event) []*event.Event {
+	for len(batch) < maxBatch {
+		rest := r.buf[r.pos:]
+		n := min(len(rest), cap(rest)-16, r.max+1)
+		if n <= 0 {
+			break
+		}
+		e, end, ok, err := d.rec.fastObject(b, rest[:n], r.line+1, false)
+		if !ok || err != nil { // r.next's line, whose error decode reports
+			break
+		}
+		r.line++
+		r.start, r.pos = r.pos, r.pos+end
+		b.number(e)
+		batch = append(batch, e)
+	}
+	return batch
+}
+
 func (d *jsonLines) decode(b *builder, text []byte, line int) (*event.Event, error) {
 	if e, ok, err := d.rec.fastLine(b, text, line); ok {
 		return e, err

@@ -208,6 +208,7 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 	}
 	lr := newLineReader(p.R, p.Name, s.b.opts.maxLine(), size)
 	dec := s.decoder()
+	run, _ := dec.(fastRunner)
 	for {
 		text, rerr := lr.next()
 		if len(text) == 0 && rerr != nil {
@@ -241,6 +242,14 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 			// Go on while the next line is here already.
 			if stop != nil || rerr != nil || len(batch) == maxBatch || !s.finite && !lr.ready() {
 				break
+			}
+			if run != nil && direct {
+				n := len(batch)
+				batch = run.fastRun(s.b, lr, batch)
+				s.read += int64(len(batch) - n)
+				if len(batch) == maxBatch || !s.finite && !lr.ready() {
+					break
+				}
 			}
 			if text, rerr = lr.next(); len(text) == 0 {
 				break
@@ -379,6 +388,14 @@ type lineDecoder interface {
 	// fast is the event of a line that a fast path reads whole, ok false
 	// for any other (decode's).
 	fast(b *builder, text []byte, line int) (_ *event.Event, ok bool, _ error)
+}
+
+// A fastRunner is a lineDecoder that reads lines straight from a line
+// reader's buffer, framing them itself as it decodes them: a line source
+// with no reorder stage and no seq of its producer's takes their events
+// as they are, numbered.
+type fastRunner interface {
+	fastRun(b *builder, r *lineReader, batch []*event.Event) []*event.Event
 }
 
 func (s *lineSource) decoder() lineDecoder {
