@@ -24,8 +24,7 @@ type jsonShape struct {
 type shapeMatch struct {
 	w, mask [2]uint64
 	size    int // of the text
-	role    uint8
-	slot    int
+	role    int // roleType, roleTS or the attribute's slot, as a CSV column's
 }
 
 // compileShape makes rec.shape's first keys the shape fastLine matches.
@@ -39,7 +38,13 @@ func (rec *jsonRecord) compileShape(keys int) {
 		}
 		text := append([]byte{sep}, k.text...)
 		sh.long = sh.long || len(text) > 16
-		m := shapeMatch{size: len(text), role: k.role, slot: k.slot}
+		m := shapeMatch{size: len(text), role: k.slot}
+		switch k.role {
+		case keyType:
+			m.role = roleType
+		case keyTS:
+			m.role = roleTS
+		}
 		for b, c := range text[:min(len(text), 16)] {
 			m.w[b/8] |= uint64(c) << (8 * (b % 8))
 			m.mask[b/8] |= 0xff << (8 * (b % 8))
@@ -51,8 +56,8 @@ func (rec *jsonRecord) compileShape(keys int) {
 	}
 	var slots []int
 	for _, k := range sh.keys {
-		if k.role == keyAttr {
-			slots = append(slots, k.slot)
+		if k.role >= 0 {
+			slots = append(slots, k.role)
 		}
 	}
 	sh.dense = coversSlots(sh.n, slots)
@@ -104,7 +109,9 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
 	i := 0
-	for _, key := range sh.keys { // a copy: fewer instructions than a pointer into sh.keys
+	keys := sh.keys
+	for k := range keys {
+		key := &keys[k]
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
 			b.unfresh(e)
 			return nil, 0, false, nil
@@ -123,12 +130,12 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 			}
 			i = next
 			switch key.role {
-			case keyAttr:
-				b.arena.Set(attrs, key.slot, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
-			case keyType:
+			case roleType:
 				f.typFrom, f.typTo = start+1, next-1
-			default:
+			case roleTS:
 				f.tsFrom, f.tsTo = start+1, next-1
+			default:
+				b.arena.Set(attrs, key.role, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
 			}
 			continue
 		case c == '-' || c-'0' <= 9:
@@ -163,35 +170,35 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 					v = -v
 				}
 				switch key.role {
-				case keyAttr:
-					event.SetNumber(attrs, key.slot, event.IntValue(v))
-				case keyTS:
-					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
-				default:
+				case roleType:
 					b.unfresh(e)
 					return nil, 0, false, nil
+				case roleTS:
+					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
+				default:
+					event.SetNumber(attrs, key.role, event.IntValue(v))
 				}
 				continue
 			}
 			end, ok := jsonNumber(text, start)
-			if !ok || key.role == keyType {
+			if !ok || key.role == roleType {
 				b.unfresh(e)
 				return nil, 0, false, nil
 			}
 			i = end
-			if key.role == keyTS {
+			if key.role == roleTS {
 				f.tsFrom, f.tsTo = start, i
 			} else {
-				event.SetNumber(attrs, key.slot, flatValue{flatNumber, text[start:i]}.value())
+				event.SetNumber(attrs, key.role, flatValue{flatNumber, text[start:i]}.value())
 			}
 			continue
-		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role == keyAttr:
+		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role >= 0:
 			i += 4
-			event.SetNumber(attrs, key.slot, event.BoolValue(true))
+			event.SetNumber(attrs, key.role, event.BoolValue(true))
 			continue
-		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role == keyAttr:
+		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role >= 0:
 			i += 5
-			event.SetNumber(attrs, key.slot, event.BoolValue(false))
+			event.SetNumber(attrs, key.role, event.BoolValue(false))
 			continue
 		}
 		// A null (absent: the event would be shorter), or not simple.
@@ -233,8 +240,8 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 	if !sh.declared[typ] {
 		sh.declared[typ] = true
 		for _, k := range sh.keys {
-			if k.role == keyAttr {
-				b.schema.Declare(typ, k.slot)
+			if k.role >= 0 {
+				b.schema.Declare(typ, k.role)
 			}
 		}
 	}
