@@ -168,10 +168,12 @@ func (s *Schema) ObserveN(e *Event, n int64) {
 // empty.
 type Tally struct{ pending []tallied }
 
-// tallied is n events of e's type with e's kinds, not yet recorded.
+// tallied is n events of e's type with e's kinds, not yet recorded; key,
+// if not 0, is AddKeyed's name for those kinds.
 type tallied struct {
-	e *Event
-	n int64
+	e   *Event
+	n   int64
+	key uint64
 }
 
 // Add records e in s, now or at the next Flush.
@@ -197,6 +199,21 @@ func (t *Tally) Add(s *Schema, e *Event) {
 	t.start(s, e)
 }
 
+// AddKeyed is Add for an event whose kinds, slot for slot, and Attrs'
+// length the caller names by key, if not 0: events with one key have the
+// same, which then need not be compared. (A key stays with the kinds of
+// its type's pending events, whatever Add adds in between.)
+func (t *Tally) AddKeyed(s *Schema, e *Event, key uint64) {
+	if e.Type < len(t.pending) && key != 0 {
+		if p := &t.pending[e.Type]; p.key == key && p.n > 0 {
+			p.n++
+			return
+		}
+	}
+	t.Add(s, e)
+	t.pending[e.Type].key = key
+}
+
 // start begins the pending events of e's type with e, recording those
 // before it, of other kinds.
 func (t *Tally) start(s *Schema, e *Event) {
@@ -207,7 +224,7 @@ func (t *Tally) start(s *Schema, e *Event) {
 	if p.n > 0 {
 		s.ObserveN(p.e, p.n)
 	}
-	*p = tallied{e, 1}
+	*p = tallied{e, 1, 0}
 }
 
 // Flush records in s every event added: before s is read.

@@ -365,11 +365,23 @@ func (b *builder) giveBack() {
 // number gives a finished event its seq and records it for the schema
 // (tally).
 func (b *builder) number(e *event.Event) {
+	b.sequence(e)
+	b.tally.Add(b.schema, e)
+}
+
+// numberKinds is number for an event whose kinds kinds names, if not 0
+// (event.Tally.AddKeyed).
+func (b *builder) numberKinds(e *event.Event, kinds uint64) {
+	b.sequence(e)
+	b.tally.AddKeyed(b.schema, e, kinds)
+}
+
+// sequence gives e its seq.
+func (b *builder) sequence(e *event.Event) {
 	if !b.presetSeq {
 		e.Seq = b.seq
 	}
 	b.seq++
-	b.tally.Add(b.schema, e)
 }
 
 // arrive takes a decoded event, or a punctuation (a tick), in arrival

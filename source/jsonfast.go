@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/binary"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/sase-cep/sase/event"
@@ -15,7 +16,11 @@ type jsonShape struct {
 	n        int    // Attrs' length: 1 + the highest slot
 	declared []bool // by type id: the shape's attributes are declared for the type
 	long     bool   // a key is longer than two words: fastLine reads no line
-	dense    bool   // the keys set every slot below n
+	// kinds names, for the schema's tally (event.Tally.AddKeyed), the
+	// kinds of an event of a line whose attributes are all integers run
+	// reads: a shape's own.
+	kinds uint64
+	dense bool // the keys set every slot below n
 }
 
 // shapeMatch is a key of a shape as its text, `{"key":` or `,"key":`,
@@ -23,14 +28,18 @@ type jsonShape struct {
 // with a line's in one go.
 type shapeMatch struct {
 	w, mask [2]uint64
-	size    int // of the text
-	role    int // roleType, roleTS or the attribute's slot, as a CSV column's
+	size    int32 // of the text
+	// num says the key's value was an integer the last time (at first:
+	// it is not the type's), which fastObject then reads first.
+	num  bool
+	role int // roleType, roleTS or the attribute's slot, as a CSV column's
 }
 
 // compileShape makes rec.shape's first keys the shape fastLine matches.
 func (rec *jsonRecord) compileShape(keys int) {
 	sh := &rec.fast
 	sh.keys, sh.n, sh.declared, sh.long = sh.keys[:0], 0, sh.declared[:0], false
+	sh.kinds = shapeKinds.Add(1)
 	for p, k := range rec.shape[:keys] {
 		sep := byte(',')
 		if p == 0 {
@@ -38,7 +47,7 @@ func (rec *jsonRecord) compileShape(keys int) {
 		}
 		text := append([]byte{sep}, k.text...)
 		sh.long = sh.long || len(text) > 16
-		m := shapeMatch{size: len(text), role: k.slot}
+		m := shapeMatch{size: int32(len(text)), role: k.slot, num: k.role != keyType}
 		switch k.role {
 		case keyType:
 			m.role = roleType
@@ -63,6 +72,10 @@ func (rec *jsonRecord) compileShape(keys int) {
 	sh.dense = coversSlots(sh.n, slots)
 }
 
+// shapeKinds numbers the compiled shapes' kinds (jsonShape.kinds) of all
+// sources: a builder's producers each have their own shape, and one tally.
+var shapeKinds atomic.Uint64
+
 // coversSlots reports whether slots holds every slot below n: a fast
 // path that sets those slots sets every value of an event of n.
 func coversSlots(n int, slots []int) bool {
@@ -76,7 +89,7 @@ func coversSlots(n int, slots []int) bool {
 // fastLine builds the event of a line with the keys of the previous simple
 // line (rec.fast): fastObject's, the line ending at its '}'.
 func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Event, ok bool, _ error) {
-	e, _, ok, err := rec.fastObject(b, text, line, true)
+	e, _, _, ok, err := rec.fastObject(b, text, line, true)
 	return e, ok, err
 }
 
@@ -91,12 +104,12 @@ func (rec *jsonRecord) fastLine(b *builder, text []byte, line int) (_ *event.Eve
 // or a non-ASCII byte in a string, a type that is not a string, anything
 // malformed, a line that ends within 16 bytes of its read buffer or past
 // text...): parse reads it, and says what is wrong with it.
-func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool) (_ *event.Event, end int, ok bool, _ error) {
+func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool) (_ *event.Event, end int, kinds uint64, ok bool, _ error) {
 	sh := &rec.fast
 	n := len(text)
 	// Words are read up to 16 bytes past any index below n.
 	if len(sh.keys) == 0 || sh.long || n == 0 || n+16 > cap(text) {
-		return nil, 0, false, nil
+		return nil, 0, 0, false, nil
 	}
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	e := b.fresh(sh.n)
@@ -108,108 +121,23 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 	}
 	var at typeAndTS
 	f := &at // in memory: see typeAndTS
-	i := 0
-	keys := sh.keys
-	for k := range keys {
-		key := &keys[k]
-		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
-			b.unfresh(e)
-			return nil, 0, false, nil
+	i, k, ok := sh.run(text, attrs, f, 0, 0)
+	kinds = sh.kinds
+	for ok && k < len(sh.keys) { // a value run does not read
+		kinds = 0 // which may be of another kind
+		if i, ok = sh.keys[k].value(&b.arena, text, i, attrs, f); ok {
+			i, k, ok = sh.run(text, attrs, f, i, k+1)
 		}
-		if i += key.size; i >= n {
-			b.unfresh(e)
-			return nil, 0, false, nil
-		}
-		start := i
-		switch c := text[i]; {
-		case c == '"':
-			s, next, ok := simpleString(text, i)
-			if !ok {
-				b.unfresh(e)
-				return nil, 0, false, nil
-			}
-			i = next
-			switch key.role {
-			case roleType:
-				f.typFrom, f.typTo = start+1, next-1
-			case roleTS:
-				f.tsFrom, f.tsTo = start+1, next-1
-			default:
-				b.arena.Set(attrs, key.role, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
-			}
-			continue
-		case c == '-' || c-'0' <= 9:
-			j := i
-			if c == '-' {
-				j++
-			}
-			// Up to 16 digits, written out here as in the other fast path: a
-			// function would not inline (over the budget), a call a field.
-			x, d := digitRun(le64(p, j))
-			d = min(d, n-j)
-			var u uint64
-			if d < 8 {
-				u = digitsValue(x, d)
-			} else {
-				x2, d2 := digitRun(le64(p, j+8))
-				d2 = min(d2, n-j-8)
-				if u = digitsValue(x, 8); d2 > 0 {
-					u, d = u*pow10[d2]+digitsValue(x2, d2), 8+d2
-				}
-			}
-			i = j + d
-			// JSON has no leading zeros (x's first byte is the first
-			// digit's value); 17 digits or more, a fraction or an exponent
-			// are the scanner's.
-			// The byte at n, past text, is in the read buffer: if it looks
-			// like more of the number, jsonNumber reads the number to
-			// text's end.
-			if d > 0 && (d == 1 || byte(x) != 0) && !numberGoesOn[*(*byte)(unsafe.Add(p, i))] {
-				v := int64(u)
-				if c == '-' {
-					v = -v
-				}
-				switch key.role {
-				case roleType:
-					b.unfresh(e)
-					return nil, 0, false, nil
-				case roleTS:
-					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = start, i, v, true
-				default:
-					event.SetNumber(attrs, key.role, event.IntValue(v))
-				}
-				continue
-			}
-			end, ok := jsonNumber(text, start)
-			if !ok || key.role == roleType {
-				b.unfresh(e)
-				return nil, 0, false, nil
-			}
-			i = end
-			if key.role == roleTS {
-				f.tsFrom, f.tsTo = start, i
-			} else {
-				event.SetNumber(attrs, key.role, flatValue{flatNumber, text[start:i]}.value())
-			}
-			continue
-		case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role >= 0:
-			i += 4
-			event.SetNumber(attrs, key.role, event.BoolValue(true))
-			continue
-		case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role >= 0:
-			i += 5
-			event.SetNumber(attrs, key.role, event.BoolValue(false))
-			continue
-		}
-		// A null (absent: the event would be shorter), or not simple.
+	}
+	if !ok {
 		b.unfresh(e)
-		return nil, 0, false, nil
+		return nil, 0, 0, false, nil
 	}
 	// The '}' ends the line: a '\n' after it (its byte within text), or
 	// text's end when that is the line's.
 	if i >= n || text[i] != '}' || (i+1 < n && text[i+1] != '\n') || (i+1 == n && !whole) {
 		b.unfresh(e)
-		return nil, 0, false, nil
+		return nil, 0, 0, false, nil
 	}
 	if i++; i < n {
 		i++ // the '\n'
@@ -225,14 +153,14 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 		var err error
 		if typ, err = b.typeID(string(typText), line); err != nil {
 			b.unfresh(e)
-			return nil, 0, true, err
+			return nil, 0, 0, true, err
 		}
 		rec.typeIDs.add(typText, typ)
 	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
 		b.unfresh(e)
-		return nil, 0, true, err
+		return nil, 0, 0, true, err
 	}
 	if typ >= len(sh.declared) {
 		sh.declared = append(sh.declared, make([]bool, typ+1-len(sh.declared))...)
@@ -246,7 +174,118 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 		}
 	}
 	e.Type, e.TS, e.Seq = typ, ts, 0
-	return e, i, true, nil
+	return e, i, kinds, true, nil
+}
+
+// run reads the keys of sh from keys[k] on and their values, from text[i]
+// on, into attrs and f, for fastObject (its checks done), while the values
+// are what it reads itself: an integer of up to 16 digits where the last
+// line had an integer, the type's string. It returns where it stopped:
+// the key whose value at i it does not read, value's then, or len(keys)
+// at the line's end; ok false for a line fastObject does not read. A loop
+// without calls, its words in registers.
+func (sh *jsonShape) run(text []byte, attrs []event.Value, f *typeAndTS, i, k int) (_, _ int, ok bool) {
+	n := len(text)
+	p := unsafe.Pointer(unsafe.SliceData(text))
+	keys := sh.keys
+	for ; uint(k) < uint(len(keys)); k++ {
+		key := &keys[k]
+		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
+			return i, k, false
+		}
+		if i += int(key.size); i >= n {
+			return i, k, false
+		}
+		if key.num {
+			j := i
+			w := le64(p, j)
+			sign := byte(w)
+			if sign == '-' {
+				j++
+				w = le64(p, j)
+			}
+			// Up to 16 digits, written out here as in the other fast path: a
+			// function would not inline (over the budget), a call a field.
+			x, d := digitRun(w)
+			d = min(d, n-j)
+			u := digitsValue(x, d) // of all eight when d is 8
+			if d == 8 {
+				x2, d2 := digitRun(le64(p, j+8))
+				if d2 = min(d2, n-j-8); d2 > 0 {
+					u = u*pow10[d2] + digitsValue(x2, d2)
+				}
+				d += d2
+			}
+			// JSON has no leading zeros (x's first byte is the first
+			// digit's value); 17 digits or more, a fraction or an exponent
+			// are value's.
+			// The byte at n, past text, is in the read buffer: if it looks
+			// like more of the number, jsonNumber reads the number to
+			// text's end.
+			if end := j + d; d > 0 && (byte(x) != 0 || d == 1) && !numberGoesOn[*(*byte)(unsafe.Add(p, end))] {
+				v := int64(u)
+				if sign == '-' {
+					v = -v
+				}
+				if key.role == roleTS {
+					f.tsFrom, f.tsTo, f.tsInt, f.tsPlain = i, end, v, true
+				} else {
+					event.SetNumber(attrs, key.role, event.IntValue(v))
+				}
+				i = end
+				continue
+			}
+			key.num = sign == '-' || sign-'0' <= 9 // else value's first from now on
+			return i, k, true
+		}
+		if key.role != roleType {
+			return i, k, true
+		}
+		_, next, ok := simpleString(text, i) // the type's, or the line is parse's
+		if !ok {
+			return i, k, false
+		}
+		f.typFrom, f.typTo, i = i+1, next-1, next
+	}
+	return i, k, true
+}
+
+// value reads the value at text[i] of a key other than the type's, that
+// run does not read, returning the index after it.
+func (key *shapeMatch) value(a *event.Arena, text []byte, i int, attrs []event.Value, f *typeAndTS) (int, bool) {
+	p := unsafe.Pointer(unsafe.SliceData(text))
+	switch c := text[i]; {
+	case c == '"':
+		s, next, ok := simpleString(text, i)
+		if !ok {
+			return 0, false
+		}
+		if key.role == roleTS {
+			f.tsFrom, f.tsTo = i+1, next-1
+		} else {
+			a.Set(attrs, key.role, event.StringValue(unsafe.String(unsafe.SliceData(s), len(s)))) // Set copies the view
+		}
+		return next, true
+	case c == '-' || c-'0' <= 9: // a float, a long or odd integer, or an integer where there was none
+		end, ok := jsonNumber(text, i)
+		if !ok {
+			return 0, false
+		}
+		if key.num = true; key.role == roleTS {
+			f.tsFrom, f.tsTo = i, end
+		} else {
+			event.SetNumber(attrs, key.role, flatValue{flatNumber, text[i:end]}.value())
+		}
+		return end, true
+	case c == 't' && le64(p, i)&0xffffffff == 't'|'r'<<8|'u'<<16|'e'<<24 && key.role >= 0:
+		event.SetNumber(attrs, key.role, event.BoolValue(true))
+		return i + 4, true
+	case c == 'f' && le64(p, i)&0xffffffffff == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32 && key.role >= 0:
+		event.SetNumber(attrs, key.role, event.BoolValue(false))
+		return i + 5, true
+	}
+	// A null (absent: the event would be shorter), or not simple.
+	return 0, false
 }
 
 // numberGoesOn says of each byte whether it goes on with a JSON number

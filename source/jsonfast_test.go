@@ -256,6 +256,23 @@ func TestFastRun(t *testing.T) {
 	})
 }
 
+// TestFastRunKinds is TestFastRun for lines whose attributes are all
+// integers, which the schema's tally takes by the shape's name for their
+// kinds, and lines of the same shape but of other kinds among them.
+func TestFastRunKinds(t *testing.T) {
+	lines := make([]string, 30_000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"b":-%d}`, i%3, i, i*7, i%1000)
+	}
+	checkFastRun(t, LoadJSONL, "f.jsonl", lines, []fastRunCase{
+		{name: "a float", line: `{"type":"t1","ts":TS,"a":2.5,"b":1}`},
+		{name: "a string", line: `{"type":"t1","ts":TS,"a":2,"b":"x"}`},
+		{name: "a bool", line: `{"type":"t1","ts":TS,"a":true,"b":1}`},
+		{name: "a long integer", line: `{"type":"t1","ts":TS,"a":12345678901234567,"b":1}`},
+		{name: "a string timestamp", line: `{"type":"t1","ts":"TS","a":2,"b":1}`},
+	})
+}
+
 // fastRunCase is lines with line, if not "", in place of lines 25001 and
 // 29001 (TS there their timestamp), loaded with opts.
 type fastRunCase struct {

@@ -53,13 +53,13 @@ func (d *jsonLines) fastRun(b *builder, r *lineReader, batch []*event.Event) []*
 		if n <= 0 {
 			break
 		}
-		e, end, ok, err := d.rec.fastObject(b, rest[:n], r.line+1, false)
+		e, end, kinds, ok, err := d.rec.fastObject(b, rest[:n], r.line+1, false)
 		if !ok || err != nil { // r.next's line, whose error decode reports
 			break
 		}
 		r.line++
 		r.start, r.pos = r.pos, r.pos+end
-		b.number(e)
+		b.numberKinds(e, kinds)
 		batch = append(batch, e)
 	}
 	return batch
