@@ -204,14 +204,22 @@ func (t *Tally) Add(s *Schema, e *Event) {
 // same, which then need not be compared. (A key stays with the kinds of
 // its type's pending events, whatever Add adds in between.)
 func (t *Tally) AddKeyed(s *Schema, e *Event, key uint64) {
-	if e.Type < len(t.pending) && key != 0 {
-		if p := &t.pending[e.Type]; p.key == key && p.n > 0 {
+	if !t.Repeat(e, key) {
+		t.Add(s, e)
+		t.pending[e.Type].key = key
+	}
+}
+
+// Repeat is AddKeyed's common case, inlined: it adds e if its type's
+// pending events have key's kinds, and reports whether it did.
+func (t *Tally) Repeat(e *Event, key uint64) bool {
+	if uint(e.Type) < uint(len(t.pending)) {
+		if p := &t.pending[e.Type]; p.key == key && key != 0 && p.n > 0 {
 			p.n++
-			return
+			return true
 		}
 	}
-	t.Add(s, e)
-	t.pending[e.Type].key = key
+	return false
 }
 
 // start begins the pending events of e's type with e, recording those

@@ -369,14 +369,7 @@ func (b *builder) number(e *event.Event) {
 	b.tally.Add(b.schema, e)
 }
 
-// numberKinds is number for an event whose kinds kinds names, if not 0
-// (event.Tally.AddKeyed).
-func (b *builder) numberKinds(e *event.Event, kinds uint64) {
-	b.sequence(e)
-	b.tally.AddKeyed(b.schema, e, kinds)
-}
-
-// sequence gives e its seq.
+// sequence gives e its seq: number's first step.
 func (b *builder) sequence(e *event.Event) {
 	if !b.presetSeq {
 		e.Seq = b.seq

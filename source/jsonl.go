@@ -59,7 +59,10 @@ func (d *jsonLines) fastRun(b *builder, r *lineReader, batch []*event.Event) []*
 		}
 		r.line++
 		r.start, r.pos = r.pos, r.pos+end
-		b.numberKinds(e, kinds)
+		// number, with kinds for the tally: most events are counted inline.
+		if b.sequence(e); !b.tally.Repeat(e, kinds) {
+			b.tally.AddKeyed(b.schema, e, kinds)
+		}
 		batch = append(batch, e)
 	}
 	return batch
