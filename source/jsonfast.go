@@ -133,14 +133,15 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 		b.unfresh(e)
 		return nil, 0, 0, false, nil
 	}
-	// The '}' ends the line: a '\n' after it (its byte within text), or
-	// text's end when that is the line's.
-	if i >= n || text[i] != '}' || (i+1 < n && text[i+1] != '\n') || (i+1 == n && !whole) {
+	// The '}' ends the line: a '\n' after it (its byte within text; the
+	// two compared as one), or text's end when that is the line's.
+	if i+1 < n && le16(p, i) == '}'|'\n'<<8 {
+		i += 2
+	} else if i+1 == n && whole && text[i] == '}' {
+		i++
+	} else {
 		b.unfresh(e)
 		return nil, 0, 0, false, nil
-	}
-	if i++; i < n {
-		i++ // the '\n'
 	}
 	// Offsets the loop set within text: no bounds to check.
 	typText := unsafe.Slice((*byte)(unsafe.Add(p, f.typFrom)), f.typTo-f.typFrom)
@@ -291,6 +292,12 @@ func (key *shapeMatch) value(a *event.Arena, text []byte, i int, attrs []event.V
 // numberGoesOn says of each byte whether it goes on with a JSON number
 // after the digits of its integer part.
 var numberGoesOn = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true, '.': true, 'e': true, 'E': true}
+
+// le16 is the little-endian 16 bits at p+i, which the caller has checked
+// are in bounds.
+func le16(p unsafe.Pointer, i int) uint16 {
+	return binary.LittleEndian.Uint16((*[2]byte)(unsafe.Add(p, i))[:])
+}
 
 // le64 is the little-endian word at p+i, which the caller has checked is
 // in bounds.
