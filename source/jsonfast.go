@@ -28,7 +28,7 @@ type jsonShape struct {
 // with a line's in one go.
 type shapeMatch struct {
 	w, mask [2]uint64
-	size    int32 // of the text
+	size    int // of the text
 	// num says the key's value was an integer the last time (at first:
 	// it is not the type's), which fastObject then reads first.
 	num  bool
@@ -47,7 +47,7 @@ func (rec *jsonRecord) compileShape(keys int) {
 		}
 		text := append([]byte{sep}, k.text...)
 		sh.long = sh.long || len(text) > 16
-		m := shapeMatch{size: int32(len(text)), role: k.slot, num: k.role != keyType}
+		m := shapeMatch{size: len(text), role: k.slot, num: k.role != keyType}
 		switch k.role {
 		case keyType:
 			m.role = roleType
@@ -194,7 +194,7 @@ func (sh *jsonShape) run(text []byte, attrs []event.Value, f *typeAndTS, i, k in
 		if le64(p, i)&key.mask[0] != key.w[0] || le64(p, i+8)&key.mask[1] != key.w[1] {
 			return i, k, false
 		}
-		if i += int(key.size); i >= n {
+		if i += key.size; i >= n {
 			return i, k, false
 		}
 		if key.num {
