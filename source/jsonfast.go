@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 	"unsafe"
@@ -242,13 +243,34 @@ func (sh *jsonShape) run(text []byte, attrs []event.Value, f *typeAndTS, i, k in
 		if key.role != roleType {
 			return i, k, true
 		}
-		_, next, ok := simpleString(text, i) // the type's, or the line is parse's
+		// The type's string, simple, or the line is parse's: a name of up to
+		// seven bytes ends in the word after its quote, read at once.
+		if *(*byte)(unsafe.Add(p, i)) == '"' {
+			if end, ok := shortName(le64(p, i+1)); ok && i+1+end < n {
+				f.typFrom, f.typTo = i+1, i+1+end
+				i += end + 2
+				continue
+			}
+		}
+		_, next, ok := simpleString(text, i)
 		if !ok {
 			return i, k, false
 		}
 		f.typFrom, f.typTo, i = i+1, next-1, next
 	}
 	return i, k, true
+}
+
+// shortName returns the length of the string that the quote in w ends, if
+// there is one and the bytes before it are as simpleString reads them:
+// not control characters, backslashes or non-ASCII bytes.
+func shortName(w uint64) (int, bool) {
+	quotes := zeroBytes(w ^ '"'*swarOnes)
+	// High bits: a byte below ' ' (its low seven bits plus 0x60 do not carry
+	// into the eighth), or from 0x80, or a backslash.
+	bad := (^(w&swarLows + 0x60*swarOnes) | w | zeroBytes(w^'\\'*swarOnes)) & swarHigh
+	first := quotes & -quotes
+	return bits.TrailingZeros64(quotes) / 8, quotes != 0 && bad&(first-1) == 0
 }
 
 // value reads the value at text[i] of a key other than the type's, that

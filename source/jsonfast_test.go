@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,31 @@ func TestJSONNumber(t *testing.T) {
 			t.Errorf("jsonNumber(%q) = %d, %v; the scanner reads %q, %v", lit, end, ok, v.text, err)
 		}
 	}
+}
+
+// TestShortName checks shortName against simpleString on every string
+// of up to eight bytes after its quote made of bytes around those it
+// must tell apart.
+func TestShortName(t *testing.T) {
+	alphabet := []byte{'"', '\\', 0, 0x1f, ' ', 0x7f, 0x80}
+	text := []byte(`"12345678`)
+	w := text[1:]
+	var try func(k int)
+	try = func(k int) {
+		if k == len(w) {
+			end, ok := shortName(binary.LittleEndian.Uint64(w))
+			s, next, sok := simpleString(text, 0)
+			if ok != sok || ok && (end != len(s) || next != end+2) {
+				t.Fatalf("shortName(%q) = %d, %v; simpleString reads %q, %v", w, end, ok, s, sok)
+			}
+			return
+		}
+		for _, c := range alphabet {
+			w[k] = c
+			try(k + 1)
+		}
+	}
+	try(0)
 }
 
 // TestFastLine reads lines with fastLine (parse when it refuses one) and
@@ -87,6 +113,18 @@ func TestFastLine(t *testing.T) {
 		{`{"type":"A","ts":8,"x":1,"s":12`, false, "bare"}, // the last line, and digits after it in the buffer
 		{`{"type":"A","ts":8,"x":1,"s":-`, false, "bare"},
 		{`{"type":"A","ts":8,"x":1,"s":"c"}`, true, "bare"},
+		{`{"ts":8,"x":1,"s":"c","type":"A"}`, false, ""}, // the type last
+		{`{"ts":8,"x":1,"s":"c","type":"A"}`, true, ""},
+		{`{"ts":8,"x":1,"s":"c","type":"A`, false, "bare quote"},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"ABCDEFG`, false, "bare quote"}, // 16 bytes
+		{`{"type":"A\u0041","ts":8,"x":1,"s":"c"}`, false, ""},          // type names: an escape,
+		{`{"type":"é","ts":8,"x":1,"s":"c"}`, false, ""},                // a non-ASCII byte,
+		{"{\"type\":\"a\tb\",\"ts\":8,\"x\":1,\"s\":\"c\"}", false, ""}, // a control character,
+		{`{"type":"Abcdefg","ts":8,"x":1,"s":"c"}`, true, ""},           // seven bytes,
+		{`{"type":"Abcdefgh","ts":8,"x":1,"s":"c"}`, true, ""},          // eight,
+		{`{"type":"Abcdefghijk\"","ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"Abcdefghijk","ts":8,"x":1,"s":"c"}`, true, ""},
 		{``, false, ""},
 		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
 		// A shape that sets no value in a slot below its highest: the slot
@@ -117,6 +155,8 @@ func TestFastLine(t *testing.T) {
 			buf = inBuffer(tc.text+"\n", roomy)
 		case "bare":
 			buf = inBuffer(tc.text, roomy)
+		case "bare quote": // the line ends in its type's name, a quote after it: 16 bytes, to a size class's end
+			buf = inBuffer(tc.text, `"`+roomy[:15])
 		default:
 			buf = inBuffer(tc.text+"\n", tc.pad)
 		}
