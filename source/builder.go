@@ -365,11 +365,16 @@ func (b *builder) giveBack() {
 // number gives a finished event its seq and records it for the schema
 // (tally).
 func (b *builder) number(e *event.Event) {
-	b.sequence(e)
+	if !b.presetSeq {
+		e.Seq = b.seq
+	}
+	b.seq++
 	b.tally.Add(b.schema, e)
 }
 
-// sequence gives e its seq: number's first step.
+// sequence gives e its seq: number's first step, for a caller that adds e
+// to the tally itself. (Not called by number: the inlined call's mark
+// alone is an instruction more a CSV line.)
 func (b *builder) sequence(e *event.Event) {
 	if !b.presetSeq {
 		e.Seq = b.seq
