@@ -117,7 +117,7 @@ func TestFastLine(t *testing.T) {
 		{`{"ts":8,"x":1,"s":"c","type":"A"}`, true, ""},
 		{`{"ts":8,"x":1,"s":"c","type":"A`, false, "bare quote"},
 		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, ""},
-		{`{"type":"ABCDEFG`, false, "bare quote"}, // 16 bytes
+		{`{"type":"ABCDEFG`, false, "bare quote"},                       // its name's quote past the line
 		{`{"type":"A\u0041","ts":8,"x":1,"s":"c"}`, false, ""},          // type names: an escape,
 		{`{"type":"é","ts":8,"x":1,"s":"c"}`, false, ""},                // a non-ASCII byte,
 		{"{\"type\":\"a\tb\",\"ts\":8,\"x\":1,\"s\":\"c\"}", false, ""}, // a control character,
@@ -155,7 +155,7 @@ func TestFastLine(t *testing.T) {
 			buf = inBuffer(tc.text+"\n", roomy)
 		case "bare":
 			buf = inBuffer(tc.text, roomy)
-		case "bare quote": // the line ends in its type's name, a quote after it: 16 bytes, to a size class's end
+		case "bare quote": // the line ends in a string, a quote after it in the buffer
 			buf = inBuffer(tc.text, `"`+roomy[:15])
 		default:
 			buf = inBuffer(tc.text+"\n", tc.pad)
