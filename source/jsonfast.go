@@ -265,13 +265,18 @@ func (sh *jsonShape) run(text []byte, attrs []event.Value, f *typeAndTS, i, k in
 // there is one and the bytes before it are as simpleString reads them:
 // not control characters, backslashes or non-ASCII bytes.
 func shortName(w uint64) (int, bool) {
-	quotes := zeroBytes(w ^ '"'*swarOnes)
+	quotes := firstZeros(w ^ '"'*swarOnes)
 	// High bits: a byte below ' ' (its low seven bits plus 0x60 do not carry
 	// into the eighth), or from 0x80, or a backslash.
-	bad := (^(w&swarLows + 0x60*swarOnes) | w | zeroBytes(w^'\\'*swarOnes)) & swarHigh
+	bad := (^(w&swarLows + 0x60*swarOnes) | w | firstZeros(w^'\\'*swarOnes)) & swarHigh
 	first := quotes & -quotes
 	return bits.TrailingZeros64(quotes) / 8, quotes != 0 && bad&(first-1) == 0
 }
+
+// firstZeros has the high bit of each byte of x that is 0, and maybe of
+// bytes after the first of them (a borrow): fewer instructions than
+// zeroBytes, for a caller that looks at the bytes up to the first only.
+func firstZeros(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
 
 // value reads the value at text[i] of a key other than the type's, that
 // run does not read, returning the index after it.

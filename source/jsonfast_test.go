@@ -33,7 +33,7 @@ func TestJSONNumber(t *testing.T) {
 // of up to eight bytes after its quote made of bytes around those it
 // must tell apart.
 func TestShortName(t *testing.T) {
-	alphabet := []byte{'"', '\\', 0, 0x1f, ' ', 0x7f, 0x80}
+	alphabet := []byte{'"', '\\', 0x1f, ' ', 0x7f, 0x80, '"' ^ 1, '\\' ^ 1} // the last two: where firstZeros borrows
 	text := []byte(`"12345678`)
 	w := text[1:]
 	var try func(k int)
