@@ -17,9 +17,9 @@ type jsonShape struct {
 	n        int    // Attrs' length: 1 + the highest slot
 	declared []bool // by type id: the shape's attributes are declared for the type
 	long     bool   // a key is longer than two words: fastLine reads no line
-	// kinds names, for the schema's tally (event.Tally.AddKeyed), the
-	// kinds of an event of a line whose attributes are all integers run
-	// reads: a shape's own.
+	// kinds names the kinds of the events of lines whose attributes run
+	// reads all (integers), for the schema's tally (event.Tally.AddKeyed):
+	// the shape's own.
 	kinds uint64
 	dense bool // the keys set every slot below n
 }
@@ -31,7 +31,7 @@ type shapeMatch struct {
 	w, mask [2]uint64
 	size    int // of the text
 	// num says the key's value was an integer the last time (at first:
-	// it is not the type's), which fastObject then reads first.
+	// it is not the type's), which run then reads first.
 	num  bool
 	role int // roleType, roleTS or the attribute's slot, as a CSV column's
 }
@@ -185,7 +185,7 @@ func (rec *jsonRecord) fastObject(b *builder, text []byte, line int, whole bool)
 // line had an integer, the type's string. It returns where it stopped:
 // the key whose value at i it does not read, value's then, or len(keys)
 // at the line's end; ok false for a line fastObject does not read. A loop
-// without calls, its words in registers.
+// without calls, whose words need not be kept in memory around them.
 func (sh *jsonShape) run(text []byte, attrs []event.Value, f *typeAndTS, i, k int) (_, _ int, ok bool) {
 	n := len(text)
 	p := unsafe.Pointer(unsafe.SliceData(text))
