@@ -166,7 +166,12 @@ func (s *Schema) ObserveN(e *Event, n int64) {
 // slot for slot, are recorded at the cost of one (ObserveN). A loaded
 // stream's events mostly repeat their type's kinds. The zero Tally is
 // empty.
-type Tally struct{ pending []tallied }
+type Tally struct {
+	pending []tallied
+	// keys are, by type, AddKeyed's names for the kinds of the pending
+	// events, 0 for none: a slice of their own, that Add's do not grow.
+	keys []uint64
+}
 
 // tallied is n events of e's type with e's kinds, not yet recorded.
 type tallied struct {
@@ -197,6 +202,32 @@ func (t *Tally) Add(s *Schema, e *Event) {
 	t.start(s, e)
 }
 
+// AddKeyed is Add for an event whose kinds, slot for slot, and Attrs'
+// length the caller names by key, if not 0: events with one key have the
+// same, which then need not be compared. (A key stays with the kinds of
+// its type's pending events, whatever Add adds in between.)
+func (t *Tally) AddKeyed(s *Schema, e *Event, key uint64) {
+	if !t.Repeat(e, key) {
+		t.Add(s, e)
+		for len(t.keys) <= e.Type {
+			t.keys = append(t.keys, 0)
+		}
+		t.keys[e.Type] = key
+	}
+}
+
+// Repeat is AddKeyed's common case, inlined: it adds e if its type's
+// pending events have key's kinds, and reports whether it did.
+func (t *Tally) Repeat(e *Event, key uint64) bool {
+	if uint(e.Type) < uint(len(t.keys)) && t.keys[e.Type] == key && key != 0 {
+		if p := &t.pending[e.Type]; p.n > 0 {
+			p.n++
+			return true
+		}
+	}
+	return false
+}
+
 // start begins the pending events of e's type with e, recording those
 // before it, of other kinds.
 func (t *Tally) start(s *Schema, e *Event) {
@@ -208,6 +239,9 @@ func (t *Tally) start(s *Schema, e *Event) {
 		s.ObserveN(p.e, p.n)
 	}
 	*p = tallied{e, 1}
+	if e.Type < len(t.keys) {
+		t.keys[e.Type] = 0 // other kinds
+	}
 }
 
 // Flush records in s every event added: before s is read.

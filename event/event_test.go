@@ -161,22 +161,35 @@ func TestStreamAll(t *testing.T) {
 
 // A Tally records what Observe would: the events of a type in runs of
 // the same kinds and not, strings at different addresses, absent slots,
-// Attrs of different lengths, types interleaved, a Flush in between.
+// Attrs of different lengths, types interleaved, a Flush in between; and
+// so with the events a key names added with AddKeyed (one key, one set of
+// kinds), a key again after Add began a run of other kinds.
 func TestTally(t *testing.T) {
 	str := func(s string) Value { return StringValue(string([]byte(s))) } // text of its own
-	events := []*Event{
-		{Type: 0, Attrs: []Value{IntValue(1), str("a")}},
-		{Type: 1, Attrs: []Value{FloatValue(1)}},
-		{Type: 0, Attrs: []Value{IntValue(2), str("b")}},
-		{Type: 0, Attrs: []Value{IntValue(3), StringValue("")}},
-		{Type: 0, Attrs: []Value{IntValue(4), {}}},
-		{Type: 1, Attrs: []Value{FloatValue(2)}},
-		{Type: 0, Attrs: []Value{IntValue(5)}},
-		{Type: 0, Attrs: []Value{FloatValue(6), str("c")}},
-		{Type: 1, Attrs: []Value{BoolValue(true), IntValue(7), {}}},
-		{Type: 1},
-		{Type: 2, Attrs: []Value{{}, {}, {}, IntValue(8)}},
-		{Type: 0, Attrs: []Value{FloatValue(9), str("d")}},
+	keyed := []struct {
+		e   *Event
+		key uint64
+	}{
+		{&Event{Type: 0, Attrs: []Value{IntValue(1), str("a")}}, 1},
+		{&Event{Type: 1, Attrs: []Value{FloatValue(1)}}, 2},
+		{&Event{Type: 0, Attrs: []Value{IntValue(2), str("b")}}, 1},
+		{&Event{Type: 0, Attrs: []Value{IntValue(3), StringValue("")}}, 0},
+		{&Event{Type: 0, Attrs: []Value{IntValue(4), {}}}, 0},
+		{&Event{Type: 0, Attrs: []Value{IntValue(4), str("b")}}, 1},
+		{&Event{Type: 1, Attrs: []Value{FloatValue(2)}}, 2},
+		{&Event{Type: 0, Attrs: []Value{IntValue(5)}}, 3},
+		{&Event{Type: 0, Attrs: []Value{IntValue(5)}}, 3},
+		{&Event{Type: 0, Attrs: []Value{FloatValue(6), str("c")}}, 0},
+		{&Event{Type: 1, Attrs: []Value{BoolValue(true), IntValue(7), {}}}, 0},
+		{&Event{Type: 1}, 4},
+		{&Event{Type: 2, Attrs: []Value{{}, {}, {}, IntValue(8)}}, 0},
+		{&Event{Type: 0, Attrs: []Value{FloatValue(9), str("d")}}, 0},
+		{&Event{Type: 0, Attrs: []Value{IntValue(10), str("e")}}, 1},
+		{&Event{Type: 1}, 4},
+	}
+	var events []*Event
+	for _, k := range keyed {
+		events = append(events, k.e)
 	}
 	schema := func() *Schema {
 		s := NewSchema()
@@ -189,19 +202,25 @@ func TestTally(t *testing.T) {
 	for _, e := range events {
 		want.Observe(e)
 	}
-	for _, flushAt := range []int{-1, 0, 3, 7} {
-		got := schema()
-		var tally Tally
-		for i, e := range events {
-			tally.Add(got, e)
-			if i == flushAt {
-				tally.Flush(got)
+	for _, withKeys := range []bool{false, true} {
+		for _, flushAt := range []int{-1, 0, 3, 7} {
+			got := schema()
+			var tally Tally
+			for i, k := range keyed {
+				if withKeys && k.key != 0 {
+					tally.AddKeyed(got, k.e, k.key)
+				} else {
+					tally.Add(got, k.e)
+				}
+				if i == flushAt {
+					tally.Flush(got)
+				}
 			}
-		}
-		tally.Flush(got)
-		for i := range want.Types {
-			if !reflect.DeepEqual(got.Types[i], want.Types[i]) {
-				t.Errorf("flush after %d: type %d is %+v, want %+v", flushAt, i, got.Types[i], want.Types[i])
+			tally.Flush(got)
+			for i := range want.Types {
+				if !reflect.DeepEqual(got.Types[i], want.Types[i]) {
+					t.Errorf("keys %v, flush after %d: type %d is %+v, want %+v", withKeys, flushAt, i, got.Types[i], want.Types[i])
+				}
 			}
 		}
 	}

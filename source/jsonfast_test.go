@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,31 @@ func TestJSONNumber(t *testing.T) {
 			t.Errorf("jsonNumber(%q) = %d, %v; the scanner reads %q, %v", lit, end, ok, v.text, err)
 		}
 	}
+}
+
+// TestShortName checks shortName against simpleString on every string
+// of up to eight bytes after its quote made of bytes around those it
+// must tell apart.
+func TestShortName(t *testing.T) {
+	alphabet := []byte{'"', '\\', 0x1f, ' ', 0x7f, 0x80, '"' ^ 1, '\\' ^ 1} // the last two: where firstZeros borrows
+	text := []byte(`"12345678`)
+	w := text[1:]
+	var try func(k int)
+	try = func(k int) {
+		if k == len(w) {
+			end, ok := shortName(binary.LittleEndian.Uint64(w))
+			s, next, sok := simpleString(text, 0)
+			if ok != sok || ok && (end != len(s) || next != end+2) {
+				t.Fatalf("shortName(%q) = %d, %v; simpleString reads %q, %v", w, end, ok, s, sok)
+			}
+			return
+		}
+		for _, c := range alphabet {
+			w[k] = c
+			try(k + 1)
+		}
+	}
+	try(0)
 }
 
 // TestFastLine reads lines with fastLine (parse when it refuses one) and
@@ -87,6 +113,18 @@ func TestFastLine(t *testing.T) {
 		{`{"type":"A","ts":8,"x":1,"s":12`, false, "bare"}, // the last line, and digits after it in the buffer
 		{`{"type":"A","ts":8,"x":1,"s":-`, false, "bare"},
 		{`{"type":"A","ts":8,"x":1,"s":"c"}`, true, "bare"},
+		{`{"ts":8,"x":1,"s":"c","type":"A"}`, false, ""}, // the type last
+		{`{"ts":8,"x":1,"s":"c","type":"A"}`, true, ""},
+		{`{"ts":8,"x":1,"s":"c","type":"A`, false, "bare quote"},
+		{`{"type":"A","ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"ABCDEFG`, false, "bare quote"},                       // its name's quote past the line
+		{`{"type":"A\u0041","ts":8,"x":1,"s":"c"}`, false, ""},          // type names: an escape,
+		{`{"type":"é","ts":8,"x":1,"s":"c"}`, false, ""},                // a non-ASCII byte,
+		{"{\"type\":\"a\tb\",\"ts\":8,\"x\":1,\"s\":\"c\"}", false, ""}, // a control character,
+		{`{"type":"Abcdefg","ts":8,"x":1,"s":"c"}`, true, ""},           // seven bytes,
+		{`{"type":"Abcdefgh","ts":8,"x":1,"s":"c"}`, true, ""},          // eight,
+		{`{"type":"Abcdefghijk\"","ts":8,"x":1,"s":"c"}`, false, ""},
+		{`{"type":"Abcdefghijk","ts":8,"x":1,"s":"c"}`, true, ""},
 		{``, false, ""},
 		{`{"ts":7,"type":"A","x":1,"s":"c"}`, false, ""},
 		// A shape that sets no value in a slot below its highest: the slot
@@ -117,6 +155,8 @@ func TestFastLine(t *testing.T) {
 			buf = inBuffer(tc.text+"\n", roomy)
 		case "bare":
 			buf = inBuffer(tc.text, roomy)
+		case "bare quote": // the line ends in a string, a quote after it in the buffer
+			buf = inBuffer(tc.text, `"`+roomy[:15])
 		default:
 			buf = inBuffer(tc.text+"\n", tc.pad)
 		}
@@ -253,6 +293,23 @@ func TestFastRun(t *testing.T) {
 		{name: "bad timestamp", line: `{"type":"t1","ts":-1,"a":2,"s":"x"}`, wantErr: "f.jsonl:25001:"},
 		{name: "line at the limit", opts: Options{MaxLine: longest}},
 		{name: "line over the limit", line: `{"type":"t1","ts":TS,"a":2,"s":"` + strings.Repeat("x", longest) + `"}`, opts: Options{MaxLine: longest}, wantErr: "f.jsonl:25001: line longer than"},
+	})
+}
+
+// TestFastRunKinds is TestFastRun for lines whose attributes are all
+// integers, which the schema's tally takes by the shape's name for their
+// kinds, and lines of the same shape but of other kinds among them.
+func TestFastRunKinds(t *testing.T) {
+	lines := make([]string, 30_000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"b":-%d}`, i%3, i, i*7, i%1000)
+	}
+	checkFastRun(t, LoadJSONL, "f.jsonl", lines, []fastRunCase{
+		{name: "a float", line: `{"type":"t1","ts":TS,"a":2.5,"b":1}`},
+		{name: "a string", line: `{"type":"t1","ts":TS,"a":2,"b":"x"}`},
+		{name: "a bool", line: `{"type":"t1","ts":TS,"a":true,"b":1}`},
+		{name: "a long integer", line: `{"type":"t1","ts":TS,"a":12345678901234567,"b":1}`},
+		{name: "a string timestamp", line: `{"type":"t1","ts":"TS","a":2,"b":1}`},
 	})
 }
 

@@ -53,13 +53,16 @@ func (d *jsonLines) fastRun(b *builder, r *lineReader, batch []*event.Event) []*
 		if n <= 0 {
 			break
 		}
-		e, end, ok, err := d.rec.fastObject(b, rest[:n], r.line+1, false)
+		e, end, kinds, ok, err := d.rec.fastObject(b, rest[:n], r.line+1, false)
 		if !ok || err != nil { // r.next's line, whose error decode reports
 			break
 		}
 		r.line++
 		r.start, r.pos = r.pos, r.pos+end
-		b.number(e)
+		// number, with kinds for the tally: most events are counted inline.
+		if b.sequence(e); !b.tally.Repeat(e, kinds) {
+			b.tally.AddKeyed(b.schema, e, kinds)
+		}
 		batch = append(batch, e)
 	}
 	return batch
