@@ -275,6 +275,10 @@ type result struct {
 	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
 	buf    []byte
 	ends   []int
+	// A tally's counts by item (a count's result, never full, goes to
+	// chunker.sum), and their sum.
+	counts  []posCount
+	counted int64
 	err    error // the worker stopped at errPos with err
 	errPos int64
 	// A time segment's worker: the rows it emitted itself; stopped, the
@@ -350,7 +354,7 @@ func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
 func freshResult(free chan *result, last *result) *result {
 	select {
 	case r := <-free:
-		*r = result{matches: r.matches[:0], rows: r.rows[:0], evs: r.evs[:0], buf: r.buf[:0], ends: r.ends[:0]}
+		*r = result{matches: r.matches[:0], rows: r.rows[:0], evs: r.evs[:0], buf: r.buf[:0], ends: r.ends[:0], counts: r.counts[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
@@ -372,6 +376,7 @@ func freshResult(free chan *result, last *result) *result {
 			evs:     make([]*event.Event, 0, grow(len(last.evs))),
 			buf:     make([]byte, 0, grow(len(last.buf))),
 			ends:    make([]int, 0, grow(len(last.ends))),
+			counts:  make([]posCount, 0, len(last.counts)),
 		}
 	}
 }
@@ -1242,13 +1247,25 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 // mergeAny emits the results of n workers as they come from out.
 func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended bool, err error) {
 	for r := range out {
-		for _, run := range r.matches {
-			if r.err != nil && run.pos >= r.errPos {
-				break
-			}
-			if !m.emitRun(r, run) {
-				m.stopped(r, run.pos)
+		cut := int64(-1)
+		if r.err != nil {
+			cut = r.errPos
+		}
+		if m.chunks != nil && m.chunks.sums {
+			// A count's: a tally's counts are not runs.
+			if !m.chunks.sum([]*result{r}, cut) {
+				m.stopped(r, r.lastPos())
 				return false, nil
+			}
+		} else {
+			for _, run := range r.matches {
+				if cut >= 0 && run.pos >= cut {
+					break
+				}
+				if !m.emitRun(r, run) {
+					m.stopped(r, run.pos)
+					return false, nil
+				}
 			}
 		}
 		if !m.flush() {
