@@ -273,14 +273,14 @@ type result struct {
 	rows []Cell
 	evs  []*event.Event
 	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
-	buf    []byte
-	ends   []int
+	buf  []byte
+	ends []int
 	// A tally's counts by item (a count's result, never full, goes to
 	// chunker.sum), and their sum.
 	counts  []posCount
 	counted int64
-	err    error // the worker stopped at errPos with err
-	errPos int64
+	err     error // the worker stopped at errPos with err
+	errPos  int64
 	// A time segment's worker: the rows it emitted itself; stopped, the
 	// sink stopped the run at errPos; handover, it emits the next rows
 	// itself (segments.go).
