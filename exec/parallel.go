@@ -663,13 +663,15 @@ func (w *worker) emit(row []Cell) bool {
 
 // endItem closes the run held at the end of the item the worker is at.
 func (w *worker) endItem() {
-	w.keep.close(w.res, w.r.stats.Matches)
-	w.runEv = nil
 	if w.tally.on {
+		// The runner emits nothing while it counts: no run is held.
 		if n := w.tally.take(w.r); n > 0 {
 			w.res.count(w.pos, n)
 		}
+		return
 	}
+	w.keep.close(w.res, w.r.stats.Matches)
+	w.runEv = nil
 }
 
 // untally has the worker emit its matches from the next item on: one
@@ -828,7 +830,7 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 			}
 		}
 		w.endItem()
-		if k < len(items)-1 && w.res.full() {
+		if k < len(items)-1 && !w.keep.counts && w.res.full() { // a count's is never full
 			part := w.res
 			part.more = true
 			sortRuns(part.matches)
