@@ -112,18 +112,24 @@ func TestAssignAll(t *testing.T) {
 
 // TestAssignerShared has n workers read the batches at once, each in
 // order, as a parallel run's do: whichever lists a batch, each gets its
-// own items of it, as one assignment in stream order makes them.
+// own items of it, as one assignment in stream order makes them, and
+// finds each of its items' keys its own, and the absent key where it was
+// (owners.of, as a worker asks of a match's key) while the others add
+// keys.
 func TestAssignerShared(t *testing.T) {
 	items := assignItems()
+	// Small batches: the first balanceKeys keys are added over several.
+	const size = batchSize / 64
 	var batches []*batch
-	for b := 0; b < len(items); b += batchSize / 4 {
-		batches = append(batches, &batch{items: items[b:min(b+batchSize/4, len(items))]})
+	for b := 0; b < len(items); b += size {
+		batches = append(batches, &batch{items: items[b:min(b+size, len(items))]})
 	}
 	for _, n := range []int{2, 3, 7} {
 		for _, b := range batches {
 			*b = batch{items: b.items}
 		}
 		a := &assigner{owners: newOwners(n), by: assignBy}
+		wild := a.owners.of(event.Value{}) // by hash: no event has the absent key
 		got := make([][]int32, n)
 		var wg sync.WaitGroup
 		for id := range int32(n) {
@@ -132,8 +138,17 @@ func TestAssignerShared(t *testing.T) {
 					for _, it := range a.list(b, id) {
 						// An item's index is in its batch; the want's in a
 						// batch of batchSize.
-						i := int(it>>itemBits) + int(b.items[0].TS) // ts = the position
+						ev := b.items[it>>itemBits]
+						i := int(ev.TS) // ts = the position
 						got[id] = append(got[id], int32(i%batchSize)<<itemBits|it&(1<<itemBits-1))
+						if it&(1<<itemBits-1) == ownItem {
+							if w := a.owners.of(event.PartitionKey(assignBy.Value(ev))); w != id {
+								t.Errorf("workers=%d: worker %d's item %d has a key of worker %d", n, id, i, w)
+							}
+						}
+					}
+					if w := a.owners.of(event.Value{}); w != wild {
+						t.Errorf("workers=%d: the absent key went from worker %d to %d", n, wild, w)
 					}
 				}
 			})
