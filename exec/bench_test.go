@@ -41,6 +41,40 @@ func BenchmarkSuites(b *testing.B) {
 	}
 }
 
+// BenchmarkWorkers times the cases of `sase bench workers` with each of
+// their sinks (count, jsonl, the callback) on each number of workers: a
+// split run's hand-off, ordered merge and output, which BenchmarkSuites,
+// with the callback only, leaves out. With -benchtime 1x under callgrind,
+// a workers=2 run's instructions against workers=1's are the split's
+// overhead (the stream's generation is counted in both).
+func BenchmarkWorkers(b *testing.B) {
+	for _, c := range bench.Suites()["workers"] {
+		var stream *event.Stream
+		for _, sink := range c.Into() {
+			for _, workers := range c.RunsOn() {
+				name := string(sink)
+				if name == "" {
+					name = "callback"
+				}
+				b.Run(fmt.Sprintf("%s/%s/workers=%d", c.Name, name, workers), func(b *testing.B) {
+					if stream == nil {
+						stream = c.Stream()
+					}
+					var r bench.Result
+					for b.Loop() {
+						var err error
+						if r, err = bench.Measure(c, stream, c.Engines[0], workers, sink, time.Minute); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(r.Matches), "matches")
+					b.ReportMetric(float64(r.CPUPerEvent().Nanoseconds()), "cpu-ns/event")
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkEngine runs W1, W2 and W2r on one worker, compiled once, with
 // every match handed to a sink that keeps nothing: the engine path alone.
 // allocs/op (-benchmem) is a whole run's, compiling aside; allocs/event

@@ -95,6 +95,15 @@ func (k *chunker) sum(res []*result, errPos int64) bool {
 				rows += r.matches[i].n
 			}
 		}
+		if n := len(r.counts); n == 0 || errPos < 0 || r.counts[n-1].pos < errPos {
+			rows += int(r.counted)
+			continue
+		}
+		for _, c := range r.counts {
+			if c.pos < errPos {
+				rows += int(c.n)
+			}
+		}
 	}
 	if rows == 0 {
 		return true
@@ -262,7 +271,24 @@ func (t *tally) take(r *runner) int64 {
 }
 
 // count adds n matches that the item at position pos completed or
-// released to the result, as a run of its own.
+// released to the result's counts.
 func (r *result) count(pos int64, n int64) {
-	r.matches = append(r.matches, match{pos: pos, n: int(n), b: len(r.buf)})
+	r.counts = append(r.counts, posCount{pos, n})
+	r.counted += n
+}
+
+// posCount is the number of matches an item completed or released, for
+// a tally: a sixteenth of a run's bytes, as many as the items.
+type posCount struct{ pos, n int64 }
+
+// lastPos is the position of the result's last run or count.
+func (r *result) lastPos() int64 {
+	pos := int64(-1)
+	if len(r.matches) > 0 {
+		pos = r.matches[len(r.matches)-1].pos
+	}
+	if len(r.counts) > 0 {
+		pos = max(pos, r.counts[len(r.counts)-1].pos)
+	}
+	return pos
 }

@@ -206,6 +206,34 @@ type batch struct {
 	// events counts the items that are events, not ticks; before, those
 	// of the batches before.
 	events, before int64
+	// lists has each worker's items of the batch (assignAll), listed by
+	// the first worker to read it (assigner).
+	assign sync.Once
+	lists  [][]int32
+}
+
+// assigner is a parallel run's assignment of the stream's events to its
+// workers, which they share: the first worker to read a batch lists every
+// worker's items of it, and the others read theirs, so that a worker
+// reads only its own events, not the keys of every event of the stream.
+// The assignment depends only on the stream: whoever makes it, it is the
+// same. Each worker lists the batches in order, so the owners' batches
+// are assigned in order, one at a time.
+type assigner struct {
+	owners *owners
+	by     *planner.Equiv
+	all    []int32 // the workers that read every item, the others' too
+}
+
+// list returns worker id's items of b.
+func (a *assigner) list(b *batch, id int32) []int32 {
+	b.assign.Do(func() {
+		if b.lists == nil {
+			b.lists = make([][]int32, a.owners.n)
+		}
+		a.owners.assignAll(a.by, b.items, a.all, b.lists)
+	})
+	return b.lists[id]
 }
 
 // eventsTo counts the events of the stream up to the batch's item at
@@ -245,10 +273,14 @@ type result struct {
 	rows []Cell
 	evs  []*event.Event
 	// Encoded rows (Chunks): their bytes and, for a limit, each one's end.
-	buf    []byte
-	ends   []int
-	err    error // the worker stopped at errPos with err
-	errPos int64
+	buf  []byte
+	ends []int
+	// A tally's counts by item (a count's result, never full, goes to
+	// chunker.sum), and their sum.
+	counts  []posCount
+	counted int64
+	err     error // the worker stopped at errPos with err
+	errPos  int64
 	// A time segment's worker: the rows it emitted itself; stopped, the
 	// sink stopped the run at errPos; handover, it emits the next rows
 	// itself (segments.go).
@@ -298,8 +330,7 @@ type worker struct {
 	tally tally
 	// free has the results the merge is done with, for reuse.
 	free   chan *result
-	owners *owners // the worker's own (owners)
-	items  []int32 // the items of the batch it reads (assignAll)
+	assign *assigner // the run's
 	// wild: this worker emits the matches whose positive events all lack
 	// the attribute; their negations and closures read every partition's
 	// events, so its store holds them all.
@@ -313,10 +344,6 @@ type worker struct {
 	// whose positive events lack the attribute, but only the wild worker's
 	// store holds every partition's events.
 	closureKeys bool
-	// skip: the worker reads only its own items. The others' are time
-	// passing, which releases nothing when no operator follows time, and
-	// events its store need not hold.
-	skip bool
 }
 
 // fresh returns an empty result, one the merge is done with if there is.
@@ -327,7 +354,7 @@ func (w *worker) fresh() *result { return freshResult(w.free, w.res) }
 func freshResult(free chan *result, last *result) *result {
 	select {
 	case r := <-free:
-		*r = result{matches: r.matches[:0], rows: r.rows[:0], evs: r.evs[:0], buf: r.buf[:0], ends: r.ends[:0]}
+		*r = result{matches: r.matches[:0], rows: r.rows[:0], evs: r.evs[:0], buf: r.buf[:0], ends: r.ends[:0], counts: r.counts[:0]}
 		return r
 	default:
 		// Sized like the last: a batch's arenas grown by doubling cost
@@ -349,6 +376,7 @@ func freshResult(free chan *result, last *result) *result {
 			evs:     make([]*event.Event, 0, grow(len(last.evs))),
 			buf:     make([]byte, 0, grow(len(last.buf))),
 			ends:    make([]int, 0, grow(len(last.ends))),
+			counts:  make([]posCount, 0, len(last.counts)),
 		}
 	}
 }
@@ -383,11 +411,10 @@ func keyHash(key event.Value) uint64 {
 // A hash splits few keys unevenly (W2's 10 symbols over 2 workers: 4 and
 // 6, so 40% and 60% of the work), the assignment evenly; it depends only
 // on the stream, so that a run's split, and EXPLAIN ANALYZE's per-worker
-// counts, are the same every time. Each worker has its own owners and
-// assigns every event itself as it reads the batch, to the worker every
-// other one assigns it to: the dispatcher only hands the stream on, so
-// that the hashing is spread over the cores, not one serial step before
-// them. A key is known by its hash (keyHash), in a table open-addressed
+// counts, are the same every time. The workers assign the batches
+// (assigner), not the dispatcher, which only hands the stream on, so that
+// the hashing is spread over the cores, not one serial step before them.
+// A key is known by its hash (keyHash), in a table open-addressed
 // by it, which a map of Values would cost several times: keys of one hash
 // share a worker. In front of it, ints and seen have the workers of the
 // values read last, so that most events cost no hash (assignAll).
@@ -408,20 +435,25 @@ const balanceKeys = 256
 
 // keyTable holds key hashes and their workers, at the first free slot
 // from the hash's (tableSize, a power of two, keeps the probes short).
+// The workers look keys up (of) while the one assigning a later batch
+// adds keys: a slot's worker is stored after its hash, and read first. A
+// key an event had was added before the event's batch went to any worker
+// (and slots are never freed), so a worker finds every key it has read.
 type keyTable struct {
-	hash [tableSize]uint64
-	w    [tableSize]int32 // the worker + 1; 0: a free slot
+	hash [tableSize]atomic.Uint64
+	w    [tableSize]atomic.Int32 // the worker + 1; 0: a free slot
 	n    int
 }
 
 const tableSize = 4 * balanceKeys
 
-// find returns the slot of h, or the free one where it goes.
-func (t *keyTable) find(h uint64) (slot int, ok bool) {
+// find returns the slot of h, or the free one where it goes, and the
+// slot's worker + 1.
+func (t *keyTable) find(h uint64) (slot int, w int32) {
 	for i := h; ; i++ {
 		slot = int(i & (tableSize - 1))
-		if t.w[slot] == 0 || t.hash[slot] == h {
-			return slot, t.w[slot] != 0
+		if w = t.w[slot].Load(); w == 0 || t.hash[slot].Load() == h {
+			return slot, w
 		}
 	}
 }
@@ -458,14 +490,18 @@ const (
 	itemBits   = 2
 )
 
-// assignAll appends to list the items of the batch that worker id reads,
-// in order, each marked whose it is; skip leaves out the other workers'.
-// An event costs a worker this loop, no hash: an int value's worker is in
-// ints by the value, any other's in seen (see).
-func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, id int32, skip bool, list []int32) []int32 {
+// assignAll sets lists[w] to the items of the batch that worker w reads,
+// in order, each marked whose it is: every worker's own and shared items,
+// and the other workers' too for those in all. An event costs this loop,
+// no hash: an int value's worker is in ints by the value, any other's in
+// seen (see).
+func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, all []int32, lists [][]int32) {
+	for w := range lists {
+		lists[w] = lists[w][:0]
+	}
 	attr, builtin := by.Slot, by.Builtin
 	for i, ev := range items {
-		whose := int32(sharedItem)
+		it := int32(i) << itemBits
 		if !ev.IsTick() {
 			if v := ev.Get(attr, builtin); !v.IsAbsent() {
 				var w int32
@@ -475,19 +511,19 @@ func (o *owners) assignAll(by *planner.Equiv, items []*event.Event, id int32, sk
 				} else {
 					w = o.see(v)
 				}
-				switch {
-				case w == id:
-					whose = ownItem
-				case skip:
-					continue
-				default:
-					whose = otherItem
+				lists[w] = append(lists[w], it|ownItem)
+				for _, k := range all {
+					if k != w {
+						lists[k] = append(lists[k], it|otherItem)
+					}
 				}
+				continue
 			}
 		}
-		list = append(list, int32(i)<<itemBits|whose)
+		for w := range lists {
+			lists[w] = append(lists[w], it|sharedItem)
+		}
 	}
-	return list
 }
 
 // see returns the worker of an event with partition value v, as read,
@@ -519,11 +555,10 @@ func (o *owners) see(v event.Value) int32 {
 // assign returns the worker of an event with partition key key.
 func (o *owners) assign(key event.Value) int32 {
 	h := keyHash(key)
-	slot, ok := o.keys.find(h)
-	var w int32
+	slot, w := o.keys.find(h)
 	switch {
-	case ok:
-		w = o.keys.w[slot] - 1
+	case w != 0:
+		w--
 	case o.keys.n >= balanceKeys:
 		w = int32(h % uint64(o.n))
 	default:
@@ -534,7 +569,8 @@ func (o *owners) assign(key event.Value) int32 {
 			}
 		}
 		w = int32(slices.Index(o.load, slices.Min(o.load)))
-		o.keys.hash[slot], o.keys.w[slot] = h, w+1
+		o.keys.hash[slot].Store(h)
+		o.keys.w[slot].Store(w + 1)
 		o.keys.n++
 	}
 	o.load[w]++
@@ -546,8 +582,8 @@ func (o *owners) assign(key event.Value) int32 {
 // absent key, by hash).
 func (o *owners) of(key event.Value) int32 {
 	h := keyHash(key)
-	if slot, ok := o.keys.find(h); ok {
-		return o.keys.w[slot] - 1
+	if _, w := o.keys.find(h); w != 0 {
+		return w - 1
 	}
 	return int32(h % uint64(o.n))
 }
@@ -578,7 +614,7 @@ func (w *worker) setKey(key event.Value) {
 		// own asks before the runner counts the match: its count's run
 		// ends at the match before.
 		w.keep.close(w.res, w.r.stats.Matches)
-		w.key, w.keyed, w.mine = key, true, w.owners.of(key) == w.id
+		w.key, w.keyed, w.mine = key, true, w.assign.owners.of(key) == w.id
 	}
 }
 
@@ -627,13 +663,15 @@ func (w *worker) emit(row []Cell) bool {
 
 // endItem closes the run held at the end of the item the worker is at.
 func (w *worker) endItem() {
-	w.keep.close(w.res, w.r.stats.Matches)
-	w.runEv = nil
 	if w.tally.on {
+		// The runner emits nothing while it counts: no run is held.
 		if n := w.tally.take(w.r); n > 0 {
 			w.res.count(w.pos, n)
 		}
+		return
 	}
+	w.keep.close(w.res, w.r.stats.Matches)
+	w.runEv = nil
 }
 
 // untally has the worker emit its matches from the next item on: one
@@ -772,8 +810,8 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 		return
 	}
 	w.res.idle = b.idle
-	w.items = w.owners.assignAll(w.by, b.items, w.id, w.skip, w.items[:0])
-	for k, it := range w.items {
+	items := w.assign.list(b, w.id)
+	for k, it := range items {
 		i, whose := int(it>>itemBits), it&(1<<itemBits-1)
 		ev := b.items[i]
 		w.pos = b.start + int64(i)
@@ -792,7 +830,7 @@ func (w *worker) step(b *batch, send func(*result) bool) (res *result) {
 			}
 		}
 		w.endItem()
-		if k < len(w.items)-1 && w.res.full() {
+		if k < len(items)-1 && !w.keep.counts && w.res.full() { // a count's is never full
 			part := w.res
 			part.more = true
 			sortRuns(part.matches)
@@ -852,9 +890,12 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 	frees := make([]chan *result, n)
 	var wg sync.WaitGroup
 	l := layoutOf(plan)
+	a := &assigner{owners: newOwners(n), by: sp.By}
+	workers := make([]*worker, n)
 	for i := range n {
-		w := &worker{id: int32(i), by: sp.By, owners: newOwners(n)}
-		w.wild = w.owners.of(event.Value{}) == w.id
+		w := &worker{id: int32(i), by: sp.By, assign: a}
+		workers[i] = w
+		w.wild = a.owners.of(event.Value{}) == w.id
 		_, w.closureKeys = plan.Source.(*planner.RunScan)
 		w.keep = newKeeper(l, par.chunks)
 		w.r = newRunner(plan, w.emit)
@@ -872,7 +913,12 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 				w.tally.start(w.r)
 			}
 		}
-		w.skip = len(w.r.timed) == 0 && !(w.wild && slices.Contains(w.r.store.kept, true))
+		// A worker reads only its own items unless it needs the others':
+		// they are time passing, which releases nothing when no operator
+		// follows time, and events its store need not hold.
+		if len(w.r.timed) > 0 || w.wild && slices.Contains(w.r.store.kept, true) {
+			a.all = append(a.all, w.id)
+		}
 		ins[i] = make(chan *batch, 2)
 		switch {
 		case !anyOrder:
@@ -884,6 +930,8 @@ func runParallel(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		}
 		w.free = make(chan *result, resultsInFlight)
 		frees[i] = w.free
+	}
+	for _, w := range workers { // once a.all is whole
 		wg.Go(func() {
 			w.loop(ctx, start, ins[w.id], outs[w.id])
 			if !anyOrder {
@@ -1007,7 +1055,7 @@ func (d *dispatcher) batch() *batch {
 	if d.cur == nil {
 		select {
 		case b := <-d.free:
-			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0]}
+			*b = batch{start: d.pos, before: d.events.Load(), items: b.items[:0], lists: b.lists}
 			d.cur = b
 		default:
 			d.cur = &batch{start: d.pos, before: d.events.Load(), items: make([]*event.Event, 0, batchSize)}
@@ -1201,13 +1249,25 @@ func (m *merger) merge(ctx context.Context, outs []chan *result, live *Live) (en
 // mergeAny emits the results of n workers as they come from out.
 func (m *merger) mergeAny(ctx context.Context, n int, out <-chan *result) (ended bool, err error) {
 	for r := range out {
-		for _, run := range r.matches {
-			if r.err != nil && run.pos >= r.errPos {
-				break
-			}
-			if !m.emitRun(r, run) {
-				m.stopped(r, run.pos)
+		cut := int64(-1)
+		if r.err != nil {
+			cut = r.errPos
+		}
+		if m.chunks != nil && m.chunks.sums {
+			// A count's: a tally's counts are not runs.
+			if !m.chunks.sum([]*result{r}, cut) {
+				m.stopped(r, r.lastPos())
 				return false, nil
+			}
+		} else {
+			for _, run := range r.matches {
+				if cut >= 0 && run.pos >= cut {
+					break
+				}
+				if !m.emitRun(r, run) {
+					m.stopped(r, run.pos)
+					return false, nil
+				}
 			}
 		}
 		if !m.flush() {

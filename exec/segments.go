@@ -455,7 +455,7 @@ func (m *merger) segmentResult(res *result) (stop bool, err error) {
 	defer m.free(res)
 	if m.chunks != nil && m.chunks.sums {
 		if !m.chunks.sum([]*result{res}, -1) {
-			stats.Events += seg.eventsTo(res.matches[len(res.matches)-1].pos)
+			stats.Events += seg.eventsTo(res.lastPos())
 			return true, nil
 		}
 	} else {
