@@ -10,6 +10,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/output"
 )
 
 // BenchmarkSuites times each engine on the cases of `sase bench`, with
@@ -17,23 +18,12 @@ import (
 func BenchmarkSuites(b *testing.B) {
 	for _, name := range []string{"workloads", "fig8", "fig10", "strategies", "workers"} {
 		for _, c := range bench.Suites()[name] {
-			var stream *event.Stream // made when a sub-benchmark runs: most are filtered out
+			var stream *event.Stream
 			for _, engine := range c.Engines {
 				for _, workers := range c.RunsOn() {
 					b.Run(fmt.Sprintf("%s/%s/workers=%d", c.Name, engine, workers), func(b *testing.B) {
-						if stream == nil {
-							stream = c.Stream()
-						}
-						var r bench.Result
-						for b.Loop() {
-							var err error
-							if r, err = bench.Measure(c, stream, engine, workers, "", time.Minute); err != nil {
-								b.Fatal(err)
-							}
-						}
-						b.ReportMetric(float64(r.Matches), "matches")
+						r := measure(b, c, &stream, engine, workers, "")
 						b.ReportMetric(r.EventsPerSecond(), "events/s")
-						b.ReportMetric(float64(r.CPUPerEvent().Nanoseconds()), "cpu-ns/event")
 					})
 				}
 			}
@@ -57,22 +47,30 @@ func BenchmarkWorkers(b *testing.B) {
 					name = "callback"
 				}
 				b.Run(fmt.Sprintf("%s/%s/workers=%d", c.Name, name, workers), func(b *testing.B) {
-					if stream == nil {
-						stream = c.Stream()
-					}
-					var r bench.Result
-					for b.Loop() {
-						var err error
-						if r, err = bench.Measure(c, stream, c.Engines[0], workers, sink, time.Minute); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(float64(r.Matches), "matches")
-					b.ReportMetric(float64(r.CPUPerEvent().Nanoseconds()), "cpu-ns/event")
+					measure(b, c, &stream, c.Engines[0], workers, sink)
 				})
 			}
 		}
 	}
+}
+
+// measure runs case c on engine and workers into sink (the callback for
+// ""), making *stream when first needed (most sub-benchmarks are
+// filtered out), and reports its matches and CPU per event.
+func measure(b *testing.B, c bench.Case, stream **event.Stream, engine string, workers int, sink output.Format) bench.Result {
+	if *stream == nil {
+		*stream = c.Stream()
+	}
+	var r bench.Result
+	for b.Loop() {
+		var err error
+		if r, err = bench.Measure(c, *stream, engine, workers, sink, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.Matches), "matches")
+	b.ReportMetric(float64(r.CPUPerEvent().Nanoseconds()), "cpu-ns/event")
+	return r
 }
 
 // BenchmarkEngine runs W1, W2 and W2r on one worker, compiled once, with
