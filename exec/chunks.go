@@ -278,7 +278,7 @@ func (r *result) count(pos int64, n int64) {
 }
 
 // posCount is the number of matches an item completed or released, for
-// a tally: a sixteenth of a run's bytes, as many as the items.
+// a tally: two words where a run (match) takes ten.
 type posCount struct{ pos, n int64 }
 
 // lastPos is the position of the result's last run or count.
