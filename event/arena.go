@@ -48,10 +48,14 @@ type Arena struct {
 	text       []byte     // what is left of the current text chunk
 	// Blocks started so far, which sets the next one's size.
 	eventBlocks, valueBlocks int
-	keepAll                  bool      // KeepAll was called
-	all                      [][]byte  // then every event block
-	batches                  []uintptr // what is left of Batch's chunk
-	batchChunks              int
+	// The blocks after the current ones, once blocks are at full size:
+	// allocated before they are needed and backed with memory by another
+	// thread meanwhile (populate).
+	nextEvents, nextValues []byte
+	keepAll                bool      // KeepAll was called
+	all                    [][]byte  // then every event block
+	batches                []uintptr // what is left of Batch's chunk
+	batchChunks            int
 }
 
 // arenaKeep is what a block points to.
@@ -188,7 +192,7 @@ type sliceHeader struct {
 func (a *Arena) newEvents() {
 	n := arenaEvents << min(a.eventBlocks, eventGrowth)
 	a.eventBlocks++
-	raw := noZero(n * eventSize)
+	raw := a.next(&a.nextEvents, n*eventSize, a.eventBlocks > eventGrowth)
 	a.events, a.nevents = unsafe.Slice((*Event)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
 	if a.keepAll {
 		a.all = append(a.all, raw)
@@ -200,13 +204,35 @@ func (a *Arena) newEvents() {
 // current event block, keeping the rest of the current text chunk, which
 // its strings may still use.
 func (a *Arena) newValues(n int) {
-	n = max(n, arenaValues<<min(a.valueBlocks, valueGrowth))
+	full := arenaValues << min(a.valueBlocks, valueGrowth)
 	a.valueBlocks++
-	raw := noZero(n * valueSize)
+	raw := a.next(&a.nextValues, max(n, full)*valueSize, a.valueBlocks > valueGrowth && n <= full)
+	n = len(raw) / valueSize
 	a.values, a.nvalues = unsafe.Slice((*Value)(unsafe.Pointer(unsafe.SliceData(raw))), n), 0
 	a.valueBlock = raw
 	a.valuesKeep = newKeep(raw, a.text[:0])
 	a.eventsKeep.blocks = append(a.eventsKeep.blocks, raw)
+}
+
+// next returns a block of size bytes: *ahead if it is that size, else a
+// new one; with more, a block of that size is then allocated into *ahead
+// if none is there, and backed with memory on another thread. First
+// touching fresh memory, where the kernel clears each page, was most of a
+// 1M-event generation's time, and a thread that is filling a block can
+// have the next one cleared meanwhile. A block allocated ahead and never
+// used is freed with the arena.
+func (a *Arena) next(ahead *[]byte, size int, more bool) []byte {
+	raw := *ahead
+	if len(raw) == size {
+		*ahead = nil
+	} else {
+		raw = noZero(size)
+	}
+	if more && *ahead == nil {
+		*ahead = noZero(size)
+		go populate(*ahead)
+	}
+	return raw
 }
 
 // newKeep returns what block keeps, first (if not nil) current.
@@ -293,11 +319,13 @@ var (
 
 // Pointers returns an empty slice with room for n event pointers: a
 // stream's Events, which for a large stream gets huge pages as an arena's
-// blocks do.
+// blocks do, and is backed with memory on another thread (populate) while
+// the caller goes on.
 func Pointers(n int) []*Event {
 	s := make([]*Event, 0, n)
 	if size := n * int(unsafe.Sizeof(&Event{})); size >= 1<<20 {
 		hugePages(unsafe.Pointer(unsafe.SliceData(s)), size)
+		go populate(asBytes(unsafe.Pointer(unsafe.SliceData(s)), size))
 	}
 	return s
 }

@@ -20,3 +20,15 @@ func hugePages(p unsafe.Pointer, n int) {
 	to := (uintptr(p) + uintptr(n) + hugePage - 1) &^ (hugePage - 1)
 	syscall.Syscall(syscall.SYS_MADVISE, from, to-from, syscall.MADV_HUGEPAGE)
 }
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14), which package
+// syscall does not name.
+const madvPopulateWrite = 23
+
+// populate has the kernel back b with memory, as writes to every page
+// would, but without writing: b may be written meanwhile, and its
+// contents stay as they are. An older kernel's error leaves the pages to
+// be backed as they are first touched.
+func populate(b []byte) {
+	syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), madvPopulateWrite)
+}

@@ -237,6 +237,49 @@ func TestArenaGrowth(t *testing.T) {
 	}
 }
 
+// TestArenaAhead checks that the blocks an arena allocates ahead, once
+// its blocks are at full size, are handed out whole and apart from every
+// other block, and that populate, which backs them with memory while
+// they may be written, leaves what they hold as it is.
+func TestArenaAhead(t *testing.T) {
+	var a Arena
+	var runs [][]Event
+	total := 0
+	for total < 3*(arenaEvents<<eventGrowth) { // past several full-size event and value blocks
+		run := a.Run(1000, 3)
+		for k := range run {
+			run[k].Seq = int64(total)
+			for j := range run[k].Attrs {
+				SetNumber(run[k].Attrs, j, IntValue(int64(total)))
+			}
+			total++
+		}
+		runs = append(runs, run)
+	}
+	if a.nextEvents == nil || a.nextValues == nil {
+		t.Fatalf("no blocks allocated ahead after %d event blocks and %d value blocks", a.eventBlocks, a.valueBlocks)
+	}
+	want := 0
+	for _, run := range runs {
+		for k := range run {
+			if e := &run[k]; e.Seq != int64(want) || e.Attrs[0].Int() != int64(want) || e.Attrs[2].Int() != int64(want) {
+				t.Fatalf("event %d: seq %d, attrs %v: overwritten", want, e.Seq, e.Attrs)
+			}
+			want++
+		}
+	}
+	b := noZero(3 << 20)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	populate(b)
+	for i := range b {
+		if b[i] != byte(i*7) {
+			t.Fatalf("populate changed byte %d", i)
+		}
+	}
+}
+
 // TestArenaBatch checks that events an arena keeps (KeepAll) survive
 // collections while only its batches, which the collector does not scan,
 // point to them, and that batches do not overlap.
