@@ -196,6 +196,7 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 	if op.Partition != nil {
 		s.parts = &partitions[partition]{}
 		s.parts.init(s.newPartition(), s.clonePartition, op.WindowPushed, op.Window)
+		s.parts.reuse = s.reseed
 	} else {
 		s.single = s.newPartition()
 	}
@@ -503,6 +504,32 @@ func (s *aisSSC) clonePartition(from *partition) *partition {
 	return p
 }
 
+// reseed makes p, a partition a sweep emptied (release), the partition
+// of a new value, as clonePartition would, in p's arrays.
+func (s *aisSSC) reseed(from, p *partition) {
+	for j, st := range from.stacks {
+		p.stacks[j] = aisStack{buf: append(p.stacks[j].buf, st.items()...), base: st.base}
+	}
+	for j, counts := range from.multi {
+		for k, n := range counts {
+			p.multi[j][k] = n
+		}
+	}
+}
+
+// release empties p's stacks and counts, keeping their arrays, so that p
+// holds no event while it waits for reuse (reseed).
+func (p *partition) release() {
+	for i := range p.stacks {
+		st := &p.stacks[i]
+		clear(st.buf)
+		*st = aisStack{buf: st.buf[:0]}
+	}
+	for _, counts := range p.multi {
+		clear(counts)
+	}
+}
+
 func (p *partition) empty() bool {
 	for i := range p.stacks {
 		if len(p.stacks[i].items()) > 0 {
@@ -581,7 +608,11 @@ func (s *aisSSC) sweep() {
 	s.prune(s.parts.wild)
 	s.parts.sweep(func(p *partition) bool {
 		s.prune(p)
-		return !p.empty()
+		if !p.empty() {
+			return true
+		}
+		p.release()
+		return false
 	})
 }
 

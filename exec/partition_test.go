@@ -126,6 +126,37 @@ func TestPartitionSweep(t *testing.T) {
 	}
 }
 
+// TestPartitionReuse checks that, with reuse, a sweep keeps the
+// partitions it drops (at most maxFree) and create makes new ones of
+// them, seeded from wild by reuse, before it seeds fresh ones.
+func TestPartitionReuse(t *testing.T) {
+	p := newTestPartitions(true, 10)
+	p.reuse = func(wild, s *part) { s.vals = append(s.vals, wild.vals...) }
+	dropped := map[*part]bool{}
+	for i := range maxFree + 10 {
+		dropped[file(p, event.IntValue(int64(i)))] = true
+	}
+	p.sweep(func(s *part) bool {
+		s.vals = s.vals[:0] // released, as keep does when it drops one
+		return false
+	})
+	if len(p.all()) != 0 || len(p.free) != maxFree {
+		t.Fatalf("after the sweep: %d partitions, %d kept for reuse, want 0 and %d", len(p.all()), len(p.free), maxFree)
+	}
+	var wild event.Value // absent: every partition's
+	file(p, wild)
+	for i := range maxFree + 1 {
+		k := event.IntValue(int64(-1 - i))
+		s := file(p, k)
+		if want := []event.Value{wild, k}; !slices.EqualFunc(s.vals, want, event.Value.Identical) {
+			t.Fatalf("new partition %d holds %v, want %v", i, s.vals, want)
+		}
+		if reused := dropped[s]; reused != (i < maxFree) {
+			t.Fatalf("new partition %d: reused %v, with %d kept", i, reused, maxFree)
+		}
+	}
+}
+
 // TestPartitionSweepDue checks the sweep schedule: at the first event,
 // then once per window of stream time, never without a window.
 func TestPartitionSweepDue(t *testing.T) {
