@@ -248,7 +248,7 @@ func TestAISCountOnly(t *testing.T) {
 			}
 			for _, limit := range []int64{0, stats.Matches / 3} {
 				var got int64
-				count := &sase.Chunks{Put: func(_ []byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
+				count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
 				if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count)); err != nil {
 					t.Fatal(err)
 				}

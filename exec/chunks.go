@@ -7,9 +7,10 @@ import "github.com/sase-cep/sase/event"
 // in the worker, one back in the merge, a call of the sink). A sink that
 // encodes rows (a writer of JSON Lines or CSV) or counts them can do that
 // work in the workers instead: each worker encodes its matches into its
-// result's bytes, and the merge hands the sink chunks of bytes in the
-// one-worker order, joining the runs of consecutive positions that one
-// worker's bytes hold one after the other.
+// result's bytes, and the merge hands the sink ranges of those bytes in
+// the one-worker order, joining the runs of consecutive positions that one
+// worker's bytes hold one after the other: the bytes are not copied again
+// on the way to the sink.
 
 // Chunks is a sink whose rows a split run's workers encode.
 type Chunks struct {
@@ -17,10 +18,12 @@ type Chunks struct {
 	// nil, or returning nil, for a sink that only counts rows (its chunks
 	// are empty).
 	NewEncoder func() Encode
-	// Put takes the next rows rows, encoded in b, on the goroutine that
-	// called Run, in the order of one worker's run (but for WithAnyOrder);
-	// b is valid only during the call. Returning false stops the run.
-	Put func(b []byte, rows int) bool
+	// Put takes the next rows rows, encoded in the bytes of bufs one
+	// after the other, on the goroutine that called Run, in the order of
+	// one worker's run (but for WithAnyOrder); bufs and their bytes are
+	// the workers' and valid only during the call (a count's are none).
+	// Returning false stops the run.
+	Put func(bufs [][]byte, rows int) bool
 	// Limit, if above 0, is the most rows Put takes: the run stops at the
 	// end of the Limit-th row.
 	Limit int64
@@ -60,19 +63,30 @@ func (r *result) encodeRow(m *match, enc Encode, ends bool, row []Cell) {
 	}
 }
 
-// chunker hands the encoded runs the merge emits to Chunks.Put, one chunk
-// for the runs that follow each other in one result's bytes.
+// chunker hands the encoded runs the merge emits to Chunks.Put: one range
+// of bytes for the runs that follow each other in one result's bytes, and
+// the ranges of several results at once (up to maxRanges), so that the
+// sink can write them where they are (a vectored write) instead of
+// copying them into a buffer of its own: runs of consecutive positions
+// alternate between workers, so a range is often a few KB.
 type chunker struct {
-	c      *Chunks
-	left   int64 // the rows Put may still take; < 0: no limit
-	stats  *Stats
-	res    *result // the pending chunk's, nil if none
-	b, end int     // its bytes in res.buf
+	c     *Chunks
+	left  int64 // the rows Put may still take; < 0: no limit
+	stats *Stats
+	// The ranges pending, in the results' bufs, and their rows; the last
+	// range, res.buf[b:end], grows while the runs follow each other.
+	bufs   [][]byte
+	res    *result
+	b, end int
 	rows   int
 	// sums: c only counts, with no limit, so the merge hands it the sum
 	// of a round's runs at once (sum), in no order.
 	sums bool
 }
+
+// maxRanges bounds the ranges a Put takes: a writev takes at most 1024
+// (IOV_MAX), the sink's own buffer one of them.
+const maxRanges = 1023
 
 func newChunker(c *Chunks, stats *Stats) *chunker {
 	k := &chunker{c: c, left: -1, stats: stats}
@@ -112,7 +126,7 @@ func (k *chunker) sum(res []*result, errPos int64) bool {
 	return k.c.Put(nil, rows)
 }
 
-// run adds the run m of res to the pending chunk; false when the run
+// run adds the run m of res to the ranges pending; false when the run
 // stops (the sink or the limit).
 func (k *chunker) run(res *result, m match) bool {
 	n, end := m.n, m.end
@@ -122,13 +136,19 @@ func (k *chunker) run(res *result, m match) bool {
 			end = res.ends[m.row+n-1]
 		}
 	}
-	if k.res != res || k.end != m.b {
-		if !k.flush() {
+	switch {
+	case end == m.b: // a count's: no bytes
+	case k.res == res && k.end == m.b:
+		k.end = end
+		k.bufs[len(k.bufs)-1] = res.buf[k.b:end]
+	default:
+		if len(k.bufs) == maxRanges && !k.flush() {
 			return false
 		}
-		k.res, k.b = res, m.b
+		k.res, k.b, k.end = res, m.b, end
+		k.bufs = append(k.bufs, res.buf[m.b:end])
 	}
-	k.end, k.rows = end, k.rows+n
+	k.rows += n
 	if k.left >= 0 {
 		if k.left -= int64(n); k.left == 0 {
 			k.flush()
@@ -138,16 +158,19 @@ func (k *chunker) run(res *result, m match) bool {
 	return true
 }
 
-// flush puts the pending chunk; the merge calls it before it gives the
-// chunk's result back to its worker.
+// flush puts the ranges pending; the merge calls it before it gives their
+// results back to their workers.
 func (k *chunker) flush() bool {
-	if k.res == nil {
+	if k.rows == 0 {
 		return true
 	}
-	b, rows := k.res.buf[k.b:k.end], k.rows
+	bufs, rows := k.bufs, k.rows
 	k.res, k.rows = nil, 0
 	k.stats.Matches += int64(rows)
-	return k.c.Put(b, rows)
+	ok := k.c.Put(bufs, rows)
+	clear(bufs) // the results go back to their workers
+	k.bufs = bufs[:0]
+	return ok
 }
 
 // keeper is how a worker keeps the rows it emits for the merge: copied

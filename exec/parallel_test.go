@@ -106,7 +106,7 @@ func checkCount(t *testing.T, c conformanceCase, engine string, workers, want in
 		t.Fatal(err)
 	}
 	n := 0
-	count := &sase.Chunks{Put: func(_ []byte, rows int) bool { n += rows; return true }}
+	count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { n += rows; return true }}
 	stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers), sase.WithChunks(count))
 	if err != nil {
 		t.Fatalf("%s, %s, %d workers, counted: %v", c.Query, engine, workers, err)
@@ -272,7 +272,7 @@ func TestWorkersStop(t *testing.T) {
 		// before the error in stream order.
 		counted := func(workers int) (int, error) {
 			n := 0
-			count := &sase.Chunks{Put: func(_ []byte, rows int) bool { n += rows; return true }}
+			count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { n += rows; return true }}
 			_, err := cq.Run(context.Background(), stream.All(), all, sase.WithWorkers(workers), sase.WithChunks(count))
 			return n, err
 		}

@@ -246,7 +246,7 @@ func TestReCEPCount(t *testing.T) {
 		for _, query := range fastPathQueries {
 			q, want := runEngine(t, stream, query, "recep")
 			counted := int64(-1)
-			count := &sase.Chunks{Put: func(_ []byte, rows int) bool { counted = int64(rows); return true }}
+			count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { counted = int64(rows); return true }}
 			got, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count))
 			if err != nil {
 				t.Fatal(err)

@@ -28,7 +28,7 @@ func (c *countWriter) Finish() error {
 // NewEncoder is nil: a count needs no encoding.
 func (c *countWriter) NewEncoder() sase.Encode { return nil }
 
-func (c *countWriter) Put(_ []byte, rows int) error {
+func (c *countWriter) Put(_ [][]byte, rows int) error {
 	c.n += int64(rows)
 	return c.out.err
 }

@@ -48,8 +48,8 @@ func (c *csvWriter) NewEncoder() sase.Encode {
 	return e.encode
 }
 
-func (c *csvWriter) Put(b []byte, _ int) (err error) {
-	c.buf, err = c.out.put(c.buf, b)
+func (c *csvWriter) Put(bufs [][]byte, _ int) (err error) {
+	c.buf, err = c.out.put(c.buf, bufs)
 	return err
 }
 

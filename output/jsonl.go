@@ -44,8 +44,8 @@ func (j *jsonlWriter) NewEncoder() sase.Encode {
 	return e.encode
 }
 
-func (j *jsonlWriter) Put(b []byte, _ int) (err error) {
-	j.buf, err = j.out.put(j.buf, b)
+func (j *jsonlWriter) Put(bufs [][]byte, _ int) (err error) {
+	j.buf, err = j.out.put(j.buf, bufs)
 	return err
 }
 

@@ -6,8 +6,9 @@
 // The encoders append bytes into reused buffers with strconv and
 // event.Value's Append methods: no reflection, no fmt, no allocation per
 // row. JSON Lines and CSV collect rows and hand them to the io.Writer
-// in writes of spillSize (and at Sync and Finish); the table writes a
-// page of rows at a time. The formats are the output
+// in writes of spillSize (and at Sync and Finish), or the rows a split
+// run's workers encoded as they are, in vectored writes (BuffersWriter);
+// the table writes a page of rows at a time. The formats are the output
 // contract of README.md ("Output contract") and docs/LANGUAGE.md, Output.
 package output
 
@@ -104,8 +105,9 @@ type Chunked interface {
 	// NewEncoder returns an encoder of rows as Row writes them, for one
 	// worker; nil for a writer that only counts rows.
 	NewEncoder() sase.Encode
-	// Put writes rows rows that encoders encoded into b, as Row would.
-	Put(b []byte, rows int) error
+	// Put writes rows rows that encoders encoded into the bytes of bufs,
+	// one after the other, as Row would; it keeps none of them.
+	Put(bufs [][]byte, rows int) error
 }
 
 // ChunksOf is a sink for a split run (sase.WithChunks) that writes
@@ -116,8 +118,8 @@ func ChunksOf(w Writer, limit int64, written func(rows int)) *sase.Chunks {
 	if !ok {
 		return nil
 	}
-	return &sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(b []byte, rows int) bool {
-		if c.Put(b, rows) != nil {
+	return &sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(bufs [][]byte, rows int) bool {
+		if c.Put(bufs, rows) != nil {
 			return false // the output is gone, as at Row's error
 		}
 		written(rows)
@@ -164,7 +166,7 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 	if sc.Events != nil {
 		ev.extend(sc.Events)
 	}
-	out := sink{w: w}
+	out := sink{w: w, vec: BuffersOf(w)}
 	ev.unit = sc.Unit // only tables print text for events
 	switch f {
 	case JSONL:
@@ -177,10 +179,13 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 	return newTable(out, sc.Columns, ev, c)
 }
 
-// sink is a writer's io.Writer and the first error it returned.
+// sink is a writer's io.Writer, its vectored writes if it has them, and
+// the first error it returned.
 type sink struct {
 	w   io.Writer
+	vec BuffersWriter // nil: none
 	err error
+	iov [][]byte // put's
 }
 
 func (s *sink) write(b []byte) error {
@@ -206,15 +211,42 @@ func (s *sink) spill(b []byte) ([]byte, error) {
 	return b[:0], s.err
 }
 
-// put appends rows encoded elsewhere (Chunked.Put) to b, and writes
-// them as spill does, but for a chunk that fills the spill: that goes
-// straight to the io.Writer, after b's rows, without a copy.
-func (s *sink) put(b, rows []byte) ([]byte, error) {
-	if len(b)+len(rows) < spillSize {
-		return append(b, rows...), s.err
+// vectorSize is the fewest bytes (b's and the chunks') put writes with one
+// vectored write rather than copy into b: a syscall costs about what
+// copying a few KB does.
+const vectorSize = 32 << 10
+
+// put writes rows encoded elsewhere (Chunked.Put) after those collected
+// in b: with one vectored write of b and the chunks, without copying
+// them, when the io.Writer has them and there are vectorSize bytes; else
+// appended to b and written as spill does, but for a chunk that fills the
+// spill: that goes straight to the io.Writer, after b's rows, without a
+// copy.
+func (s *sink) put(b []byte, chunks [][]byte) ([]byte, error) {
+	n := len(b)
+	for _, c := range chunks {
+		n += len(c)
 	}
-	b, _ = s.drain(b)
-	s.write(rows)
+	if s.vec != nil && n >= vectorSize {
+		if s.err == nil {
+			if len(b) > 0 {
+				s.iov = append(s.iov, b)
+			}
+			s.iov = append(s.iov, chunks...)
+			_, s.err = s.vec.WriteBuffers(s.iov)
+			clear(s.iov) // the chunks are the caller's
+			s.iov = s.iov[:0]
+		}
+		return b[:0], s.err
+	}
+	for _, c := range chunks {
+		if len(b)+len(c) < spillSize {
+			b = append(b, c...)
+			continue
+		}
+		b, _ = s.drain(b)
+		s.write(c)
+	}
 	return b, s.err
 }
 

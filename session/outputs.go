@@ -1,11 +1,14 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sase-cep/sase/output"
 )
 
 // outputs serializes the writes of the session and of its background
@@ -26,6 +29,25 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.o.mu.Lock()
 	defer w.o.mu.Unlock()
 	return w.w.Write(p)
+}
+
+// vectoredOut is the session's buffered results (s.out) with the
+// vectored writes of where they go: a split run's rows, which its workers
+// encoded, go there after what the buffer holds, under the lock, without
+// a copy into the buffer.
+type vectoredOut struct {
+	*bufio.Writer
+	o   *outputs
+	vec output.BuffersWriter
+}
+
+func (w vectoredOut) WriteBuffers(bufs [][]byte) (int64, error) {
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	w.o.mu.Lock()
+	defer w.o.mu.Unlock()
+	return w.vec.WriteBuffers(bufs)
 }
 
 // results is where query results go: stdout, or the file \o named. A file

@@ -69,7 +69,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return s.intoLoaded(ctx, src, q, e, into, cq)
 	}
 
-	w := s.writer(s.out, schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
+	w := s.writer(s.resultsOut(), schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
 	limit, n := s.set.Limit, int64(0)
 	stats, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
 		if w.Row(row) != nil {
@@ -137,6 +137,15 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 	}
 	s.out.WriteString(text)
 	return nil
+}
+
+// resultsOut is s.out for a query's result writer, with the vectored
+// writes of the results' file or standard output if it has them.
+func (s *Session) resultsOut() io.Writer {
+	if vec := output.BuffersOf(s.res.w); vec != nil {
+		return vectoredOut{s.out, s.outs, vec}
+	}
+	return s.out
 }
 
 // writer is a result writer in the session's format: a table is expanded

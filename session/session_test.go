@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,10 +27,16 @@ import (
 func newSession(t *testing.T, opts ...session.Option) (s *session.Session, stdout, stderr *bytes.Buffer) {
 	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	return newSessionTo(t, stdout, stderr, opts...), stdout, stderr
+}
+
+// newSessionTo is newSession writing to stdout and stderr.
+func newSessionTo(t *testing.T, stdout, stderr io.Writer, opts ...session.Option) *session.Session {
+	t.Helper()
 	opts = append([]session.Option{
 		session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig())),
 	}, opts...)
-	s = session.New(stdout, stderr, opts...)
+	s := session.New(stdout, stderr, opts...)
 	if err := s.Set("timing", "off"); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,7 @@ func newSession(t *testing.T, opts ...session.Option) (s *session.Session, stdou
 	if err := s.Set("workers", "1"); err != nil {
 		t.Fatal(err)
 	}
-	return s, stdout, stderr
+	return s
 }
 
 func exec(t *testing.T, s *session.Session, text string) error {

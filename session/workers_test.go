@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -15,6 +18,21 @@ import (
 	"github.com/sase-cep/sase/session"
 )
 
+// workersGen makes the streams of the workers' tests.
+var workersGen = "GENERATE STOCKS AS walk WITH (events = 20000, symbols = 5, increase_probability = 55, max_price = 200); " +
+	"GENERATE STOCKS AS uniform WITH (events = 40000); "
+
+// workersQueries are TestWorkersOutput's, on workersGen's streams.
+var workersQueries = []struct{ name, query string }{
+	{"partitioned", "PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] AND a.price > 100 AND b.price > a.price AND c.price > b.price WITHIN 20;"},
+	{"partitioned, RETURN", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price + 2 WITHIN 10 RETURN a.symbol, a.ts, b.price - a.price AS up;"},
+	{"partitioned, negation", "PATTERN SEQ(stock a, !stock n, stock b) FROM walk WHERE [symbol] AND b.price > a.price AND n.price > b.price WITHIN 8;"},
+	{"segmented", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WHERE a.price > 80 AND c.price < 20 WITHIN 60;"},
+	{"segmented, RETURN", "PATTERN SEQ(stock1 a, !stock2 n, stock3 c) FROM uniform WHERE a.price > 90 WITHIN 30 RETURN a.ts, c.ts, c.price;"},
+	{"run-time error", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price / (a.ts - 15011) > 0 WITHIN 5;"},
+	{"run-time error, segmented", "PATTERN SEQ(stock1 a, stock2 b) FROM uniform WHERE a.ts > 20000 AND b.price / (a.ts % 997) > 0 WITHIN 20;"},
+}
+
 // TestWorkersOutput runs partitioned and segmented queries through the
 // session in the formats whose rows the workers encode (jsonl, csv) or
 // count, and in a table (the merge's rows): the output, to the byte, and
@@ -24,21 +42,10 @@ import (
 // (the first in stream order). With order = 'any' the matches are the
 // same multiset.
 func TestWorkersOutput(t *testing.T) {
-	gen := "GENERATE STOCKS AS walk WITH (events = 20000, symbols = 5, increase_probability = 55, max_price = 200); " +
-		"GENERATE STOCKS AS uniform WITH (events = 40000); "
-	queries := []struct{ name, query string }{
-		{"partitioned", "PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] AND a.price > 100 AND b.price > a.price AND c.price > b.price WITHIN 20;"},
-		{"partitioned, RETURN", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price + 2 WITHIN 10 RETURN a.symbol, a.ts, b.price - a.price AS up;"},
-		{"partitioned, negation", "PATTERN SEQ(stock a, !stock n, stock b) FROM walk WHERE [symbol] AND b.price > a.price AND n.price > b.price WITHIN 8;"},
-		{"segmented", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WHERE a.price > 80 AND c.price < 20 WITHIN 60;"},
-		{"segmented, RETURN", "PATTERN SEQ(stock1 a, !stock2 n, stock3 c) FROM uniform WHERE a.price > 90 WITHIN 30 RETURN a.ts, c.ts, c.price;"},
-		{"run-time error", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price / (a.ts - 15011) > 0 WITHIN 5;"},
-		{"run-time error, segmented", "PATTERN SEQ(stock1 a, stock2 b) FROM uniform WHERE a.ts > 20000 AND b.price / (a.ts % 997) > 0 WITHIN 20;"},
-	}
 	run := func(t *testing.T, settings, query string) (string, string, error) {
 		t.Helper()
 		s, stdout, stderr := newSession(t)
-		if err := exec(t, s, gen+settings); err != nil {
+		if err := exec(t, s, workersGen+settings); err != nil {
 			t.Fatal(err)
 		}
 		stdout.Reset()
@@ -47,7 +54,7 @@ func TestWorkersOutput(t *testing.T) {
 		return stdout.String(), stderr.String(), err
 	}
 	split := 0
-	for _, q := range queries {
+	for _, q := range workersQueries {
 		for _, format := range []string{"jsonl", "csv", "count", "table"} {
 			for _, limit := range []string{"0", "1", "777"} {
 				set := "SET format = " + format + "; SET limit = " + limit + "; "
@@ -177,6 +184,55 @@ func TestWorkersAuto(t *testing.T) {
 		got := regexp.MustCompile(`(?m)^Parallel: .*\n`).FindString(stdout.String())
 		if got != c.want {
 			t.Errorf("%d events, %s %s: split %q, want %q", c.events, c.settings, c.explain, got, c.want)
+		}
+	}
+}
+
+// TestWorkersOutputFile: results that go to a file, as standard output or
+// \o's, which takes a split run's rows in vectored writes (writev on
+// Linux), are those that one worker writes to a buffer, to the byte, after
+// what the session wrote before them (SHOW STREAMS), for 1, 2 and 7
+// workers, in the formats whose rows the workers encode, with limits.
+func TestWorkersOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, q := range workersQueries {
+		for _, format := range []string{"jsonl", "csv"} {
+			for _, limit := range []string{"0", "777"} {
+				set := "SET format = " + format + "; SET limit = " + limit + "; SET workers = 1; "
+				s, stdout, _ := newSession(t)
+				if err := exec(t, s, workersGen+set); err != nil {
+					t.Fatal(err)
+				}
+				stdout.Reset()
+				err1 := exec(t, s, "SHOW STREAMS; "+q.query)
+				want := stdout.String()
+				for _, workers := range []string{"1", "2", "7"} {
+					settings := set + "SET workers = " + workers + "; "
+					for _, via := range []string{"stdout", `\o`} {
+						name := filepath.Join(dir, "out")
+						f, err := os.Create(name)
+						if err != nil {
+							t.Fatal(err)
+						}
+						s := newSessionTo(t, f, io.Discard)
+						script := workersGen + settings + "SHOW STREAMS; " + q.query
+						if via == `\o` {
+							s = newSessionTo(t, io.Discard, io.Discard)
+							script = workersGen + settings + `\o ` + name + "\nSHOW STREAMS; " + q.query + "\n\\o\n"
+						}
+						err = exec(t, s, script)
+						f.Close()
+						got, rerr := os.ReadFile(name)
+						if rerr != nil {
+							t.Fatal(rerr)
+						}
+						if string(got) != want || (err == nil) != (err1 == nil) {
+							t.Errorf("%s, %s, limit %s, %s workers, to a file (%s): %d bytes (%q...), %v; to a buffer %d bytes (%q...), %v",
+								q.name, format, limit, workers, via, len(got), head(string(got)), err, len(want), head(want), err1)
+						}
+					}
+				}
+			}
 		}
 	}
 }
