@@ -158,8 +158,9 @@ func TestMeasureIO(t *testing.T) {
 }
 
 // TestMedian checks which run median reports, and how many it makes: a
-// short run is repeated to three and the middle one kept; a long run, a
-// run cut by the limit, or an error stops the repeats.
+// short run is repeated to three, a very short one to eleven, and the
+// middle one kept; a long run, a run cut by the limit, or an error stops
+// the repeats.
 func TestMedian(t *testing.T) {
 	ms := time.Millisecond
 	fail := errors.New("boom")
@@ -171,10 +172,12 @@ func TestMedian(t *testing.T) {
 		calls int
 	}{
 		{"short: the middle of three", []Result{{Elapsed: 30 * ms}, {Elapsed: 10 * ms}, {Elapsed: 20 * ms}}, -1, Result{Elapsed: 20 * ms}, 3},
+		{"very short: the middle of eleven", []Result{{Elapsed: 5 * ms}, {Elapsed: 9 * ms}, {Elapsed: 1 * ms}, {Elapsed: 30 * ms}, {Elapsed: 2 * ms},
+			{Elapsed: 8 * ms}, {Elapsed: 3 * ms}, {Elapsed: 7 * ms}, {Elapsed: 4 * ms}, {Elapsed: 6 * ms}, {Elapsed: 10 * ms}}, -1, Result{Elapsed: 6 * ms}, 11},
 		{"long: one run", []Result{{Elapsed: 2 * time.Second}}, -1, Result{Elapsed: 2 * time.Second}, 1},
 		{"cut first", []Result{{Elapsed: 5 * ms, Stopped: true}}, -1, Result{Elapsed: 5 * ms, Stopped: true}, 1},
-		{"cut second", []Result{{Elapsed: 5 * ms}, {Elapsed: 7 * ms, Stopped: true}}, -1, Result{Elapsed: 7 * ms, Stopped: true}, 2},
-		{"error second", []Result{{Elapsed: 5 * ms}, {}}, 1, Result{}, 2},
+		{"cut second", []Result{{Elapsed: 25 * ms}, {Elapsed: 7 * ms, Stopped: true}}, -1, Result{Elapsed: 7 * ms, Stopped: true}, 2},
+		{"error second", []Result{{Elapsed: 25 * ms}, {}}, 1, Result{}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0

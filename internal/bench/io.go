@@ -127,7 +127,7 @@ type IOCase struct {
 func runIO(w io.Writer) ([]IOCase, error) {
 	var out []IOCase
 	fmt.Fprintln(w, "== io (W1's matches written to a byte counter, engine time included; 1M stock rows loaded from memory;")
-	fmt.Fprintf(w, "   a run under %s is the median of %d; page faults are fewer than a fresh process's where memory freed by a run before is reused)\n", medianUnder, medianOf)
+	fmt.Fprintf(w, "   %s; page faults are fewer than a fresh process's where memory freed by a run before is reused)\n", medianNote)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\trows\tbytes\ttime\trows/s\tbytes/s\trows/CPU-s\tfaults\tbytes/event\t")
 	row := func(name string, r IOResult) {

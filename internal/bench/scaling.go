@@ -55,7 +55,7 @@ func (r ScalingResult) NsPerItem() float64 {
 // runScaling prints the scaling table, a row as each run ends, on the
 // auto engine and the uniform stock stream, and returns the runs.
 func runScaling(w io.Writer, g ScalingGrid, limit time.Duration) ([]ScalingResult, error) {
-	fmt.Fprintf(w, "== scaling (auto engine, uniform stocks; time limit %s per run; a run under %s is the median of %d; CPU per event + match is flat when time is linear in events + matches)\n", limit, medianUnder, medianOf)
+	fmt.Fprintf(w, "== scaling (auto engine, uniform stocks; time limit %s per run; %s; CPU per event + match is flat when time is linear in events + matches)\n", limit, medianNote)
 	widths := []int{len("selective (no matches)"), 9, 7, 11, 8, 8, 17, 8}
 	row := tableRow(w, widths)
 	if err := row("query", "events", "W", "matches", "time", "CPU", "CPU/(event+match)", "events/s"); err != nil {
