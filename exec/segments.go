@@ -67,10 +67,10 @@ var (
 const resultsInFlight = 8
 
 // encodedInFlight is how many more results of encoded rows (Chunks, in
-// results of resultBytes) a segment sends without waiting on the merge,
-// and each worker keeps for reuse: a segment's output waits for the
+// results of resultBytes: 32 MiB) a segment sends without waiting on the
+// merge, and each worker keeps for reuse: a segment's output waits for the
 // segments before it, so the results of the segments in flight are many.
-const encodedInFlight = 256
+const encodedInFlight = 64
 
 // segment is one time segment of a segmented run.
 type segment struct {
