@@ -161,6 +161,19 @@ type rset struct {
 	bufs []rbuf
 }
 
+// release empties s's buffers, keeping their arrays, so that s holds no
+// event while it waits for reuse (reseed).
+func (s *rset) release() {
+	for i := range s.bufs {
+		b := &s.bufs[i]
+		clear(b.evs)
+		for k := range b.cols {
+			b.cols[k] = b.cols[k][:0]
+		}
+		*b = rbuf{evs: b.evs[:0], ts: b.ts[:0], cols: b.cols, spans: b.spans[:0]}
+	}
+}
+
 func (s *rset) empty() bool {
 	for i := range s.bufs {
 		if len(s.bufs[i].live()) > 0 {
@@ -259,6 +272,7 @@ func newEventCache(r *runner, op *planner.EventCache, qf *queryFilter, pending *
 	if op.Partition != nil {
 		c.parts = &partitions[rset]{}
 		c.parts.init(c.newSet(), c.seed, op.HasWindow, op.Window)
+		c.parts.reuse = c.reseed
 	}
 	return c
 }
@@ -275,13 +289,19 @@ func (c *eventCache) newSet() *rset {
 // attribute.
 func (c *eventCache) seed(wild *rset) *rset {
 	s := c.newSet()
+	c.reseed(wild, s)
+	return s
+}
+
+// reseed starts s, a new partition's set, empty (new, or released by a
+// sweep), with the live events of wild.
+func (c *eventCache) reseed(wild, s *rset) {
 	for i := range s.bufs {
 		w := &wild.bufs[i]
 		for k := w.head; k < len(w.evs); k++ {
 			s.bufs[i].pushFrom(w, k)
 		}
 	}
-	return s
 }
 
 // readAhead reads ev's value in the slot touch, whatever ev's type: the
@@ -468,15 +488,21 @@ func (c *eventCache) advanceHeld(now int64) {
 	if c.op.Partition == nil || !c.parts.sweepDue(now) {
 		return
 	}
-	sweep := func(s *rset) bool {
+	prune := func(s *rset) bool {
 		for i := range s.bufs {
 			s.bufs[i].prune(c.minTS)
 		}
 		return !s.empty()
 	}
-	sweep(c.global)
-	sweep(c.parts.wild)
-	c.parts.sweep(sweep)
+	prune(c.global)
+	prune(c.parts.wild)
+	c.parts.sweep(func(s *rset) bool {
+		if prune(s) {
+			return true
+		}
+		s.release()
+		return false
+	})
 }
 
 // setFor returns the buffer set a trigger was searched in, and whether it
