@@ -493,19 +493,12 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 // the same stacks, so the copy keeps them valid.
 func (s *aisSSC) clonePartition(from *partition) *partition {
 	p := s.newPartition()
-	for j, st := range from.stacks {
-		p.stacks[j] = aisStack{buf: slices.Clone(st.items()), base: st.base}
-	}
-	for j, counts := range from.multi {
-		for k, n := range counts {
-			p.multi[j][k] = n
-		}
-	}
+	s.reseed(from, p)
 	return p
 }
 
-// reseed makes p, a partition a sweep emptied (release), the partition
-// of a new value, as clonePartition would, in p's arrays.
+// reseed starts p, a new value's partition, empty (new, or emptied by a
+// sweep: release), with from's instances and counts, in p's arrays.
 func (s *aisSSC) reseed(from, p *partition) {
 	for j, st := range from.stacks {
 		p.stacks[j] = aisStack{buf: append(p.stacks[j].buf, st.items()...), base: st.base}
