@@ -17,6 +17,12 @@ import (
 // and that Attrs or a value copied out keep theirs after the events are
 // gone: under frequent collections, with garbage reusing freed memory.
 func TestArenaStrings(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprintf("live=%v", live), func(t *testing.T) { testArenaStrings(t, live) })
+	}
+}
+
+func testArenaStrings(t *testing.T, live bool) {
 	defer debug.SetGCPercent(debug.SetGCPercent(1))
 	text := func(i int) string {
 		return fmt.Sprintf("s%d-%s", i, strings.Repeat("x", i%40)) + strings.Repeat("long", (i%500)/499*5000)
@@ -24,6 +30,11 @@ func TestArenaStrings(t *testing.T) {
 	// An arena each for the events kept, the Attrs kept and the values
 	// copied out, so that none keeps another's blocks.
 	var arenas [3]Arena
+	if live {
+		for i := range arenas {
+			arenas[i].Live()
+		}
+	}
 	var events []*Event
 	var copied []Value
 	var attrs [][]Value
@@ -162,7 +173,16 @@ func TestSetNumber(t *testing.T) {
 // at consecutive addresses, never overlapping what was handed out before
 // (events or values), and that events after it come from the same blocks.
 func TestArenaRun(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprintf("live=%v", live), func(t *testing.T) { testArenaRun(t, live) })
+	}
+}
+
+func testArenaRun(t *testing.T, live bool) {
 	var a Arena
+	if live {
+		a.Live()
+	}
 	var handed, between []*Event
 	total := 0
 	for i, tc := range []struct{ limit, n int }{
@@ -234,6 +254,48 @@ func TestArenaGrowth(t *testing.T) {
 	}
 	if e := b.Event(arenaValues << valueGrowth * 2); len(e.Attrs) != arenaValues<<valueGrowth*2 {
 		t.Fatalf("an event of more attrs than a block: %d attrs", len(e.Attrs))
+	}
+}
+
+// TestArenaLive checks that a live arena hands out each event and its
+// values from one block (what holds the event holds them), of one small
+// size however many events it hands out, with none allocated ahead, and
+// that an event of more values than a block gets a block its size.
+func TestArenaLive(t *testing.T) {
+	var a Arena
+	a.Live()
+	inBlock := func(e *Event) {
+		t.Helper()
+		if len(e.Attrs) == 0 {
+			return
+		}
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(a.events)))
+		end := uintptr(unsafe.Pointer(unsafe.SliceData(a.values))) + uintptr(len(a.values)*valueSize)
+		p, q := uintptr(unsafe.Pointer(e)), uintptr(unsafe.Pointer(unsafe.SliceData(e.Attrs)))
+		if p < base || p >= base+uintptr(arenaEvents*eventSize) || q < base+uintptr(arenaEvents*eventSize) || q+uintptr(len(e.Attrs)*valueSize) > end {
+			t.Fatalf("event at %#x, attrs at %#x: not in the block [%#x, %#x)", p, q, base, end)
+		}
+	}
+	for i := range 5 * arenaEvents {
+		n := []int{4, 0, 9, 4}[i%4]
+		if i%3 == 0 {
+			run := a.Run(7, n)
+			for k := range run {
+				inBlock(&run[k])
+			}
+			continue
+		}
+		inBlock(a.Event(n))
+		if len(a.events) != arenaEvents || len(a.values) > arenaValues {
+			t.Fatalf("a block of %d events and %d values, want %d and at most %d", len(a.events), len(a.values), arenaEvents, arenaValues)
+		}
+	}
+	if a.nextEvents != nil || a.nextValues != nil {
+		t.Fatal("a live arena allocated blocks ahead")
+	}
+	big := 4 * arenaValues
+	if e := a.Event(big); len(e.Attrs) != big || len(a.values) != big {
+		t.Fatalf("an event of %d values: %d attrs, a block of %d values", big, len(e.Attrs), len(a.values))
 	}
 }
 

@@ -412,6 +412,9 @@ func withTime(src Source, c Config) (Source, error) {
 			s.clock = c.Clock
 		}
 	}
+	if src.Live() {
+		d.b.arena.Live()
+	}
 	if !o.reorders(src.Live()) && o.Late == "" {
 		return src, nil
 	}
