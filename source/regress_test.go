@@ -408,3 +408,26 @@ func TestGenerateMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedTypeKeepsHeader is issue 29's on_error bug: a type whose
+// every line is rejected still has the header's columns as attributes,
+// on the fast path and on encoding/csv's (a quoted cell).
+func TestSkippedTypeKeepsHeader(t *testing.T) {
+	for _, data := range []string{
+		"type,ts,vol\nA,2,1\nD,1,3\n",     // a ts that goes back
+		"type,ts,vol\nA,2,1\nD,x,3\n",     // a ts that does not parse
+		"type,ts,vol\nA,2,1\n\"D\",1,3\n", // quoted: not the fast path
+	} {
+		s, err := LoadCSV(strings.NewReader(data), "r.csv", Options{SkipBad: true})
+		if err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+		d, ok := s.Schema.TypeID("D")
+		if !ok {
+			t.Fatalf("%q: no type D", data)
+		}
+		if got := fmt.Sprint(s.Schema.AttrsOf(d)); got != "[vol]" {
+			t.Errorf("%q: D has attributes %s, want [vol]", data, got)
+		}
+	}
+}
