@@ -431,3 +431,21 @@ func TestSkippedTypeKeepsHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONArrayNotedOnce is issue 29's array: a line with an array loads
+// (the array a string of its JSON text), and the load says so once.
+func TestJSONArrayNotedOnce(t *testing.T) {
+	var notes []string
+	data := `{"type":"A","ts":1,"tags":["a", 1]}` + "\n" + `{"type":"A","ts":2,"tags":[]}` + "\n" + `{"type":"A","ts":3,"x":[2]}` + "\n"
+	s, err := LoadJSONL(strings.NewReader(data), "a.jsonl", Options{Notes: &notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(s); got != "0 A@1 tags=[\"a\",1]:string\n1 A@2 tags=[]:string\n2 A@3 x=[2]:string\n" {
+		t.Errorf("events:\n%s", got)
+	}
+	want := `a.jsonl:1: key "tags" holds a JSON array: it is kept as its JSON text, a string attribute (this and any other array of the stream)`
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes = %q, want [%q]", notes, want)
+	}
+}
