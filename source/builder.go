@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -103,9 +104,11 @@ type builder struct {
 	mode     tsMode
 	prevTS   int64
 	hasPrev  bool
-	prevText []byte // a copy (text is often a view of a read buffer), unless prevInt
-	prevInt  bool   // the previous timestamp was written as prevTS is rendered
-	cut      bool   // a timestamp lost digits below the tick: noted once
+	prevText []byte    // a copy (text is often a view of a read buffer), unless prevInt
+	prevInt  bool      // the previous timestamp was written as prevTS is rendered
+	cut      bool      // a timestamp lost digits below the tick: noted once
+	array    bool      // a JSON array was kept as its text: noted once
+	notes    io.Writer // a live source's notes, when opts.Notes is nil
 
 	// The type of the previous row: consecutive rows often share a type, and
 	// a string compare is cheaper than a map lookup.
@@ -297,12 +300,32 @@ func wallClock(text string) (time.Time, bool) {
 // tick, which loading drops: two events closer than a tick become
 // concurrent. Never silent.
 func (b *builder) noteCut(t time.Time, tick time.Duration, text string, line int) {
-	if b.cut || b.opts.Notes == nil || t.Sub(t.Truncate(tick)) == 0 {
+	if b.cut || t.Sub(t.Truncate(tick)) == 0 {
 		return
 	}
 	b.cut = true
-	*b.opts.Notes = append(*b.opts.Notes, fmt.Sprintf("%s:%d: timestamp %s is finer than the stream's tick (%s): timestamps are cut to it, so events closer than %s become concurrent",
-		b.file, line, text, tick, tick))
+	b.note(line, "timestamp %s is finer than the stream's tick (%s): timestamps are cut to it, so events closer than %s become concurrent", text, tick, tick)
+}
+
+// noteArray notes, once, that a JSON array was kept as its JSON text.
+func (b *builder) noteArray(key []byte, line int) {
+	if b.array {
+		return
+	}
+	b.array = true
+	b.note(line, "key %q holds a JSON array: it is kept as its JSON text, a string attribute (this and any other array of the stream)", key)
+}
+
+// note says what loading changed in the data without failing: into
+// opts.Notes for a LOAD, else on a live source's error writer.
+func (b *builder) note(line int, format string, args ...any) {
+	text := fmt.Sprintf("%s:%d: ", b.file, line) + fmt.Sprintf(format, args...)
+	switch {
+	case b.opts.Notes != nil:
+		*b.opts.Notes = append(*b.opts.Notes, text)
+	case b.notes != nil:
+		fmt.Fprintf(b.notes, "warning: %s\n", text)
+	}
 }
 
 func floorDiv(a, b int64) int64 {

@@ -276,11 +276,13 @@ func (l *csvLayout) event(b *builder, rec [][]byte, line int) (*event.Event, err
 	if err != nil {
 		return nil, err
 	}
+	// Declared before the ts is checked: a type whose every line is
+	// rejected (on_error = 'skip') still has the header's attributes.
+	l.declare(b, typ)
 	ts, err := b.timestamp(rec[l.tsCol], line)
 	if err != nil {
 		return nil, err
 	}
-	l.declare(b, typ)
 	e := b.arena.Event(l.nslots)
 	e.Type, e.TS = typ, ts
 	for j, c := range l.attrCols {

@@ -236,13 +236,13 @@ func (l *csvLayout) fastEvent(b *builder, text []byte, comma byte, line int) (_ 
 		b.unfresh(e)
 		return nil, true, err
 	}
+	if typ >= len(l.declared) || !l.declared[typ] {
+		l.declare(b, typ) // before the ts is checked, as in event
+	}
 	ts, err := b.fastTS(f.tsPlain, f.tsInt, tsText, line)
 	if err != nil {
 		b.unfresh(e)
 		return nil, true, err
-	}
-	if typ >= len(l.declared) || !l.declared[typ] {
-		l.declare(b, typ)
 	}
 	e.Type, e.TS, e.Seq = typ, ts, 0
 	return e, true, nil

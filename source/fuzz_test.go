@@ -30,6 +30,8 @@ var reproducers = []string{
 	"{\"type\":\"A\",\"ts\":1,\"s\":\"x\xffy\"}\n",
 	"{\"type\":\"A\",\"ts\":1,\"f\":1e400,\"g\":1.0,\"n\":null}\n",
 	"type,ts,i,f,b,s\nA,1,-7,2.50,true,\n",
+	"type,ts,vol\nA,2,1\nD,1,3\n", // issue 29: D's only line rejected
+	"{\"type\":\"A\",\"ts\":1,\"a\":[1, [\"x\\u00e9\", {\"k\": null}]],\"o\":{\"b\":[]}}\n{\"type\":\"A\",\"ts\":2,\"a\":[1,\n", // issue 29: arrays
 }
 
 // fuzzOptions keep lines short, so that the limit is reached too.

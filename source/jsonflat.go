@@ -1,6 +1,9 @@
 package source
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -34,7 +37,8 @@ const (
 	flatTrue
 	flatFalse
 	flatNull
-	flatNested // an object or array, of which only the opening is read
+	flatNested // an object, of which only the opening is read
+	flatArray  // an array, read whole: its text compacted (no spaces)
 )
 
 // flatValue is a scalar, or the opening of a nested value.
@@ -68,6 +72,8 @@ func (v flatValue) value() event.Value {
 		// and ParseFloat then returns ±Inf, which we keep.
 		f, _ := strconv.ParseFloat(string(v.text), 64)
 		return event.FloatValue(f)
+	case flatArray:
+		return event.StringValue(validUTF8(string(v.text)))
 	case flatTrue:
 		return event.BoolValue(true)
 	case flatFalse:
@@ -178,11 +184,35 @@ func (s *flatScanner) value() (flatValue, error) {
 		return s.literal("false", flatFalse)
 	case c == 'n':
 		return s.literal("null", flatNull)
-	case c == '{' || c == '[':
+	case c == '{':
 		s.pos++
 		return flatValue{flatNested, s.data[s.pos-1 : s.pos]}, nil
+	case c == '[':
+		return s.array()
 	}
 	return flatValue{}, s.unexpected("looking for beginning of value")
+}
+
+// array reads an array whole, with encoding/json: arrays are rare, and
+// kept as their text (compacted: a string attribute, not a value to
+// take apart).
+func (s *flatScanner) array() (flatValue, error) {
+	dec := json.NewDecoder(bytes.NewReader(s.data[s.pos:]))
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return flatValue{}, &flatError{s.pos + int(se.Offset) - 1, se.Error()}
+	case err != nil: // the line ends within the array
+		return flatValue{}, &flatError{len(s.data), "unexpected end of line in array"}
+	}
+	s.pos += int(dec.InputOffset())
+	s.valBuf = s.valBuf[:0]
+	buf := bytes.NewBuffer(s.valBuf)
+	json.Compact(buf, raw) // valid: Decode read it
+	s.valBuf = buf.Bytes()
+	return flatValue{flatArray, s.valBuf}, nil
 }
 
 func (s *flatScanner) number() (flatValue, error) {

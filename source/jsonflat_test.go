@@ -68,26 +68,41 @@ func refMembers(line []byte) ([]string, error) {
 		if err != nil {
 			return out, err
 		}
-		tok, err := dec.Token()
-		if err != nil {
+		// A value read whole: a nested object's opening ends the
+		// members, an array is its compacted text.
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return out, err
 		}
 		var v event.Value
-		switch tok := tok.(type) {
-		case json.Delim:
-			return append(out, fmt.Sprintf("%q=%s", key, tok)), nil
-		case json.Number:
-			lit := tok.String()
-			if i, err := strconv.ParseInt(lit, 10, 64); err == nil && !strings.ContainsAny(lit, ".eE") {
-				v = event.IntValue(i)
-			} else {
-				f, _ := strconv.ParseFloat(lit, 64)
-				v = event.FloatValue(f)
+		switch raw[0] {
+		case '{':
+			return append(out, fmt.Sprintf("%q={", key)), nil
+		case '[':
+			var buf bytes.Buffer
+			json.Compact(&buf, raw)
+			v = event.StringValue(validUTF8(buf.String()))
+		default:
+			vd := json.NewDecoder(bytes.NewReader(raw))
+			vd.UseNumber()
+			var tok any
+			if err := vd.Decode(&tok); err != nil {
+				return out, err
 			}
-		case string:
-			v = event.StringValue(tok)
-		case bool:
-			v = event.BoolValue(tok)
+			switch tok := tok.(type) {
+			case json.Number:
+				lit := tok.String()
+				if i, err := strconv.ParseInt(lit, 10, 64); err == nil && !strings.ContainsAny(lit, ".eE") {
+					v = event.IntValue(i)
+				} else {
+					f, _ := strconv.ParseFloat(lit, 64)
+					v = event.FloatValue(f)
+				}
+			case string:
+				v = event.StringValue(tok)
+			case bool:
+				v = event.BoolValue(tok)
+			}
 		}
 		out = append(out, member(key.(string), v))
 	}
@@ -138,9 +153,12 @@ var flatCases = []struct {
 	{"invalid UTF-8 replaced", "{\"s\":\"a\xffb\xc3\",\"t\":\"\xed\xa0\x80\"}", "\"s\"=\"a\ufffdb\ufffd\" \"t\"=\"\ufffd\ufffd\ufffd\""},
 	{"escaped key", `{"k\u0065y":1,"":2}`, `"key"=1:int ""=2:int`},
 	{"nested object", `{"a":1,"o":{"x":1}}`, `"a"=1:int "o"={`},
-	{"nested array", `{"o":[`, `"o"=[`},
+	{"array kept as its text", `{"o":[ 1, "a" , {"b":[true, null]} ],"p":2}`, `"o"="[1,\"a\",{\"b\":[true,null]}]" "p"=2:int`},
+	{"empty array", `{"o":[]}`, `"o"="[]"`},
+	{"unclosed array", `{"o":[1,`, `!col 9: unexpected end of line in array`},
+	{"bad array", `{"o":[1 2]}`, `!col 9: invalid character '2' after array element`},
 
-	{"not an object: array", `[1]`, `!not an object: [`},
+	{"not an object: array", `[1]`, `!not an object: [1]`},
 	{"not an object: string", `"s\n"`, `!not an object: "s\n"`},
 	{"not an object: number", `-1.5`, `!not an object: -1.5`},
 	{"not an object: null", `null`, `!not an object: null`},

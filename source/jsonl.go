@@ -18,7 +18,8 @@ import (
 // keys seen with it): a number is an int when written as an integer literal
 // that fits int64, else a float; strings and bools are kept; null is an
 // absent attribute; a nested object's members are attributes named by their
-// dotted path ({"geo": {"city": "Oslo"}} has geo.city); arrays are an error.
+// dotted path ({"geo": {"city": "Oslo"}} has geo.city); an array is kept as
+// its JSON text (compacted), a string, noted once (Options.Notes).
 //
 // An empty input is an empty stream. Errors give name and line (and, for
 // malformed JSON, the column); on any error the stream is nil.
@@ -421,10 +422,7 @@ func (rec *jsonRecord) parseGeneral(text []byte, b *builder, line int) error {
 		}
 		if v.kind == flatNested {
 			if k := string(key); k == typeKey || k == tsKey {
-				return b.errorf(line, "key %q holds an object or array: the type must be a string, the timestamp a number or string", key)
-			}
-			if v.text[0] == '[' {
-				return b.errorf(line, "key %q: arrays are not supported (attributes are numbers, strings or bools; a nested object's keys become dotted attributes such as geo.city)", key)
+				return b.errorf(line, "key %q holds an object: the type must be a string, the timestamp a number or string", key)
 			}
 			// A nested object: its members are attributes named by their path.
 			rec.levels = append(rec.levels, len(rec.prefix))
@@ -450,6 +448,9 @@ func (rec *jsonRecord) parseGeneral(text []byte, b *builder, line int) error {
 			}
 			rec.ts, rec.hasTS = append(rec.ts, v.text...), true
 		default:
+			if v.kind == flatArray {
+				b.noteArray(key, line)
+			}
 			slot := rec.slot(b, key, len(rec.slots))
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)

@@ -31,7 +31,8 @@ var jsonlCases = []loadCase{
 	{name: "null line", in: `null`, wantErr: `data.jsonl:1: want a JSON object, found null`},
 	{name: "type null", in: `{"type":null,"ts":1}`, wantErr: `data.jsonl:1: type key "type" must be a string, found null`},
 	{name: "type float", in: `{"type":1.50,"ts":1}`, wantErr: `data.jsonl:1: type key "type" must be a string, found 1.50`},
-	{name: "type nested", in: `{"type":{},"ts":1}`, wantErr: `data.jsonl:1: key "type" holds an object or array: the type must be a string`},
+	{name: "type nested", in: `{"type":{},"ts":1}`, wantErr: `data.jsonl:1: key "type" holds an object: the type must be a string`},
+	{name: "type array", in: `{"type":["A"],"ts":1}`, wantErr: `data.jsonl:1: type key "type" must be a string, found ["A"]`},
 	{name: "ts bool", in: `{"type":"A","ts":true}`, wantErr: `data.jsonl:1: timestamp key "ts" must be an integer or an RFC 3339 string, found true`},
 	{name: "ts null", in: `{"type":"A","ts":null}`, wantErr: `data.jsonl:1: timestamp key "ts" must be an integer or an RFC 3339 string, found null`},
 	{name: "exponent ts", in: `{"type":"A","ts":1e3}`, wantErr: `data.jsonl:1: bad timestamp "1e3"`},
@@ -41,7 +42,7 @@ var jsonlCases = []loadCase{
 	{name: "duplicate escaped key", in: `{"type":"A","ts":1,"x":1,"\u0078":2}`, wantErr: `data.jsonl:1: duplicate key "x"`},
 	{name: "same key on the next line is no duplicate", in: "{\"type\":\"A\",\"ts\":1,\"x\":1}\n{\"type\":\"A\",\"ts\":1,\"x\":2,\"x\":3}",
 		wantErr: `data.jsonl:2: duplicate key "x"`},
-	{name: "nested is reported before a later error", in: `{"type":"A","ts":1,"o":[1,"x":1,,`, wantErr: `data.jsonl:1: key "o": arrays are not supported`},
+	{name: "a bad array is malformed JSON", in: `{"type":"A","ts":1,"o":[1,"x":1,,`, wantErr: `data.jsonl:1: invalid character ':' after array element at column 30`},
 	{name: "byte order mark", in: "\ufeff{\"type\":\"A\",\"ts\":1}", wantErr: `data.jsonl:1: invalid character '\ufeff' looking for beginning of value at column 1`},
 }
 

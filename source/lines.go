@@ -83,6 +83,7 @@ func newLineSource(url string, c Config, run Transport, release func()) (*lineSo
 	}
 	s := &lineSource{url: url, name: c.Name, format: format, errs: c.Errors, run: run}
 	s.b = newBuilder(c.Name, c.Options)
+	s.b.notes = c.Errors
 	s.release = release
 	s.report = reporter{w: c.Errors, now: time.Now}
 	return s, nil

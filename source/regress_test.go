@@ -408,3 +408,44 @@ func TestGenerateMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedTypeKeepsHeader is issue 29's on_error bug: a type whose
+// every line is rejected still has the header's columns as attributes,
+// on the fast path and on encoding/csv's (a quoted cell).
+func TestSkippedTypeKeepsHeader(t *testing.T) {
+	for _, data := range []string{
+		"type,ts,vol\nA,2,1\nD,1,3\n",     // a ts that goes back
+		"type,ts,vol\nA,2,1\nD,x,3\n",     // a ts that does not parse
+		"type,ts,vol\nA,2,1\n\"D\",1,3\n", // quoted: not the fast path
+	} {
+		s, err := LoadCSV(strings.NewReader(data), "r.csv", Options{SkipBad: true})
+		if err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+		d, ok := s.Schema.TypeID("D")
+		if !ok {
+			t.Fatalf("%q: no type D", data)
+		}
+		if got := fmt.Sprint(s.Schema.AttrsOf(d)); got != "[vol]" {
+			t.Errorf("%q: D has attributes %s, want [vol]", data, got)
+		}
+	}
+}
+
+// TestJSONArrayNotedOnce is issue 29's array: a line with an array loads
+// (the array a string of its JSON text), and the load says so once.
+func TestJSONArrayNotedOnce(t *testing.T) {
+	var notes []string
+	data := `{"type":"A","ts":1,"tags":["a", 1]}` + "\n" + `{"type":"A","ts":2,"tags":[]}` + "\n" + `{"type":"A","ts":3,"x":[2]}` + "\n"
+	s, err := LoadJSONL(strings.NewReader(data), "a.jsonl", Options{Notes: &notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(s); got != "0 A@1 tags=[\"a\",1]:string\n1 A@2 tags=[]:string\n2 A@3 x=[2]:string\n" {
+		t.Errorf("events:\n%s", got)
+	}
+	want := `a.jsonl:1: key "tags" holds a JSON array: it is kept as its JSON text, a string attribute (this and any other array of the stream)`
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes = %q, want [%q]", notes, want)
+	}
+}
