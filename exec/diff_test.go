@@ -68,7 +68,7 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
-// checkWorkers runs the case on engine with 1, 2 and 7 workers and
+// checkWorkers runs the case on engine with 1, 2, 3 and 7 workers and
 // requires the same matches in the same order; it returns how many of the
 // runs split, and how many of those into several time segments. A run
 // split by time cuts the small stream into segments of a few items (by
@@ -80,7 +80,7 @@ func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (
 		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 	}
 	defer exec.SetSegments([]int{1, 2, 3, 5, 8, 40}[seed%6], 0)()
-	for _, workers := range []int{2, 7} {
+	for _, workers := range []int{2, 3, 7} {
 		got, sp, err := runOrdered(c, engine, workers)
 		if err != nil {
 			t.Fatalf("seed %d: %s, %d workers: %v\nquery: %s", seed, engine, workers, err, c.Query)

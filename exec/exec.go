@@ -121,12 +121,21 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		r.stats.Split = &sp
 	}
 	counted := r.countOnly()
+	var items *itemOrder
+	if counted == nil {
+		items = r.holdItems()
+	}
 	start := time.Now()
 	r.begin(start)
 	defer func() {
 		r.end(start)
 		if rec := recover(); rec != nil {
 			err = r.recovered(rec)
+			if items != nil && err != nil {
+				// The matches found at the failing item before it failed,
+				// as a run that holds none emits them.
+				items.flush(&r.stats)
+			}
 		}
 		if counted != nil {
 			counted.Put(nil, int(r.stats.Matches))
@@ -143,12 +152,18 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 			ferr = err
 			return false
 		}
+		if items != nil && !items.flush(&r.stats) {
+			stop()
+		}
 		return true
 	})
 	if ferr != nil {
 		return &r.stats, ferr
 	}
 	r.finish()
+	if items != nil {
+		items.flush(&r.stats)
+	}
 	return &r.stats, nil
 }
 

@@ -1,11 +1,9 @@
 package exec_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -17,59 +15,25 @@ import (
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
-	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
 // runOrdered runs a case on an engine with a number of workers and returns
 // its matches (bindings, as randquery.Matches) in the order it emitted
-// them, and how the run split. With one worker it puts the matches that
-// several partitions complete at one position in partition-key order, the
-// order a partitioned run promises (docs/LANGUAGE.md, workers); the position
-// is the number of stream items read when a match came out, since one run
-// is synchronous.
+// them, and how the run split: the same, in the same order, for any number
+// of workers (docs/LANGUAGE.md, workers).
 func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
 	cq, stream, err := compileCase(c, engine)
 	if err != nil {
 		return nil, runSplit{}, err
 	}
 	split := cq.Split(workers, false)
-	// The partition a parallel run would use; none for a run that does
-	// not split or splits by time, whose order is one run's.
-	sp2 := cq.Split(2, false)
-	by := sp2.By
-	var pos int64
-	one := split.Workers == 1 // a split run reads the stream on another goroutine
-	counted := func(yield func(*event.Event) bool) {
-		for ev := range stream.All() {
-			if one {
-				pos++
-			}
-			if !yield(ev) {
-				return
-			}
-		}
-	}
-	type tagged struct {
-		pos int64
-		key event.Value
-		m   string
-	}
-	var got []tagged
+	var out []string
 	cols := cq.Columns()
-	stats, err := cq.Run(context.Background(), iter.Seq[*event.Event](counted), func(row []sase.Cell) bool {
-		got = append(got, tagged{pos, matchKey(cq.Plan(), by, sp2.Segmented || isRunScan(cq.Plan()), row), randquery.Binding(cols, row)})
+	stats, err := cq.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
+		out = append(out, randquery.Binding(cols, row))
 		return true
 	}, sase.WithWorkers(workers))
-	if one && by != nil {
-		slices.SortStableFunc(got, func(a, b tagged) int {
-			return cmp.Or(cmp.Compare(a.pos, b.pos), exec.CompareKeys(a.key, b.key))
-		})
-	}
-	var out []string
-	for _, g := range got {
-		out = append(out, g.m)
-	}
 	return out, runSplit{split, stats.Segments}, err
 }
 
@@ -120,49 +84,10 @@ func checkCount(t *testing.T, c conformanceCase, engine string, workers, want in
 	}
 }
 
-func isRunScan(p *planner.Plan) bool {
-	_, ok := p.Source.(*planner.RunScan)
-	return ok
-}
-
 // runSplit is how a run split, and into how many time segments.
 type runSplit struct {
 	sase.Split
 	Segments int
-}
-
-// matchKey is the match's value of the partition attribute: its first
-// positive event's that has it, else, if lists, its first closure
-// element's: in a segmented run, or on a run scan, whose runs take a
-// closure's elements as events (a partitioned run's wild worker emits the
-// others' matches whose positive events lack it, as of no partition).
-func matchKey(p *planner.Plan, by *planner.Equiv, lists bool, row []sase.Cell) event.Value {
-	if by == nil {
-		return event.Value{}
-	}
-	kinds := []planner.ColumnKind{planner.ColEvent}
-	if lists {
-		kinds = append(kinds, planner.ColList)
-	}
-	for _, kind := range kinds {
-		for _, c := range p.Components {
-			for i, col := range p.Columns {
-				if col.Comp != c.Index || col.Kind != kind {
-					continue
-				}
-				evs := row[i].List
-				if kind == planner.ColEvent {
-					evs = []*event.Event{row[i].Event}
-				}
-				for _, ev := range evs {
-					if v := by.Value(ev); !v.IsAbsent() {
-						return event.PartitionKey(v)
-					}
-				}
-			}
-		}
-	}
-	return event.Value{}
 }
 
 // TestWorkersOrder runs partitioned queries on streams where many events

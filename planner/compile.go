@@ -140,6 +140,12 @@ func (c *compiler) window(q *ast.Query) {
 				c.errorf(comp.Node, "closure %s is first or last in the pattern and there is no WITHIN", comp.Var)
 			}
 		}
+		if p.Stream.Live && len(comps) == 1 && comps[0].Kind == Single {
+			// One event a match (a filter) spans no time: a window of 0
+			// holds it to that, so that every engine keeps no state.
+			p.HasWindow = true
+			return
+		}
 		if p.Stream.Live {
 			c.errorf(q.Pattern, "a query on live stream %s needs WITHIN, so that its state stays bounded", p.Stream.Name)
 		}

@@ -61,6 +61,8 @@ func TestLiveQueryChecks(t *testing.T) {
 	for _, tt := range []struct{ stmt, err string }{
 		{"LOAD '-' AS s;", ""},
 		{"PATTERN SEQ(A a, B b);", "a query on live stream s needs WITHIN"},
+		{"PATTERN SEQ(A a, !B n);", "a query on live stream s needs WITHIN"},
+		{"PATTERN A a;", ""}, // one event a match: no state to bound
 		{"EXPLAIN ANALYZE PATTERN SEQ(A a, B b) WITHIN 3;", "EXPLAIN ANALYZE needs a loaded stream; s is live"},
 		{"SET engine = basic; PATTERN SEQ(A a, B b) WITHIN 3;", "engine basic does not bound its state by the window"},
 		{"LOAD 'testdata/repl/shelf.csv' WITH (clock = 'wall');", "1:38: clock = 'wall' is for a live stream"},

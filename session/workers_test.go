@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/session"
 )
@@ -232,6 +233,33 @@ func TestWorkersOutputFile(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestWorkersReleasedTogether: the matches that time releases together
+// (a partitioned query with a negated end, released at the stream's end)
+// come in partition-value order, byte for byte the same for 1, 2 and 3
+// workers, on every engine (issue 29's reproducer).
+func TestWorkersReleasedTogether(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.csv")
+	if err := os.WriteFile(path, []byte("type,ts,sym\nS,1,2\nS,2,1\nS,3,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":{"type":"S","ts":2,"seq":1,"sym":1}}
+{"a":{"type":"S","ts":1,"seq":0,"sym":2}}
+{"a":{"type":"S","ts":3,"seq":2,"sym":3}}
+`
+	for _, engine := range sase.EngineNames() {
+		for _, workers := range []string{"1", "2", "3"} {
+			s, stdout, stderr := newSession(t)
+			script := fmt.Sprintf("LOAD '%s' AS s; SET format = jsonl; SET engine = %s; SET workers = %s; PATTERN SEQ(S a, !(S m)) WHERE [sym] WITHIN 10;", path, engine, workers)
+			if err := exec(t, s, script); err != nil {
+				t.Fatalf("%s, %s workers: %v\n%s", engine, workers, err, stderr)
+			}
+			if got := stdout.String(); got != want {
+				t.Errorf("%s, %s workers:\n%s\nwant\n%s", engine, workers, got, want)
 			}
 		}
 	}

@@ -188,6 +188,26 @@ func TestLivePipe(t *testing.T) {
 	}
 }
 
+// TestLivePipeFilter: a single-event query (a filter, which holds no
+// state) runs on a live pipe without WITHIN, each match as its event
+// comes.
+func TestLivePipeFilter(t *testing.T) {
+	r := startLive(t, "--format", "jsonl", "-c", "LOAD '-' AS s; PATTERN A a WHERE a.x > 2 RETURN a.x;")
+	r.write("type,ts,x\nA,1,5\n")
+	if got := r.line(); got != `{"a.x":5}` {
+		t.Fatalf("first match %s", got)
+	}
+	r.write("A,2,1\nB,3,9\nA,4,7\n")
+	if got := r.line(); got != `{"a.x":7}` {
+		t.Fatalf("second match %s", got)
+	}
+	r.stdin.Close()
+	rest, code := r.wait()
+	if code != 0 || len(rest) != 0 || !strings.Contains(r.errText(), "(query 1 ended: 2 matches, 4 events") {
+		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, r.errText())
+	}
+}
+
 // TestLivePipeWithinUnit: a unit in WITHIN on a pipe whose timestamps
 // turn out unit-less stops that query at the first event, with the fix,
 // and the script exits with status 1; a query in ticks goes on.
