@@ -27,7 +27,7 @@ func checkLimits(text string) (offset int, msg string, ok bool) {
 	at := &cursor{text: text}
 	lx := gen.NewSaseLexer(antlr.NewInputStream(text))
 	lx.RemoveErrorListeners() // the parser's lexer reports bad characters
-	start, depth := -1, 0    // start: the current statement's first byte; -1 between statements
+	start, depth := -1, 0     // start: the current statement's first byte; -1 between statements
 	for {
 		t := lx.NextToken()
 		tt := t.GetTokenType()
