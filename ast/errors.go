@@ -58,11 +58,11 @@ func (e *Error) Error() string {
 		return e.Msg
 	}
 	line, col := e.Src.Position(e.Offset)
-	text := e.Src.lineAt(e.Offset)
+	text, at := clip(e.Src.lineAt(e.Offset), col-1)
 	var caret strings.Builder
 	i := 0
 	for _, r := range text {
-		if i >= col-1 {
+		if i >= at {
 			break
 		}
 		if r == '\t' {
@@ -74,6 +74,29 @@ func (e *Error) Error() string {
 	}
 	caret.WriteByte('^')
 	return fmt.Sprintf("%s:%d:%d: %s\n    %s\n    %s", e.Src.Name, line, col, e.Msg, text, caret.String())
+}
+
+// maxShown bounds the runes of a source line an error shows: a statement
+// may be one line of a quarter megabyte.
+const maxShown = 160
+
+// clip cuts a long line to maxShown runes around rune index col, marking
+// the cuts with "…", and returns col's index in the cut line.
+func clip(line string, col int) (string, int) {
+	runes := []rune(line)
+	if len(runes) <= maxShown {
+		return line, col
+	}
+	from := max(0, min(col-maxShown/2, len(runes)-maxShown))
+	to := from + maxShown
+	out := string(runes[from:to])
+	if to < len(runes) {
+		out += "…"
+	}
+	if from > 0 {
+		return "…" + out, col - from + 1
+	}
+	return out, col
 }
 
 // ErrorList is a list of errors, sorted by position when reported.

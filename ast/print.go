@@ -301,8 +301,14 @@ func (n *BinaryExpr) String() string {
 }
 
 func (n *UnaryExpr) String() string {
+	// A chain of NOTs or minuses prints without parentheses, which could
+	// nest past the parser's depth limit; "- -" keeps "--" from starting
+	// a comment.
 	if n.Op == OpNot {
-		return "NOT " + wrap(n.X, precedence(n.X) < 4)
+		return "NOT " + wrap(n.X, precedence(n.X) < 3)
+	}
+	if precedence(n.X) == 7 {
+		return "- " + n.X.String()
 	}
 	return "-" + wrap(n.X, precedence(n.X) < 8)
 }

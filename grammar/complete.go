@@ -78,6 +78,9 @@ func (c *Completion) Keyword(kw string) (string, bool) {
 // CompletionContext says what fits at the end of text, a statement typed
 // up to the cursor.
 func CompletionContext(text string) Completion {
+	if _, _, ok := checkLimits(text); !ok {
+		return Completion{} // the parser would not survive the probes
+	}
 	if t := lastToken(text); t != nil && t.GetTokenType() == gen.SaseLexerUNTERMINATED_STRING {
 		before := text[:len(text)-len(t.GetText())]
 		if prev := lastToken(before); prev != nil && prev.GetTokenType() == gen.SaseLexerLOAD {

@@ -35,6 +35,9 @@ func Parse(src *ast.Source) (stmts []ast.Stmt, err error) {
 		}
 	}()
 
+	if off, msg, ok := checkLimits(src.Text); !ok {
+		return nil, ast.ErrorList{{Src: src, Offset: off, Msg: msg}}
+	}
 	b.lexer = gen.NewSaseLexer(antlr.NewInputStream(src.Text))
 	b.lexer.RemoveErrorListeners()
 	b.lexer.AddErrorListener(b)
@@ -523,19 +526,17 @@ func (b *builder) expr(ctx gen.IExprContext, inCond bool) ast.Expr {
 	case *gen.NotExprContext:
 		return &ast.UnaryExpr{Span: sp, Op: ast.OpNot, X: b.cond(c.Expr())}
 	case *gen.MulExprContext:
-		return b.binary(sp, c.GetOp(), c.Expr(0), c.Expr(1), false)
+		return b.binary(sp, c.GetOp(), c.Expr(0), c.Expr(1))
 	case *gen.AddExprContext:
-		return b.binary(sp, c.GetOp(), c.Expr(0), c.Expr(1), false)
+		return b.binary(sp, c.GetOp(), c.Expr(0), c.Expr(1))
 	case *gen.CmpExprContext:
 		op := c.CmpOp().GetStart()
 		if _, chained := c.Expr(0).(*gen.CmpExprContext); chained {
 			b.errorf(b.off(op), "comparisons cannot be chained; join them with AND")
 		}
-		return b.binary(sp, op, c.Expr(0), c.Expr(1), false)
-	case *gen.AndExprContext:
-		return b.binary(sp, c.AND().GetSymbol(), c.Expr(0), c.Expr(1), true)
-	case *gen.OrExprContext:
-		return b.binary(sp, c.OR().GetSymbol(), c.Expr(0), c.Expr(1), true)
+		return b.binary(sp, op, c.Expr(0), c.Expr(1))
+	case *gen.AndExprContext, *gen.OrExprContext:
+		return b.logical(ctx)
 	}
 	panic(fmt.Sprintf("unexpected expression %T", ctx))
 }
@@ -549,14 +550,36 @@ var binaryOps = map[int]ast.Op{
 	gen.SaseParserAND: ast.OpAnd, gen.SaseParserOR: ast.OpOr,
 }
 
-func (b *builder) binary(sp ast.Span, op antlr.Token, x, y gen.IExprContext, logical bool) *ast.BinaryExpr {
+func (b *builder) binary(sp ast.Span, op antlr.Token, x, y gen.IExprContext) *ast.BinaryExpr {
 	n := &ast.BinaryExpr{Span: sp, Op: binaryOps[op.GetTokenType()], OpPos: b.off(op)}
-	if logical {
-		n.X, n.Y = b.cond(x), b.cond(y)
-	} else {
-		n.X, n.Y = b.expr(x, false), b.expr(y, false)
-	}
+	n.X, n.Y = b.expr(x, false), b.expr(y, false)
 	return n
+}
+
+// logical builds a chain of ANDs and ORs with a loop: the parser nests a
+// chain to the left, one level per operator, and a recursion per level
+// would overflow the stack on a long WHERE.
+func (b *builder) logical(ctx gen.IExprContext) ast.Expr {
+	type link struct {
+		ctx antlr.ParserRuleContext
+		op  antlr.Token
+		y   gen.IExprContext
+	}
+	var chain []link // from the outermost operator in
+	for {
+		if c, ok := ctx.(*gen.AndExprContext); ok {
+			chain, ctx = append(chain, link{c, c.AND().GetSymbol(), c.Expr(1)}), c.Expr(0)
+		} else if c, ok := ctx.(*gen.OrExprContext); ok {
+			chain, ctx = append(chain, link{c, c.OR().GetSymbol(), c.Expr(1)}), c.Expr(0)
+		} else {
+			break
+		}
+	}
+	x := b.cond(ctx)
+	for _, l := range slices.Backward(chain) {
+		x = &ast.BinaryExpr{Span: b.span(l.ctx), Op: binaryOps[l.op.GetTokenType()], OpPos: b.off(l.op), X: x, Y: b.cond(l.y)}
+	}
+	return x
 }
 
 // numberToken returns the number token of an expression that is a number

@@ -338,7 +338,7 @@ var canonical = []string{
 	"PATTERN SEQ(A a, B b) WHERE skip_till_next_match(a, b) { b.x > a.x AND b.y = 'it''s' }",
 	"PATTERN SEQ(A a, B b) WHERE strict_contiguity",
 	"PATTERN SEQ(`SHELF-READING` a, `stocks` s) WHERE a.`format` = s.`len` AND a.type = abs(-(a.x - 1)) * 2 % 3 / 4 WITHIN 10 s RETURN a.x AS `AS`, s, a.x + 1",
-	"PATTERN A a WHERE (a.x = 1) = (a.y < 2) AND a.z - (a.y - 1) = -(-3) AND -a.x = 9223372036854775807 AND a.f = 1e+21",
+	"PATTERN A a WHERE (a.x = 1) = (a.y < 2) AND a.z - (a.y - 1) = - -3 AND -a.x = 9223372036854775807 AND a.f = 1e+21",
 	"LOAD 'a''b.csv' FOLLOW AS s FORMAT jsonl WITH (type_column = 'symbol', x = -1.5, `format` = true)",
 	"LOAD '-'",
 	"GENERATE STOCKS AS g WITH (events = 10, seed = 11)",
@@ -610,6 +610,12 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	for _, s := range []string{"PATTERN A a WHERE a.x = 'ab", "LOAD 'x' WITH (a = b); SET x = -1.5e3", "`x", "\"", "/*", "SHOW TYPES FROM \xff"} {
+		f.Add(s)
+	}
+	// Issue 30: deep nesting and long statements, past the limits and up to them.
+	for _, s := range []string{deep(300_000), deep(MaxDepth), "PATTERN A a WHERE " + strings.Repeat("[", 100_000),
+		conjuncts(30_000), conjuncts(2_000), "PATTERN A a WHERE " + strings.Repeat("NOT ", 10_000) + "a.x > 1",
+		"PATTERN A a WHERE a.x > " + strings.Repeat("- ", 10_000) + "1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

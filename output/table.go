@@ -2,6 +2,7 @@ package output
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/sase-cep/sase"
 )
@@ -35,6 +36,7 @@ type tableWriter struct {
 	ends   []int  // per cell of the page: its end offset in arena
 	cellW  []int  // per cell: its width in terminal columns
 	right  []bool // per cell: right-aligned (a number)
+	whole  []bool // per cell: a number or timestamp, never cut
 	rows   int
 	record int // expanded: the rows printed so far
 	page   []byte
@@ -58,14 +60,16 @@ func newTable(out sink, cols []Column, ev *eventFormat, c config) *tableWriter {
 func (t *tableWriter) Row(cells []sase.Cell) error {
 	for i, c := range cells {
 		start := len(t.arena)
-		right := false
+		right, whole := false, false
 		switch t.cols[i].Kind {
 		case Value:
 			if t.cols[i].Time && t.ev.unit != 0 && c.Value.IsInt() {
 				t.arena = t.ev.appendTS(t.arena, c.Value.Int())
+				whole = true
 				break
 			}
 			right = c.Value.IsNumber()
+			whole = right
 			t.arena = c.Value.AppendText(t.arena)
 		case Event:
 			t.arena = t.ev.appendText(t.arena, c.Event)
@@ -83,6 +87,7 @@ func (t *tableWriter) Row(cells []sase.Cell) error {
 		t.ends = append(t.ends, len(t.arena))
 		t.cellW = append(t.cellW, textWidth(t.arena[start:]))
 		t.right = append(t.right, right)
+		t.whole = append(t.whole, whole)
 	}
 	t.rows++
 	if t.rows == tablePage {
@@ -121,7 +126,7 @@ func (t *tableWriter) flush() error {
 	}
 	t.started = true
 	t.page = b
-	t.arena, t.ends, t.cellW, t.right, t.rows = t.arena[:0], t.ends[:0], t.cellW[:0], t.right[:0], 0
+	t.arena, t.ends, t.cellW, t.right, t.whole, t.rows = t.arena[:0], t.ends[:0], t.cellW[:0], t.right[:0], t.whole[:0], 0
 	return t.out.write(b)
 }
 
@@ -158,6 +163,13 @@ func (t *tableWriter) fixWidths() {
 		// The rule under the header is the widest line: each column's
 		// width and 2, and a '+' between columns.
 		fitColumns(t.widths, t.width-3*n+1)
+		// A number or timestamp cut to a prefix reads as another value:
+		// its column stays wide enough, past the terminal's width if need be.
+		for k, w := range t.cellW {
+			if t.whole[k] {
+				t.widths[k%n] = max(t.widths[k%n], w)
+			}
+		}
 	}
 }
 
@@ -244,10 +256,17 @@ func (t *tableWriter) appendRows(b []byte) []byte {
 		i := k % n
 		text, w := t.cell(k)
 		b = t.sep(b, i)
-		if t.right[k] && w < t.widths[i] {
+		switch {
+		case t.right[k] && w < t.widths[i]:
 			b = repeat(b, ' ', t.widths[i]-w)
 			b = append(b, text...)
-		} else {
+		case t.whole[k] || t.width == 0:
+			// Never cut: a number, a timestamp, or anything off a
+			// terminal (a file keeps every value whole). A later page's
+			// wider cell overflows its column.
+			b = append(b, text...)
+			b = t.pad(b, i, w)
+		default:
 			b, w = appendFitted(b, text, w, t.widths[i])
 			b = t.pad(b, i, w)
 		}
@@ -290,11 +309,31 @@ func (t *tableWriter) appendRecords(b []byte) []byte {
 		b = append(b, t.styled[i]...)
 		b = repeat(b, ' ', names-textWidth(t.names[i]))
 		b = append(b, " | "...)
-		text, w := t.cell(k)
-		b, _ = appendFitted(b, text, w, room)
+		text, _ := t.cell(k)
+		b = appendWrapped(b, text, room, names+3)
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// appendWrapped appends text in lines at most room columns wide, each line
+// after the first indented by indent spaces: an expanded value (a closure's
+// list) reads whole on a terminal.
+func appendWrapped(b, text []byte, room, indent int) []byte {
+	for {
+		line, _, cut := fit(text, textWidth(text), room+1)
+		if !cut {
+			return append(b, text...)
+		}
+		if len(line) == 0 { // a rune wider than room
+			_, size := utf8.DecodeRune(text)
+			line = text[:size]
+		}
+		b = append(b, line...)
+		b = append(b, '\n')
+		b = repeat(b, ' ', indent)
+		text = text[len(line):]
+	}
 }
 
 // sep appends what comes before column i's text.

@@ -106,7 +106,7 @@ func TestTable(t *testing.T) {
 		{name: "expanded fits values to the terminal", names: []string{"k"},
 			rows: [][]event.Value{strs("0123456789abcdef")},
 			opts: []Option{WithExpanded(), WithWidth(12)},
-			want: "-[ RECORD 1 ]-\nk | 0123456…\n"},
+			want: "-[ RECORD 1 ]-\nk | 01234567\n    89abcdef\n"},
 		{name: "expanded, no rows", names: []string{"k"}, opts: []Option{WithExpanded()}, want: ""},
 	}
 	for _, tt := range tests {
@@ -119,26 +119,42 @@ func TestTable(t *testing.T) {
 }
 
 // TestTableWidthsStay checks that the columns keep the first page's
-// widths: a wider cell on a later page is cut, so every line of the
-// result is as wide as the header.
+// widths on a terminal: a wider string on a later page is cut there, and
+// only there; a number or a string off a terminal is never cut (issue 29:
+// 10042 was shown as "100…", in a file too).
 func TestTableWidthsStay(t *testing.T) {
 	rows := make([][]event.Value, tablePage+2)
 	for i := range rows {
-		rows[i] = strs("short", "x")
+		rows[i] = []event.Value{event.StringValue("short"), event.IntValue(7)}
 	}
-	rows[tablePage] = strs("a much longer cell", "y")
-	got := table([]string{"a", "b"}, rows)
-	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	if len(lines) != tablePage+4 {
-		t.Fatalf("%d lines", len(lines))
-	}
-	for i, line := range lines[2:] {
-		if stringWidth(line) != stringWidth(lines[0]) {
-			t.Fatalf("line %d %q is not as wide as the header %q", i+2, line, lines[0])
+	rows[tablePage] = []event.Value{event.StringValue("a much longer cell"), event.IntValue(10042)}
+	for _, tt := range []struct {
+		opts []Option
+		want string
+	}{
+		{[]Option{WithWidth(80)}, " a mu… | 10042"},
+		{nil, " a much longer cell | 10042"},
+	} {
+		got := table([]string{"a", "b"}, rows, tt.opts...)
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		if len(lines) != tablePage+4 {
+			t.Fatalf("%d lines", len(lines))
+		}
+		if lines[2] != " short | 7" {
+			t.Errorf("first row %q", lines[2])
+		}
+		if lines[2+tablePage] != tt.want {
+			t.Errorf("later row %q, want %q", lines[2+tablePage], tt.want)
 		}
 	}
-	if want := " a mu… | y"; lines[2+tablePage] != want {
-		t.Errorf("cut cell %q, want %q", lines[2+tablePage], want)
+}
+
+// TestTableNeverCutsNumbers: fitted to a narrow terminal, a column of
+// numbers stays as wide as its widest number.
+func TestTableNeverCutsNumbers(t *testing.T) {
+	got := table([]string{"name", "events"}, [][]event.Value{{event.StringValue("a long stream name here"), event.IntValue(1000000)}}, WithWidth(16))
+	if !strings.Contains(got, "1000000") {
+		t.Errorf("number cut:\n%s", got)
 	}
 }
 

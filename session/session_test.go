@@ -675,3 +675,23 @@ func TestCancelCountsWritten(t *testing.T) {
 		t.Errorf("%d rows written; stderr:\n%s", rows, stderr)
 	}
 }
+
+// TestQueryTextLimits: a statement nested or long past the parser's limits
+// is an error with its place, and the session goes on (issue 30, item 5:
+// it was a fatal stack overflow that ended the shell).
+func TestQueryTextLimits(t *testing.T) {
+	nested := "PATTERN stock1 a WHERE " + strings.Repeat("(", 300_000) + "a.price > 1" + strings.Repeat(")", 300_000) + ";\n"
+	long := "PATTERN stock1 a WHERE a.price > 0" + strings.Repeat(" AND a.price > 0", 600_000) + ";\n"
+	s, stdout, stderr := newSession(t)
+	if err := exec(t, s, nested+long+"SHOW STREAMS;"); err == nil {
+		t.Error("no error")
+	}
+	for _, want := range []string{"ERROR: <test>:1:280: nested deeper than the limit", "ERROR: <test>:2:1: statement is longer than the limit"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%.600s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout.String(), "stocks") {
+		t.Errorf("SHOW STREAMS after them printed %q", stdout)
+	}
+}
