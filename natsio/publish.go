@@ -556,8 +556,10 @@ func Cat(ctx context.Context, js jetstream.JetStream, server, name string, w io.
 		if err != nil {
 			return err
 		}
-		bw.Write(bytes.TrimRight(m.Data(), "\n"))
-		bw.WriteByte('\n')
+		if !strings.HasPrefix(m.Subject(), fencePrefix+".") { // an owner's fence, not a match
+			bw.Write(bytes.TrimRight(m.Data(), "\n"))
+			bw.WriteByte('\n')
+		}
 		if meta, err := m.Metadata(); err != nil || meta.Sequence.Stream >= last {
 			if err == nil {
 				err = bw.Flush()
