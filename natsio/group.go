@@ -166,19 +166,26 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if err != nil {
 		return err
 	}
-	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
-	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
-		return err
-	}
-	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
-		return err
-	}
 	parts := []string{GlobalPartition}
 	if cfg.PerPartition {
 		parts = parts[:0]
 		for p := range Partitions(st) {
 			parts = append(parts, strconv.Itoa(p))
 		}
+	}
+	// Each owned partition's sink has up to maxInFlight matches
+	// unacknowledged: the context's own bound (4,000 by default) must
+	// hold them all, or a publish past it fails (stalled) and the
+	// partition is retaken and replayed.
+	if js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(publishAsyncLimit(len(parts)))); err != nil {
+		return err
+	}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
+	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
+		return err
+	}
+	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
+		return err
 	}
 	cfg.Stats.mu.Lock()
 	cfg.Stats.total = len(parts)
@@ -207,6 +214,11 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 		}
 	}
 }
+
+// publishAsyncLimit is the JetStream context's bound on unacknowledged
+// async publishes for a member that may own all of partitions: the sum
+// of its sinks' bounds.
+func publishAsyncLimit(partitions int) int { return maxInFlight * max(partitions, 1) }
 
 // bucketName and consumerName are a query's own: two queries of one
 // group are two groups of consumers.
