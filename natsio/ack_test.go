@@ -3,8 +3,8 @@ package natsio
 import (
 	"context"
 	"errors"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
