@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -154,6 +155,9 @@ func TestPublishAsyncLimit(t *testing.T) {
 	}
 	s.Shutdown() // nothing is acknowledged: every publish stays pending
 	s.WaitForShutdown()
+	for nc.IsConnected() { // publishes then wait in the reconnect buffer
+		time.Sleep(time.Millisecond)
+	}
 	for p := range parts {
 		for i := range maxInFlight {
 			m := nats.NewMsg(MatchesSubject("q", strconv.Itoa(p)))

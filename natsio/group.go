@@ -517,6 +517,7 @@ func (o *owner) run(ctx context.Context) error {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
 				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
+				o.g.cfg.Stats.read.Add(1)
 				o.ran = append(o.ran, ranEvent{e.Seq, o.maxTS})
 				if !yield(e) {
 					return false
@@ -879,6 +880,18 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 	g.stats[query] = cfg.Stats
 	g.mu.Unlock()
 	return RunGroup(ctx, cfg)
+}
+
+// GroupSummary is what this instance did for a query, for the note at its
+// end: the matches it stored and the events it read.
+func (g *groupSource) GroupSummary(query string) string {
+	g.mu.Lock()
+	st := g.stats[query]
+	g.mu.Unlock()
+	if st == nil {
+		return (&GroupStats{}).Summary()
+	}
+	return st.Summary()
 }
 
 // GroupStatus is what this instance does for a query RunGroupQuery runs:

@@ -497,6 +497,22 @@ func TestGroupScript(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+	// Each instance's note at the end says what it stored and read: the
+	// two store each match once.
+	end := regexp.MustCompile(`\(query 1 stopped: (\d+) match(?:es)? stored, (\d+) events? read\)`)
+	var stored, read int
+	for _, l := range logs {
+		m := end.FindStringSubmatch(l.String())
+		if m == nil {
+			t.Fatalf("no end note with counts:\n%s", l)
+		}
+		n, _ := strconv.Atoi(m[1])
+		r, _ := strconv.Atoi(m[2])
+		stored, read = stored+n, read+r
+	}
+	if q1 := len(want) - len(expectedOf(t, csv, drop)); stored != q1 || read < 3000 {
+		t.Errorf("the instances' end notes say %d matches stored and %d events read; want %d and at least 3000", stored, read, q1)
+	}
 	// [symbol] holds the stream's key: each partition runs its own query.
 	if all := logs[0].String() + logs[1].String(); !strings.Contains(all, "owns partition 1") || strings.Contains(all, "global") {
 		t.Errorf("the partitions were not shared:\n%s", all)
