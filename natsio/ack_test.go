@@ -3,10 +3,15 @@ package natsio
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sase-cep/sase/natsio/natsserver"
 )
 
 // TestAckSeqs reads both forms of a JetStream reply subject.
@@ -125,6 +130,41 @@ func TestGuard(t *testing.T) {
 		o := &owner{g: g, p: "3", key: "p3", rev: c.ownRev}
 		if err := o.guard(c.ctx); !errors.Is(err, c.want) || notes.String() != c.wantNote {
 			t.Errorf("%s: %v, noted %q; want %v, noted %q", c.name, err, notes.String(), c.want, c.wantNote)
+		}
+	}
+}
+
+// TestPublishAsyncLimit: a member owning every partition has each sink's
+// maxInFlight matches unacknowledged at once (a slow or absent server)
+// and the JetStream context accepts them all, where its default bound
+// (4,000) failed the publish past it ("stalled"), retaking the partition.
+func TestPublishAsyncLimit(t *testing.T) {
+	const parts = 8
+	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _, err := Connect(context.Background(), s.ClientURL(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(publishAsyncLimit(parts)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown() // nothing is acknowledged: every publish stays pending
+	s.WaitForShutdown()
+	for nc.IsConnected() { // publishes then wait in the reconnect buffer
+		time.Sleep(time.Millisecond)
+	}
+	for p := range parts {
+		for i := range maxInFlight {
+			m := nats.NewMsg(MatchesSubject("q", strconv.Itoa(p)))
+			m.Data = []byte(strconv.Itoa(i))
+			if _, err := js.PublishMsgAsync(m); err != nil {
+				t.Fatalf("partition %d, match %d: %v", p, i, err)
+			}
 		}
 	}
 }

@@ -267,7 +267,7 @@ func stored(b *testing.B, js jetstream.JetStream) uint64 {
 	if err != nil {
 		return 0
 	}
-	return st.CachedInfo().State.Msgs
+	return storedMatches(st)
 }
 
 // BenchmarkFailover is the nightly-length failover check, each iteration
@@ -279,7 +279,7 @@ func BenchmarkFailover(b *testing.B) {
 	var lost, dup, trial int
 	for b.Loop() {
 		t := &trialTB{TB: b}
-		l, d := failover(t, uint64(100+trial), trial%3 == 2, kill)
+		l, d := failover(t, uint64(100+trial), trial%3 == 2, nil, kill)
 		t.done()
 		lost, dup, trial = lost+l, dup+d, trial+1
 	}

@@ -166,19 +166,26 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if err != nil {
 		return err
 	}
-	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
-	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
-		return err
-	}
-	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
-		return err
-	}
 	parts := []string{GlobalPartition}
 	if cfg.PerPartition {
 		parts = parts[:0]
 		for p := range Partitions(st) {
 			parts = append(parts, strconv.Itoa(p))
 		}
+	}
+	// Each owned partition's sink has up to maxInFlight matches
+	// unacknowledged: the context's own bound (4,000 by default) must
+	// hold them all, or a publish past it fails (stalled) and the
+	// partition is retaken and replayed.
+	if js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(publishAsyncLimit(len(parts)))); err != nil {
+		return err
+	}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
+	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
+		return err
+	}
+	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
+		return err
 	}
 	cfg.Stats.mu.Lock()
 	cfg.Stats.total = len(parts)
@@ -207,6 +214,11 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 		}
 	}
 }
+
+// publishAsyncLimit is the JetStream context's bound on unacknowledged
+// async publishes for a member that may own all of partitions: the sum
+// of its sinks' bounds.
+func publishAsyncLimit(partitions int) int { return maxInFlight * max(partitions, 1) }
 
 // bucketName and consumerName are a query's own: two queries of one
 // group are two groups of consumers.
@@ -493,6 +505,11 @@ func (o *owner) run(ctx context.Context) error {
 	o.sink.hold, o.sink.stored, o.sink.trigger = true, &o.g.cfg.Stats.matches, &o.running
 	o.g.cfg.Stats.own(o, true)
 	defer o.g.cfg.Stats.own(o, false)
+	// Fenced first: what an owner before publishes from now on is
+	// refused, so the floor read next is final.
+	if err := o.fence(ctx); err != nil {
+		return err
+	}
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
@@ -500,6 +517,7 @@ func (o *owner) run(ctx context.Context) error {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
 				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
+				o.g.cfg.Stats.read.Add(1)
 				o.ran = append(o.ran, ranEvent{e.Seq, o.maxTS})
 				if !yield(e) {
 					return false
@@ -518,6 +536,36 @@ func (o *owner) run(ctx context.Context) error {
 		return runErr
 	}
 	return qerr
+}
+
+// fence writes this owner's fence message on the partition's fence
+// subject, by compare-and-set on the subject's last message, and has the
+// sink's publishes name it (see FenceSubject).
+func (o *owner) fence(ctx context.Context) error {
+	subject := FenceSubject(o.g.cfg.Query, o.p)
+	var last uint64
+	m, err := o.g.matches.GetLastMsgForSubject(ctx, subject)
+	switch {
+	case err == nil:
+		last = m.Sequence
+	case !errors.Is(err, jetstream.ErrMsgNotFound):
+		return fmt.Errorf("the fence on %s: %w", subject, err)
+	}
+	ack, err := o.g.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte(o.g.cfg.Member)}, jetstream.WithExpectLastSequencePerSubject(last))
+	if casConflict(err) {
+		return o.lost()
+	}
+	if err != nil {
+		return fmt.Errorf("the fence on %s: %w", subject, err)
+	}
+	o.sink.fence, o.sink.fenceSeq = subject, ack.Sequence
+	return nil
+}
+
+// lost notes that another member has taken the partition.
+func (o *owner) lost() error {
+	fmt.Fprintf(o.g.cfg.Errors, "%s: lost partition %s\n", o.g.cfg.Member, o.p)
+	return errLost
 }
 
 // readFloor finds the last match published on the partition's subject:
@@ -651,12 +699,14 @@ func (o *owner) settle() {
 // partition.
 func (o *owner) guard(ctx context.Context) error {
 	rev, err := o.g.checkpoints.Update(ctx, o.key, []byte(o.g.cfg.Member), o.rev)
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return ctx.Err() // stopped, not fenced out
-	}
-	if err != nil {
-		fmt.Fprintf(o.g.cfg.Errors, "%s: lost partition %s\n", o.g.cfg.Member, o.p)
-		return errLost
+	case casConflict(err):
+		return o.lost()
+	case err != nil:
+		// The server is out of reach: nobody took the partition.
+		return fmt.Errorf("cannot check the partition's ownership (the server is out of reach?): %w", err)
 	}
 	o.rev = rev
 	return nil
@@ -671,11 +721,22 @@ func (o *owner) checkpoint(ctx context.Context) error {
 	if err := o.guard(ctx); err != nil {
 		return err
 	}
+	if len(o.sink.held) > 0 && pauseAfterGuard != nil {
+		pauseAfterGuard()
+	}
 	if err := o.sink.release(); err != nil {
+		if errors.Is(err, errFenced) {
+			return o.lost()
+		}
 		return err
 	}
 	return o.ack(ctx, o.maxTS-o.window)
 }
+
+// pauseAfterGuard, set by a test, runs between an owner's check that it
+// still owns its partition and the publishing of its matches: the test
+// stops the process there, as SIGSTOP may at any time.
+var pauseAfterGuard func()
 
 // ackable reports whether an event is ready for its ack.
 func (o *owner) ackable() bool {
@@ -819,6 +880,18 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 	g.stats[query] = cfg.Stats
 	g.mu.Unlock()
 	return RunGroup(ctx, cfg)
+}
+
+// GroupSummary is what this instance did for a query, for the note at its
+// end: the matches it stored and the events it read.
+func (g *groupSource) GroupSummary(query string) string {
+	g.mu.Lock()
+	st := g.stats[query]
+	g.mu.Unlock()
+	if st == nil {
+		return (&GroupStats{}).Summary()
+	}
+	return st.Summary()
 }
 
 // GroupStatus is what this instance does for a query RunGroupQuery runs:

@@ -37,11 +37,20 @@ const (
 	testPinTTL  = time.Second
 	childEnv    = "SASE_NATS_CHILD" // server URL: this process is a group member
 	childMember = "SASE_NATS_MEMBER"
+	// childStop makes a member stop itself (SIGSTOP) the first time it
+	// has checked it owns a partition and holds matches to publish.
+	childStop = "SASE_NATS_SELFSTOP"
 )
 
 func TestMain(m *testing.M) {
 	if server := os.Getenv(childEnv); server != "" {
 		// A member run by a failover test, until it is killed.
+		if os.Getenv(childStop) != "" {
+			var once sync.Once
+			natsio.SetPauseAfterGuard(func() {
+				once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+			})
+		}
 		err := natsio.RunGroup(context.Background(), groupConfig(server, os.Getenv(childMember)))
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -121,7 +130,7 @@ func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []strin
 	late := "" // says whether a shortfall may be slowness rather than loss
 	for {
 		st, err := js.Stream(context.Background(), "MATCHES")
-		if err == nil && st.CachedInfo().State.Msgs >= uint64(len(want)) {
+		if err == nil && storedMatches(st) >= uint64(len(want)) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -143,6 +152,20 @@ func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []strin
 			len(missing), missing[:min(2, len(missing))], len(extra), extra[:min(2, len(extra))])
 	}
 	return len(missing), max(len(extra), len(dups))
+}
+
+// storedMatches is the number of matches st holds: its messages but the
+// owners' fences.
+func storedMatches(st jetstream.Stream) uint64 {
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("sase_fence.>"))
+	if err != nil {
+		return 0
+	}
+	var fences uint64
+	for _, n := range info.State.Subjects {
+		fences += n
+	}
+	return info.State.Msgs - fences
 }
 
 // diff is what a (sorted) has that b lacks, and the reverse, as multisets.
@@ -286,9 +309,9 @@ func member(t testing.TB, ctx context.Context, wg *sync.WaitGroup, server, name 
 
 // child starts a member as a child process (this test binary). Its
 // notes go to log if not nil, else to stderr with SASE_NATS_LOG=1.
-func child(t testing.TB, server, member string, log io.Writer) *exec.Cmd {
+func child(t testing.TB, server, member string, log io.Writer, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+server, childMember+"="+member)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+server, childMember+"="+member), env...)
 	cmd.Stderr = os.Stderr
 	if log != nil {
 		cmd.Env = append(cmd.Env, "SASE_NATS_LOG=1")
@@ -329,7 +352,7 @@ func TestFailover(t *testing.T) {
 	for trial := range 3 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			t.Parallel()
-			failover(t, uint64(10+trial), trial == 2, kill)
+			failover(t, uint64(10+trial), trial == 2, nil, kill)
 		})
 	}
 }
@@ -337,19 +360,64 @@ func TestFailover(t *testing.T) {
 func kill(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGKILL) }
 
 // TestZombie pauses a member past the pin TTL and resumes it: it has lost
-// its partitions, and writes nothing more for them.
+// its partitions, and writes nothing more for them. In the first trial
+// SIGSTOP comes at a random point; in the second the member stops itself
+// between its ownership check and publishing the matches it holds, and
+// the matches stream's duplicate window is shorter than the pause, so
+// the Msg-Ids do not hide what the zombie writes: the fences refuse it.
 func TestZombie(t *testing.T) {
-	t.Parallel()
-	failover(t, 20, false, func(cmd *exec.Cmd) {
-		cmd.Process.Signal(syscall.SIGSTOP)
+	resume := func(cmd *exec.Cmd) {
 		time.Sleep(4 * testPinTTL)
 		cmd.Process.Signal(syscall.SIGCONT)
+	}
+	t.Run("signal", func(t *testing.T) {
+		t.Parallel()
+		failover(t, 20, false, nil, func(cmd *exec.Cmd) {
+			cmd.Process.Signal(syscall.SIGSTOP)
+			resume(cmd)
+		})
+	})
+	t.Run("held", func(t *testing.T) {
+		t.Parallel()
+		dup := time.Second
+		failover(t, 21, false, &dup, func(cmd *exec.Cmd) {
+			awaitStopped(t, cmd)
+			resume(cmd)
+		})
 	})
 }
 
-func failover(t testing.TB, seed uint64, idle bool, hit func(*exec.Cmd)) (lost, duplicated int) {
+// awaitStopped waits until cmd's process has stopped itself.
+func awaitStopped(t testing.TB, cmd *exec.Cmd) {
+	stat := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// pid (comm) state ...: the state follows the last ')'.
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && strings.HasPrefix(string(b[i:]), ") T") {
+			return
+		}
+	}
+	t.Fatal("the member never stopped itself: it never held matches after its ownership check")
+}
+
+// failover runs two members a and b in child processes, publishes a
+// stream over two seconds (idle: at once), and hits a in the middle (idle:
+// once all is published). With selfStop, the matches stream's duplicate
+// window is *selfStop, and a stops itself (childStop).
+func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit func(*exec.Cmd)) (lost, duplicated int) {
 	server := startServer(t)
 	_, js := connect(t, server)
+	var env []string
+	if selfStop != nil {
+		cfg := jetstream.StreamConfig{Name: "MATCHES", Subjects: []string{"matches.>", "sase_fence.>"}, Duplicates: *selfStop}
+		if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		env = []string{childStop + "=1"}
+	}
 	n := 4000
 	if idle {
 		n = 20000 // long enough to be read still when the member dies
@@ -359,7 +427,7 @@ func failover(t testing.TB, seed uint64, idle bool, hit func(*exec.Cmd)) (lost, 
 	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := child(t, server, "a", nil), child(t, server, "b", nil)
+	a, _ := child(t, server, "a", nil, env...), child(t, server, "b", nil)
 	done := make(chan struct{})
 	r := rand.New(rand.NewPCG(seed, 1))
 	pause := time.Duration(500+r.IntN(1500)) * time.Millisecond
@@ -429,6 +497,22 @@ func TestGroupScript(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+	// Each instance's note at the end says what it stored and read: the
+	// two store each match once.
+	end := regexp.MustCompile(`\(query 1 stopped: (\d+) match(?:es)? stored, (\d+) events? read\)`)
+	var stored, read int
+	for _, l := range logs {
+		m := end.FindStringSubmatch(l.String())
+		if m == nil {
+			t.Fatalf("no end note with counts:\n%s", l)
+		}
+		n, _ := strconv.Atoi(m[1])
+		r, _ := strconv.Atoi(m[2])
+		stored, read = stored+n, read+r
+	}
+	if q1 := len(want) - len(expectedOf(t, csv, drop)); stored != q1 || read < 3000 {
+		t.Errorf("the instances' end notes say %d matches stored and %d events read; want %d and at least 3000", stored, read, q1)
+	}
 	// [symbol] holds the stream's key: each partition runs its own query.
 	if all := logs[0].String() + logs[1].String(); !strings.Contains(all, "owns partition 1") || strings.Contains(all, "global") {
 		t.Errorf("the partitions were not shared:\n%s", all)

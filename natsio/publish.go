@@ -88,6 +88,11 @@ type PublishConfig struct {
 	// Stream is the stream that stores events.*, whose partitions the
 	// batches follow; "" looks it up.
 	Stream string
+	// ID is the input's identity (a file's path, size and time, say): a
+	// message's Nats-Msg-Id is ID and the line number of its first line,
+	// so publishing the same input again within the stream's duplicate
+	// window stores nothing twice. "" is a random one per Publish.
+	ID string
 }
 
 // Batching: a message carries up to Batch lines of one partition, and
@@ -131,7 +136,10 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 			c.Batch = 1
 		}
 	}
-	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: nuid.Next() + "."}
+	if c.ID == "" {
+		c.ID = nuid.Next()
+	}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: c.ID + "."}
 	if c.Batch > 1 {
 		p.parts = make([]outBatch, parts)
 	}
@@ -192,9 +200,25 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 				return p.done, err
 			}
 		case <-ctx.Done():
-			return p.done, ctx.Err()
+			return p.stopped()
 		}
 	}
+}
+
+// stopped is Publish's end when ctx is done: it waits a moment for the
+// acknowledgements of what was sent, and says what the server stored.
+func (p *publisher) stopped() (Published, error) {
+	err := p.ctx.Err()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p.ctx = ctx
+	p.drain()
+	for _, a := range p.acks { // not acknowledged in time: not counted
+		p.refused.Messages++
+		p.refused.Events += a.events
+	}
+	acked := Published{Events: p.done.Events - p.refused.Events, Messages: p.done.Messages - p.refused.Messages}
+	return acked, fmt.Errorf("stopped after line %d: %w", p.lineNo, err)
 }
 
 // publishPartitions is the number of partitions of the stream that
@@ -251,6 +275,7 @@ type publisher struct {
 
 // outBatch is the lines of a partition not yet sent.
 type outBatch struct {
+	line  int    // the first line's number
 	token string // the first line's key, the subject's last token
 	data  []byte
 	lines int
@@ -296,7 +321,7 @@ func (p *publisher) line(line []byte) error {
 	}
 	token := SubjectToken(key)
 	if p.parts == nil {
-		return p.send(p.message(token, line), 1)
+		return p.send(p.message(token, line), 1, p.lineNo)
 	}
 	part := PartitionOf(token, len(p.parts))
 	b := &p.parts[part]
@@ -306,7 +331,7 @@ func (p *publisher) line(line []byte) error {
 		}
 	}
 	if b.lines == 0 {
-		b.token = token
+		b.token, b.line = token, p.lineNo
 		p.order = append(p.order, part)
 	} else {
 		b.data = append(b.data, '\n')
@@ -387,10 +412,10 @@ func (p *publisher) flush(part int) error {
 		return nil
 	}
 	m := p.message(b.token, b.data)
-	n := b.lines
+	n, first := b.lines, b.line
 	*b = outBatch{}
 	p.order = slices.DeleteFunc(p.order, func(q int) bool { return q == part })
-	return p.send(m, int64(n))
+	return p.send(m, int64(n), first)
 }
 
 // flushAll sends every partition's lines, oldest first.
@@ -411,11 +436,15 @@ func (p *publisher) tick(now time.Time) error {
 	}
 	m := nats.NewMsg(EventsPrefix + "." + SubjectToken(""))
 	m.Data = []byte(`{"ts":` + strconv.FormatInt(now.UnixNano()/int64(unit), 10) + `}`)
-	return p.send(m, 0)
+	return p.send(m, 0, 0)
 }
 
-func (p *publisher) send(m *nats.Msg, events int64) error {
-	m.Header.Set(nats.MsgIdHdr, p.id+strconv.FormatInt(p.sent, 10))
+// send publishes m, whose first line is line (0: a tick, which needs no
+// Msg-Id: a second one says the same).
+func (p *publisher) send(m *nats.Msg, events int64, line int) error {
+	if line > 0 {
+		m.Header.Set(nats.MsgIdHdr, p.id+strconv.Itoa(line))
+	}
 	f, err := p.publish(m)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", p.lineNo, err)
@@ -556,8 +585,10 @@ func Cat(ctx context.Context, js jetstream.JetStream, server, name string, w io.
 		if err != nil {
 			return err
 		}
-		bw.Write(bytes.TrimRight(m.Data(), "\n"))
-		bw.WriteByte('\n')
+		if !strings.HasPrefix(m.Subject(), fencePrefix+".") { // an owner's fence, not a match
+			bw.Write(bytes.TrimRight(m.Data(), "\n"))
+			bw.WriteByte('\n')
+		}
 		if meta, err := m.Metadata(); err != nil || meta.Sequence.Stream >= last {
 			if err == nil {
 				err = bw.Flush()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,14 +88,49 @@ func MatchesSubject(query, partition string) string {
 func ensureMatches(ctx context.Context, js jetstream.JetStream, t Target) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := js.Stream(ctx, t.Name)
+	st, err := js.Stream(ctx, t.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: t.Name, Subjects: []string{"matches.>"}, Duplicates: DuplicateWindow})
+		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: t.Name, Subjects: []string{"matches.>", fencePrefix + ".>"}, Duplicates: DuplicateWindow})
+	} else if err == nil && !slices.Contains(st.CachedInfo().Config.Subjects, fencePrefix+".>") {
+		// A stream made before fences: its owners' fences go there too.
+		cfg := st.CachedInfo().Config
+		cfg.Subjects = append(cfg.Subjects, fencePrefix+".>")
+		_, err = js.UpdateStream(ctx, cfg)
 	}
 	if err != nil {
 		return fmt.Errorf("matches stream %s on %s: %w", t.Name, t.Server, err)
 	}
 	return nil
+}
+
+// Fences. A group's owner takes a partition by compare-and-set of its
+// checkpoint key, and then writes a fence message on the partition's
+// FenceSubject in the matches stream; each match it publishes carries
+// Nats-Expected-Last-Subject-Sequence (-Subject) naming that message, so
+// the server refuses it once another owner has written its own fence. An
+// owner paused for any time (SIGSTOP, a stalled VM) past its pin, whose
+// partition was taken meanwhile, thus writes nothing when it resumes,
+// even with matches already on the wire: its checkpoint's compare-and-set
+// happens once per batch, its publishes are asynchronous, and the
+// duplicate window is only minutes long.
+const fencePrefix = "sase_fence"
+
+// FenceSubject is where owners of a query's partition write their
+// fences, in the matches stream.
+func FenceSubject(query, partition string) string {
+	return fencePrefix + "." + query + "." + partition
+}
+
+// errFenced is a match refused because another owner has fenced the
+// partition.
+var errFenced = errors.New("the server refused a match: another member has fenced the partition")
+
+// casConflict reports whether err is the server refusing a compare-and-set
+// (a wrong last sequence): another writer came first. Other errors (a
+// server out of reach) say nothing about who owns what.
+func casConflict(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // lineFunc is an io.Writer that hands each write to f: one line, as the
@@ -136,7 +172,12 @@ type sinkWriter struct {
 	// the last one published would drop some never published; arrival
 	// seqs are, and a replay from the ack floor releases a match on the
 	// same event.
-	trigger  *int64
+	trigger *int64
+	// fence, if not "", is the partition's fence subject and fenceSeq the
+	// seq of this owner's fence message there: the server stores a match
+	// only while that is the subject's last message (FenceSubject).
+	fence    string
+	fenceSeq uint64
 	floor    position // with floorSet, rows at or below it were published before
 	floorSet bool
 }
@@ -222,6 +263,10 @@ func (w *sinkWriter) publish(line []byte) error {
 	m.Data = append([]byte(nil), line...)
 	m.Header.Set(jetstream.MsgIDHeader, string(w.id))
 	m.Header.Set(HeaderPosition, strconv.FormatInt(w.pos, 10)+"."+strconv.Itoa(w.index))
+	if w.fence != "" {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, w.fence)
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(w.fenceSeq, 10))
+	}
 	if w.hold {
 		w.held = append(w.held, m)
 		return nil
@@ -268,6 +313,9 @@ func (w *sinkWriter) confirm() error {
 		case <-f.Ok():
 		case err := <-f.Err():
 			w.inFlight = w.inFlight[:0]
+			if w.fence != "" && casConflict(err) {
+				return errFenced
+			}
 			return fmt.Errorf("publishing a match on %s: %w", w.subject, err)
 		}
 	}

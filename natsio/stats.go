@@ -17,6 +17,7 @@ import (
 type GroupStats struct {
 	matches  atomic.Int64
 	replayed atomic.Int64
+	read     atomic.Int64
 
 	mu     sync.Mutex
 	owners map[*owner]bool
@@ -25,6 +26,23 @@ type GroupStats struct {
 
 // Matches is the number of matches this member has stored.
 func (s *GroupStats) Matches() int64 { return s.matches.Load() }
+
+// Read is the number of events this member's queries have run, those
+// read again on a takeover included.
+func (s *GroupStats) Read() int64 { return s.read.Load() }
+
+// Summary is what this member did, for the note at a query's end:
+// "1672 matches stored, 60000 events read".
+func (s *GroupStats) Summary() string {
+	return plural(s.Matches(), "match", "matches") + " stored, " + plural(s.Read(), "event", "events") + " read"
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
 
 // Replayed is the number of messages this member read again from the ack
 // floor on taking partitions over: delivered to an owner before, not

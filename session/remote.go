@@ -66,11 +66,13 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 // the stream's key (each partition then runs its own query); compile
 // compiles it on a partition's schema. GroupStatus says what this
 // instance does for a query it runs (SHOW QUERIES): the matches it
-// stored, and its partitions, their lag and pending acks.
+// stored, and its partitions, their lag and pending acks; GroupSummary
+// what it did, for the note at the query's end.
 type groupSource interface {
 	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
 		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
 	GroupStatus(query string) (matches int64, status string)
+	GroupSummary(query string) string
 }
 
 // groupQuery starts a query on a group's stream: it runs until STOP
@@ -113,7 +115,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
 		lq.state.Store(int32(state))
-		s.bgNote("(query %d %s)", lq.id, state)
+		s.bgNote("(query %d %s: %s)", lq.id, state, g.GroupSummary(name))
 	}()
 	return nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +11,9 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sase-cep/sase/natsio"
@@ -27,7 +31,7 @@ func natsCmd(args []string) int {
 	if len(args) == 0 {
 		return usageError(errors.New(natsUsage))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch args[0] {
@@ -48,6 +52,9 @@ func natsCmd(args []string) int {
 		return usageError(usage.error)
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case err != nil && ctx.Err() != nil && args[0] == "publish":
+		fmt.Fprintln(os.Stderr, "sase:", err)
+		return exitSignal
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "sase:", err)
 		return exitFailed
@@ -56,6 +63,22 @@ func natsCmd(args []string) int {
 }
 
 type usageErr struct{ error }
+
+// inputID is a file's identity for its messages' Msg-Ids: its absolute
+// path, size and modification time, so that publishing it again is
+// idempotent while a changed file is new.
+func inputID(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(f.Name())
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", abs, fi.Size(), fi.ModTime().UnixNano()))
+	return hex.EncodeToString(sum[:12]), nil
+}
 
 // natsFlags parses URL [flags] [ARG]: the URL comes first, then flags,
 // then at most one more argument.
@@ -152,6 +175,9 @@ func natsPublish(ctx context.Context, args []string) error {
 		}
 		defer f.Close()
 		r = f
+		if c.ID, err = inputID(f); err != nil {
+			return err
+		}
 	}
 	nc, js, err := natsio.Connect(ctx, server, "sase nats publish")
 	if err != nil {
@@ -160,6 +186,9 @@ func natsPublish(ctx context.Context, args []string) error {
 	defer nc.Close()
 	c.Stream = stream
 	n, err := natsio.Publish(ctx, js, r, c)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %d events in %d messages acknowledged (%w)", n.Events, n.Messages, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,18 @@
 package main_test
 
 import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/sase-cep/sase/natsio"
 	"github.com/sase-cep/sase/natsio/natsserver"
 )
 
@@ -17,6 +26,10 @@ func TestNATS(t *testing.T) {
 	defer s.Shutdown()
 	url := s.ClientURL()
 	csv := "type,ts,symbol,price\nstock,1,IBM,10\nstock,2,SUN,20\nstock,3,IBM,15\nstock,4,IBM,30\n"
+	file := filepath.Join(t.TempDir(), "walk.csv")
+	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		stdin  string
 		args   []string
@@ -32,6 +45,11 @@ func TestNATS(t *testing.T) {
 		{"", []string{"--no-stocks", "--format", "csv", "-c", "LISTEN '" + url + "/EVENTS' AS ev FORMAT csv WITH (until = 'now'); PATTERN SEQ(stock a, stock b) WHERE [symbol] AND b.price > a.price WITHIN 5"},
 			// seq: the message's stream seq << 12 | the line's index in it.
 			0, "a,b\n4096,8192\n8192,8193\n4096,8193\n", "query 1 ended: 3 matches"},
+		// A file published twice is stored once: its Msg-Ids are its
+		// identity and line numbers (stdin's, above, are random).
+		{"", []string{"nats", "publish", url + "/EVENTS", "--key", "symbol", file}, 0, "", "published 4 events"},
+		{"", []string{"nats", "publish", url + "/EVENTS", "--key", "symbol", file}, 0, "", "published 4 events"},
+		{"", []string{"nats", "cat", url, "--stream", "EVENTS"}, 0, strings.Repeat("stock,1,IBM,10\nstock,2,SUN,20\nstock,3,IBM,15\nstock,4,IBM,30\n", 2), ""},
 		{"", []string{"nats", "cat", url, "--stream", "NOPE"}, 1, "", "no stream NOPE on " + url},
 		{"", []string{"nats", "init", "--stream", "X"}, 2, "", "the server URL comes first"},
 		{"", []string{"nats", "publish", url}, 2, "", "--stream is missing"},
@@ -43,5 +61,53 @@ func TestNATS(t *testing.T) {
 		if r.code != c.code || r.stdout != c.stdout || !strings.Contains(r.stderr, c.stderr) {
 			t.Errorf("sase %s: exit %d, stdout %q, stderr %q; want %d, %q, %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.code, c.stdout, c.stderr)
 		}
+	}
+}
+
+// TestNATSPublishSignal: `nats publish` stopped by SIGINT or SIGTERM
+// says how many lines the server acknowledged and exits 130.
+func TestNATSPublishSignal(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Shutdown()
+			url := s.ClientURL()
+			if r := run(t, "", "nats", "init", url, "--stream", "EVENTS"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			cmd := exec.Command(sase, "nats", "publish", url+"/EVENTS", "-")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, "type,ts\nA,1\nA,2\nA,3\n") // the input stays open
+			_, js, err := natsio.Connect(context.Background(), url, t.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if st, err := js.Stream(context.Background(), "EVENTS"); err == nil && st.CachedInfo().State.Msgs > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("nothing published in 10 s")
+				}
+			}
+			cmd.Process.Signal(sig)
+			err = cmd.Wait()
+			stdin.Close()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted: 3 events in 1 messages acknowledged") {
+				t.Errorf("exit %v, stderr %q; want 130 and the events acknowledged", err, stderr.String())
+			}
+		})
 	}
 }
