@@ -59,7 +59,9 @@ func Loaded(events iter.Seq[*event.Event]) Source { return loaded(events) }
 
 type loaded iter.Seq[*event.Event]
 
-func (l loaded) Events(context.Context, func()) iter.Seq[*event.Event] { return iter.Seq[*event.Event](l) }
+func (l loaded) Events(context.Context, func()) iter.Seq[*event.Event] {
+	return iter.Seq[*event.Event](l)
+}
 
 // Config is what a job runs.
 type Config struct {
