@@ -11,6 +11,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -185,15 +186,11 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	if err != nil {
 		return err // a new stream has started nothing
 	}
-	stats, err := pq.Run(ctx, p.Follow(from.stream.All()), func(row []sase.Cell) bool {
-		p.Row(row)
-		return true
-	})
-	p.Finish()
+	sum, err := job.New(job.Config{Query: pq, Source: job.Loaded(p.Follow(from.stream.All())), Sink: p}).Run(ctx)
 	if err != nil {
-		return runError(err, stats, stats.Matches)
+		return err
 	}
-	s.note("(%s)", counts(stats.Matches, stats, from.name, s.set.Timing))
+	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, from.name, s.set.Timing))
 
 	name := q.Into.Name
 	if target == nil {

@@ -1,13 +1,11 @@
 package session
 
 import (
-	"iter"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 )
 
 // The session counts how far a long statement has got; the shell draws
@@ -59,13 +57,11 @@ func TrackProgress() Option { return func(s *Session) { s.prog = &progress{} } }
 // progress holds the running statement's counters, written by the
 // statement and read by the shell's goroutine.
 type progress struct {
-	mu      sync.Mutex // guards work, start and total
-	work    string     // "" when nothing runs
-	start   time.Time
-	total   int64
-	events  atomic.Int64
-	matches atomic.Int64
-	shown   int64 // the matches last published, read by the run alone
+	mu    sync.Mutex // guards work, start, total and job
+	work  string     // "" when nothing runs
+	start time.Time
+	total int64
+	job   *job.Job // the query that runs, if one does
 }
 
 // Progress returns the running statement's progress; ok is false when no
@@ -76,8 +72,11 @@ func (s *Session) Progress() (p Progress, ok bool) {
 	}
 	s.prog.mu.Lock()
 	p.Work, p.Total, p.Elapsed = s.prog.work, s.prog.total, time.Since(s.prog.start)
+	if j := s.prog.job; j != nil {
+		st := j.Stats()
+		p.Events, p.Matches = st.Events, st.Matches
+	}
 	s.prog.mu.Unlock()
-	p.Events, p.Matches = s.prog.events.Load(), s.prog.matches.Load()
 	return p, p.Work != ""
 }
 
@@ -86,45 +85,21 @@ func (p *progress) begin(work string, total int64) (end func()) {
 	if p == nil {
 		return func() {}
 	}
-	p.events.Store(0)
-	p.matches.Store(0)
-	p.shown = 0
 	p.mu.Lock()
-	p.work, p.start, p.total = work, time.Now(), total
+	p.work, p.start, p.total, p.job = work, time.Now(), total, nil
 	p.mu.Unlock()
 	return func() {
 		p.mu.Lock()
-		p.work = ""
+		p.work, p.job = "", nil
 		p.mu.Unlock()
 	}
 }
 
-// count passes events through, publishing how many have passed every
-// 1024 events (one atomic store per 1024: nothing per event that need not
-// be).
-func (p *progress) count(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
-	if p == nil {
-		return events
-	}
-	return func(yield func(*event.Event) bool) {
-		var n int64
-		defer func() { p.events.Store(n) }()
-		for e := range events {
-			if n++; n&1023 == 0 {
-				p.events.Store(n)
-			}
-			if !yield(e) {
-				return
-			}
-		}
-	}
-}
-
-// matched publishes the number of matches so far, once per 1024 or more
-// since the last: an atomic store per match cost W2 a fifth of its time.
-func (p *progress) matched(n int64) {
-	if p != nil && n-p.shown >= 1024 {
-		p.shown = n
-		p.matches.Store(n)
+// running says which query's job the work runs, for its counts.
+func (p *progress) running(j *job.Job) {
+	if p != nil {
+		p.mu.Lock()
+		p.job = j
+		p.mu.Unlock()
 	}
 }

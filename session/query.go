@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
@@ -48,21 +48,16 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		work = "EXPLAIN ANALYZE"
 	}
 	defer s.prog.begin(work, int64(len(stream.Events)))()
-	events := s.prog.count(stream.All())
 	if q.Analyze {
-		var n int64
-		stats, err := cq.Run(ctx, events, func([]sase.Cell) bool {
-			n++
-			s.prog.matched(n)
-			return true
-		}, append(s.runOptions(output.New(output.Count, io.Discard, output.Schema{}), "", 0, len(stream.Events), &n), sase.WithTiming())...)
+		j := s.job(job.Config{Query: cq, Source: job.Loaded(stream.All()), Sink: output.New(output.Count, io.Discard, output.Schema{}), Timing: true}, "", len(stream.Events))
+		sum, err := j.Run(ctx)
 		if err != nil {
-			return runError(err, stats, stats.Matches)
-		}
-		if err := s.explain(cq, q, e.name, nil, len(stream.Events), stats); err != nil {
 			return err
 		}
-		s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
+		if err := s.explain(cq, q, e.name, nil, len(stream.Events), sum.Stats); err != nil {
+			return err
+		}
+		s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, e.name, s.set.Timing))
 		return nil
 	}
 	if q.Into != nil {
@@ -70,44 +65,28 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	}
 
 	w := s.writer(s.resultsOut(), schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
-	limit, n := s.set.Limit, int64(0)
-	stats, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
-		if w.Row(row) != nil {
-			return false // the output is gone (\o's disk is full, a closed pipe): stop
-		}
-		n++
-		s.prog.matched(n)
-		return limit == 0 || n < limit
-	}, s.runOptions(w, s.set.Format, limit, len(stream.Events), &n)...)
-	werr := w.Finish()
+	limit := s.set.Limit
+	j := s.job(job.Config{Query: cq, Source: job.Loaded(stream.All()), Sink: w, Limit: limit}, s.set.Format, len(stream.Events))
+	sum, err := j.Run(ctx)
 	if err != nil {
-		return runError(err, stats, n) // the matches written: the engine counts one the sink refused
+		return err
 	}
-	if werr != nil {
-		return fmt.Errorf("writing the results: %w", werr)
-	}
-	s.note("(%s)", counts(stats.Matches, stats, e.name, s.set.Timing))
-	if limit > 0 && n >= limit {
+	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, e.name, s.set.Timing))
+	if sum.State == job.EndedAtLimit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
 	return nil
 }
 
-// runOptions are the options of a run on a loaded stream of events
-// events that writes through w, in format f, at most limit matches (0:
-// all), counting them in n. A split run has its workers encode the matches when w can take them
-// so (output.Chunked); one worker calls the run's sink, but for a count.
-func (s *Session) runOptions(w output.Writer, f output.Format, limit int64, events int, n *int64) []sase.RunOption {
-	workers, _ := s.set.workers(f, events)
-	opts := []sase.RunOption{sase.WithWorkers(workers)}
-	if s.set.AnyOrder {
-		opts = append(opts, sase.WithAnyOrder())
-	}
-	// One worker calls the sink per match, except for a count.
-	if c := output.ChunksOf(w, limit, func(rows int) { *n += int64(rows); s.prog.matched(*n) }); c != nil {
-		opts = append(opts, sase.WithChunks(c))
-	}
-	return opts
+// job is a run on a loaded stream of events events, in format f: on the
+// workers SET workers gives, which encode the matches when the sink can
+// take them so (output.Chunked), counted for the session's progress.
+func (s *Session) job(cfg job.Config, f output.Format, events int) *job.Job {
+	cfg.Workers, _ = s.set.workers(f, events)
+	cfg.AnyOrder, cfg.Chunks, cfg.Progress = s.set.AnyOrder, true, s.prog != nil
+	j := job.New(cfg)
+	s.prog.running(j)
+	return j
 }
 
 // explain prints a query's plan in its EXPLAIN's format, with the counts
@@ -187,14 +166,6 @@ func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update f
 	return sc
 }
 
-// runError words a failed run; a cancelled one says how far it got.
-func runError(err error, stats *sase.Stats, matches int64) error {
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("query cancelled after %s and %s", plural(stats.Events, "event", "events"), plural(matches, "match", "matches"))
-	}
-	return err
-}
-
 // counts is "N matches, M events on stream, 12.3ms, 8.1M events/s" for a
 // summary, without the times when timing is off (so that output is
 // reproducible). It names the stream: the one the query ran on may not be
@@ -210,12 +181,7 @@ func counts(matches int64, stats *sase.Stats, stream string, timing bool) string
 	return text
 }
 
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatInt(n, 10) + " " + many
-}
+func plural(n int64, one, many string) string { return job.Plural(n, one, many) }
 
 func formatDuration(d time.Duration) string {
 	switch {
