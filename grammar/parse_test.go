@@ -146,7 +146,7 @@ func TestParseErrors(t *testing.T) {
     PATTERN A a WHERE a.x = 1 /* never closed
                               ^`},
 		{"PATTERN SEQ(A a,", `
-<input>:1:17: expected a pattern component at end of input
+<input>:1:17: expected a pattern at end of input
     PATTERN SEQ(A a,
                     ^`},
 		{"PATTERN A a WHERE a.x ≥ 1 ∧\nLOAD 'x'", `
