@@ -57,6 +57,7 @@ type algItem struct {
 	node           *planner.AlgNode
 	lo, hi         int64
 	loEdge, hiEdge bool
+	none           bool // after the end of time, or before its start
 }
 
 // algOcc is an occurrence of an item: its bound singles, its closures and
@@ -86,7 +87,7 @@ func join(a, b algOcc) algOcc {
 
 // fits reports whether an occurrence can still be in the window.
 func (s *algebraSource) fits(o algOcc) bool {
-	return o.empty || !s.op.HasWindow || o.last-o.first <= s.op.Window
+	return o.empty || !s.op.HasWindow || satSub(o.last, o.first) <= s.op.Window
 }
 
 // occurrences lists an item's occurrences (§9.2).
@@ -111,6 +112,7 @@ func (s *algebraSource) occurrences(n *planner.AlgNode) []algOcc {
 			var next []algOcc
 			for _, c := range s.occurrences(it) {
 				for _, o := range out {
+					s.r.tick() // a large product stays cancellable
 					if j := join(o, c); disjoint(o, c) && s.fits(j) {
 						next = append(next, j)
 					}
@@ -142,7 +144,7 @@ func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
 			for _, p := range parts {
 				item := algItem{node: it, loEdge: p.o.empty}
 				if !p.o.empty {
-					item.lo = p.o.last + 1
+					item.lo, item.none = satAdd(p.o.last, 1), p.o.last == math.MaxInt64
 				}
 				o := p.o
 				o.items = append(slices.Clip(o.items), item)
@@ -154,6 +156,7 @@ func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
 		occs := s.occurrences(it)
 		for _, p := range parts {
 			for _, c := range occs {
+				s.r.tick()
 				if !p.o.empty && !c.empty && p.o.last >= c.first {
 					continue
 				}
@@ -165,7 +168,8 @@ func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
 				if !c.empty && len(pending) > 0 {
 					j.items = slices.Clone(j.items)
 					for _, k := range pending {
-						j.items[k].hi = c.first - 1
+						j.items[k].hi = satSub(c.first, 1)
+						j.items[k].none = j.items[k].none || c.first == math.MinInt64
 					}
 					pending = nil
 				}
@@ -237,7 +241,7 @@ func (s *algebraSource) check(o algOcc) {
 			lo, hi = min(lo, e.TS), max(hi, e.TS)
 		}
 	}
-	if op.HasWindow && hi-lo > op.Window || !s.distinct(o) {
+	if op.HasWindow && satSub(hi, lo) > op.Window || !s.distinct(o) {
 		return
 	}
 	for _, q := range op.Equivs {
@@ -271,6 +275,9 @@ func (s *algebraSource) check(o algOcc) {
 // order.
 func (s *algebraSource) inInterval(it algItem) []*event.Event {
 	var evs []*event.Event
+	if it.none {
+		return nil
+	}
 	for _, t := range it.node.Types {
 		if t < len(s.byType) {
 			evs = append(evs, inRange(s.byType[t], bounds{it.lo, it.hi})...)
