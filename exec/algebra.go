@@ -289,67 +289,15 @@ func (s *algebraSource) inInterval(it algItem) []*event.Event {
 	return evs
 }
 
-// collect builds a closure's list (§4 rule 5): each event of its interval
-// that agrees with the equivalence tests and passes its per-element
-// predicates, read against the elements appended so far. A bound closure
-// with no element is an empty list, not nil (nil is unbound).
+// collect builds a closure's list (§4 rule 5) as v1 does. A bound
+// closure with no element is an empty list, not nil (nil is unbound).
 func (s *algebraSource) collect(c *planner.Component, it algItem) []*event.Event {
-	b := s.b
-	list := []*event.Event{}
-	b.Lists[c.Index] = list
-	for _, e := range s.inInterval(it) {
-		if !s.equivHolds(e) {
-			continue
-		}
-		b.Elem = e
-		keep := true
-		for _, pr := range c.ElemPreds {
-			if !pr.Eval(b) {
-				keep = false
-				break
-			}
-		}
-		b.Elem = nil
-		if keep {
-			list = append(list, e)
-			b.Lists[c.Index] = list
-		}
+	list := s.r.collectList(c, s.b, s.inInterval(it), c.ElemPreds, true)
+	if list == nil {
+		list = []*event.Event{}
+		s.b.Lists[c.Index] = list
 	}
 	return list
-}
-
-// equivHolds reports whether e agrees with the value each equivalence
-// test has fixed: the first bound single's that is present, else the
-// first among the closure elements so far.
-func (s *algebraSource) equivHolds(e *event.Event) bool {
-	for _, q := range s.op.Equivs {
-		if q.Value(e).IsAbsent() {
-			continue
-		}
-		ref := s.equivRef(q)
-		if !q.Agrees(&ref, e) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *algebraSource) equivRef(q *planner.Equiv) event.Value {
-	for _, e := range s.b.Events {
-		if e != nil {
-			if v := q.Value(e); !v.IsAbsent() {
-				return v
-			}
-		}
-	}
-	for _, l := range s.b.Lists {
-		for _, e := range l {
-			if v := q.Value(e); !v.IsAbsent() {
-				return v
-			}
-		}
-	}
-	return event.Value{}
 }
 
 // distinct reports whether no event is bound twice, closure elements
@@ -374,7 +322,7 @@ func (s *algebraSource) distinct(o algOcc) bool {
 // derivation; the scan sees events bound elsewhere in the match too.
 func (s *algebraSource) blocked(c *planner.Component, it algItem) bool {
 	for _, e := range s.inInterval(it) {
-		if s.r.blocks(c, e, s.b, c.NegPreds, false) && s.equivHolds(e) {
+		if s.r.blocks(c, e, s.b, c.NegPreds, true) {
 			return true
 		}
 	}
