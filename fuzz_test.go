@@ -25,6 +25,10 @@ var fuzzSeeds = []struct{ query, csv string }{
 	{"PATTERN SEQ(A a, B b, !C c) WITHIN 10", "type,ts\nA,9223372036854775800\nB,9223372036854775803\nC,9223372036854775807\n"},
 	{"PATTERN SEQ(!C c, A a, B b)", "type,ts\nC,-9223372036854775808\nA,-9223372036854775808\nB,5\nC,10\n"},
 	{"PATTERN SEQ(A a, B+ b[]) WHERE skip-till-any-match WITHIN 10", "type,ts\nA,9223372036854775800\nB,9223372036854775806\nB,9223372036854775807\n"},
+	// The pattern algebra (LANGUAGE.md §9): nesting, OR, AND, optional, {n,m}.
+	{"PATTERN SEQ(A a, OR(B b, AND(C c, D d)), !C n, A e) WHERE [x] WITHIN 9", "type,ts,x\nA,1,5\nC,2,5\nD,2,5\nB,3,5\nC,4,5\nA,5,5\n"},
+	{"PATTERN SEQ(A? a, !C n, B{1,2} b[], D? d, A e) WITHIN 9223372036854775807", "type,ts\nA,-9223372036854775808\nB,-9223372036854775808\nB,9223372036854775806\nA,9223372036854775807\n"},
+	{"PATTERN SEQ(A a, SEQ(B b, C* c[], D d)?, A e) WHERE count(c[]) < 2 WITHIN 10", "type,ts\nA,9223372036854775800\nB,9223372036854775801\nC,9223372036854775802\nD,9223372036854775807\nA,9223372036854775807\n"},
 }
 
 // FuzzEngines runs a query on a small stream on every engine and compares

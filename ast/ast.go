@@ -169,11 +169,15 @@ const (
 	FormSingle                    // A a
 )
 
-// Pattern is the component list of a query.
+// Pattern is the component list of a query. A pattern that uses the
+// algebra of LANGUAGE.md §9 (nested groups, AND, OR, '?', *, {n,m}, {n})
+// has its tree in Root, and its leaves, in textual order, in Components;
+// Root is nil for a flat pattern.
 type Pattern struct {
 	Span       Span
 	Form       PatternForm
 	Components []*Component
+	Root       Item
 }
 
 func (n *Pattern) NodeSpan() Span { return n.Span }
@@ -185,13 +189,18 @@ const (
 	ClosurePlus    ClosureKind = iota + 1 // A+    (K = 1)
 	ClosurePower                          // A^k
 	ClosureAtLeast                        // A{k,}
+	ClosureStar                           // A*    (K = 0), LANGUAGE.md §9
+	ClosureRange                          // A{k,max}
+	ClosureExact                          // A{k}  (Max = K)
 )
 
-// Closure is the repetition of a closure component: at least K events.
+// Closure is the repetition of a closure component: at least K events,
+// and at most Max (0: no maximum).
 type Closure struct {
 	Span Span
 	Kind ClosureKind
 	K    int
+	Max  int
 }
 
 func (n *Closure) NodeSpan() Span { return n.Span }
@@ -206,6 +215,8 @@ type Component struct {
 	Closure *Closure // nil for a single event
 	Var     *Ident   // nil when the variable is left out
 	List    bool     // closure variable written with [] (b[])
+	// Optional is a single written T? v (LANGUAGE.md §9).
+	Optional bool
 }
 
 func (n *Component) NodeSpan() Span { return n.Span }

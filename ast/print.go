@@ -97,6 +97,9 @@ func (n *Query) String() string {
 }
 
 func (n *Pattern) String() string {
+	if n.Root != nil {
+		return n.Root.String()
+	}
 	parts := make([]string, len(n.Components))
 	for i, c := range n.Components {
 		parts[i] = c.String()
@@ -129,6 +132,9 @@ func (n *Component) String() string {
 	if n.Closure != nil {
 		b.WriteString(n.Closure.String())
 	}
+	if n.Optional {
+		b.WriteString("?")
+	}
 	if n.Var != nil {
 		b.WriteString(" ")
 		b.WriteString(n.Var.String())
@@ -146,6 +152,9 @@ func (n *Component) String() string {
 }
 
 func (n *Closure) String() string {
+	if s, ok := n.algebraText(); ok {
+		return s
+	}
 	switch n.Kind {
 	case ClosurePower:
 		return "^" + strconv.Itoa(n.K)

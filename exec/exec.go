@@ -378,6 +378,9 @@ func (r *runner) newSource(op planner.Source, next stage) source {
 	case *planner.ReCEP:
 		r.store = &store{} // ReCEP reads its own buffers, pruned by the window
 		return newReCEP(r, op, next)
+	case *planner.Algebra:
+		r.store = &store{} // the algebra keeps its own events
+		return newAlgebra(r, op, next)
 	}
 	panic(fmt.Sprintf("exec: no engine for source %T", op))
 }

@@ -175,8 +175,11 @@ func (r *runner) interval(c *planner.Component, b *planner.Binding) bounds {
 // present value among the closure elements collected so far.
 func (r *runner) equivRef(q *planner.Equiv, b *planner.Binding) event.Value {
 	for _, i := range r.plan.Positives {
-		if v := q.Value(b.Events[i]); !v.IsAbsent() {
-			return v
+		// A v3 pattern's unbound single is nil (LANGUAGE.md §9.3).
+		if e := b.Events[i]; e != nil {
+			if v := q.Value(e); !v.IsAbsent() {
+				return v
+			}
 		}
 	}
 	for _, c := range r.plan.Components {

@@ -81,10 +81,20 @@ explainOption
     | FORMAT ID
     ;
 
+// ---- the pattern algebra (LANGUAGE.md §9): nested SEQ, AND, OR, optional
+// items ('?') and bounded closures ({n,m}, {n}, *). A flat SEQ, a paren
+// list or a single component parses as before and takes v1's path; the
+// builder (parse.go) keeps a tree only for the v3 forms.
 pattern
-    : SEQ LPAREN component (COMMA component)* RPAREN   # seqPattern
-    | LPAREN component (SEMI component)* RPAREN        # parenPattern
-    | component                                        # singlePattern
+    : item
+    ;
+
+item
+    : SEQ LPAREN item (COMMA item)* RPAREN QUESTION?   # seqItem
+    | AND LPAREN item (COMMA item)* RPAREN QUESTION?   # andItem
+    | OR LPAREN item (COMMA item)* RPAREN QUESTION?    # orItem
+    | LPAREN item (SEMI item)* RPAREN QUESTION?        # parenItem
+    | component                                        # componentItem
     ;
 
 component
@@ -94,7 +104,7 @@ component
     ;
 
 element
-    : typeExpr closure? (name (LBRACK RBRACK)?)?
+    : typeExpr (closure | QUESTION)? (name (LBRACK RBRACK)?)?
     ;
 
 typeExpr
@@ -106,7 +116,11 @@ closure
     : PLUS                                        # plusClosure
     | CARET INT                                   # powerClosure
     | LBRACE INT COMMA RBRACE                     # atLeastClosure
+    | STAR                                        # starClosure
+    | LBRACE INT COMMA INT RBRACE                 # rangeClosure
+    | LBRACE INT RBRACE                           # exactClosure
     ;
+// ---- end of the pattern algebra's rules
 
 duration
     : (INT | FLOAT) ID?
@@ -262,6 +276,7 @@ STAR    : '*';
 SLASH   : '/';
 PERCENT : '%';
 BANG    : '!';
+QUESTION: '?'; // the algebra's optional item
 CARET   : '^';
 LPAREN  : '(';
 RPAREN  : ')';

@@ -365,19 +365,63 @@ func (b *builder) explainOptions(q *ast.Query, ctx gen.IExplainOptionsContext) {
 
 func (b *builder) pattern(ctx gen.IPatternContext) *ast.Pattern {
 	p := &ast.Pattern{Span: b.span(ctx)}
-	var comps []gen.IComponentContext
-	switch c := ctx.(type) {
-	case *gen.SeqPatternContext:
-		p.Form, comps = ast.FormSeq, c.AllComponent()
-	case *gen.ParenPatternContext:
-		p.Form, comps = ast.FormParen, c.AllComponent()
-	case *gen.SinglePatternContext:
-		p.Form, comps = ast.FormSingle, []gen.IComponentContext{c.Component()}
-	}
-	for _, c := range comps {
-		p.Components = append(p.Components, b.component(c))
+	root := b.item(ctx.Item())
+	p.Components = ast.Leaves(root)
+	switch g, _ := root.(*ast.Group); {
+	case g == nil && !isAlgebra(root):
+		p.Form = ast.FormSingle
+	case g != nil && !isAlgebra(g) && (g.Kind == ast.GroupSeq || g.Kind == ast.GroupParen):
+		p.Form = ast.FormSeq
+		if g.Kind == ast.GroupParen {
+			p.Form = ast.FormParen
+		}
+	default:
+		p.Root = root // a v3 pattern (LANGUAGE.md §9)
 	}
 	return p
+}
+
+// isAlgebra reports whether an item needs the algebra of LANGUAGE.md §9:
+// anything but one component, or a SEQ of components, of v1.
+func isAlgebra(it ast.Item) bool {
+	switch it := it.(type) {
+	case *ast.Component:
+		return it.Optional || it.Closure != nil && it.Closure.IsAlgebra()
+	case *ast.Group:
+		if it.Optional || it.Kind == ast.GroupAnd || it.Kind == ast.GroupOr {
+			return true
+		}
+		for _, c := range it.Items {
+			if _, nested := c.(*ast.Group); nested || isAlgebra(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// item builds one node of the pattern tree.
+func (b *builder) item(ctx gen.IItemContext) ast.Item {
+	g := &ast.Group{Span: b.span(ctx)}
+	var items []gen.IItemContext
+	var q antlr.TerminalNode
+	switch c := ctx.(type) {
+	case *gen.ComponentItemContext:
+		return b.component(c.Component())
+	case *gen.SeqItemContext:
+		g.Kind, items, q = ast.GroupSeq, c.AllItem(), c.QUESTION()
+	case *gen.ParenItemContext:
+		g.Kind, items, q = ast.GroupParen, c.AllItem(), c.QUESTION()
+	case *gen.AndItemContext:
+		g.Kind, items, q = ast.GroupAnd, c.AllItem(), c.QUESTION()
+	case *gen.OrItemContext:
+		g.Kind, items, q = ast.GroupOr, c.AllItem(), c.QUESTION()
+	}
+	g.Optional = q != nil
+	for _, it := range items {
+		g.Items = append(g.Items, b.item(it))
+	}
+	return g
 }
 
 func (b *builder) component(ctx gen.IComponentContext) *ast.Component {
@@ -404,6 +448,12 @@ func (b *builder) component(ctx gen.IComponentContext) *ast.Component {
 	if el.Closure() != nil {
 		n.Closure = b.closure(el.Closure())
 	}
+	if q := el.QUESTION(); q != nil {
+		n.Optional = true
+		if n.Negated {
+			b.errorf(b.off(q.GetSymbol()), "a negated component cannot be optional")
+		}
+	}
 	if el.Name() != nil {
 		n.Var = b.name(el.Name())
 	}
@@ -420,18 +470,27 @@ func (b *builder) component(ctx gen.IComponentContext) *ast.Component {
 
 func (b *builder) closure(ctx gen.IClosureContext) *ast.Closure {
 	n := &ast.Closure{Span: b.span(ctx), Kind: ast.ClosurePlus, K: 1}
-	var k antlr.TerminalNode
 	switch c := ctx.(type) {
 	case *gen.PowerClosureContext:
-		n.Kind, k = ast.ClosurePower, c.INT()
-	case *gen.AtLeastClosureContext:
-		n.Kind, k = ast.ClosureAtLeast, c.INT()
-	}
-	if k != nil {
-		n.K = b.smallInt(k.GetSymbol())
+		n.Kind, n.K = ast.ClosurePower, b.smallInt(c.INT().GetSymbol())
 		if n.K < 1 {
-			b.errorf(b.off(k.GetSymbol()), "a closure needs at least 1 event, not %s", k.GetText())
+			b.errorf(n.Span.Start, "closure length must be >= 1 (write {0,} or * for 'zero or more')")
 		}
+	case *gen.AtLeastClosureContext:
+		n.Kind, n.K = ast.ClosureAtLeast, b.smallInt(c.INT().GetSymbol())
+	case *gen.StarClosureContext:
+		n.Kind, n.K = ast.ClosureStar, 0
+	case *gen.RangeClosureContext:
+		n.Kind, n.K, n.Max = ast.ClosureRange, b.smallInt(c.INT(0).GetSymbol()), b.smallInt(c.INT(1).GetSymbol())
+	case *gen.ExactClosureContext:
+		n.Kind, n.K = ast.ClosureExact, b.smallInt(c.INT().GetSymbol())
+		n.Max = n.K
+	}
+	switch {
+	case (n.Kind == ast.ClosureRange || n.Kind == ast.ClosureExact) && n.Max < 1:
+		b.errorf(n.Span.Start, "a closure's maximum must be >= 1 (write B+ for 'one or more')")
+	case n.Kind == ast.ClosureRange && n.K > n.Max:
+		b.errorf(n.Span.Start, "closure bounds {%d,%d}: the minimum exceeds the maximum", n.K, n.Max)
 	}
 	return n
 }

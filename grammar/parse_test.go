@@ -146,7 +146,7 @@ func TestParseErrors(t *testing.T) {
     PATTERN A a WHERE a.x = 1 /* never closed
                               ^`},
 		{"PATTERN SEQ(A a,", `
-<input>:1:17: expected a pattern component at end of input
+<input>:1:17: expected a pattern at end of input
     PATTERN SEQ(A a,
                     ^`},
 		{"PATTERN A a WHERE a.x ≥ 1 ∧\nLOAD 'x'", `
@@ -323,6 +323,13 @@ func TestParseQueryNeedsOneQuery(t *testing.T) {
 // statements parse and print back as written (the canonical form).
 var canonical = []string{
 	"PATTERN SEQ(A a, B b)",
+	// The pattern algebra: every node, and docs/LANGUAGE.md's examples.
+	"PATTERN SEQ(A a, OR(B b, SEQ(C c, AND(D d, E? e))?), (F f; G* g[]; H h)?, I{2,5} i[], J{3} j[], K k) WITHIN 9",
+	"PATTERN OR(A x, ANY(A, B)? x, AND(C c, D d))",
+	"PATTERN SEQ(login a, OR(pwchange p, mfareset m), transfer t) WHERE [user] WITHIN 30 m",
+	"PATTERN AND(door d, alarm x) WHERE [site] WITHIN 10 s",
+	"PATTERN SEQ(order o, retry? r, payment p) WHERE [order_id] WITHIN 1 h",
+	"PATTERN SEQ(stock1 a, stock2{3,5} b[], stock3 c) WITHIN 50",
 	"EXPLAIN ANALYZE EVENT (A a; !(B b); C{2,} c[]; D^3 d[]; ANY(E, F) e) FROM s WHERE [sym, id = 3] AND a.x = -7 WITHIN 1.5e-3 h RETURN *",
 	"EXPLAIN PATTERN !A a",
 	"PATTERN SEQ(A a, !B n, C+ c[]) FROM s WHERE a.x < c[i].x WITHIN 10 RETURN a.x, count(c[]) AS n, a.x + 1 INTO spikes",

@@ -58,6 +58,9 @@ func (c *csvEncoder) encode(b []byte, cells []sase.Cell) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if unbound(c.cols[i].Kind, cell) {
+			continue // an empty cell (LANGUAGE.md §9.3)
+		}
 		switch c.cols[i].Kind {
 		case Value:
 			if cell.Value.IsString() {

@@ -51,8 +51,16 @@ func (j *jsonlWriter) Put(bufs [][]byte, _ int) (err error) {
 
 func (j *jsonlEncoder) encode(b []byte, cells []sase.Cell) []byte {
 	b = append(b, '{')
+	open := len(b)
 	for i, c := range cells {
-		b = append(b, j.keys[i]...)
+		if unbound(j.cols[i].Kind, c) {
+			continue // an unbound variable has no key (LANGUAGE.md §9.3)
+		}
+		key := j.keys[i]
+		if len(b) == open && i > 0 {
+			key = key[1:] // the first key written takes no comma
+		}
+		b = append(b, key...)
 		switch j.cols[i].Kind {
 		case Value:
 			b = c.Value.AppendJSON(b)

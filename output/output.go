@@ -257,3 +257,10 @@ func (s *sink) drain(b []byte) ([]byte, error) {
 	}
 	return b[:0], s.err
 }
+
+// unbound reports whether a variable's cell is unbound: an empty optional
+// item or an OR branch not taken (LANGUAGE.md §9.3). A bound closure with
+// no element is an empty list, not nil.
+func unbound(k Kind, c sase.Cell) bool {
+	return k == Event && c.Event == nil || k == List && c.List == nil
+}

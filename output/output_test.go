@@ -172,3 +172,40 @@ func TestWallClockTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnboundCells checks how each format writes a v3 pattern's unbound
+// variables (LANGUAGE.md §9.3): jsonl leaves the key out, csv and table
+// an empty cell; a bound empty closure is [].
+func TestUnboundCells(t *testing.T) {
+	st := source.GenerateStocks("s", source.DefaultStockConfig())
+	e := st.Events[0]
+	cols := []Column{{Name: "a", Kind: Event}, {Name: "b", Kind: List}, {Name: "c", Kind: Event}}
+	rows := [][]sase.Cell{{{}, {List: []*event.Event{}}, {Event: e}}, {{Event: e}, {}, {}}}
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		{"jsonl", []string{`{"b":[],"c":{`, `{"a":{`}},
+		{"csv", []string{"a,b,c\n,[],0\n0,,\n"}},
+		{"table", []string{" | [] | stock", " |    | \n"}},
+	} {
+		f, err := ParseFormat(tc.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		w := New(f, &out, Schema{Columns: cols, Events: st.Schema})
+		for _, r := range rows {
+			w.Row(r)
+		}
+		w.Finish()
+		for _, want := range tc.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: %q lacks %q", tc.format, out.String(), want)
+			}
+		}
+		if lines := strings.Split(out.String(), "\n"); tc.format == "jsonl" && strings.Contains(lines[1], `"b"`) {
+			t.Errorf("jsonl writes an unbound list: %q", lines[1])
+		}
+	}
+}

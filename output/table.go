@@ -72,8 +72,13 @@ func (t *tableWriter) Row(cells []sase.Cell) error {
 			whole = right
 			t.arena = c.Value.AppendText(t.arena)
 		case Event:
-			t.arena = t.ev.appendText(t.arena, c.Event)
+			if c.Event != nil { // else unbound: an empty cell (LANGUAGE.md §9.3)
+				t.arena = t.ev.appendText(t.arena, c.Event)
+			}
 		case List:
+			if c.List == nil {
+				break // unbound
+			}
 			t.arena = append(t.arena, '[')
 			for k, e := range c.List {
 				if k > 0 {

@@ -17,6 +17,9 @@ func Compile(q *ast.Query, src *ast.Source, stream *event.Stream) (*Plan, error)
 	p := &Plan{Query: q, Src: src, Stream: stream, Engine: "basic"}
 	var errs ast.ErrorList
 	c := &compiler{plan: p, errs: &errs, vars: map[string]int{}, elem: -1}
+	if q.Pattern.Root != nil {
+		return c.algebra(q)
+	}
 	c.components(q.Pattern)
 	if len(errs) > 0 {
 		return nil, errs.Err()
@@ -40,6 +43,26 @@ func Compile(q *ast.Query, src *ast.Source, stream *event.Stream) (*Plan, error)
 	if ng := p.Negations(); len(ng) > 0 {
 		p.Stages = append(p.Stages, &Negation{Comps: ng})
 	}
+	p.Output = &Transformation{Columns: p.Columns}
+	return p, nil
+}
+
+// algebra compiles a v3 pattern (LANGUAGE.md §9) to its Algebra source.
+func (c *compiler) algebra(q *ast.Query) (*Plan, error) {
+	p := c.plan
+	root := c.algebraComponents(q)
+	if err := c.errs.Err(); err != nil {
+		return nil, err
+	}
+	c.window(q)
+	c.where(q.Where)
+	c.output(q.Return)
+	c.algebraStrategy(q, root)
+	if err := c.errs.Err(); err != nil {
+		return nil, err
+	}
+	c.lower()
+	c.algebraPlan(root)
 	p.Output = &Transformation{Columns: p.Columns}
 	return p, nil
 }
@@ -131,11 +154,22 @@ func (c *compiler) components(pat *ast.Pattern) {
 	}
 }
 
+// firstAndLast returns the first and last of comps, none when empty.
+func firstAndLast(comps []*Component) []*Component {
+	if len(comps) == 0 {
+		return nil
+	}
+	return []*Component{comps[0], comps[len(comps)-1]}
+}
+
 func (c *compiler) window(q *ast.Query) {
 	p := c.plan
 	comps := p.Components
 	if q.Within == nil {
-		for _, comp := range []*Component{comps[0], comps[len(comps)-1]} {
+		if q.Pattern.Root != nil {
+			comps = nil // the algebra's edges are checked on its tree
+		}
+		for _, comp := range firstAndLast(comps) {
 			if comp.Kind == Closure {
 				c.errorf(comp.Node, "closure %s is first or last in the pattern and there is no WITHIN", comp.Var)
 			}

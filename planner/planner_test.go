@@ -154,6 +154,7 @@ func TestExplainGolden(t *testing.T) {
 		"closure": "PATTERN SEQ(!C c, A a, B+ b[], D d, !C e) WHERE [sym] AND b[i].price > b[i-1].price AND avg(b[].price) > 3 AND e.price > a.price WITHIN 10 RETURN a.price * 2 AS p2, b, count(b[])",
 		"single":  "PATTERN A",
 		"any":     "PATTERN SEQ(ANY(A, B) x, C c) WHERE x.price > 10",
+		"algebra": "PATTERN SEQ(A a, OR(B b, AND(C c, D d))?, !C n, D h, B{2,4} e[], D? f, C g) WHERE [sym] AND e[i].price > a.price AND n.price > 5 AND b.price < 3 WITHIN 10",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := compile(t, stream, query)

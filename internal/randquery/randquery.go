@@ -329,10 +329,16 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 }
 
 // Binding is a row of a query compiled without RETURN as a canonical
-// string: variables to seq numbers.
+// string: variables to seq numbers. An unbound variable of a v3 pattern
+// (a nil event or list) has no key; a bound empty closure is [].
 func Binding(cols []planner.Column, row []sase.Cell) string {
 	m := map[string]any{}
 	for i, col := range cols {
+		switch {
+		case col.Kind == planner.ColList && row[i].List == nil,
+			col.Kind == planner.ColEvent && row[i].Event == nil:
+			continue
+		}
 		if col.Kind == planner.ColList {
 			seqs := []int64{}
 			for _, e := range row[i].List {

@@ -1,0 +1,350 @@
+package exec
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// algebraSource runs a v3 pattern (LANGUAGE.md §9) on every engine: it
+// keeps the stream, and at its end builds the occurrences of the pattern
+// tree, then checks each derivation (branch and optional choices) as §9.5
+// orders it and emits each binding once.
+type algebraSource struct {
+	r      *runner
+	op     *planner.Algebra
+	next   stage
+	byType [][]*event.Event
+	b      *planner.Binding
+	seen   map[string]bool
+}
+
+func newAlgebra(r *runner, op *planner.Algebra, next stage) *algebraSource {
+	return &algebraSource{r: r, op: op, next: next, b: r.bind(), seen: map[string]bool{}}
+}
+
+func (s *algebraSource) process(ev *event.Event) {
+	for len(s.byType) <= ev.Type {
+		s.byType = append(s.byType, nil)
+	}
+	s.byType[ev.Type] = append(s.byType[ev.Type], ev)
+}
+
+func (s *algebraSource) advance(int64)  {}
+func (s *algebraSource) report(*Stats)  {}
+func (s *algebraSource) untimed() bool  { return true }
+func (s *algebraSource) finish() {
+	for _, o := range s.occurrences(s.op.Root) {
+		s.r.tick()
+		s.check(o)
+	}
+}
+
+// algBind is a positive single bound to an event.
+type algBind struct {
+	comp int
+	ev   *event.Event
+}
+
+// algItem is a closure or negation of an occurrence with its interval,
+// closed bounds; an edge bound of the top-level SEQ is set from the
+// whole match (§4 rules 4 and 5).
+type algItem struct {
+	node           *planner.AlgNode
+	lo, hi         int64
+	loEdge, hiEdge bool
+	none           bool // after the end of time, or before its start
+}
+
+// algOcc is an occurrence of an item: its bound singles, its closures and
+// negations, and its first and last ts (none when empty).
+type algOcc struct {
+	binds       []algBind
+	items       []algItem
+	first, last int64
+	empty       bool
+}
+
+var emptyOcc = algOcc{empty: true}
+
+// join is the occurrence of a and b together.
+func join(a, b algOcc) algOcc {
+	o := algOcc{binds: append(slices.Clip(a.binds), b.binds...), items: append(slices.Clip(a.items), b.items...), empty: a.empty && b.empty}
+	switch {
+	case a.empty:
+		o.first, o.last = b.first, b.last
+	case b.empty:
+		o.first, o.last = a.first, a.last
+	default:
+		o.first, o.last = min(a.first, b.first), max(a.last, b.last)
+	}
+	return o
+}
+
+// fits reports whether an occurrence can still be in the window.
+func (s *algebraSource) fits(o algOcc) bool {
+	return o.empty || !s.op.HasWindow || satSub(o.last, o.first) <= s.op.Window
+}
+
+// occurrences lists an item's occurrences (§9.2).
+func (s *algebraSource) occurrences(n *planner.AlgNode) []algOcc {
+	var out []algOcc
+	switch n.Kind {
+	case planner.AlgSingle:
+		for _, t := range n.Types {
+			if t < len(s.byType) {
+				for _, e := range s.byType[t] {
+					out = append(out, algOcc{binds: []algBind{{n.Comp, e}}, first: e.TS, last: e.TS})
+				}
+			}
+		}
+	case planner.AlgOr:
+		for _, it := range n.Items {
+			out = append(out, s.occurrences(it)...)
+		}
+	case planner.AlgAnd:
+		out = []algOcc{emptyOcc}
+		for _, it := range n.Items {
+			var next []algOcc
+			for _, c := range s.occurrences(it) {
+				for _, o := range out {
+					s.r.tick() // a large product stays cancellable
+					if j := join(o, c); disjoint(o, c) && s.fits(j) {
+						next = append(next, j)
+					}
+				}
+			}
+			out = next
+		}
+	case planner.AlgSeq:
+		out = s.seq(n)
+	}
+	if n.Optional {
+		out = append(out, emptyOcc)
+	}
+	return out
+}
+
+// seq lists a SEQ's occurrences: its non-empty positive items strictly
+// ordered; each closure and negation between the nearest non-empty
+// positive neighbours, or at the top-level edges.
+func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
+	type partial struct {
+		o       algOcc
+		pending []int // items still waiting for their right neighbour
+	}
+	parts := []partial{{o: emptyOcc}}
+	for _, it := range n.Items {
+		var next []partial
+		if !it.IsPositive() {
+			for _, p := range parts {
+				item := algItem{node: it, loEdge: p.o.empty}
+				if !p.o.empty {
+					item.lo, item.none = satAdd(p.o.last, 1), p.o.last == math.MaxInt64
+				}
+				o := p.o
+				o.items = append(slices.Clip(o.items), item)
+				next = append(next, partial{o, append(slices.Clip(p.pending), len(o.items)-1)})
+			}
+			parts = next
+			continue
+		}
+		occs := s.occurrences(it)
+		for _, p := range parts {
+			for _, c := range occs {
+				s.r.tick()
+				if !p.o.empty && !c.empty && p.o.last >= c.first {
+					continue
+				}
+				j := join(p.o, c)
+				if !s.fits(j) {
+					continue
+				}
+				pending := p.pending
+				if !c.empty && len(pending) > 0 {
+					j.items = slices.Clone(j.items)
+					for _, k := range pending {
+						j.items[k].hi = satSub(c.first, 1)
+						j.items[k].none = j.items[k].none || c.first == math.MinInt64
+					}
+					pending = nil
+				}
+				next = append(next, partial{j, pending})
+			}
+		}
+		parts = next
+	}
+	out := make([]algOcc, 0, len(parts))
+	for _, p := range parts {
+		if len(p.pending) > 0 {
+			p.o.items = slices.Clone(p.o.items)
+		}
+		for _, k := range p.pending {
+			p.o.items[k].hiEdge = true
+		}
+		out = append(out, p.o)
+	}
+	return out
+}
+
+// disjoint reports whether two occurrences bind no event twice.
+func disjoint(a, b algOcc) bool {
+	for _, x := range a.binds {
+		for _, y := range b.binds {
+			if x.ev == y.ev {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// check takes one derivation of the whole pattern through §9.5's order:
+// closure lists, their bounds, disjointness, window, equivalence tests and
+// selection, negations; a binding is emitted once.
+func (s *algebraSource) check(o algOcc) {
+	p, op, b := s.r.plan, s.op, s.b
+	clear(b.Events)
+	clear(b.Lists)
+	for _, x := range o.binds {
+		b.Events[x.comp] = x.ev
+	}
+	for i := range o.items {
+		it := &o.items[i]
+		if it.loEdge {
+			it.lo = math.MinInt64
+			if op.HasWindow {
+				it.lo = satSub(o.last, op.Window)
+			}
+		}
+		if it.hiEdge {
+			it.hi = math.MaxInt64
+			if op.HasWindow {
+				it.hi = satAdd(o.first, op.Window)
+			}
+		}
+	}
+	lo, hi := o.first, o.last
+	for _, it := range o.items {
+		if it.node.Kind != planner.AlgClosure {
+			continue
+		}
+		list := s.collect(p.Components[it.node.Comp], it)
+		if len(list) < it.node.Min || it.node.Max > 0 && len(list) > it.node.Max {
+			return
+		}
+		for _, e := range list {
+			lo, hi = min(lo, e.TS), max(hi, e.TS)
+		}
+	}
+	if op.HasWindow && satSub(hi, lo) > op.Window || !s.distinct(o) {
+		return
+	}
+	for _, q := range op.Equivs {
+		var ref event.Value
+		for _, x := range o.binds {
+			if !q.Agrees(&ref, x.ev) {
+				return
+			}
+		}
+	}
+	for _, pr := range op.Preds {
+		if !pr.Eval(b) {
+			return
+		}
+	}
+	for _, it := range o.items {
+		if it.node.Kind == planner.AlgNegated && s.blocked(p.Components[it.node.Comp], it) {
+			return
+		}
+	}
+	key := s.key()
+	if s.seen[key] {
+		return
+	}
+	s.seen[key] = true
+	s.r.stats.Operators[0].Out++
+	s.next.push(b)
+}
+
+// inInterval lists the events of a leaf's types in [lo, hi], in stream
+// order.
+func (s *algebraSource) inInterval(it algItem) []*event.Event {
+	var evs []*event.Event
+	if it.none {
+		return nil
+	}
+	for _, t := range it.node.Types {
+		if t < len(s.byType) {
+			evs = append(evs, inRange(s.byType[t], bounds{it.lo, it.hi})...)
+		}
+	}
+	if len(it.node.Types) > 1 {
+		slices.SortFunc(evs, func(x, y *event.Event) int { return int(x.Seq - y.Seq) })
+	}
+	return evs
+}
+
+// collect builds a closure's list (§4 rule 5) as v1 does. A bound
+// closure with no element is an empty list, not nil (nil is unbound).
+func (s *algebraSource) collect(c *planner.Component, it algItem) []*event.Event {
+	list := s.r.collectList(c, s.b, s.inInterval(it), c.ElemPreds, true)
+	if list == nil {
+		list = []*event.Event{}
+		s.b.Lists[c.Index] = list
+	}
+	return list
+}
+
+// distinct reports whether no event is bound twice, closure elements
+// included.
+func (s *algebraSource) distinct(o algOcc) bool {
+	seen := map[*event.Event]bool{}
+	for _, x := range o.binds {
+		seen[x.ev] = true
+	}
+	for _, l := range s.b.Lists {
+		for _, e := range l {
+			if seen[e] {
+				return false
+			}
+			seen[e] = true
+		}
+	}
+	return true
+}
+
+// blocked reports whether an event in a negation's interval rejects the
+// derivation; the scan sees events bound elsewhere in the match too.
+func (s *algebraSource) blocked(c *planner.Component, it algItem) bool {
+	for _, e := range s.inInterval(it) {
+		if s.r.blocks(c, e, s.b, c.NegPreds, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// key names a binding: each bound variable's events.
+func (s *algebraSource) key() string {
+	var k strings.Builder
+	for i, e := range s.b.Events {
+		if e != nil && s.r.plan.Components[i].Kind == planner.Single {
+			k.WriteString(strconv.Itoa(i) + "=" + strconv.FormatInt(e.Seq, 10) + ";")
+		}
+	}
+	for i, l := range s.b.Lists {
+		if l != nil {
+			k.WriteString(strconv.Itoa(i) + "=[")
+			for _, e := range l {
+				k.WriteString(strconv.FormatInt(e.Seq, 10) + ",")
+			}
+			k.WriteString("];")
+		}
+	}
+	return k.String()
+}
