@@ -65,10 +65,10 @@ type Measure struct {
 type RowsPerMatch int
 
 const (
-	OneRowPerMatch      RowsPerMatch = iota // the default
-	AllRowsShowEmpty                        // ALL ROWS PER MATCH [SHOW EMPTY MATCHES]
-	AllRowsOmitEmpty                        // ALL ROWS PER MATCH OMIT EMPTY MATCHES
-	AllRowsWithUnmatched                    // ALL ROWS PER MATCH WITH UNMATCHED ROWS
+	OneRowPerMatch       RowsPerMatch = iota // the default
+	AllRowsShowEmpty                         // ALL ROWS PER MATCH [SHOW EMPTY MATCHES]
+	AllRowsOmitEmpty                         // ALL ROWS PER MATCH OMIT EMPTY MATCHES
+	AllRowsWithUnmatched                     // ALL ROWS PER MATCH WITH UNMATCHED ROWS
 )
 
 var rowsText = [...]string{
@@ -179,7 +179,7 @@ type MRCall struct {
 	Star bool // count(*)
 }
 
-func (*MatchRecognize) stmtNode() {}
+func (*MatchRecognize) stmtNode()   {}
 func (*PatVar) rowPatternNode()     {}
 func (*PatConcat) rowPatternNode()  {}
 func (*PatAlt) rowPatternNode()     {}

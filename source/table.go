@@ -20,7 +20,7 @@ const (
 )
 
 // loadTable loads a plain table as a SQL engine would (docs/LANGUAGE.md
-// §10, LOAD ... WITH (type = 't', ts_column = '')): every row is of type
+// §10, LOAD ... WITH (type = 't', ts_column = ”)): every row is of type
 // opts.Table (when set), and with RowTS its ts is its 0-based row number.
 // The rows are rewritten with those columns in front and read by the CSV
 // loader, so that cells mean what they mean in any CSV stream.
