@@ -15,7 +15,7 @@ var keywords = map[string]bool{
 	"format": true, "with": true, "generate": true, "stocks": true, "use": true,
 	"show": true, "streams": true, "types": true, "describe": true, "set": true,
 	"follow": true, "true": true, "false": true, "len": true, "listen": true,
-	"queries": true, "query": true, "stop": true, "settings": true,
+	"queries": true, "query": true, "stop": true, "settings": true, "select": true,
 }
 
 // IsKeyword reports whether name is a keyword of the language, in any case.

@@ -28,6 +28,7 @@ statement
     | STOP QUERY INT                              # stopStmt
     | DESCRIBE name                               # describeStmt
     | SET word EQ value                           # setStmt
+    | matchRecognize                              # matchRecognizeStmt
     ;
 
 loadClause
@@ -135,6 +136,20 @@ returnItem
     : expr (AS name)?
     ;
 
+// ---- MATCH_RECOGNIZE (docs/MATCH_RECOGNIZE.md) ----
+
+// SQL's row pattern recognition: SELECT ... FROM s MATCH_RECOGNIZE (...).
+// Its words (PARTITION, MEASURES, DEFINE, ...) are not keywords of the
+// language, so they stay usable as names; grammar/matchrecognize.go parses
+// the tokens after SELECT with the standard's grammar and its errors.
+matchRecognize
+    : SELECT mrToken*
+    ;
+
+mrToken
+    : ~(SEMI | EOF)
+    ;
+
 // ---- expressions ----
 
 // Alternatives are listed from the tightest binding to the loosest.
@@ -194,6 +209,7 @@ ident
     | EXPLAIN | ANALYZE | LOAD | FORMAT | FOLLOW | GENERATE | STOCKS | USE
     | SHOW | STREAMS | TYPES | DESCRIBE | SET
     | LISTEN | QUERIES | QUERY | STOP | SETTINGS
+    | SELECT
     ;
 
 // attrName follows a '.', where every keyword is unambiguous except LEN
@@ -247,6 +263,7 @@ STOP     : 'stop';
 TRUE     : 'true';
 FALSE    : 'false';
 LEN      : 'len';
+SELECT   : 'select'; // MATCH_RECOGNIZE
 
 // A strategy word with at least one '-'; the all-underscore spelling lexes
 // as ID and parse.go recognizes it where a condition is expected.
@@ -276,7 +293,7 @@ STAR    : '*';
 SLASH   : '/';
 PERCENT : '%';
 BANG    : '!';
-QUESTION: '?'; // the algebra's optional item
+QUESTION: '?'; // the algebra's optional item; MATCH_RECOGNIZE's reluctant quantifiers
 CARET   : '^';
 LPAREN  : '(';
 RPAREN  : ')';
@@ -288,6 +305,8 @@ COMMA   : ',';
 SEMI    : ';';
 DOTDOT  : '..';
 DOT     : '.';
+DOLLAR   : '$'; // MATCH_RECOGNIZE's end anchor
+PIPE     : '|'; // MATCH_RECOGNIZE's alternation
 
 LINE_COMMENT  : '--' ~[\r\n]* -> skip;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip;

@@ -12,6 +12,12 @@ npx --yes antlr-ng@1.0.10 -Dlanguage=Go --package gen \
 	--generate-listener false --generate-visitor false \
 	-o gen Sase.g4
 
+# antlr-ng reports some grammar errors (a token defined twice) and still
+# exits 0 without writing the lexer; fail here rather than at build time.
+for f in gen/sase_lexer.go gen/sase_parser.go; do
+	[ -f "$f" ] || { echo "generate.sh: $f was not written; see the errors above" >&2; exit 1; }
+done
+
 # The .interp and .tokens files are only used by ANTLR tooling, not by Go.
 rm -f gen/*.interp gen/*.tokens
 

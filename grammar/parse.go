@@ -171,6 +171,8 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 	switch c := ctx.(type) {
 	case *gen.QueryStmtContext:
 		return b.query(c.Query())
+	case *gen.MatchRecognizeStmtContext:
+		return b.matchRecognize(c.MatchRecognize().(*gen.MatchRecognizeContext))
 	case *gen.LoadStmtContext:
 		return b.load(c)
 	case *gen.ListenStmtContext:

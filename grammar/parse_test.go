@@ -123,7 +123,7 @@ func TestParseErrors(t *testing.T) {
     LOAD 'x.csv' FORMAT xml
                         ^`},
 		{"SHOW STREAMS;\n\tFOO", `
-<input>:2:2: unknown statement FOO; statements are PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN or STOP
+<input>:2:2: unknown statement FOO; statements are PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP or SELECT
     	FOO
     	^`},
 		{"SHOW", `
@@ -191,7 +191,7 @@ func TestParseErrors(t *testing.T) {
 // TestParseErrorsPointAtTheFix: an error names what the grammar accepts
 // where the caret is, and the caret is on the token to fix.
 func TestParseErrorsPointAtTheFix(t *testing.T) {
-	const statements = "PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN or STOP"
+	const statements = "PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP or SELECT"
 	tests := []struct{ src, want string }{
 		{"USE ;", `
 <input>:1:5: expected a name at ';'
@@ -253,9 +253,9 @@ func TestParseErrorsPointAtTheFix(t *testing.T) {
     PATTERN SEQ(A a]
                    ^`},
 		{"SELECT * FROM stocks;", `
-<input>:1:1: unknown statement SELECT; statements are ` + statements + `
+<input>:1:21: expected MATCH_RECOGNIZE, found end of input
     SELECT * FROM stocks;
-    ^`},
+                        ^`},
 		{"quit;", `
 <input>:1:1: unknown statement quit; statements are ` + statements + `
     quit;
@@ -322,6 +322,7 @@ func TestParseQueryNeedsOneQuery(t *testing.T) {
 
 // statements parse and print back as written (the canonical form).
 var canonical = []string{
+	"SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
 	"PATTERN SEQ(A a, B b)",
 	// The pattern algebra: every node, and docs/LANGUAGE.md's examples.
 	"PATTERN SEQ(A a, OR(B b, SEQ(C c, AND(D d, E? e))?), (F f; G* g[]; H h)?, I{2,5} i[], J{3} j[], K k) WITHIN 9",

@@ -30,6 +30,13 @@ func LoadReportContext(ctx context.Context, path, format string, opts Options, e
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	if opts.Table != "" || opts.RowTS {
+		s, st, err := loadTable(file, opts)
+		if s != nil {
+			s.Source = path
+		}
+		return s, st, err
+	}
 	c := newConfig(WithFormat(format), WithOptions(opts), WithErrors(errs))
 	src, err := timedOpen(openFinite(file, c))(c)
 	if err != nil {

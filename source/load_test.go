@@ -286,7 +286,7 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"time_unit": "minutes"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Minute}},
 		{kv: map[string]string{"time_unit": "hour"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Hour}},
 		{kv: map[string]string{"time_unit": "days"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: 24 * time.Hour}},
-		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: clock, delimiter, lag, late, max_line, on_error, slack, sort, time_unit, ts_column, type_column)`},
+		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: clock, delimiter, lag, late, max_line, on_error, slack, sort, time_unit, ts_column, type, type_column)`},
 		{kv: map[string]string{"delimiter": ";"}, want: Options{TypeColumn: "type", TSColumn: "ts", Delimiter: ';'}},
 		{kv: map[string]string{"DELIMITER": "TAB"}, want: Options{TypeColumn: "type", TSColumn: "ts", Delimiter: '\t'}},
 		{kv: map[string]string{"delimiter": ";;"}, wantErr: `delimiter must be one character other than a quote or a line break (or 'tab'), got ";;"`},

@@ -45,6 +45,12 @@ type Options struct {
 	Sort      bool   // sort = true: a batch LOAD sorts the file by ts
 	Clock     string // clock = 'wall' on a live stream, or ""
 	Lag       time.Duration
+
+	// Table (type = 't') loads a plain table: every row is of that type.
+	// RowTS (ts_column = '') makes a row's ts its 0-based row number
+	// (docs/LANGUAGE.md §10).
+	Table string
+	RowTS bool
 }
 
 // DefaultMaxLine is the longest line read without a max_line option: a
@@ -77,7 +83,7 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"clock", "delimiter", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type_column"}
+var optionKeys = []string{"clock", "delimiter", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
 // time_unit = 'ms', on_error = 'stop', max_line = '1MB'). Keys and units
@@ -99,9 +105,15 @@ func ParseOptions(kv map[string]string) (Options, error) {
 			opts.TypeColumn = v
 		case "ts_column":
 			if v == "" {
-				return Options{}, fmt.Errorf("LOAD option ts_column must not be empty")
+				opts.RowTS = true // a table's rows, numbered
+				continue
 			}
 			opts.TSColumn = v
+		case "type":
+			if v == "" {
+				return Options{}, fmt.Errorf("LOAD option type (the type of every row of a table) must not be empty")
+			}
+			opts.Table = v
 		case "on_error":
 			switch strings.ToLower(v) {
 			case "skip":
@@ -160,6 +172,9 @@ func ParseOptions(kv map[string]string) (Options, error) {
 		default:
 			return Options{}, fmt.Errorf("unknown LOAD option %q (valid: %s)", k, strings.Join(optionKeys, ", "))
 		}
+	}
+	if opts.Table != "" && hasKey(kv, "type_column") {
+		return Options{}, fmt.Errorf("LOAD options type and type_column exclude each other: type gives every row its type")
 	}
 	if opts.TypeColumn == opts.TSColumn {
 		return Options{}, fmt.Errorf("LOAD options type_column and ts_column both name %q", opts.TypeColumn)
@@ -277,4 +292,14 @@ func DefaultName(path string) string {
 		return "stream"
 	}
 	return b.String()
+}
+
+// hasKey reports whether kv has key, in any case.
+func hasKey(kv map[string]string, key string) bool {
+	for k := range kv {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,84 @@
+package grammar_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/grammar"
+)
+
+func parseMR(t *testing.T, text string) *ast.MatchRecognize {
+	t.Helper()
+	stmts, err := grammar.Parse(&ast.Source{Name: "<test>", Text: text})
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	mr, ok := stmts[0].(*ast.MatchRecognize)
+	if !ok {
+		t.Fatalf("%s: got %T", text, stmts[0])
+	}
+	return mr
+}
+
+// TestMatchRecognizeConformanceParses parses every conformance query, and
+// String() of each parses back to the same String().
+func TestMatchRecognizeConformanceParses(t *testing.T) {
+	f, err := os.Open("testdata/match_recognize.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var c struct{ Name, Query string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		first := parseMR(t, c.Query).String()
+		if again := parseMR(t, first).String(); again != first {
+			t.Errorf("%s: String() does not round-trip:\n%s\n%s", c.Name, first, again)
+		}
+	}
+	if n != 26 {
+		t.Fatalf("read %d cases, want 26", n)
+	}
+}
+
+func TestMatchRecognizeString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a b+? (c | d){2,3} PERMUTE(e, f) {- g -} ^ $ h{,4}) DEFINE b AS b.price > PREV(b.price, 2))",
+			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A B+? (C | D){2,3} PERMUTE(E, F) {- G -} ^ $ H{0,4}) DEFINE B AS B.PRICE > PREV(B.PRICE, 2))"},
+		{"select `x`.id as i from t match_recognize (partition by p order by id desc measures running last(v) as l, count(*) as c all rows per match with unmatched rows after match skip to first a pattern (() | a*) within 5 subset u = (a) define a as not v < -1) as `x`",
+			"SELECT `x`.ID AS I FROM T MATCH_RECOGNIZE (PARTITION BY P ORDER BY ID DESC MEASURES RUNNING LAST(V) AS L, COUNT(*) AS C ALL ROWS PER MATCH WITH UNMATCHED ROWS AFTER MATCH SKIP TO FIRST A PATTERN (() | A*) WITHIN 5 SUBSET U = (A) DEFINE A AS NOT V < -1) AS `x`"},
+	} {
+		if got := parseMR(t, tc.in).String(); got != tc.want {
+			t.Errorf("%s\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+		if got := parseMR(t, tc.want).String(); got != tc.want {
+			t.Errorf("round trip of %s gives %s", tc.want, got)
+		}
+	}
+}
+
+func TestMatchRecognizeErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A) )", "1:46: expected DEFINE, found ')'"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A**) DEFINE A AS true)", "1:45: a quantifier cannot follow a quantifier"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A{3,2}) DEFINE A AS true)", "1:47: a quantifier's upper bound 2 is below its lower bound 3"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (MEASURES foo(x) AS y PATTERN (A) DEFINE A AS true)", "1:43: unknown function 'foo'"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A |) DEFINE A AS true) extra stuff", "1:72: expected end of statement, found 'stuff'"},
+		{"SELECT FROM", "1:12: expected FROM, found end of input"},
+	} {
+		_, err := grammar.Parse(&ast.Source{Name: "<test>", Text: tc.in})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
