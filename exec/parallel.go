@@ -726,11 +726,23 @@ func (r *result) cells(l *layout, row []Cell) {
 	k := len(r.rows)
 	r.rows = append(r.rows, row...)
 	for _, i := range l.lists {
+		if len(row[i].List) == 0 {
+			// An empty list stays apart from an unbound one (nil, the
+			// algebra's): the outputs write [] for the one and nothing
+			// for the other.
+			if row[i].List != nil {
+				r.rows[k+i].List = emptyList
+			}
+			continue
+		}
 		e := len(r.evs)
 		r.evs = append(r.evs, row[i].List...)
 		r.rows[k+i].List = r.evs[e:len(r.evs):len(r.evs)]
 	}
 }
+
+// emptyList is a bound closure's list with no element.
+var emptyList = []*event.Event{}
 
 // appendEvents appends the events of a row of events only to evs, which
 // a register holds, not read and written back in memory a cell at a time.

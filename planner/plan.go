@@ -69,8 +69,12 @@ func EquivOn(f Field) *Equiv {
 	return &Equiv{Attr: f.Name, Slot: f.Slot, Builtin: f.Builtin, Text: "[" + ast.QuoteName(f.Name) + "]"}
 }
 
-// Value reads the equivalence attribute of an event.
+// Value reads the equivalence attribute of an event; an unbound
+// variable of the algebra (nil) has none.
 func (q *Equiv) Value(e *event.Event) event.Value {
+	if e == nil {
+		return event.Value{}
+	}
 	return readAttr(e, q.Slot, q.Builtin)
 }
 
