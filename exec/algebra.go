@@ -34,9 +34,9 @@ func (s *algebraSource) process(ev *event.Event) {
 	s.byType[ev.Type] = append(s.byType[ev.Type], ev)
 }
 
-func (s *algebraSource) advance(int64)  {}
-func (s *algebraSource) report(*Stats)  {}
-func (s *algebraSource) untimed() bool  { return true }
+func (s *algebraSource) advance(int64) {}
+func (s *algebraSource) report(*Stats) {}
+func (s *algebraSource) untimed() bool { return true }
 func (s *algebraSource) finish() {
 	for _, o := range s.occurrences(s.op.Root) {
 		s.r.tick()
