@@ -41,6 +41,7 @@ const readmeBound = 4 * time.Minute
 //
 // The ports the README names (127.0.0.1:4222, 7000) become free ones.
 func TestReadmeRunsItself(t *testing.T) {
+	t.Parallel() // it mostly waits: on links, a server, a wall clock
 	text, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +139,13 @@ func TestReadmeRunsItself(t *testing.T) {
 		f := filepath.Join(dir, strconv.Itoa(i))
 		stdout, _ := os.ReadFile(f + ".out")
 		stderr, _ := os.ReadFile(f + ".err")
+		if i > 0 && blocks[i-1].background {
+			// What the block made the session print is the session's.
+			p := filepath.Join(dir, strconv.Itoa(i-1))
+			out, _ := os.ReadFile(p + ".out")
+			errs, _ := os.ReadFile(p + ".err")
+			stdout, stderr = append(stdout, out...), append(stderr, errs...)
+		}
 		where := fmt.Sprintf("README.md:%d", b.line)
 		rc, err := os.ReadFile(f + ".rc")
 		if err != nil {
@@ -281,6 +289,7 @@ func (c check) in(stdout, stderr string) bool {
 var (
 	wcCount    = regexp.MustCompile(`\|\s*wc -l\s*#\s*(\d+)`)
 	matchCount = regexp.MustCompile(`(\d+) match(es)?\b`)
+	shellQuery = regexp.MustCompile(`^\[\d+\] `)
 	timing     = regexp.MustCompile(`\d+(\.\d+)?(ns|µs|ms|s|m|h)\b|\d+(\.\d+)?[KMG]? events/s`)
 )
 
@@ -308,8 +317,10 @@ func (b block) checks() []check {
 	return cs
 }
 
+// normalize sets times and rates aside, and the shell's [n] before a live
+// query's lines, which a script does not print.
 func normalize(s string) string {
-	return strings.TrimSpace(timing.ReplaceAllString(s, "T"))
+	return strings.TrimSpace(shellQuery.ReplaceAllString(timing.ReplaceAllString(s, "T"), ""))
 }
 
 func lastLine(s string) string {
