@@ -213,29 +213,3 @@ func sortedLines(s string) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "")
 }
-
-// TestReadmeAlgebra runs the README's OR and AND queries on the stocks
-// stream (testdata/cli/algebra.sase, word for word) and checks the counts
-// the README states.
-func TestReadmeAlgebra(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("../../testdata/cli/algebra.sase")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "<<'EOF'\n"+string(script)+"EOF\nsase --format csv -f algebra.sase    # 4 matches of the OR, 3 of the AND\n") {
-		t.Error("README.md does not hold testdata/cli/algebra.sase and its counts")
-	}
-	r := run(t, "", "--format", "csv", "-c", `\timing off`, "-f", "testdata/cli/algebra.sase")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	for _, want := range []string{"(4 matches, 2000 events on stocks)\n(3 matches, 2000 events on stocks)"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr:\n%s\nwant it to contain %q", r.stderr, want)
-		}
-	}
-}

@@ -34,8 +34,8 @@ const readmeBound = 4 * time.Minute
 // An HTML comment right before a block tells the test more
 // (`<!-- readme-test: ... -->`, invisible on the rendered page):
 //
-//	skip REASON                 the block is not run (REASON says why)
-//	replace 'OLD' 'NEW' REASON  the block runs with OLD replaced
+//	replace 'OLD' 'NEW' REASON  the block runs with OLD replaced (NEW ':'
+//	                            leaves a command out)
 //	background                  a session that runs while the next block
 //	                            does, then is stopped with SIGINT
 //
@@ -62,17 +62,13 @@ func TestReadmeRunsItself(t *testing.T) {
 	}
 	var driver strings.Builder
 	driver.WriteString("set -eo pipefail\ntrap 'echo \"readme-test: exit $? from: $BASH_COMMAND\" >&2' ERR\n")
-	var ran, notRun []string
+	var ran, changed []string
 	for i, b := range blocks {
-		where := fmt.Sprintf("README.md:%d", b.line)
-		if b.skip != "" {
-			notRun = append(notRun, where+" ("+b.skip+")")
-			continue
-		}
 		if b.output {
 			continue
 		}
-		ran = append(ran, where)
+		ran = append(ran, fmt.Sprintf("README.md:%d", b.line))
+		changed = append(changed, b.changed...)
 		f := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.WriteFile(f+".in", []byte(b.text), 0o644); err != nil {
 			t.Fatal(err)
@@ -90,7 +86,7 @@ func TestReadmeRunsItself(t *testing.T) {
 			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
 		}
 		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
-		if i > 0 && blocks[i-1].background && blocks[i-1].skip == "" {
+		if i > 0 && blocks[i-1].background {
 			// The reader reads the match, then leaves the shell.
 			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
 		}
@@ -130,10 +126,10 @@ func TestReadmeRunsItself(t *testing.T) {
 	if err != nil {
 		t.Errorf("the README's session: %v after %v\n%s", err, time.Since(start).Round(time.Millisecond), out)
 	}
-	t.Logf("ran %d blocks (%s) in %v; not run: %s", len(ran), strings.Join(ran, ", "), time.Since(start).Round(time.Millisecond), strings.Join(notRun, "; "))
+	t.Logf("ran %d blocks (%s) in %v; changed: %s", len(ran), strings.Join(ran, ", "), time.Since(start).Round(time.Millisecond), strings.Join(changed, "; "))
 
 	for i, b := range blocks {
-		if b.skip != "" || b.output {
+		if b.output {
 			continue
 		}
 		f := filepath.Join(dir, strconv.Itoa(i))
@@ -169,16 +165,16 @@ func TestReadmeRunsItself(t *testing.T) {
 type block struct {
 	line       int // its first line's, in README.md
 	text       string
-	session    bool   // a sase> session: text is its statements
-	shown      string // what the README shows it prints
-	output     bool   // the output shown after the block before
-	skip       string
+	session    bool     // a sase> session: text is its statements
+	shown      string   // what the README shows it prints
+	output     bool     // the output shown after the block before
+	changed    []string // the replace directives' reasons
 	background bool
 }
 
 var (
-	directive = regexp.MustCompile(`^<!-- readme-test: (skip|replace|background)\b\s*(.*?)\s*-->$`)
-	replaceRE = regexp.MustCompile(`^'([^']*)' '([^']*)'`)
+	directive = regexp.MustCompile(`^<!-- readme-test: (replace|background)\b\s*(.*?)\s*-->$`)
+	replaceRE = regexp.MustCompile(`^'([^']*)' '([^']*)'\s*(.*)`)
 )
 
 // readmeBlocks parses the README's fenced blocks and their directives.
@@ -221,8 +217,6 @@ func readmeBlocks(t *testing.T, readme string) []block {
 		for _, d := range pending {
 			kind, arg, _ := strings.Cut(d, " ")
 			switch kind {
-			case "skip":
-				b.skip = arg
 			case "background":
 				b.background = true
 			case "replace":
@@ -231,6 +225,7 @@ func readmeBlocks(t *testing.T, readme string) []block {
 					t.Fatalf("README.md:%d: replace %s: no such text in the block", b.line, arg)
 				}
 				b.text = strings.ReplaceAll(b.text, m[1], m[2])
+				b.changed = append(b.changed, fmt.Sprintf("README.md:%d %s", b.line, arg))
 			}
 		}
 		pending = nil
@@ -258,9 +253,10 @@ func sessionText(text string) (stmts, shown string) {
 
 // check is one thing a block must print.
 type check struct {
-	what   string
-	stream int // 1 stdout, 2 stderr, 0 either
-	line   string
+	what      string
+	stream    int // 1 stdout, 2 stderr, 0 either
+	line      string
+	inSummary bool // line is a summary's part: "(4 matches," or "ended: 4 matches,"
 }
 
 func (c check) String() string { return c.what }
@@ -279,7 +275,8 @@ func (c check) in(stdout, stderr string) bool {
 	}
 	want := normalize(c.line)
 	for _, l := range strings.Split(text, "\n") {
-		if normalize(l) == want || strings.HasPrefix(c.line, "(") && strings.HasPrefix(normalize(l), want) {
+		n := normalize(l)
+		if n == want || c.inSummary && strings.HasPrefix(n, "(") && (strings.HasPrefix(n, "("+want) || strings.Contains(n, ": "+want)) {
 			return true
 		}
 	}
@@ -300,18 +297,18 @@ func (b block) checks() []check {
 	var cs []check
 	for _, line := range strings.Split(b.text, "\n") {
 		if m := wcCount.FindStringSubmatch(line); m != nil {
-			cs = append(cs, check{fmt.Sprintf("wc -l prints %s", m[1]), 1, m[1]})
+			cs = append(cs, check{what: "wc -l prints " + m[1], stream: 1, line: m[1]})
 			continue
 		}
 		if _, comment, ok := strings.Cut(line, "  # "); ok {
 			for _, m := range matchCount.FindAllStringSubmatch(comment, -1) {
-				cs = append(cs, check{fmt.Sprintf("a summary says %s", m[0]), 2, "(" + m[0] + ","})
+				cs = append(cs, check{what: "a summary says " + m[0], stream: 2, line: m[0] + ",", inSummary: true})
 			}
 		}
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(b.shown, "\n"), "\n") {
 		if line != "" && line != "..." {
-			cs = append(cs, check{fmt.Sprintf("the README shows %q", line), 0, line})
+			cs = append(cs, check{what: fmt.Sprintf("the README shows %q", line), line: line})
 		}
 	}
 	return cs
