@@ -27,6 +27,9 @@ and JSON Lines, GENERATE); default all.
        sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)`)
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
 	svg := fs.String("svg", "", "draw each suite's chart into `DIR` (bench-SUITE.svg)")
+	if len(args) > 0 && isHelp(args[0]) {
+		args = []string{"-h"} // sase bench help, as sase help
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return parseError(err)
 	}

@@ -150,6 +150,7 @@ func TestRun(t *testing.T) {
 		{name: "gen stocks -h", args: []string{"gen", "stocks", "-h"}, prefix: true, stdout: "Usage: sase gen stocks [flags]"},
 		{name: "gen bad flag", args: []string{"gen", "stocks", "--colour"}, code: 2, stderr: "sase: flag provided but not defined: -colour"},
 		{name: "bench --help", args: []string{"bench", "--help"}, prefix: true, stdout: "Usage: sase bench [--limit D]"},
+		{name: "bench help", args: []string{"bench", "help"}, prefix: true, stdout: "Usage: sase bench [--limit D]"},
 		{name: "bench recep --help", args: []string{"bench", "recep", "--help"}, prefix: true, stdout: "Usage: sase bench recep"},
 		{name: "nats --help", args: []string{"nats", "--help"}, prefix: true, stdout: "usage: sase nats init URL"},
 		{name: "nats -h", args: []string{"nats", "-h"}, prefix: true, stdout: "usage: sase nats init URL"},
