@@ -35,6 +35,14 @@ type AlgNode struct {
 // not a closure.
 func (n *AlgNode) IsPositive() bool { return n.Kind != AlgClosure && n.Kind != AlgNegated }
 
+// Walk calls f on n and on every node below it, parents first.
+func (n *AlgNode) Walk(f func(*AlgNode)) {
+	f(n)
+	for _, it := range n.Items {
+		it.Walk(f)
+	}
+}
+
 // Nullable reports whether n has an occurrence that binds no positive
 // single (LANGUAGE.md §9.5).
 func (n *AlgNode) Nullable() bool {
