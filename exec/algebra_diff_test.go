@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestAlgebraAgainstFlat compares nested patterns with the union of the
@@ -81,4 +84,50 @@ func randomStream(r *rand.Rand, ties bool) string {
 		fmt.Fprintf(&b, "%c,%d,%d,%c\n", 'A'+r.IntN(4), ts, r.IntN(10), 'x'+r.IntN(2))
 	}
 	return b.String()
+}
+
+// TestAlgebraEmitsAsItGoes runs v3 patterns with WITHIN on a stream read
+// event by event: each match is out once the stream has passed its first
+// ts + W, before the stream ends (a live stream's matches), and without
+// WITHIN only at the end.
+func TestAlgebraEmitsAsItGoes(t *testing.T) {
+	csv := "type,ts,price\nA,1,1\nB,2,1\nC,3,1\nA,10,1\nB,12,1\nC,20,1\nD,40,1\n"
+	stream, err := source.LoadCSV(strings.NewReader(csv), "live.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		query string
+		// at: the ts of the event before which each match is out (0: at
+		// the end).
+		at []int64
+	}{
+		{"PATTERN OR(SEQ(A a, B b), SEQ(B b, C c)) WITHIN 5", []int64{10, 10, 20}},
+		{"PATTERN AND(A a, C c) WITHIN 5", []int64{10}},
+		{"PATTERN SEQ(A a, B? b, C c) WITHIN 10", []int64{12, 12, 40, 40}},
+		{"PATTERN OR(SEQ(A a, B b), SEQ(B b, C c))", []int64{0, 0, 0, 0, 0, 0}},
+	}
+	for _, c := range cases {
+		q, err := sase.Compile(c.query, stream, sase.WithEngine(sase.Auto))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at []int64
+		var now int64 // the ts of the event the stream is about to give
+		events := func(yield func(*event.Event) bool) {
+			for ev := range stream.All() {
+				now = ev.TS
+				if !yield(ev) {
+					return
+				}
+			}
+			now = 0
+		}
+		if _, err := q.Run(context.Background(), events, func([]sase.Cell) bool { at = append(at, now); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(at, c.at) {
+			t.Errorf("%s: matches out before the events at %v, want %v", c.query, at, c.at)
+		}
+	}
 }
