@@ -133,7 +133,8 @@ func SplitOf(plan *planner.Plan, workers int, live bool) Split {
 	if plan.Engine == "basic" {
 		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
 	}
-	if _, ok := plan.Source.(*planner.Algebra); ok {
+	switch plan.Source.(type) {
+	case *planner.Algebra, *planner.Union:
 		// A split by key would need the equivalence test to cover every
 		// branch's events (docs/LANGUAGE.md).
 		return Split{Workers: 1, Why: "a v3 pattern (nested, AND, OR, optional) runs on one worker"}

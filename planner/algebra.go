@@ -83,6 +83,10 @@ func allNullable(items []*AlgNode) bool {
 // closure lists, the window, the equivalence tests, the selection and the
 // negations, and emits each binding once.
 type Algebra struct {
+	// Union is the pattern as a union of flat plans, nil when it has no
+	// such rewrite; the optimizer chooses it (the basic engine keeps
+	// the Algebra as the reference).
+	Union     *Union
 	Root      *AlgNode
 	HasWindow bool
 	Window    int64
@@ -370,5 +374,5 @@ func (c *compiler) algebraStrategy(q *ast.Query, root *AlgNode) {
 // algebraPlan makes the Algebra source, which does every stage's work.
 func (c *compiler) algebraPlan(root *AlgNode) {
 	p := c.plan
-	p.Source = &Algebra{Root: root, HasWindow: p.HasWindow, Window: p.Window, Equivs: slices.Clone(p.Equivs), Preds: c.sel}
+	p.Source = &Algebra{Root: root, HasWindow: p.HasWindow, Window: p.Window, Equivs: slices.Clone(p.Equivs), Preds: c.sel, Union: c.union(p.Query, root)}
 }
