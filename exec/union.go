@@ -47,6 +47,11 @@ func (o *unionOut) push(bb *planner.Binding) {
 			b.Events[c], b.Lists[c] = bb.Events[i], bb.Lists[i]
 		}
 	}
+	for _, l := range o.br.Longest {
+		if len(b.Lists[l.Comp]) > l.Max {
+			return
+		}
+	}
 	for _, pr := range o.br.Rest {
 		if !pr.Eval(b) {
 			return

@@ -31,7 +31,13 @@ type Branch struct {
 	// branch leaves unbound (true for a comparison, LANGUAGE.md §9.3):
 	// they run on the union's binding.
 	Rest []*Pred
+	// Longest are the closures with a maximum ({n,m}): the flat plan
+	// binds their lists as T^n does, and a longer one is no match.
+	Longest []Longest
 }
+
+// Longest is a closure's maximum length.
+type Longest struct{ Comp, Max int }
 
 func (*Union) Name() string            { return "Union" }
 func (s *Union) Operators() []Operator { return []Operator{s} }
@@ -52,6 +58,9 @@ func (s *Union) Details(p *Plan) []string {
 		out = append(out, fmt.Sprintf("branch %d: %s on %s", i+1, br.Plan.Query.Pattern.String(), sourceNames(br.Plan)))
 		for _, pr := range br.Rest {
 			out = append(out, "  selection with unbound variables "+pr.Text)
+		}
+		for _, l := range br.Longest {
+			out = append(out, fmt.Sprintf("  closure %s at most %d events", p.Components[l.Comp].Var, l.Max))
 		}
 	}
 	return out
@@ -86,7 +95,7 @@ func (s *Union) validate(p *Plan) error {
 
 // union rewrites a v3 pattern into flat plans, or returns nil when it
 // cannot: an AND (equal ts and any interleaving are not flat SEQs), a
-// closure that may be empty or has a maximum, two branches that bind the
+// closure that may be empty, two branches that bind the
 // same variables (they could give one binding twice), a conjunct that a
 // negation or closure owns reading a variable a branch leaves unbound,
 // too many branches, or a branch that does not compile.
@@ -99,6 +108,7 @@ func (c *compiler) union(q *ast.Query, root *AlgNode) *Union {
 	u := &Union{HasWindow: p.HasWindow, Window: p.Window}
 	var bound [][]int
 	for _, leaves := range branches {
+		br := &Branch{}
 		var in, binds []int
 		comps := make([]*ast.Component, len(leaves))
 		for i, n := range leaves {
@@ -106,6 +116,9 @@ func (c *compiler) union(q *ast.Query, root *AlgNode) *Union {
 			in = append(in, n.Comp)
 			if n.Kind != AlgNegated {
 				binds = append(binds, n.Comp)
+			}
+			if n.Kind == AlgClosure && n.Max > 0 {
+				br.Longest = append(br.Longest, Longest{n.Comp, n.Max})
 			}
 		}
 		if !slices.ContainsFunc(leaves, func(n *AlgNode) bool { return n.Kind == AlgSingle }) {
@@ -118,7 +131,6 @@ func (c *compiler) union(q *ast.Query, root *AlgNode) *Union {
 			}
 		}
 		bound = append(bound, binds)
-		br := &Branch{}
 		var where ast.Expr
 		for _, conj := range ast.Conjuncts(q.Where) {
 			switch conj.(type) {
@@ -188,7 +200,7 @@ func expand(n *AlgNode) (out [][]*AlgNode, ok bool) {
 	case AlgAnd:
 		return nil, false
 	case AlgClosure:
-		if n.Min < 1 || n.Max > 0 {
+		if n.Min < 1 { // a flat closure has an element
 			return nil, false
 		}
 		out = [][]*AlgNode{{n}}
