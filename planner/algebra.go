@@ -100,9 +100,12 @@ func (s *Algebra) Bounded() (int64, bool) { return s.Window, s.HasWindow }
 
 func (s *Algebra) Details(p *Plan) []string {
 	out := []string{"pattern " + p.Query.Pattern.String()}
-	for _, br := range s.Root.explain(p, "") {
-		out = append(out, br)
+	if s.HasWindow {
+		out = append(out, "runs the matches of each first ts once the stream is past it + window, from the events of that window (state: the last 2 windows)")
+	} else {
+		out = append(out, "runs at the end of the stream (without WITHIN a match may span it)")
 	}
+	out = append(out, s.Root.explain(p, "")...)
 	if s.HasWindow {
 		out = append(out, fmt.Sprintf("window %d", s.Window))
 	}
@@ -131,7 +134,7 @@ func (n *AlgNode) explain(p *Plan, indent string) []string {
 	}
 	switch n.Kind {
 	case AlgSeq, AlgAnd, AlgOr:
-		name := map[AlgKind]string{AlgSeq: "SEQ", AlgAnd: "AND (any order, disjoint)", AlgOr: "OR (union)"}[n.Kind]
+		name := map[AlgKind]string{AlgSeq: "SEQ", AlgAnd: "AND (any order, disjoint; with WITHIN one product per item that may hold the first ts)", AlgOr: "OR (union)"}[n.Kind]
 		out := []string{indent + name + opt}
 		for _, it := range n.Items {
 			out = append(out, it.explain(p, indent+"  ")...)

@@ -52,30 +52,33 @@ func (s *Union) Bounded() (int64, bool) {
 	return s.Window, s.HasWindow
 }
 
+// Details shows each branch as it runs: its flat pattern, what the union
+// checks on its matches, then its plan's operators, source first.
 func (s *Union) Details(p *Plan) []string {
 	out := []string{"pattern " + p.Query.Pattern.String(), fmt.Sprintf("union of %d flat plans, each binding its own variables (no binding twice)", len(s.Branches))}
 	for i, br := range s.Branches {
-		out = append(out, fmt.Sprintf("branch %d: %s on %s", i+1, br.Plan.Query.Pattern.String(), sourceNames(br.Plan)))
+		out = append(out, fmt.Sprintf("branch %d: %s", i+1, br.Plan.Query.Pattern.String()))
 		for _, pr := range br.Rest {
 			out = append(out, "  selection with unbound variables "+pr.Text)
 		}
 		for _, l := range br.Longest {
 			out = append(out, fmt.Sprintf("  closure %s at most %d events", p.Components[l.Comp].Var, l.Max))
 		}
+		ops := br.Plan.Source.Operators()
+		for _, st := range br.Plan.Stages {
+			ops = append(ops, st)
+		}
+		for _, op := range ops {
+			out = append(out, "  "+op.Name())
+			for _, d := range op.Details(br.Plan) {
+				out = append(out, "    "+d)
+			}
+		}
+		for _, n := range br.Plan.Notes {
+			out = append(out, "  note: "+n)
+		}
 	}
 	return out
-}
-
-// sourceNames names a plan's source operators, with its stages.
-func sourceNames(p *Plan) string {
-	var names []string
-	for _, op := range p.Source.Operators() {
-		names = append(names, op.Name())
-	}
-	for _, st := range p.Stages {
-		names = append(names, st.Name())
-	}
-	return fmt.Sprint(names)
 }
 
 func (s *Union) validate(p *Plan) error {
