@@ -176,7 +176,15 @@ var emptyOcc = algOcc{empty: true}
 
 // join is the occurrence of a and b together.
 func join(a, b algOcc) algOcc {
-	o := algOcc{binds: append(slices.Clip(a.binds), b.binds...), items: append(slices.Clip(a.items), b.items...), empty: a.empty && b.empty}
+	o := bounds2(a, b)
+	o.binds, o.items = append(slices.Clip(a.binds), b.binds...), append(slices.Clip(a.items), b.items...)
+	return o
+}
+
+// bounds2 is the join of a and b without its bindings: its first, last
+// and emptiness, which fits needs before a join is built.
+func bounds2(a, b algOcc) algOcc {
+	o := algOcc{empty: a.empty && b.empty}
 	switch {
 	case a.empty:
 		o.first, o.last = b.first, b.last
@@ -254,8 +262,8 @@ func (s *algebraSource) product(items []*planner.AlgNode, mode func(int) algMode
 		for _, c := range s.occurrences(it, mode(i)) {
 			for _, o := range out {
 				s.r.tick() // a large product stays cancellable
-				if j := join(o, c); disjoint(o, c) && s.fits(j) {
-					next = append(next, j)
+				if s.fits(bounds2(o, c)) && disjoint(o, c) {
+					next = append(next, join(o, c))
 				}
 			}
 		}
@@ -314,10 +322,10 @@ func (s *algebraSource) seq(n *planner.AlgNode, m algMode) []algOcc {
 				if !p.o.empty && !c.empty && p.o.last >= c.first {
 					continue
 				}
-				j := join(p.o, c)
-				if !s.fits(j) {
+				if !s.fits(bounds2(p.o, c)) {
 					continue
 				}
+				j := join(p.o, c)
 				pending := p.pending
 				if !c.empty && len(pending) > 0 {
 					j.items = slices.Clone(j.items)

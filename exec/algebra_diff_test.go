@@ -12,6 +12,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -133,6 +134,55 @@ func TestAlgebraEmitsAsItGoes(t *testing.T) {
 			slices.Sort(at)
 			if !slices.Equal(at, want) {
 				t.Errorf("%s on %s: matches out at the events at %v, want %v", c.query, name, at, want)
+			}
+		}
+	}
+}
+
+// TestUnionAgainstAlgebra runs v3 patterns that every engine but basic
+// rewrites into a union of flat plans against the basic engine's Algebra
+// source on random streams with equal timestamps: OR with a shared
+// variable, nested and optional groups, negations between positives, a
+// bounded closure, conjuncts that read a variable a branch leaves
+// unbound, equivalence tests.
+func TestUnionAgainstAlgebra(t *testing.T) {
+	patterns := []string{
+		"SEQ(A a, OR(SEQ(B b, !C n, D d), C c)?, D e) WHERE b.price > a.price AND (c.price > 4 OR e.price > 4) WITHIN 6",
+		"OR(SEQ(A a, B b), SEQ(A a, C c, D d)) WHERE [sym] AND a.price < 7 WITHIN 5",
+		"SEQ(A a, B{2,3} b[], OR(C c, D d)) WHERE b[i].price >= a.price AND NOT has(c.price) WITHIN 8",
+		"SEQ(!D n, A a, B? b, C? c, D d) WHERE n.price > a.price AND b.price + c.price < 12 AND (has(b.price) OR has(c.price) OR d.price > 3) WITHIN 5",
+		"SEQ(A a, SEQ(B b, C c)?, D d, B^2 f[]) WHERE [sym] WITHIN 7",
+	}
+	r := rand.New(rand.NewPCG(27, 10))
+	for _, pattern := range patterns {
+		query := "PATTERN " + pattern
+		stream := randomStream(r, true)
+		s, err := source.LoadCSV(strings.NewReader(stream), "u.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q, err := bench.Compile(s, query, "auto"); err != nil {
+			t.Fatal(err)
+		} else if _, ok := q.Plan().Source.(*planner.Union); !ok {
+			t.Fatalf("%s runs on %T, want a union of flat plans", pattern, q.Plan().Source)
+		}
+		for round := range 8 {
+			if round > 0 {
+				stream = randomStream(r, true)
+			}
+			c := randquery.Case{Name: "union", StreamCSV: stream, Query: query}
+			want, err := c.Matches(context.Background(), "basic")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, engine := range engines {
+				got, err := c.Matches(context.Background(), engine)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s on %s, round %d\nstream:\n%s\ngot  %d: %v\nwant %d: %v", pattern, engine, round, stream, len(got), got, len(want), want)
+				}
 			}
 		}
 	}
