@@ -40,7 +40,11 @@ func compile(t *testing.T, schema *event.Schema, query string) (*rowpattern.Quer
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
-	return rowpattern.Compile(stmts[0].(*ast.MatchRecognize), src, schema, 0)
+	return compileMR(stmts[0].(*ast.MatchRecognize), src, schema)
+}
+
+func compileMR(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema) (*rowpattern.Query, error) {
+	return rowpattern.Compile(st, src, schema, 0)
 }
 
 // run runs query on the table and returns its rows as "v,v | v,v".
