@@ -26,6 +26,30 @@ type Query struct {
 	within    int64 // -1: none
 	cols      []outCol
 	stream    string
+	types     []string // the stream's type names, for the type column
+}
+
+// The columns every row has besides its attributes (docs/LANGUAGE.md
+// §10), as slots below 0.
+const (
+	colType = -2 - iota
+	colTS
+	colSeq
+)
+
+var pseudoColumns = map[string]int{"TYPE": colType, "TS": colTS, "SEQ": colSeq}
+
+// col is a row's column in slot.
+func (q *Query) col(e *event.Event, slot int) event.Value {
+	switch slot {
+	case colType:
+		return event.StringValue(q.types[e.Type])
+	case colTS:
+		return event.IntValue(e.TS)
+	case colSeq:
+		return event.IntValue(e.Seq)
+	}
+	return e.Attr(slot)
 }
 
 type orderKey struct {
@@ -69,6 +93,9 @@ type compiler struct {
 func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit int64) (*Query, error) {
 	c := &compiler{src: src, schema: schema, q: &Query{st: st, rows: st.Rows, within: -1}, vars: map[string]int{}, subs: map[string]varSet{}}
 	c.q.stream = c.text(st.From)
+	for _, t := range schema.Types {
+		c.q.types = append(c.q.types, t.Name)
+	}
 	c.collectVars(st.Pattern)
 	if len(c.vars) > 1<<20 {
 		c.fail(st.Pattern, "too many pattern variables")
@@ -228,6 +255,9 @@ func (c *compiler) slot(n *ast.MRName) int {
 				return slot
 			}
 		}
+	}
+	if slot, ok := pseudoColumns[strings.ToUpper(n.Name)]; ok && (!n.Quoted || n.Name == strings.ToLower(n.Name)) {
+		return slot
 	}
 	c.fail(n, "stream %s has no column %s", c.q.stream, c.text(n))
 	return -1

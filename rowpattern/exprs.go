@@ -103,7 +103,7 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 		if !e.inPartition(pos) {
 			return event.Value{}
 		}
-		return e.rows.row(e.start + pos).Attr(slot)
+		return c.q.col(e.rows.row(e.start+pos), slot)
 	}
 	if in != nil {
 		return read

@@ -2,6 +2,8 @@ package rowpattern_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +58,7 @@ func run(t *testing.T, tbl, query string) string {
 		t.Fatal(err)
 	}
 	var rows []string
-	if _, err := q.Run(context.Background(), events, func(row []event.Value) bool {
+	if _, err := q.Run(context.Background(), events, 1, func(row []event.Value) bool {
 		var b []byte
 		for i, v := range row {
 			if i > 0 {
@@ -142,7 +144,7 @@ func TestSkipErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = q.Run(context.Background(), events, func([]event.Value) bool { return true })
+		_, err = q.Run(context.Background(), events, 1, func([]event.Value) bool { return true })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.query, err, tc.want)
 		}
@@ -223,5 +225,72 @@ func TestCompileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "^") {
 			t.Errorf("%s\ngot  %v\nwant %q with a caret", tc.query, err, tc.want)
 		}
+	}
+}
+
+// stocks is a table of n rows over 10 symbols, prices a random walk.
+func stocks(n int) ([]*event.Event, *event.Schema) {
+	var b strings.Builder
+	b.WriteString("symbol,id,price")
+	price := [10]int{}
+	seed := uint32(1)
+	for i := range n {
+		seed = seed*1664525 + 1013904223
+		sym := int(seed>>8) % 10
+		price[sym] += int(seed>>20)%7 - 3
+		fmt.Fprintf(&b, ";s%d,%d,%d", sym, i, price[sym])
+	}
+	return table(b.String())
+}
+
+const vShape = "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY id MEASURES FIRST(id) AS first_id, LAST(id) AS last_id, " +
+	"count(B.price) AS falls, MATCH_NUMBER() AS m %s PATTERN (A B+ C+) " +
+	"DEFINE B AS B.price < PREV(B.price), C AS C.price > PREV(C.price))"
+
+// TestWorkers checks that partitions matched on several workers give the
+// rows one worker gives, in the same order.
+func TestWorkers(t *testing.T) {
+	events, schema := stocks(5000)
+	for _, rows := range []string{"ONE ROW PER MATCH", "ALL ROWS PER MATCH"} {
+		q, err := compile(t, schema, fmt.Sprintf(vShape, rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs [2][]string
+		for i, workers := range []int{1, 3} {
+			if _, err := q.Run(context.Background(), events, workers, func(row []event.Value) bool {
+				outs[i] = append(outs[i], fmt.Sprint(row))
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(outs[0]) < 100 || !slices.Equal(outs[0], outs[1]) {
+			t.Errorf("%s: %d rows on 1 worker, %d on 3, or they differ", rows, len(outs[0]), len(outs[1]))
+		}
+	}
+}
+
+func BenchmarkVShape(b *testing.B) {
+	events, schema := stocks(100_000)
+	for _, rows := range []string{"ONE ROW PER MATCH", "ALL ROWS PER MATCH"} {
+		b.Run(strings.Fields(rows)[0], func(b *testing.B) {
+			src := &ast.Source{Name: "<bench>", Text: fmt.Sprintf(vShape, rows)}
+			stmts, err := grammar.Parse(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, err := compileMR(stmts[0].(*ast.MatchRecognize), src, schema)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := q.Run(context.Background(), events, 1, func([]event.Value) bool { return true }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+		})
 	}
 }

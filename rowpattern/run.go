@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -22,30 +23,89 @@ type Stats struct {
 }
 
 // Run matches the query over events (a loaded stream), partitioned and
-// sorted stably by PARTITION BY and ORDER BY, and emits the output rows.
-func (q *Query) Run(ctx context.Context, events []*event.Event, emit Emit) (Stats, error) {
+// sorted stably by PARTITION BY and ORDER BY, and emits the output rows in
+// partition order. Partitions are independent: workers > 1 match that
+// many at once, each into a buffer, and the buffers are emitted in
+// order, so that the output is the same on any number of workers.
+func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emit Emit) (Stats, error) {
 	st := Stats{Rows: int64(len(events))}
 	rows := slices.Clone(events)
 	slices.SortStableFunc(rows, q.compareRows)
-	r := q.newRunner(emit)
+	var parts []partition
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && q.samePartition(rows[i], rows[j]) {
 			j++
 		}
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-		st.Partitions++
-		if err := r.partition(&partition{rows: rows[i:j]}, &st); err != nil {
-			return st, err
-		}
-		if r.stopped {
-			break
-		}
+		parts = append(parts, partition{rows: rows[i:j]})
 		i = j
 	}
-	return st, nil
+	st.Partitions = int64(len(parts))
+	if workers <= 1 || len(parts) < 2 {
+		r := q.newRunner(emit)
+		for i := range parts {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if err := r.partition(&parts[i], &st); err != nil || r.stopped {
+				return st, err
+			}
+		}
+		return st, nil
+	}
+	return st, q.parallel(ctx, parts, workers, emit, &st)
+}
+
+// parallel matches partitions on workers, a batch of them at a time (so
+// that the buffered rows stay bounded), and emits each batch in order.
+func (q *Query) parallel(ctx context.Context, parts []partition, workers int, emit Emit, st *Stats) error {
+	type result struct {
+		rows  [][]event.Value
+		stats Stats
+		err   error
+	}
+	batch := workers * 16
+	for lo := 0; lo < len(parts); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+batch, len(parts))
+		results := make([]result, hi-lo)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					res := &results[i-lo]
+					r := q.newRunner(func(row []event.Value) bool {
+						res.rows = append(res.rows, slices.Clone(row))
+						return true
+					})
+					res.err = r.partition(&parts[i], &res.stats)
+				}
+			}()
+		}
+		for i := lo; i < hi; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for _, res := range results {
+			if res.err != nil {
+				return res.err
+			}
+			st.Matches += res.stats.Matches
+			for _, row := range res.rows {
+				st.Output++
+				if !emit(row) {
+					return nil
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // compareValues orders values for sorting: nulls last, then by Compare,
@@ -67,12 +127,12 @@ func compareValues(a, b event.Value) int {
 
 func (q *Query) compareRows(a, b *event.Event) int {
 	for _, slot := range q.partition {
-		if c := compareValues(a.Attr(slot), b.Attr(slot)); c != 0 {
+		if c := compareValues(q.col(a, slot), q.col(b, slot)); c != 0 {
 			return c
 		}
 	}
 	for _, o := range q.order {
-		c := compareValues(a.Attr(o.slot), b.Attr(o.slot))
+		c := compareValues(q.col(a, o.slot), q.col(b, o.slot))
 		if o.desc {
 			c = -c
 		}
@@ -85,7 +145,7 @@ func (q *Query) compareRows(a, b *event.Event) int {
 
 func (q *Query) samePartition(a, b *event.Event) bool {
 	for _, slot := range q.partition {
-		if compareValues(a.Attr(slot), b.Attr(slot)) != 0 {
+		if compareValues(q.col(a, slot), q.col(b, slot)) != 0 {
 			return false
 		}
 	}
@@ -206,7 +266,7 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 		if c.measure >= 0 {
 			r.out[k] = r.q.measures[c.measure](e, e.cur)
 		} else {
-			r.out[k] = e.rows.row(i).Attr(c.slot)
+			r.out[k] = r.q.col(e.rows.row(i), c.slot)
 		}
 	}
 	st.Output++
@@ -220,7 +280,7 @@ func (r *runner) unmatched(p *partition, i int, st *Stats) {
 	for k, c := range r.q.cols {
 		r.out[k] = event.Value{}
 		if c.measure < 0 {
-			r.out[k] = p.row(i).Attr(c.slot)
+			r.out[k] = r.q.col(p.row(i), c.slot)
 		}
 	}
 	st.Output++

@@ -42,7 +42,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	cells := make([]sase.Cell, len(names))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
-	stats, err := q.Run(ctx, stream.Events, func(row []event.Value) bool {
+	workers, _ := s.set.workers(s.set.Format, len(stream.Events))
+	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value) bool {
 		if st.Analyze {
 			written++
 			return true
