@@ -18,7 +18,7 @@ func (q *Query) Explain() string {
 		for i, p := range st.PartitionBy {
 			parts[i] = p.String()
 		}
-		fmt.Fprintf(&b, "  partition by %s (partitions run one after the other)\n", strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "  partition by %s\n", strings.Join(parts, ", "))
 	}
 	if len(st.OrderBy) > 0 {
 		parts := make([]string, len(st.OrderBy))

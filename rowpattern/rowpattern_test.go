@@ -294,3 +294,35 @@ func BenchmarkVShape(b *testing.B) {
 		})
 	}
 }
+
+func TestWithin(t *testing.T) {
+	// Row i's ts is i: WITHIN 1 lets a match span two rows.
+	got := run(t, abc, "SELECT id, m FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES MATCH_NUMBER() AS m ALL ROWS PER MATCH PATTERN (A+) WITHIN 1 DEFINE A AS true)")
+	if want := `1,1 | 2,1 | 3,2 | 4,2`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	_, schema := table(abc)
+	q, err := compile(t, schema, "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY v ORDER BY id DESC PATTERN (A | B*?) DEFINE A AS v > 1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `MATCH_RECOGNIZE on t
+  partition by V
+  sorted by ID DESC
+  ONE ROW PER MATCH, AFTER MATCH SKIP PAST LAST ROW
+  pattern (A | B*?): 7 instructions, variables A, B
+      0 split 1, 3
+      1 var 0
+      2 jump 6
+      3 split 6, 4
+      4 var 1
+      5 jump 3
+      6 done
+`
+	if got := q.Explain(); got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+}
