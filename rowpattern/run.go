@@ -29,17 +29,7 @@ type Stats struct {
 // order, so that the output is the same on any number of workers.
 func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emit Emit) (Stats, error) {
 	st := Stats{Rows: int64(len(events))}
-	rows := slices.Clone(events)
-	slices.SortStableFunc(rows, q.compareRows)
-	var parts []partition
-	for i := 0; i < len(rows); {
-		j := i + 1
-		for j < len(rows) && q.samePartition(rows[i], rows[j]) {
-			j++
-		}
-		parts = append(parts, partition{rows: rows[i:j]})
-		i = j
-	}
+	parts := q.partitions(events)
 	st.Partitions = int64(len(parts))
 	if workers <= 1 || len(parts) < 2 {
 		r := q.newRunner(emit)
@@ -108,6 +98,53 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 	return nil
 }
 
+// maxGroupKeys is the most PARTITION BY columns that partitions are
+// grouped by in a map; more are sorted as ORDER BY columns are.
+const maxGroupKeys = 4
+
+// partitions groups the events by the PARTITION BY columns (in one pass,
+// with a map) and sorts each group stably by ORDER BY, unless it already
+// is (a stream is mostly in ts order); the partitions are in the order of
+// their PARTITION BY values.
+func (q *Query) partitions(events []*event.Event) []partition {
+	if len(q.partition) > maxGroupKeys {
+		rows := slices.Clone(events)
+		slices.SortStableFunc(rows, q.compareRows)
+		var parts []partition
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && q.samePartition(rows[i], rows[j]) {
+				j++
+			}
+			parts = append(parts, partition{rows: rows[i:j]})
+			i = j
+		}
+		return parts
+	}
+	index := map[[maxGroupKeys]event.Key]int{}
+	var parts []partition
+	for _, e := range events {
+		var k [maxGroupKeys]event.Key
+		for i, slot := range q.partition {
+			k[i] = event.PartitionKey(q.col(e, slot)).Key()
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(parts)
+			index[k] = i
+			parts = append(parts, partition{})
+		}
+		parts[i].rows = append(parts[i].rows, e)
+	}
+	for _, p := range parts {
+		if !slices.IsSortedFunc(p.rows, q.compareOrder) {
+			slices.SortStableFunc(p.rows, q.compareOrder)
+		}
+	}
+	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
+	return parts
+}
+
 // compareValues orders values for sorting: nulls last, then by Compare,
 // and values that do not compare by kind.
 func compareValues(a, b event.Value) int {
@@ -131,6 +168,10 @@ func (q *Query) compareRows(a, b *event.Event) int {
 			return c
 		}
 	}
+	return q.compareOrder(a, b)
+}
+
+func (q *Query) compareOrder(a, b *event.Event) int {
 	for _, o := range q.order {
 		c := compareValues(q.col(a, o.slot), q.col(b, o.slot))
 		if o.desc {
