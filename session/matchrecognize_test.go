@@ -169,3 +169,31 @@ func TestMatchRecognizeSession(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeMatchRecognize runs the README's MATCH_RECOGNIZE example as
+// pasted (its prompts removed) and checks the rows it shows.
+func TestReadmeMatchRecognize(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "sase> SET limit = 5;\nsase> SELECT * FROM stocks MATCH_RECOGNIZE (")
+	if start < 0 {
+		t.Fatal("README.md has no MATCH_RECOGNIZE example")
+	}
+	end := start + strings.Index(text[start:], "-> );\n") + len("-> );\n")
+	var stmt strings.Builder
+	for _, line := range strings.SplitAfter(text[start:end], "\n") {
+		line = strings.TrimPrefix(strings.TrimPrefix(line, "sase> "), "   -> ")
+		stmt.WriteString(line)
+	}
+	shown := text[end : end+strings.Index(text[end:], "...\n")]
+	s, stdout, _ := newSession(t)
+	if err := exec(t, s, stmt.String()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), shown) {
+		t.Errorf("got\n%s\nwant it to start with\n%s", stdout, shown)
+	}
+}
