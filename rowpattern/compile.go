@@ -27,6 +27,10 @@ type Query struct {
 	cols      []outCol
 	stream    string
 	types     []string // the stream's type names, for the type column
+	// history is set when a DEFINE reads more of the match than the row
+	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
+	// then do the matcher's threads at one instruction differ.
+	history bool
 }
 
 // The columns every row has besides its attributes (docs/LANGUAGE.md
@@ -85,6 +89,7 @@ type compiler struct {
 	subs   map[string]varSet // SUBSETs
 	err    error
 	define bool // compiling a DEFINE condition
+	defVar int  // the variable it defines
 }
 
 // Compile checks a MATCH_RECOGNIZE against the schema of the stream it
@@ -116,7 +121,7 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 			c.fail(d.Var, "%s is defined twice", d.Var)
 			continue
 		}
-		c.define = true
+		c.define, c.defVar = true, v
 		c.q.defines[v] = c.expr(d.Cond, nil)
 		c.define = false
 	}

@@ -98,6 +98,9 @@ func sameVars(a, b varSet) bool {
 // row).
 func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 	vars := c.refVars(n.Var, in, n)
+	if c.define && vars != nil && !vars[c.defVar] {
+		c.q.history = true // another variable's last row
+	}
 	slot := c.slot(n.Col)
 	read := func(e *evalCtx, pos int) event.Value {
 		if !e.inPartition(pos) {
@@ -168,6 +171,7 @@ func (c *compiler) call(n *ast.MRCall, in *arg) rowExpr {
 		}
 		var vars varSet
 		if len(n.Args) == 1 {
+			c.q.history = c.q.history || c.define
 			col, ok := n.Args[0].(*ast.MRColumn)
 			if !ok || col.Var != nil {
 				c.fail(n.Args[0], "the argument of CLASSIFIER must be a pattern variable or SUBSET")
@@ -240,6 +244,7 @@ func (c *compiler) navigation(n *ast.MRCall) (func(*evalCtx) (int, bool), rowExp
 			return pos + k, true
 		}, read
 	}
+	c.q.history = c.q.history || c.define // FIRST, LAST
 	k := c.offset(n, 0)
 	a := &arg{fn: n.Func}
 	read := c.expr(n.Args[0], a)
@@ -274,6 +279,7 @@ func (c *compiler) aggregate(n *ast.MRCall, in *arg, final bool) rowExpr {
 		c.fail(n, "%s inside %s", n.Func, in.fn)
 		return nullExpr
 	}
+	c.q.history = c.q.history || c.define
 	a := &arg{fn: "an aggregate"}
 	var read rowExpr
 	switch {

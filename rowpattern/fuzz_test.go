@@ -31,6 +31,11 @@ var fuzzDefines = map[string]func(v int) bool{
 
 const fuzzDefine = "DEFINE A AS v % 2 = 0, B AS v > 2, D AS v < 3"
 
+// fuzzHistory is fuzzDefine with a DEFINE that reads the match so far
+// (count(*) is never negative), so that the matcher keeps threads apart
+// by their labels rather than by their instruction alone.
+const fuzzHistory = "DEFINE A AS v % 2 = 0, B AS v > 2, D AS v < 3 AND count(*) >= 0"
+
 func FuzzPattern(f *testing.F) {
 	for _, p := range []string{
 		"A B+ C", "A | A B", "(A | B)* C", "A+? B", "A{2,3}? B?", "^ A* $", "(A*)* B", "PERMUTE(A, B, C)",
@@ -48,30 +53,36 @@ func FuzzPattern(f *testing.F) {
 		if len(pattern) > 60 || strings.ContainsAny(pattern, ";`'\"\n") {
 			return
 		}
-		text := "SELECT id, m, c FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES MATCH_NUMBER() AS m, CLASSIFIER() AS c " +
-			"ALL ROWS PER MATCH PATTERN (" + pattern + ") " + fuzzDefine + ")"
-		src := &ast.Source{Name: "<fuzz>", Text: text}
-		stmts, err := grammar.Parse(src)
-		if err != nil || len(stmts) != 1 {
-			return
-		}
-		st, ok := stmts[0].(*ast.MatchRecognize)
-		if !ok || !small(st.Pattern) {
-			return
-		}
-		q, err := compileMR(st, src, schema)
-		if err != nil {
-			return // a variable the DEFINE does not know, a clause the pattern hid
-		}
-		var got []string
-		if _, err := q.Run(context.Background(), events, 1, func(row []event.Value) bool {
-			got = append(got, row[0].String()+":"+row[1].String()+":"+row[2].String())
-			return true
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if want := backtrack(st.Pattern); !slices.Equal(got, want) {
-			t.Fatalf("PATTERN (%s)\ngot  %v\nwant %v", pattern, got, want)
+		want := []string(nil)
+		for _, define := range []string{fuzzDefine, fuzzHistory} {
+			text := "SELECT id, m, c FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES MATCH_NUMBER() AS m, CLASSIFIER() AS c " +
+				"ALL ROWS PER MATCH PATTERN (" + pattern + ") " + define + ")"
+			src := &ast.Source{Name: "<fuzz>", Text: text}
+			stmts, err := grammar.Parse(src)
+			if err != nil || len(stmts) != 1 {
+				return
+			}
+			st, ok := stmts[0].(*ast.MatchRecognize)
+			if !ok || !small(st.Pattern) {
+				return
+			}
+			q, err := compileMR(st, src, schema)
+			if err != nil {
+				return // a variable the DEFINE does not know, a clause the pattern hid
+			}
+			var got []string
+			if _, err := q.Run(context.Background(), events, 1, func(row []event.Value) bool {
+				got = append(got, row[0].String()+":"+row[1].String()+":"+row[2].String())
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = backtrack(st.Pattern)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("PATTERN (%s) %s\ngot  %v\nwant %v", pattern, define, got, want)
+			}
 		}
 	})
 }

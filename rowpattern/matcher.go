@@ -12,7 +12,12 @@ import "slices"
 //
 // A thread's state is its instruction and its rows' labels: DEFINE may
 // read any earlier row of the match, so threads at one instruction are
-// merged only when their labels are equal too (the later one is dropped).
+// merged (the later one dropped) only when their labels are equal too.
+// When no DEFINE reads more than the row it tests (and rows around it, by
+// PREV and NEXT), every way on from an instruction is open to all its
+// threads alike and the first one's is preferred: then the later ones are
+// dropped whatever their labels, and a row has at most one thread per
+// instruction.
 
 // label is a row's variable; excluded marks a row matched inside {- -}.
 type label int32
@@ -31,6 +36,7 @@ type matcher struct {
 	prog    program
 	define  func(c *evalCtx) bool // DEFINE of c's current row's variable
 	within  int64                 // -1: none
+	history bool                  // DEFINE reads the match's history
 	cur     []thread
 	next    []thread
 	visited []int // closure stamps by pc
@@ -40,8 +46,8 @@ type matcher struct {
 	ctx     evalCtx
 }
 
-func newMatcher(prog program, define func(*evalCtx) bool, within int64) *matcher {
-	return &matcher{prog: prog, define: define, within: within,
+func newMatcher(prog program, define func(*evalCtx) bool, within int64, history bool) *matcher {
+	return &matcher{prog: prog, define: define, within: within, history: history,
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 }
 
@@ -116,7 +122,7 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			continue
 		}
 		for _, i := range m.byPC[pc] {
-			if slices.Equal((*list)[i].labels, th.labels) {
+			if !m.history || slices.Equal((*list)[i].labels, th.labels) {
 				return // an equal, preferred thread is there
 			}
 		}

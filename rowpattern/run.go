@@ -213,7 +213,7 @@ func (q *Query) newRunner(emit Emit) *runner {
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.within)
+	}, q.within, q.history)
 	return r
 }
 
