@@ -26,7 +26,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	if err != nil {
 		return err
 	}
-	if st.Explain && !st.Analyze {
+	if st.Explain {
+		// The plan; EXPLAIN ANALYZE's counts are not there yet.
 		s.out.WriteString(q.Explain())
 		return nil
 	}
@@ -35,19 +36,12 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	for i, n := range names {
 		cols[i] = output.Column{Name: n, Kind: output.Value}
 	}
-	var w output.Writer = output.New(output.Count, nil, output.Schema{})
-	if !st.Analyze {
-		w = s.writer(s.resultsOut(), output.Schema{Columns: cols}, 0)
-	}
+	w := s.writer(s.resultsOut(), output.Schema{Columns: cols}, 0)
 	cells := make([]sase.Cell, len(names))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
 	workers, _ := s.set.workers(s.set.Format, len(stream.Events))
 	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value) bool {
-		if st.Analyze {
-			written++
-			return true
-		}
 		for i, v := range row {
 			cells[i] = sase.Cell{Value: v}
 		}
@@ -57,10 +51,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		written++
 		return limit <= 0 || written < limit
 	})
-	if !st.Analyze {
-		if ferr := w.Finish(); werr == nil {
-			werr = ferr
-		}
+	if ferr := w.Finish(); werr == nil {
+		werr = ferr
 	}
 	if err != nil {
 		return err
@@ -68,12 +60,9 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	if werr != nil {
 		return werr
 	}
-	if st.Analyze {
-		s.out.WriteString(q.Explain())
-	}
 	s.note("(%s, %s, %s on %s)", plural(written, "row", "rows"), plural(stats.Matches, "match", "matches"),
 		plural(stats.Rows, "event", "events"), e.name)
-	if limit > 0 && written >= limit && !st.Analyze {
+	if limit > 0 && written >= limit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "row", "rows"))
 	}
 	return nil
