@@ -1,10 +1,9 @@
 package rowpattern
 
 import (
-	"math"
-
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // partition is one partition's rows, in ORDER BY order.
@@ -98,35 +97,21 @@ func truth(v event.Value) (val, known bool) {
 
 func boolValue(b bool) event.Value { return event.BoolValue(b) }
 
-// logic is AND or OR with SQL's nulls.
+// logic is AND or OR with SQL's nulls: the value that decides alone
+// (false for AND, true for OR) wins over null.
 func logic(op ast.Op, x, y rowExpr) rowExpr {
-	if op == ast.OpAnd {
-		return func(c *evalCtx, pos int) event.Value {
-			a, ak := truth(x(c, pos))
-			if ak && !a {
-				return boolValue(false)
-			}
-			b, bk := truth(y(c, pos))
-			switch {
-			case bk && !b:
-				return boolValue(false)
-			case ak && bk:
-				return boolValue(true)
-			}
-			return event.Value{}
-		}
-	}
+	decides := op == ast.OpOr
 	return func(c *evalCtx, pos int) event.Value {
 		a, ak := truth(x(c, pos))
-		if ak && a {
-			return boolValue(true)
+		if ak && a == decides {
+			return boolValue(decides)
 		}
 		b, bk := truth(y(c, pos))
 		switch {
-		case bk && b:
-			return boolValue(true)
+		case bk && b == decides:
+			return boolValue(decides)
 		case ak && bk:
-			return boolValue(false)
+			return boolValue(!decides)
 		}
 		return event.Value{}
 	}
@@ -163,49 +148,15 @@ func compare(op ast.Op, a, b event.Value) event.Value {
 	return boolValue(c >= 0)
 }
 
-// arith is + - * / % with nulls: an int result for two ints (division
-// truncates, as SQL's integer division does), a float otherwise; a
-// division by zero or a non-number is null.
+// arith is + - * / % with nulls: as a query's (planner.Arith), but an
+// int divided by an int is SQL's integer division (it truncates), and a
+// zero divisor gives null.
 func arith(op ast.Op, a, b event.Value) event.Value {
-	if !a.IsNumber() || !b.IsNumber() {
+	if !a.IsNumber() || !b.IsNumber() || (op == ast.OpDiv || op == ast.OpMod) && b.AsFloat() == 0 {
 		return event.Value{}
 	}
-	if a.IsInt() && b.IsInt() {
-		x, y := a.Int(), b.Int()
-		switch op {
-		case ast.OpAdd:
-			return event.IntValue(x + y)
-		case ast.OpSub:
-			return event.IntValue(x - y)
-		case ast.OpMul:
-			return event.IntValue(x * y)
-		case ast.OpDiv:
-			if y == 0 {
-				return event.Value{}
-			}
-			return event.IntValue(x / y)
-		}
-		if y == 0 {
-			return event.Value{}
-		}
-		return event.IntValue(x % y)
+	if op == ast.OpDiv && a.IsInt() && b.IsInt() {
+		return event.IntValue(a.Int() / b.Int())
 	}
-	x, y := a.AsFloat(), b.AsFloat()
-	switch op {
-	case ast.OpAdd:
-		return event.FloatValue(x + y)
-	case ast.OpSub:
-		return event.FloatValue(x - y)
-	case ast.OpMul:
-		return event.FloatValue(x * y)
-	case ast.OpDiv:
-		if y == 0 {
-			return event.Value{}
-		}
-		return event.FloatValue(x / y)
-	}
-	if y == 0 {
-		return event.Value{}
-	}
-	return event.FloatValue(math.Mod(x, y))
+	return planner.Arith(op, a, b, nil)
 }

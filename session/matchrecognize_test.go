@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/session"
 )
 
@@ -33,20 +33,9 @@ var mrNotSupported = map[string]bool{}
 // TestMatchRecognizeConformance runs every case: load its table, run its
 // query in JSON Lines and compare each row's values in key order.
 func TestMatchRecognizeConformance(t *testing.T) {
-	f, err := os.Open("../grammar/testdata/match_recognize.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	n := 0
-	for sc.Scan() {
-		var c mrCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	cases := testkit.ReadJSONL[mrCase](t, "../grammar/testdata/match_recognize.jsonl")
+	n := len(cases)
+	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) { runMRCase(t, c) })
 	}
 	if n != 26 {
