@@ -44,6 +44,7 @@ type matcher struct {
 	byPC    [][]int // next's threads at each pc, for merging
 	touched []int
 	ctx     evalCtx
+	scratch []label
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, within int64, history bool) *matcher {
@@ -73,10 +74,12 @@ func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
 			if in.excl {
 				l |= excluded
 			}
-			nl := append(th.labels[:len(th.labels):len(th.labels)], l)
-			m.ctx = evalCtx{rows: rows, start: start, labels: nl, cur: len(nl) - 1}
+			// The candidate labels go into a scratch slice: a thread's own
+			// are copied only when the row matches.
+			m.scratch = append(append(m.scratch[:0], th.labels...), l)
+			m.ctx = evalCtx{rows: rows, start: start, labels: m.scratch, cur: len(m.scratch) - 1}
 			if m.define(&m.ctx) {
-				m.closure(&m.next, rows, thread{labels: nl}, th.pc+1, pos+1)
+				m.closure(&m.next, rows, thread{labels: slices.Clone(m.scratch)}, th.pc+1, pos+1)
 			}
 		}
 		m.flush()
