@@ -180,6 +180,7 @@ func (c *compiler) call(n *ast.MRCall, in *arg) rowExpr {
 			vars, _ = c.varSetOf(col.Col)
 		}
 		if in != nil {
+			c.q.history = c.q.history || c.define // another row's label
 			c.refVars(nil, in, n)
 			return func(e *evalCtx, pos int) event.Value {
 				if pos >= 0 && pos < len(e.labels) && vars.has(e.labels[pos]) {

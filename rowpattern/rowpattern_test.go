@@ -326,3 +326,20 @@ func TestExplain(t *testing.T) {
 		t.Errorf("got\n%swant\n%s", got, want)
 	}
 }
+
+// TestHistory checks DEFINEs that read other rows' labels: the matcher must
+// keep threads at one instruction apart when their labels differ.
+func TestHistory(t *testing.T) {
+	for _, tc := range []struct{ name, pattern, define, want string }{
+		// (A | B)+ C: C needs the previous row to be a B; A is preferred, so
+		// the match takes B only where C needs it.
+		{"prev-classifier", "(A | B)+ C", "DEFINE C AS PREV(CLASSIFIER()) = 'B'", `1,1,"A" | 2,1,"A" | 3,1,"B" | 4,1,"C"`},
+		{"other-variable", "(A | B)+ C", "DEFINE C AS LAST(B.v) = 2", `1,1,"A" | 2,1,"B" | 3,1,"A" | 4,1,"C"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(t, abc, mr(tc.pattern, tc.define, "PAST LAST ROW")); got != tc.want {
+				t.Errorf("PATTERN (%s) %s\ngot  %s\nwant %s", tc.pattern, tc.define, got, tc.want)
+			}
+		})
+	}
+}
