@@ -103,7 +103,7 @@ func (c *compiler) attr(comp *Component, id *ast.Ident) (f Field, kinds event.Ki
 		names = append(append([]string{}, schema.Attrs...), "ts", "seq")
 		have = append(have, fmt.Sprintf("the stream has %s", strings.Join(names, ", ")))
 	}
-	c.errorf(id, "no type of %s has attribute %q (%s)%s", comp.Var, id.Name, strings.Join(have, "; "), ast.DidYouMean(id.Name, names))
+	c.errorf(id, "no type of %s has attribute %q (%s)%s", comp.Var, id.Name, strings.Join(have, "; "), ast.DidYouMeanAttr(id.Name, names))
 	return f, 0, false
 }
 
