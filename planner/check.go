@@ -120,6 +120,7 @@ func (c *compiler) has(e *ast.Call) Expr {
 		return nil
 	}
 	x, _ := c.attrRef(ref)
+	c.noteGuard(ref)
 	return &Has{node: at(e, boolKinds), X: x}
 }
 
@@ -166,6 +167,7 @@ func (c *compiler) comparison(e *ast.BinaryExpr) Expr {
 			c.errorf(e, "cannot compare a string with a number: %s", c.text(e))
 		}
 	}
+	c.noteReads(e, kx, ky)
 	return &Binary{node: at(e, boolKinds), Op: e.Op, X: x, Y: y, OpPos: e.OpPos}
 }
 

@@ -72,6 +72,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return err
 	}
 	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, e.name, s.set.Timing))
+	s.oddValues(cq, e.name, stream.Schema)
 	if sum.State == job.EndedAtLimit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
@@ -108,6 +109,11 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 	if q.ExplainFormat == "" || q.ExplainFormat == "text" {
 		if why != "" && stats == nil {
 			text += sase.Split{Workers: 1, Why: why}.String() + "\n"
+		}
+		if e := s.cat.entries[from]; stats != nil && e != nil && e.kind != Live {
+			for _, o := range cq.Plan().OddValues(e.stream.Schema, nil) {
+				text += "Warning: " + o.String() + "\n"
+			}
 		}
 		if live != nil {
 			text = explainLive(text, live)
