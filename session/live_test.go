@@ -17,10 +17,7 @@ import (
 // does: each starts the stream, prints its lines prefixed with its number,
 // and is listed by SHOW QUERIES until STOP QUERY ends it.
 func TestInteractiveLiveQueries(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	s.Set("timing", "off")
 	exec(t, s, "SET format = csv; LOAD '-' AS s;")
 	exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
@@ -180,14 +177,20 @@ func TestNeverCarried(t *testing.T) {
 	}
 }
 
+// pipedSession is an interactive session whose standard input is the
+// pipe pw writes, its outputs the buffers.
+func pipedSession(t *testing.T) (s *session.Session, pw *io.PipeWriter, stdout, stderr *testkit.SyncBuffer) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	stdout, stderr = &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	return session.New(stdout, stderr, session.WithStdin(pr), session.Interactive()), pw, stdout, stderr
+}
+
 // TestLiveOddValues checks that a live query says, once, when it first
 // reads an event that lacks an attribute it compares or holds another
 // kind: while the stream runs, counted from the query's start.
 func TestLiveOddValues(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	exec(t, s, "LOAD '-' AS s; PATTERN SEQ(R a, R b) WHERE b.temp - a.temp >= 5 AND b.unit = 'C' WITHIN 5;")
 	io.WriteString(pw, "type,ts,temp,unit\nR,1,20,C\nR,2,26,C\n")
 	testkit.WaitFor(t, stdout, "[1] ")
@@ -204,10 +207,7 @@ func TestLiveOddValues(t *testing.T) {
 // TestUnseenTypeSuggestion checks that a live query's start suggests the
 // type seen so far that a type not seen yet is likely a typo of.
 func TestUnseenTypeSuggestion(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	exec(t, s, "LOAD '-' AS s; PATTERN login a WITHIN 5;")
 	io.WriteString(pw, "type,ts,x\nlogin,1,10\n")
 	testkit.WaitFor(t, stdout, "[1] ")
