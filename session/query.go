@@ -61,7 +61,11 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 	if q.Into != nil {
-		return s.intoLoaded(ctx, src, q, e, into, cq)
+		if err := s.intoLoaded(ctx, src, q, e, into, cq); err != nil {
+			return err
+		}
+		s.oddValues(cq, e.name, stream.Schema)
+		return nil
 	}
 
 	w := s.writer(s.resultsOut(), schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
