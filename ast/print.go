@@ -2,6 +2,7 @@ package ast
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,20 @@ func isPlainIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// QuoteAttr prints an attribute name part by part, so that the dotted
+// name of a nested JSON key prints as written (geo.country) and parses
+// back as the same name.
+func QuoteAttr(name string) string {
+	parts := strings.Split(name, ".")
+	if slices.Contains(parts, "") {
+		return QuoteName(name) // a.`x..y`: no part may be empty
+	}
+	for i, p := range parts {
+		parts[i] = QuoteName(p)
+	}
+	return strings.Join(parts, ".")
 }
 
 // QuoteString prints s as a single-quoted literal.
@@ -371,7 +386,7 @@ func (n *AttrRef) String() string {
 		}
 		s += "[" + idx + "]"
 	}
-	return s + "." + n.Attr.String()
+	return s + "." + QuoteAttr(n.Attr.Name)
 }
 
 func (n *VarRef) String() string { return n.Var.String() }
@@ -385,7 +400,7 @@ func (n *ListRef) String() string {
 		s += "[]"
 	}
 	if n.Attr != nil {
-		s += "." + n.Attr.String()
+		s += "." + QuoteAttr(n.Attr.Name)
 	}
 	return s
 }
@@ -400,9 +415,9 @@ func (n *Call) String() string {
 
 func (n *EquivAttr) String() string {
 	if n.Value == nil {
-		return n.Attr.String()
+		return QuoteAttr(n.Attr.Name)
 	}
-	return n.Attr.String() + " = " + n.Value.String()
+	return QuoteAttr(n.Attr.Name) + " = " + n.Value.String()
 }
 
 func (n *Equivalence) String() string {

@@ -74,9 +74,19 @@ func editDistance(a, b string) int {
 // typo of, or "" when none is near: the tail of a message about an unknown
 // name.
 func DidYouMean(word string, candidates []string) string {
+	return didYouMean(word, candidates, func(c string) string { return c })
+}
+
+// DidYouMeanAttr is DidYouMean for an attribute name, written as a query
+// takes it (QuoteAttr): geo.country, geo.`zip-code`.
+func DidYouMeanAttr(word string, candidates []string) string {
+	return didYouMean(word, candidates, QuoteAttr)
+}
+
+func didYouMean(word string, candidates []string, write func(string) string) string {
 	for _, c := range Closest(word, candidates) {
 		if c != word {
-			return "; did you mean " + c + "?"
+			return "; did you mean " + write(c) + "?"
 		}
 	}
 	return ""

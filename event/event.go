@@ -64,6 +64,24 @@ type TypeInfo struct {
 	Kinds    []KindSet
 	Declared []bool
 	Present  []int64 // Present[slot]: events of this type with a value there
+	// ByKind[slot][k-1]: events of this type with a value of kind k
+	// there, so that a notice can say how many hold a string among
+	// numbers (their sum is Present[slot]).
+	ByKind [][Bool]int64
+}
+
+// WithKind returns how many events of the type have a value of a kind in
+// ks in slot.
+func (t *TypeInfo) WithKind(slot int, ks KindSet) int64 {
+	var n int64
+	if slot < len(t.ByKind) {
+		for k := Int; k <= Bool; k++ {
+			if ks.Has(k) {
+				n += t.ByKind[slot][k-1]
+			}
+		}
+	}
+	return n
 }
 
 // AlwaysHas reports whether every event of the type seen so far has a
@@ -134,6 +152,7 @@ func (t *TypeInfo) grow(n int) {
 		t.Declared = append(t.Declared, false)
 		t.Kinds = append(t.Kinds, 0)
 		t.Present = append(t.Present, 0)
+		t.ByKind = append(t.ByKind, [Bool]int64{})
 	}
 }
 
@@ -149,7 +168,7 @@ func (s *Schema) ObserveN(e *Event, n int64) {
 	t.grow(len(attrs))
 	// Slices of attrs' length, so that the loop has no bounds checks; an
 	// attribute's kind is read without copying its value.
-	declared, kinds, present := t.Declared[:len(attrs)], t.Kinds[:len(attrs)], t.Present[:len(attrs)]
+	declared, kinds, present, byKind := t.Declared[:len(attrs)], t.Kinds[:len(attrs)], t.Present[:len(attrs)], t.ByKind[:len(attrs)]
 	for slot := range attrs {
 		if attrs[slot].IsAbsent() {
 			continue
@@ -158,6 +177,7 @@ func (s *Schema) ObserveN(e *Event, n int64) {
 		declared[slot] = true
 		kinds[slot] |= 1 << (k & 7) // a kind is below 8: the shift needs no check for 8 or more
 		present[slot] += n
+		byKind[slot][(k-1)&3] += n // a present kind is 1 to 4 (Int to Bool)
 	}
 }
 

@@ -176,11 +176,11 @@ primary
       LBRACE expr RBRACE                                          # strategyForm
     | STRATEGY                                                    # strategyWord
     | ID LPAREN (expr (COMMA expr)*)? RPAREN                      # callExpr
-    | name LBRACK RBRACK (DOT attrName)?                          # listRef
-    | name LBRACK DOTDOT ID MINUS INT RBRACK (DOT attrName)?      # runningRef
-    | name LBRACK closureIndex RBRACK DOT attrName                       # indexedRef
+    | name LBRACK RBRACK (DOT attrPath)?                          # listRef
+    | name LBRACK DOTDOT ID MINUS INT RBRACK (DOT attrPath)?      # runningRef
+    | name LBRACK closureIndex RBRACK DOT attrPath                # indexedRef
     | name DOT LEN                                                # lenRef
-    | name DOT attrName                                           # attrRef
+    | name DOT attrPath                                           # attrRef
     | name                                                        # varRef
     ;
 
@@ -191,7 +191,20 @@ closureIndex
     ;
 
 equivAttr
-    : word (EQ signedNumber | EQ (STRING | TRUE | FALSE))?
+    : equivPath (EQ signedNumber | EQ (STRING | TRUE | FALSE))?
+    ;
+
+// ---- dotted attribute names (issue 29) ----
+
+// An attribute's name may be a dotted path: the JSON loader names a nested
+// object's members so (b.geo.country, [geo.country]). parse.go joins the
+// parts, each a name of its own (`my-key`), into one attribute name.
+attrPath
+    : attrName (DOT word)*
+    ;
+
+equivPath
+    : word (DOT word)*
     ;
 
 // ---- names ----

@@ -108,7 +108,11 @@ func CompletionContext(text string) Completion {
 		}
 	}
 	if ok, chain := probe(before, "x"); ok {
-		c.nameFor(chain)
+		// In a dotted attribute name the word is the whole name typed so
+		// far, so that b.geo.co completes to the attribute geo.country.
+		if path := c.nameFor(chain); path != "" && strings.HasSuffix(before, path) {
+			c.Word = path + c.Word
+		}
 		c.valuesFor(chain)
 	}
 	if ok, chain := probe(before, "1"); ok {
@@ -145,18 +149,26 @@ func lowerCase(word, before string) bool {
 }
 
 // nameFor notes the kind of name that fits where the parser put one:
-// chain is the rule contexts around it, innermost first.
-func (c *Completion) nameFor(chain []antlr.Tree) {
-	// Skip the rules that only say "a name" (ident, name, attrName, word)
-	// to the rule that says which.
+// chain is the rule contexts around it, innermost first. It returns the
+// dotted attribute name typed before the word, if the word is in one.
+func (c *Completion) nameFor(chain []antlr.Tree) (path string) {
+	// Skip the rules that only say "a name" (ident, name, attrName, word,
+	// a dotted path of them) to the rule that says which.
 	i := 0
+	afterDot := false
 	for i < len(chain) && isNameRule(chain[i]) {
+		switch p := chain[i].(type) {
+		case *gen.AttrPathContext:
+			afterDot = true
+			path = pathTyped(p)
+		case *gen.EquivPathContext:
+			path = pathTyped(p)
+		}
 		i++
 	}
 	if i == 0 || i == len(chain) {
-		return
+		return path
 	}
-	_, afterDot := chain[i-1].(*gen.AttrNameContext)
 	switch ctx := chain[i].(type) {
 	case *gen.OneTypeContext, *gen.AnyTypeContext:
 		c.Expect |= ExpectType
@@ -185,6 +197,18 @@ func (c *Completion) nameFor(chain []antlr.Tree) {
 			}
 		}
 	}
+	return path
+}
+
+// pathTyped is the part of a dotted attribute name before its last part,
+// the one being typed: "geo." in b.geo.co.
+func pathTyped(path antlr.ParserRuleContext) string {
+	var typed strings.Builder
+	parts := path.GetChildren()
+	for _, part := range parts[:len(parts)-1] {
+		typed.WriteString(part.(antlr.ParseTree).GetText())
+	}
+	return typed.String()
 }
 
 // valuesFor notes the fixed words that fit where the parser took a word
@@ -342,7 +366,8 @@ func hasOwnList(chain []antlr.Tree) bool {
 // keyword there is taken as a name (an attribute's, a setting's).
 func isNameRule(t antlr.Tree) bool {
 	switch t.(type) {
-	case *gen.IdentContext, *gen.NameContext, *gen.AttrNameContext, *gen.WordContext:
+	case *gen.IdentContext, *gen.NameContext, *gen.AttrNameContext, *gen.WordContext,
+		*gen.AttrPathContext, *gen.EquivPathContext:
 		return true
 	}
 	return false

@@ -21,6 +21,15 @@ func TestCompletionContext(t *testing.T) {
 			Expect: grammar.ExpectAttribute, Stream: "s", Var: "b",
 			Vars: []grammar.PatternVar{{Name: "a", Types: []string{"A"}}, {Name: "b", Types: []string{"B"}, Closure: true}},
 		}},
+		{"PATTERN A a WHERE a.geo.co", grammar.Completion{
+			Word: "geo.co", Expect: grammar.ExpectAttribute, Var: "a",
+			Vars: []grammar.PatternVar{{Name: "a", Types: []string{"A"}}},
+		}},
+		{"PATTERN A a WHERE [geo.", grammar.Completion{Word: "geo.", Expect: grammar.ExpectStreamAttribute}},
+		{"PATTERN SEQ(A a, B+ b[]) WHERE b[i].geo.x.", grammar.Completion{
+			Word: "geo.x.", Expect: grammar.ExpectAttribute, Var: "b",
+			Vars: []grammar.PatternVar{{Name: "a", Types: []string{"A"}}, {Name: "b", Types: []string{"B"}, Closure: true}},
+		}},
 		{"SET format = j", grammar.Completion{Word: "j", Expect: grammar.ExpectSettingValue, Key: "format"}},
 		{"STOP QUERY ", grammar.Completion{Expect: grammar.ExpectQueryID}},
 		{"LOAD 'data/x", grammar.Completion{Word: "data/x", Expect: grammar.ExpectPath}},

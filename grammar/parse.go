@@ -742,8 +742,8 @@ func (b *builder) primary(ctx gen.IPrimaryContext, inCond bool) ast.Expr {
 		return n
 	case *gen.ListRefContext:
 		n := &ast.ListRef{Span: sp, Var: b.name(c.Name())}
-		if c.AttrName() != nil {
-			n.Attr = b.attrName(c.AttrName())
+		if c.AttrPath() != nil {
+			n.Attr = b.path(c.AttrPath())
 		}
 		return n
 	case *gen.RunningRefContext:
@@ -751,17 +751,17 @@ func (b *builder) primary(ctx gen.IPrimaryContext, inCond bool) ast.Expr {
 			b.errorf(b.off(c.DOTDOT().GetSymbol()), "a running aggregate reads the elements before i: write [..i-1]")
 		}
 		n := &ast.ListRef{Span: sp, Var: b.name(c.Name()), Running: true}
-		if c.AttrName() != nil {
-			n.Attr = b.attrName(c.AttrName())
+		if c.AttrPath() != nil {
+			n.Attr = b.path(c.AttrPath())
 		}
 		return n
 	case *gen.IndexedRefContext:
 		v := b.name(c.Name())
-		return &ast.AttrRef{Span: sp, Var: v, Index: b.index(c.ClosureIndex(), v), Attr: b.attrName(c.AttrName())}
+		return &ast.AttrRef{Span: sp, Var: v, Index: b.index(c.ClosureIndex(), v), Attr: b.path(c.AttrPath())}
 	case *gen.LenRefContext:
 		return &ast.LenRef{Span: sp, Var: b.name(c.Name())}
 	case *gen.AttrRefContext:
-		return &ast.AttrRef{Span: sp, Var: b.name(c.Name()), Attr: b.attrName(c.AttrName())}
+		return &ast.AttrRef{Span: sp, Var: b.name(c.Name()), Attr: b.path(c.AttrPath())}
 	case *gen.VarRefContext:
 		t := c.GetStart()
 		if inCond && t.GetTokenType() == gen.SaseParserID && strategyWord.MatchString(t.GetText()) {
@@ -820,7 +820,7 @@ func (b *builder) smallInt(t antlr.Token) int {
 }
 
 func (b *builder) equivAttr(ctx gen.IEquivAttrContext) *ast.EquivAttr {
-	n := &ast.EquivAttr{Span: b.span(ctx), Attr: b.word(ctx.Word())}
+	n := &ast.EquivAttr{Span: b.span(ctx), Attr: b.path(ctx.EquivPath())}
 	switch {
 	case ctx.SignedNumber() != nil:
 		n.Value = b.signedNumber(ctx.SignedNumber())
@@ -845,9 +845,23 @@ func (b *builder) nameToken(t antlr.Token) *ast.Ident {
 	return n
 }
 
-func (b *builder) name(ctx gen.INameContext) *ast.Ident         { return b.nameToken(ctx.GetStart()) }
-func (b *builder) attrName(ctx gen.IAttrNameContext) *ast.Ident { return b.nameToken(ctx.GetStart()) }
-func (b *builder) word(ctx gen.IWordContext) *ast.Ident         { return b.nameToken(ctx.GetStart()) }
+func (b *builder) name(ctx gen.INameContext) *ast.Ident { return b.nameToken(ctx.GetStart()) }
+func (b *builder) word(ctx gen.IWordContext) *ast.Ident { return b.nameToken(ctx.GetStart()) }
+
+// path joins the parts of a dotted attribute name (attrPath, equivPath),
+// each a name token, into one name: b.geo.`zip-code` is geo.zip-code.
+func (b *builder) path(ctx antlr.ParserRuleContext) *ast.Ident {
+	n := &ast.Ident{Span: b.span(ctx)}
+	for _, t := range ctx.GetChildren() {
+		switch t := t.(type) {
+		case antlr.ParserRuleContext: // attrName or word
+			n.Name += b.nameToken(t.GetStart()).Name
+		case antlr.TerminalNode:
+			n.Name += t.GetText() // a DOT
+		}
+	}
+	return n
+}
 
 // unquote strips the quotes of a string or quoted name and undoes the
 // doubling of its quote character.

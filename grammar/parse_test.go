@@ -362,6 +362,9 @@ var canonical = []string{
 	"SET engine = 'basic'",
 	"SET `format` = 'table'",
 	"SET limit = -1",
+	// Dotted names of nested JSON keys (issue 29).
+	"PATTERN SEQ(A a, B+ b[], C c) WHERE [geo.country] AND a.geo.country != c.geo.`zip-code` AND b[i].geo.lat > b[i-1].geo.lat AND sum(b[].geo.lat) > 1 AND avg(b[..i-1].geo.lat) < 2 RETURN a.geo.city, c.x.`from`.y",
+	"PATTERN A a WHERE [geo.country = 'NO', geo.n.`len` = 3] AND a.`x..y` = 1 AND a.`.x` = 2",
 }
 
 func TestCanonicalForms(t *testing.T) {
@@ -402,6 +405,8 @@ func TestNormalizedForms(t *testing.T) {
 		{"PATTERN A a WHERE [x == 'v', y = -0.0]", "PATTERN A a WHERE [x = 'v', y = -0.0]"},
 		{"pattern A a return a.into into `into`", "PATTERN A a RETURN a.`into` INTO `into`"},
 		{"PATTERN A a RETURN a.x\n  Into \"stocks\"", "PATTERN A a RETURN a.x INTO `stocks`"},
+		{"PATTERN A a WHERE a.`geo.country` = a . geo . city AND [`geo`.country] RETURN a.geo.\"zip\"",
+			"PATTERN A a WHERE a.geo.country = a.geo.city AND [geo.country] RETURN a.geo.zip"},
 	}
 	for _, tt := range tests {
 		stmts, err := Parse(&ast.Source{Name: "<input>", Text: tt.src})

@@ -103,7 +103,7 @@ func (c *compiler) attr(comp *Component, id *ast.Ident) (f Field, kinds event.Ki
 		names = append(append([]string{}, schema.Attrs...), "ts", "seq")
 		have = append(have, fmt.Sprintf("the stream has %s", strings.Join(names, ", ")))
 	}
-	c.errorf(id, "no type of %s has attribute %q (%s)%s", comp.Var, id.Name, strings.Join(have, "; "), ast.DidYouMean(id.Name, names))
+	c.errorf(id, "no type of %s has attribute %q (%s)%s", comp.Var, id.Name, strings.Join(have, "; "), ast.DidYouMeanAttr(id.Name, names))
 	return f, 0, false
 }
 
@@ -120,6 +120,7 @@ func (c *compiler) has(e *ast.Call) Expr {
 		return nil
 	}
 	x, _ := c.attrRef(ref)
+	c.noteGuard(ref)
 	return &Has{node: at(e, boolKinds), X: x}
 }
 
@@ -166,6 +167,7 @@ func (c *compiler) comparison(e *ast.BinaryExpr) Expr {
 			c.errorf(e, "cannot compare a string with a number: %s", c.text(e))
 		}
 	}
+	c.noteReads(e, kx, ky)
 	return &Binary{node: at(e, boolKinds), Op: e.Op, X: x, Y: y, OpPos: e.OpPos}
 }
 

@@ -121,6 +121,10 @@ type Plan struct {
 	Rules  []string
 	Notes  []string
 	Engine string
+	// reads and guards are what the comparisons read and what has()
+	// tests, for OddValues.
+	reads  []read
+	guards []guard
 }
 
 // Operator is a node of the plan tree: a stage, the output, a source or

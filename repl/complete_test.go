@@ -17,7 +17,7 @@ func TestComplete(t *testing.T) {
 	dir := t.TempDir()
 	testkit.WriteFiles(t, dir, map[string]string{
 		"trades.csv":        "type,ts,symbol,price\nIBM,1,IBM,101.5\nSun,2,Sun,12\n",
-		"trips.jsonl":       `{"type":"trip","ts":1,"城市":"東京"}` + "\n",
+		"trips.jsonl":       `{"type":"trip","ts":1,"城市":"東京","geo":{"country":"JP","city":"Tokyo"}}` + "\n",
 		"data/more.csv":     "type,ts\nA,1\n",
 		"it's.csv":          "type,ts\nA,1\n",
 		".hidden.csv":       "type,ts\nA,1\n",
@@ -63,6 +63,9 @@ func TestComplete(t *testing.T) {
 		{"a closure's LEN", "PATTERN SEQ(stock1 a, stock2+ b[]) WHERE b.l", "l", []string{"len "}},
 		{"attributes, multi-line", "PATTERN SEQ(stock1 a,\n  stock2 b)\nWHERE b.sy", "sy", []string{"symbol "}},
 		{"attributes in an equivalence test", "PATTERN SEQ(stock1 a, stock2 b) WHERE [s", "s", []string{"symbol"}},
+		{"a nested JSON key by its dotted name", "PATTERN trip t FROM trips WHERE t.ge", "ge", []string{"geo.city ", "geo.country "}},
+		{"a nested JSON key after its first part", "PATTERN trip t FROM trips WHERE t.geo.co", "geo.co", []string{"geo.country "}},
+		{"a nested JSON key in an equivalence test", "PATTERN SEQ(trip a, trip b) FROM trips WHERE [geo.", "geo.", []string{"geo.city", "geo.country"}},
 		{"an unknown variable has no attributes", "PATTERN SEQ(stock1 a) WHERE z.", "", nil},
 		{"settings", "SET ", "", []string{"engine ", "expanded ", "format ", "limit ", "order ", "output ", "timing ", "workers "}},
 		{"setting values", "SET engine = p", "p", []string{"pais"}},

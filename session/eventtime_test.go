@@ -6,17 +6,13 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/internal/testkit"
-	"github.com/sase-cep/sase/session"
 )
 
 // TestLiveEventTime: a live stream with a slack reorders its events, a
 // punctuation line releases a match waiting on a negated end, and SHOW
 // STREAMS and EXPLAIN show the stream's event time.
 func TestLiveEventTime(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	s.Set("timing", "off")
 	exec(t, s, "SET format = csv; LOAD '-' AS s WITH (slack = 2);")
 	exec(t, s, "EXPLAIN PATTERN SEQ(A a, !B b) WITHIN 5 RETURN a.x;")

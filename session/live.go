@@ -75,6 +75,9 @@ type liveQuery struct {
 	// unit is the WITHIN that names a time unit on a stream whose unit
 	// was not known when the query started (unitView); nil otherwise.
 	unit *ast.Duration
+	// odd says the new notices on absent and mixed values (oddWatch);
+	// nil for none.
+	odd func()
 }
 
 func (q *liveQuery) State() State { return State(q.state.Load()) }
@@ -265,6 +268,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit}
+	lq.odd = s.oddWatch(id, cq, l)
 	s.queries = append(s.queries, lq)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
@@ -316,9 +320,15 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	idle := func() {
 		w.Sync()
 		flush()
+		if q.odd != nil {
+			q.odd()
+		}
 	}
 	live := sase.NewLive(idle)
 	events := sub.Events(ctx, live.Pause)
+	if q.odd != nil {
+		events = watchOdd(events, q.odd)
+	}
 	var unitErr error
 	if q.unit != nil {
 		events = q.checkUnit(events, &unitErr)

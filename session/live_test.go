@@ -17,10 +17,7 @@ import (
 // does: each starts the stream, prints its lines prefixed with its number,
 // and is listed by SHOW QUERIES until STOP QUERY ends it.
 func TestInteractiveLiveQueries(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	s.Set("timing", "off")
 	exec(t, s, "SET format = csv; LOAD '-' AS s;")
 	exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
@@ -168,23 +165,49 @@ func TestNeverCarried(t *testing.T) {
 		"(query 2 ended: 0 matches, 3 events on feed)\n",
 		"warning: query 2: the stream never carried type C\n",
 		"(query 3 ended: 2 matches, 3 events on feed)\n",
+		// Some B has an amount: not never carried, but one B lacks it.
+		"warning: query 3: so far 1 of 2 B events has no amount: b.amount > 10 is true on it (a comparison that reads an absent attribute holds); has(b.amount) leaves it out\n",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if strings.Count(stderr.String(), "warning:") != 2 {
-		t.Errorf("want two warnings:\n%s", stderr)
+	if strings.Count(stderr.String(), "warning:") != 3 {
+		t.Errorf("want three warnings:\n%s", stderr)
+	}
+}
+
+// pipedSession is an interactive session whose standard input is the
+// pipe pw writes, its outputs the buffers.
+func pipedSession(t *testing.T) (s *session.Session, pw *io.PipeWriter, stdout, stderr *testkit.SyncBuffer) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	stdout, stderr = &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	return session.New(stdout, stderr, session.WithStdin(pr), session.Interactive()), pw, stdout, stderr
+}
+
+// TestLiveOddValues checks that a live query says, once, when it first
+// reads an event that lacks an attribute it compares or holds another
+// kind: while the stream runs, counted from the query's start.
+func TestLiveOddValues(t *testing.T) {
+	s, pw, stdout, stderr := pipedSession(t)
+	exec(t, s, "LOAD '-' AS s; PATTERN SEQ(R a, R b) WHERE b.temp - a.temp >= 5 AND b.unit = 'C' WITHIN 5;")
+	io.WriteString(pw, "type,ts,temp,unit\nR,1,20,C\nR,2,26,C\n")
+	testkit.WaitFor(t, stdout, "[1] ")
+	io.WriteString(pw, "R,3,,C\n")
+	testkit.WaitFor(t, stderr, "warning: query 1: so far 1 of 3 R events has no temp: b.temp - a.temp >= 5 is true on it (a comparison that reads an absent attribute holds); has(b.temp) AND has(a.temp) leaves it out\n")
+	io.WriteString(pw, "R,4,,C\nR,5,30,7\n")
+	testkit.WaitFor(t, stderr, "warning: query 1: so far 1 of 5 R events has unit as a number where it is compared with a string")
+	exec(t, s, "STOP QUERY 1;")
+	if n := strings.Count(stderr.String(), "has no temp"); n != 1 {
+		t.Errorf("the notice was said %d times, want once:\n%s", n, stderr)
 	}
 }
 
 // TestUnseenTypeSuggestion checks that a live query's start suggests the
 // type seen so far that a type not seen yet is likely a typo of.
 func TestUnseenTypeSuggestion(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s, pw, stdout, stderr := pipedSession(t)
 	exec(t, s, "LOAD '-' AS s; PATTERN login a WITHIN 5;")
 	io.WriteString(pw, "type,ts,x\nlogin,1,10\n")
 	testkit.WaitFor(t, stdout, "[1] ")

@@ -1,13 +1,17 @@
 package session
 
 import (
+	"fmt"
+	"iter"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/source"
 )
 
 // Name checks the planner cannot make. A pattern may name a type that a
@@ -103,6 +107,57 @@ func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
 	if len(attrs) > 0 {
 		s.note("warning: stream %s has no value of %s on the types the query reads it on: every comparison with it is true (has(v.x) guards it)",
 			name, strings.Join(attrs, ", "))
+	}
+}
+
+// oddValues warns about the events of loaded stream name, of schema sc,
+// that the comparisons of query cq read an absent attribute or a value
+// of another kind on (planner.Odd), once it has run.
+func (s *Session) oddValues(cq *sase.Query, name string, sc *event.Schema) {
+	for _, o := range cq.Plan().OddValues(sc, nil) {
+		s.note("warning: stream %s: %s", name, o)
+	}
+}
+
+// oddEvery is how many events a live query reads between two looks for
+// new notices on absent and mixed values, besides one whenever its stream
+// pauses: the look reads the stream's schema, never the events.
+const oddEvery = 4096
+
+// oddWatch returns what says, once each, the notices on absent and mixed
+// values (planner.Odd) of live query id, cq, on stream l: counted from
+// the events of l since now.
+func (s *Session) oddWatch(id int, cq *sase.Query, l *source.Live) func() {
+	base := l.Snapshot().Schema
+	var mu sync.Mutex // the stream's pause and the query's events may call it from two goroutines
+	said := map[string]bool{}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, o := range cq.Plan().OddValues(l.Snapshot().Schema, base) {
+			key := fmt.Sprint(o.Attr, o.Absent, o.Want)
+			if !said[key] {
+				said[key] = true
+				s.bgNote("warning: query %d: so far %s", id, o)
+			}
+		}
+	}
+}
+
+// watchOdd calls odd every oddEvery events, and at their end.
+func watchOdd(events iter.Seq[*event.Event], odd func()) iter.Seq[*event.Event] {
+	return func(yield func(*event.Event) bool) {
+		n := 0
+		for e := range events {
+			if n++; n == oddEvery {
+				n = 0
+				odd()
+			}
+			if !yield(e) {
+				return
+			}
+		}
+		odd()
 	}
 }
 

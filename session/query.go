@@ -61,7 +61,11 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return nil
 	}
 	if q.Into != nil {
-		return s.intoLoaded(ctx, src, q, e, into, cq)
+		if err := s.intoLoaded(ctx, src, q, e, into, cq); err != nil {
+			return err
+		}
+		s.oddValues(cq, e.name, stream.Schema)
+		return nil
 	}
 
 	w := s.writer(s.resultsOut(), schemaOf(cq, stream.Schema, stream.Unit, nil), 0)
@@ -72,6 +76,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		return err
 	}
 	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, e.name, s.set.Timing))
+	s.oddValues(cq, e.name, stream.Schema)
 	if sum.State == job.EndedAtLimit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "match", "matches"))
 	}
@@ -108,6 +113,11 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 	if q.ExplainFormat == "" || q.ExplainFormat == "text" {
 		if why != "" && stats == nil {
 			text += sase.Split{Workers: 1, Why: why}.String() + "\n"
+		}
+		if e := s.cat.entries[from]; stats != nil && e != nil && e.kind != Live {
+			for _, o := range cq.Plan().OddValues(e.stream.Schema, nil) {
+				text += "Warning: " + o.String() + "\n"
+			}
 		}
 		if live != nil {
 			text = explainLive(text, live)

@@ -508,6 +508,20 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestExplainAnalyzeOddValues checks that EXPLAIN ANALYZE says, below
+// the plan, the events a comparison read another kind on.
+func TestExplainAnalyzeOddValues(t *testing.T) {
+	s, stdout, stderr := newSession(t)
+	if err := exec(t, s, "LOAD '../testdata/repl/orders.jsonl'; EXPLAIN ANALYZE PATTERN order o WHERE o.amount > 15;"); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nWarning: 1 of 4 order events has amount as a string where it is compared with a number: o.amount > 15 is false on it " +
+		"(a string and a number are never equal or ordered); has() holds on it, so write amount as a number in the data\n"
+	if !strings.HasSuffix(stdout.String(), want) || strings.Contains(stderr.String(), "warning") {
+		t.Errorf("EXPLAIN ANALYZE:\n%s%s", stdout, stderr)
+	}
+}
+
 func TestSetAPI(t *testing.T) {
 	s, _, _ := newSession(t)
 	for _, kv := range [][2]string{{"engine", "BASIC"}, {"format", "jsonl"}, {"limit", "7"}, {"timing", "on"}, {"LIMIT", "0"}} {

@@ -148,6 +148,7 @@ func cloneSchema(s *event.Schema) *event.Schema {
 		ct.Kinds = slices.Clone(t.Kinds)
 		ct.Declared = slices.Clone(t.Declared)
 		ct.Present = slices.Clone(t.Present)
+		ct.ByKind = slices.Clone(t.ByKind)
 	}
 	return c
 }
