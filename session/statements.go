@@ -152,10 +152,15 @@ func (s *Session) loadReport(name string, o source.Options, st source.Stats) {
 }
 
 // reportCounts is a stream's final counts: lines read = events used +
-// late events + lines rejected.
+// late events + lines rejected (+ events a slack held, discarded: a
+// stream that could not stop its reading, standard input, has them).
 func reportCounts(st source.Stats) string {
-	return fmt.Sprintf("%s read, %s used, %d late, %s rejected", plural(st.Read, "line", "lines"),
+	s := fmt.Sprintf("%s read, %s used, %d late, %s rejected", plural(st.Read, "line", "lines"),
 		plural(st.Used, "event", "events"), st.Late, plural(st.Rejected, "line", "lines"))
+	if st.Held > 0 {
+		s += fmt.Sprintf(", %d held, discarded", st.Held)
+	}
+	return s
 }
 
 // loadOptions reads a LOAD or LISTEN statement's WITH list.

@@ -323,6 +323,15 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	return batch
 }
 
+// held is how many events the stage holds: read, not yet released.
+func (r *reorder) held() int64 {
+	n := r.pending.len()
+	if r.ring != nil {
+		n += r.ring.n + len(r.ring.ready)
+	}
+	return int64(n)
+}
+
 // drain appends every held event in order, at the end of the input.
 func (r *reorder) drain(b *builder, batch []*event.Event) []*event.Event {
 	if r.ring != nil {
