@@ -349,6 +349,29 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestNonFiniteNumbers is issue 30's seventh defect: a number beyond a
+// float's range was the string "1e999" in CSV but +Inf in JSON Lines.
+// Both formats now load it as the string written; NaN and Inf are
+// strings in both (quoted in JSON, where bare they are not JSON), and an
+// underflow is 0 in both.
+func TestNonFiniteNumbers(t *testing.T) {
+	csvS, err := LoadCSV(strings.NewReader("type,ts,a,b,c,d,e\nA,1,1e999,-1e999,1e-999,NaN,Inf\n"), "d.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonS, err := LoadJSONL(strings.NewReader(`{"type":"A","ts":1,"a":1e999,"b":-1e999,"c":1e-999,"d":"NaN","e":"Inf"}`+"\n"), "d.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0 A@1 a=1e999:string b=-1e999:string c=0:float d=NaN:string e=Inf:string\n"
+	if got := dump(csvS); got != want {
+		t.Errorf("csv: %q, want %q", got, want)
+	}
+	if got := dump(jsonS); got != want {
+		t.Errorf("jsonl: %q, want %q", got, want)
+	}
+}
+
 // TestExposure checks what LISTEN says of an address beyond loopback, and
 // that 0.0.0.0 does bind (IPv4).
 func TestExposure(t *testing.T) {
