@@ -417,18 +417,42 @@ func TestGenerateMemory(t *testing.T) {
 		}
 	}
 	memoryAvailable = func() (int64, string, bool) { return 1 << 30, "a test", true }
+	half := int64(1<<29) - 10*stockTypeBytes // what 10 symbols leave of half
 	for _, tt := range []struct {
-		events int64
-		want   string
+		opts map[string]int64
+		want string
 	}{
-		{300_000_000, "GENERATE STOCKS events = 300000000 would take about 33.5 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number as CSV)"},
-		{int64(1<<29) / stockEventBytes, ""}, // just half
-		{int64(1<<29)/stockEventBytes + 1, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", int64(1<<29)/stockEventBytes+1)},
+		{map[string]int64{"events": 300_000_000}, "GENERATE STOCKS events = 300000000 would take about 33.5 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number of events as CSV)"},
+		{map[string]int64{"events": half / stockEventBytes}, ""}, // just half
+		{map[string]int64{"events": half/stockEventBytes + 1}, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", half/stockEventBytes+1)},
+		// Issue 30's sixth defect: symbols took memory no check bounded
+		// (a type each, in the default uniform mode).
+		{map[string]int64{"events": 100, "symbols": 1_000_000_000}, "GENERATE STOCKS symbols = 1000000000 would take about 372.5 GB"},
+		{map[string]int64{"events": 100, "symbols": 1_000_000_000, "increase_probability": 50}, "GENERATE STOCKS symbols = 1000000000 would take about 14.9 GB"},
+		{map[string]int64{"events": 100, "symbols": 1_000_000}, ""},
 	} {
-		_, err := StockConfigFromOptions(map[string]int64{"events": tt.events})
+		_, err := StockConfigFromOptions(tt.opts)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
-			t.Errorf("events = %d: %v, want %q", tt.events, err, tt.want)
+			t.Errorf("%v: %v, want %q", tt.opts, err, tt.want)
 		}
+	}
+}
+
+// TestStockSymbolBytes checks stockTypeBytes, what the memory check counts
+// for a symbol of uniform mode, against what a stream of many symbols and
+// few events allocates.
+func TestStockSymbolBytes(t *testing.T) {
+	const n = 100_000
+	cfg := DefaultStockConfig()
+	cfg.Symbols, cfg.Events = n, 1
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := GenerateStocks("s", cfg)
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	if per := int64(after.TotalAlloc-before.TotalAlloc) / n; per > stockTypeBytes {
+		t.Errorf("a symbol allocates %d bytes; the memory check counts %d", per, stockTypeBytes)
 	}
 }
 
