@@ -281,6 +281,51 @@ func TestLineLimit(t *testing.T) {
 	}
 }
 
+// xs reads as n bytes 'x' with no newline: a long line, not allocated.
+type xs struct{ n int }
+
+func (r *xs) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	r.n -= k
+	return k, nil
+}
+
+// TestLongLineHeld is issue 30's sixth defect: a line three times
+// max_line took about five times max_line (a 300 MB line a 1 GB peak)
+// before it was rejected, its buffer growing by a quarter at a time.
+// What a line holds is now bounded by max_line: the buffers it takes, all
+// told, stay within twice max_line and two reads.
+func TestLongLineHeld(t *testing.T) {
+	const max = 16 << 20
+	opts := Options{MaxLine: max}
+	for _, tt := range []struct {
+		name, first string
+		load        func(io.Reader) error
+	}{
+		{"csv", "type,ts\n", func(r io.Reader) error { _, err := LoadCSV(r, "d.csv", opts); return err }},
+		{"jsonl", `{"type":"A","ts":1}` + "\n", func(r io.Reader) error { _, err := LoadJSONL(r, "d.jsonl", opts); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := tt.load(io.MultiReader(strings.NewReader(tt.first), &xs{n: 3 * max}))
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), ":2: line longer than 16 MB") {
+				t.Fatalf("err = %v", err)
+			}
+			if took := after.TotalAlloc - before.TotalAlloc; took > 2*max+2*csvReadSize {
+				t.Errorf("a line over a %d MB max_line took %.1f MB", max>>20, float64(took)/(1<<20))
+			}
+		})
+	}
+}
+
 // TestRejectedLinesRateLimited: a flood of bad lines is reported in full
 // for the first ones, then at most once a second with the count so far,
 // and the end says how many were not shown.
