@@ -167,7 +167,7 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if listenScheme(st.Addr) {
 		return s.listenURL(src, st)
 	}
-	opts, err := loadOptions(src, st.Options)
+	opts, err := s.loadOptions(src, st.Options)
 	if err == nil {
 		err = timeOptions(src, st.Options, true)
 	}

@@ -89,7 +89,7 @@ func literalText(l *ast.Literal) string {
 }
 
 func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error {
-	opts, err := loadOptions(src, st.Options)
+	opts, err := s.loadOptions(src, st.Options)
 	if err != nil {
 		return err
 	}
@@ -163,8 +163,9 @@ func reportCounts(st source.Stats) string {
 	return s
 }
 
-// loadOptions reads a LOAD or LISTEN statement's WITH list.
-func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
+// loadOptions reads a LOAD or LISTEN statement's WITH list. The late
+// file's path resolves as LOAD's does: in a script, against its folder.
+func (s *Session) loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 	var opts source.Options
 	kv, err := options(src, list, func(o *ast.Option) (string, error) { return literalText(o.Value), nil })
 	if err != nil || len(kv) == 0 {
@@ -174,6 +175,9 @@ func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 		opts, err = source.ParseOptions(kv)
 		return err
 	})
+	if err == nil && opts.Late != "" {
+		opts.Late = s.path(opts.Late)
+	}
 	return opts, err
 }
 

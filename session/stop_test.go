@@ -81,3 +81,24 @@ func TestStopReleasesHeld(t *testing.T) {
 		})
 	}
 }
+
+// TestLatePathInScript is issue 30's ninth defect: late = 'path' in a
+// script resolved against the working directory, while LOAD's path
+// resolves against the script's folder. Both now resolve there.
+func TestLatePathInScript(t *testing.T) {
+	dir := t.TempDir()
+	testkit.WriteFiles(t, dir, map[string]string{
+		"data.csv":    "type,ts\nA,5\nA,1\nA,6\n", // A@1 is late by a slack of 1
+		"script.sase": "LOAD 'data.csv' AS s WITH (slack = 1, late = 'late.csv');\n",
+	})
+	t.Chdir(t.TempDir())
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr)
+	if err := s.ExecFile(context.Background(), filepath.Join(dir, "script.sase")); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "late.csv"))
+	if err != nil || string(got) != "type,ts\nA,1\n" {
+		t.Errorf("late file next to the script: %q, %v\n%s", got, err, stderr)
+	}
+}
