@@ -160,6 +160,9 @@ func reportCounts(st source.Stats) string {
 	if st.Held > 0 {
 		s += fmt.Sprintf(", %d held, discarded", st.Held)
 	}
+	if st.Behind > 0 {
+		s += fmt.Sprintf("; %s behind the stream's time, ignored", plural(st.Behind, "punctuation line", "punctuation lines"))
+	}
 	return s
 }
 

@@ -102,3 +102,19 @@ func TestLatePathInScript(t *testing.T) {
 		t.Errorf("late file next to the script: %q, %v\n%s", got, err, stderr)
 	}
 }
+
+// TestBackwardsPunctuation is issue 30's ninth defect: a punctuation line
+// below the stream's time was ignored silently. It is reported with its
+// line, and the end line counts it.
+func TestBackwardsPunctuation(t *testing.T) {
+	pr, pw := io.Pipe()
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s.Set("timing", "off")
+	exec(t, s, "SET format = csv; LOAD '-' AS s; PATTERN SEQ(A a, A b) WITHIN 5 RETURN a.x, b.x;")
+	io.WriteString(pw, "type,ts,x\nA,5,1\n,3,\nA,6,2\n")
+	pw.Close()
+	testkit.WaitFor(t, stderr, "stdin:3: punctuation ts 3 is below the stream's time 5: time does not go back (line skipped)")
+	testkit.WaitFor(t, stderr, "(stream s ended: 2 lines read, 2 events used, 0 late, 0 lines rejected; 1 punctuation line behind the stream's time, ignored)")
+	testkit.WaitFor(t, stdout, "[1] 1,2\n")
+}

@@ -456,7 +456,7 @@ func (b *builder) arrive(e *event.Event, line int, text []byte, rec [][]byte) (b
 	}
 	if e.IsTick() {
 		if b.ord.live { // a loaded stream's time is its events'
-			b.ord.punct(e.TS)
+			b.ord.punct(b, e.TS, line)
 		}
 		return false, nil
 	}

@@ -42,7 +42,7 @@ func (d *decoding) Stats() Stats {
 	defer d.mu.Unlock()
 	st := Stats{Read: d.read, Used: d.b.seq, Rejected: d.rejected}
 	if r := d.b.ord; r != nil {
-		st.Late, st.Held, st.Time, st.MaxTS, st.HasTime = r.late, r.held(), r.now, r.max, r.hasNow
+		st.Late, st.Held, st.Behind, st.Time, st.MaxTS, st.HasTime = r.late, r.held(), r.behind, r.now, r.max, r.hasNow
 	}
 	return st
 }
