@@ -11,6 +11,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -102,5 +103,39 @@ func TestRunIteratorGoesOn(t *testing.T) {
 	}
 	if stats.Events != 0 || yielded != len(stream.Events) {
 		t.Errorf("read %d events of %d yielded, want 0 of %d", stats.Events, yielded, len(stream.Events))
+	}
+}
+
+// TestCancelCountsEvents is issue 30's ninth defect: a run split into time
+// segments, cancelled before its first segment was merged whole, said it
+// had read 0 events ("query cancelled after 0 events"). It has read at
+// least the events of the matches it wrote, and at most the stream.
+func TestCancelCountsEvents(t *testing.T) {
+	defer exec.SetSegments(1000, 0)()
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 20000
+	stream := source.GenerateStocks("stocks", cfg)
+	q, err := sase.Compile("PATTERN SEQ(stock1 a, stock2 b) WITHIN 500 RETURN b.seq", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var written, last int64
+	stats, err := q.Run(ctx, stream.All(), func(row []sase.Cell) bool {
+		last = max(last, row[0].Value.Int())
+		if written++; written == 1000 {
+			cancel()
+		}
+		return true
+	}, sase.WithWorkers(2))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the cancel", err)
+	}
+	if stats.Split == nil || stats.Split.Overlap == 0 {
+		t.Fatalf("the run is not cut into time segments: %+v", stats.Split)
+	}
+	if stats.Events <= last || stats.Events > int64(cfg.Events) {
+		t.Errorf("cancelled after %d events, having written a match ending at seq %d of %d events", stats.Events, last, cfg.Events)
 	}
 }

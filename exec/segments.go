@@ -87,6 +87,9 @@ type segment struct {
 	head   atomic.Bool
 	resume chan struct{}
 	done   bool // the merge has its last result
+	// emitted is 1 + the item of the last row its worker emitted itself:
+	// what a run stopped there has read, when the stop leaves no result.
+	emitted atomic.Int64
 }
 
 // runSegments runs plan on sp.Workers workers over time segments.
@@ -231,6 +234,7 @@ type segWorker struct {
 	key    event.Value    // the partition of the match it emits
 	sink   Emit           // the run's, for the rows it emits itself
 	direct bool           // it emits them itself (segment.head)
+	seg    *segment       // the segment it runs
 	any    chan<- *result // WithAnyOrder: where its results go
 	// atEmit: the worker decides at emit which matches are the segment's,
 	// the runner's own nil (rowkey.go); rk reads their partition (By),
@@ -267,6 +271,7 @@ func (w *segWorker) held() Emit {
 func (w *segWorker) emit(row []Cell) bool {
 	if w.direct {
 		w.res.direct++
+		w.seg.emitted.Store(w.pos + 1)
 		if !w.sink(row) {
 			w.res.stopped = true
 			return false
@@ -309,7 +314,7 @@ func (w *segWorker) take() {
 // run runs one segment and reports whether the worker goes on: it stops
 // at an error (which its last result carries) or a cancel.
 func (w *segWorker) run(seg *segment) (ok bool) {
-	seg.worker = w.id
+	seg.worker, w.seg = w.id, seg
 	defer close(seg.out)
 	r := newRunner(w.plan, w.emitHeld)
 	w.r, r.ctx = r, w.ctx
@@ -422,17 +427,24 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 func (m *merger) mergeSegments(ctx context.Context, order <-chan *segment) error {
 	for seg := range order {
 		seg.head.Store(true)
+		merged := int64(-1) // the item of the segment's last result merged
 		for {
 			res, ok := seg.next(ctx)
 			if !ok {
 				break
 			}
+			pos := res.lastPos()
 			if stop, err := m.segmentResult(res); stop {
 				return err
 			}
+			merged = max(merged, pos)
 		}
 		if !seg.done {
-			return ctx.Err() // the run was stopped
+			// The run was stopped: it has read the segment's events up to
+			// the last row out, merged or emitted by its worker, as one run
+			// stopped there would have.
+			m.stats.Events += seg.eventsTo(max(merged, seg.emitted.Load()-1))
+			return ctx.Err()
 		}
 	}
 	return ctx.Err()

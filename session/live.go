@@ -131,6 +131,8 @@ func (s *Session) streamSummary(l *source.Live) {
 	case <-l.Done():
 		if l.Err() != nil {
 			state = "stopped at an error" // reported when it happened
+		} else if l.Stopped() {
+			state = "stopped"
 		}
 	default:
 		state = "stopped"
@@ -168,7 +170,7 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if listenScheme(st.Addr) {
 		return s.listenURL(src, st)
 	}
-	opts, err := loadOptions(src, st.Options)
+	opts, err := s.loadOptions(src, st.Options)
 	if err == nil {
 		err = timeOptions(src, st.Options, true)
 	}
@@ -336,6 +338,7 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	if q.into != nil {
 		events = q.into.Follow(events)
 	}
+	events = q.stopAtClose(events)
 	stats, err := cq.Run(ctx, events, emit, sase.WithWorkers(workers), sase.WithLive(live))
 	if err == nil {
 		err = unitErr
@@ -354,6 +357,23 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 	}
 	q.state.Store(int32(state))
 	return stats, err
+}
+
+// stopAtClose stops the query once it has read a stream that Close
+// stopped to its end (the events its slack held among them): the stream
+// was stopped, not ended, so the run's end releases no match whose window
+// is still open.
+func (q *liveQuery) stopAtClose(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
+	return func(yield func(*event.Event) bool) {
+		for e := range events {
+			if !yield(e) {
+				return
+			}
+		}
+		if q.live.Stopped() {
+			q.cancel()
+		}
+	}
 }
 
 // unitView is the stream a live query compiles against. When its WITHIN
@@ -455,9 +475,7 @@ func (s *Session) Wait(ctx context.Context) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
-		for _, q := range s.queries {
-			q.stop()
-		}
+		s.stopAll(started)
 		break
 	}
 	for _, name := range s.cat.order {
@@ -482,6 +500,29 @@ func (s *Session) Wait(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// stopAll stops the live queries at a signal. A stream whose reading
+// stops releases the events its slack holds, and its queries read them
+// before they stop; the queries of the others (standard input, derived
+// and group streams) stop at once, in the order they started, so that a
+// derived stream's producers have finished before its consumers stop.
+func (s *Session) stopAll(started map[*source.Live]bool) {
+	closed := map[*source.Live]bool{}
+	for _, name := range s.cat.order {
+		e := s.cat.entries[name]
+		if e.kind == Live && started[e.live] && e.derived == nil && s.groups[e.live] == nil && e.live.Stops() {
+			e.live.Close()
+			closed[e.live] = true
+		}
+	}
+	for _, q := range s.queries {
+		if closed[q.live] {
+			<-q.done
+		} else {
+			q.stop()
+		}
+	}
 }
 
 func (s *Session) stopQuery(src *ast.Source, st *ast.StopQuery) error {

@@ -89,7 +89,7 @@ func literalText(l *ast.Literal) string {
 }
 
 func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error {
-	opts, err := loadOptions(src, st.Options)
+	opts, err := s.loadOptions(src, st.Options)
 	if err != nil {
 		return err
 	}
@@ -152,14 +152,23 @@ func (s *Session) loadReport(name string, o source.Options, st source.Stats) {
 }
 
 // reportCounts is a stream's final counts: lines read = events used +
-// late events + lines rejected.
+// late events + lines rejected (+ events a slack held, discarded: a
+// stream that could not stop its reading, standard input, has them).
 func reportCounts(st source.Stats) string {
-	return fmt.Sprintf("%s read, %s used, %d late, %s rejected", plural(st.Read, "line", "lines"),
+	s := fmt.Sprintf("%s read, %s used, %d late, %s rejected", plural(st.Read, "line", "lines"),
 		plural(st.Used, "event", "events"), st.Late, plural(st.Rejected, "line", "lines"))
+	if st.Held > 0 {
+		s += fmt.Sprintf(", %d held, discarded", st.Held)
+	}
+	if st.Behind > 0 {
+		s += fmt.Sprintf("; %s behind the stream's time, ignored", plural(st.Behind, "punctuation line", "punctuation lines"))
+	}
+	return s
 }
 
-// loadOptions reads a LOAD or LISTEN statement's WITH list.
-func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
+// loadOptions reads a LOAD or LISTEN statement's WITH list. The late
+// file's path resolves as LOAD's does: in a script, against its folder.
+func (s *Session) loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 	var opts source.Options
 	kv, err := options(src, list, func(o *ast.Option) (string, error) { return literalText(o.Value), nil })
 	if err != nil || len(kv) == 0 {
@@ -169,6 +178,9 @@ func loadOptions(src *ast.Source, list []*ast.Option) (source.Options, error) {
 		opts, err = source.ParseOptions(kv)
 		return err
 	})
+	if err == nil && opts.Late != "" {
+		opts.Late = s.path(opts.Late)
+	}
 	return opts, err
 }
 

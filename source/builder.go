@@ -102,6 +102,8 @@ type builder struct {
 	arena  event.Arena // the events and their values
 
 	mode     tsMode
+	first    string // the timestamp that set mode, and its line, for a mix's message
+	firstAt  int
 	prevTS   int64
 	hasPrev  bool
 	prevText []byte    // a copy (text is often a view of a read buffer), unless prevInt
@@ -244,11 +246,40 @@ func (b *builder) parseTS(text []byte, line int) (int64, error) {
 	}
 	switch {
 	case b.mode == tsUnknown:
-		b.mode = mode
+		b.mode, b.first, b.firstAt = mode, string(text), line
 	case b.mode != mode:
-		return 0, b.errorf(line, "timestamp %q mixes integer and RFC 3339 timestamps in one stream", text)
+		return 0, b.mixed(text, line)
 	}
 	return ts, nil
+}
+
+// mixed is the error of a timestamp whose kind is not the stream's: it
+// says what each is, and why a ts with a fraction (1.5) is a wall-clock
+// time, which a user who meant ticks would not guess.
+func (b *builder) mixed(text []byte, line int) error {
+	hint := ""
+	if fraction(string(text)) || fraction(b.first) {
+		hint = "; a ts with a fraction is read as epoch seconds: give every line its fraction, or none (ticks are whole)"
+	}
+	return b.errorf(line, "timestamp %q is %s, but the stream's first, %q on line %d, is %s: a stream's timestamps are all integers or all wall-clock times%s",
+		text, tsKind(string(text)), b.first, b.firstAt, tsKind(b.first), hint)
+}
+
+// fraction reports whether a timestamp is epoch seconds with a fraction.
+func fraction(text string) bool {
+	secs, frac, ok := strings.Cut(text, ".")
+	return ok && secs != "" && strings.Trim(secs+frac, "0123456789") == ""
+}
+
+// tsKind names a timestamp's kind for messages.
+func tsKind(text string) string {
+	switch {
+	case fraction(text):
+		return "epoch seconds with a fraction (a wall-clock time)"
+	case strings.ContainsAny(text, "-:T") && len(text) > 10:
+		return "a date and time (a wall-clock time)"
+	}
+	return "an integer (ticks)"
 }
 
 // smallInt reads [+-]?[0-9]{1,18}, which always fits an int64: what
@@ -425,7 +456,7 @@ func (b *builder) arrive(e *event.Event, line int, text []byte, rec [][]byte) (b
 	}
 	if e.IsTick() {
 		if b.ord.live { // a loaded stream's time is its events'
-			b.ord.punct(e.TS)
+			b.ord.punct(b, e.TS, line)
 		}
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ func (d *decoding) Stats() Stats {
 	defer d.mu.Unlock()
 	st := Stats{Read: d.read, Used: d.b.seq, Rejected: d.rejected}
 	if r := d.b.ord; r != nil {
-		st.Late, st.Time, st.MaxTS, st.HasTime = r.late, r.now, r.max, r.hasNow
+		st.Late, st.Held, st.Behind, st.Time, st.MaxTS, st.HasTime = r.late, r.held(), r.behind, r.now, r.max, r.hasNow
 	}
 	return st
 }
@@ -144,9 +145,11 @@ func (r *lineReader) fill() {
 	if cap(r.buf) > 2*r.size && len(rest) < r.size/2 {
 		r.buf = make([]byte, r.size)
 	}
-	n := copy(r.buf[:cap(r.buf)], rest)
+	n := len(rest)
 	if cap(r.buf)-n < r.size/2 { // a long line: room for more of it
-		r.buf = append(r.buf[:n], make([]byte, r.size)...)
+		r.grow()
+	} else {
+		copy(r.buf[:cap(r.buf)], rest)
 	}
 	r.buf, r.pos, r.whole = r.buf[:cap(r.buf)], 0, 0
 	m, err := io.ReadAtLeast(r.r, r.buf[n:], 1)
@@ -156,6 +159,30 @@ func (r *lineReader) fill() {
 			err = io.EOF
 		}
 		r.rerr = err
+	}
+}
+
+// growCollect is the size from which a buffer that a long line outgrew
+// is collected at once: the garbage of a line of hundreds of MB, left to
+// the collector's pace, would double the memory it takes.
+const growCollect = 64 << 20
+
+// grow moves the unread bytes, a line longer than the buffer has room
+// for, to the front of a buffer twice as large, or once that passes half
+// the longest line allowed (max_line), to one that holds that line and a
+// read: what a line holds is bounded by max_line, not by the line, and
+// the last move holds at most 1.5 times it.
+func (r *lineReader) grow() {
+	n, old := len(r.buf)-r.pos, cap(r.buf)
+	size := 2 * old
+	if size > r.max/2 {
+		size = r.max + 1 + r.size
+	}
+	buf := make([]byte, max(n+r.size, size))
+	copy(buf, r.buf[r.pos:])
+	r.buf, r.pos = buf[:n], 0
+	if old >= growCollect {
+		runtime.GC() // the old buffer: bytes, nothing to scan, so it costs little
 	}
 }
 

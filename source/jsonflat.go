@@ -68,9 +68,14 @@ func (v flatValue) value() event.Value {
 		if f, ok := decimal(v.text); ok {
 			return event.FloatValue(f)
 		}
-		// The literal is valid JSON, so only a float64 overflow can fail,
-		// and ParseFloat then returns ±Inf, which we keep.
-		f, _ := strconv.ParseFloat(string(v.text), 64)
+		// The literal is valid JSON, so only a float64 overflow can fail:
+		// such a number is the string written, as a CSV cell's is
+		// (event.ParseCell), so both formats load the same events and no
+		// loaded float is infinite.
+		f, err := strconv.ParseFloat(string(v.text), 64)
+		if err != nil {
+			return event.StringValue(string(v.text))
+		}
 		return event.FloatValue(f)
 	case flatArray:
 		return event.StringValue(validUTF8(string(v.text)))

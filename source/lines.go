@@ -136,7 +136,9 @@ func (s *lineSource) Read(ctx context.Context, emit func([]*event.Event) bool) e
 	err = s.run(ctx, func(p Producer) error { return s.feed(ctx, p) })
 	stopClock()
 	clock.Wait() // nothing is emitted once Read returns
-	if err == nil && stopErr == nil && parent.Err() == nil {
+	// A live stream's end, its input's or Close's, releases the events a
+	// slack holds: nothing follows them. A cancelled load is no stream.
+	if err == nil && stopErr == nil && (parent.Err() == nil || !s.finite) {
 		s.drain()
 	}
 	switch {
@@ -212,6 +214,9 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 	run, _ := dec.(fastRunner)
 	for {
 		text, rerr := lr.next()
+		if rerr != nil && ctx.Err() != nil {
+			rerr = errClosed // the input failed because Close closed it
+		}
 		if len(text) == 0 && rerr != nil {
 			return s.ended(ctx, p, rerr)
 		}
@@ -252,7 +257,10 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 					break
 				}
 			}
-			if text, rerr = lr.next(); len(text) == 0 {
+			if text, rerr = lr.next(); rerr != nil && ctx.Err() != nil {
+				rerr = errClosed
+			}
+			if len(text) == 0 {
 				break
 			}
 		}
@@ -368,10 +376,17 @@ func (s *lineSource) decode(dec lineDecoder, p *Producer, text []byte, line int,
 	return nil, nil
 }
 
+// errClosed ends a producer's input that Close cut off (a connection it
+// closed): its last line, without its newline, is incomplete.
+var errClosed = errors.New("the stream was closed")
+
 // cutReason is why text, a producer's last line, is incomplete, or "".
 func cutReason(p *Producer, text []byte, rerr error) string {
 	if rerr == nil || len(text) > 0 && text[len(text)-1] == '\n' {
 		return ""
+	}
+	if rerr == errClosed {
+		return "the stream was closed"
 	}
 	if !errors.Is(rerr, io.EOF) {
 		return "the input failed (" + rerr.Error() + ")"

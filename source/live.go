@@ -27,6 +27,8 @@ type Live struct {
 
 	start   sync.Once
 	started atomic.Bool
+	closed  atomic.Bool // Close was called: the stream stops rather than ends
+	stdin   bool        // Close cannot interrupt its read
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -49,7 +51,9 @@ func LiveReader(name string, r io.Reader, format string, opts Options, errs io.W
 	if err != nil {
 		return nil, err
 	}
-	return NewLive(name, src), nil
+	l := NewLive(name, src)
+	l.stdin = true
+	return l, nil
 }
 
 // openStdin is "-": standard input, live.
@@ -86,9 +90,20 @@ func (l *Live) Start() {
 // Close stops following a file or listening; the stream then ends. It
 // cannot interrupt a read of standard input.
 func (l *Live) Close() {
+	l.closed.Store(true)
 	l.cancel()
 	l.src.Close()
 }
+
+// Stops reports whether Close stops the stream's reading: not standard
+// input's. A stopped stream releases the events its slack holds, then
+// ends.
+func (l *Live) Stops() bool { return !l.stdin }
+
+// Stopped reports whether Close was called: a query that sees the stream
+// end then was stopped, and its end releases no match whose window is
+// still open.
+func (l *Live) Stopped() bool { return l.closed.Load() }
 
 // CloseWait is Close, and then waits until the source has let go of what
 // it holds (a listener's port), so that a successor can take it. It must

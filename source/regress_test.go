@@ -281,6 +281,51 @@ func TestLineLimit(t *testing.T) {
 	}
 }
 
+// xs reads as n bytes 'x' with no newline: a long line, not allocated.
+type xs struct{ n int }
+
+func (r *xs) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	r.n -= k
+	return k, nil
+}
+
+// TestLongLineHeld is issue 30's sixth defect: a line three times
+// max_line took about five times max_line (a 300 MB line a 1 GB peak)
+// before it was rejected, its buffer growing by a quarter at a time.
+// What a line holds is now bounded by max_line: the buffers it takes, all
+// told, stay within twice max_line and two reads.
+func TestLongLineHeld(t *testing.T) {
+	const max = 16 << 20
+	opts := Options{MaxLine: max}
+	for _, tt := range []struct {
+		name, first string
+		load        func(io.Reader) error
+	}{
+		{"csv", "type,ts\n", func(r io.Reader) error { _, err := LoadCSV(r, "d.csv", opts); return err }},
+		{"jsonl", `{"type":"A","ts":1}` + "\n", func(r io.Reader) error { _, err := LoadJSONL(r, "d.jsonl", opts); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := tt.load(io.MultiReader(strings.NewReader(tt.first), &xs{n: 3 * max}))
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), ":2: line longer than 16 MB") {
+				t.Fatalf("err = %v", err)
+			}
+			if took := after.TotalAlloc - before.TotalAlloc; took > 2*max+2*csvReadSize {
+				t.Errorf("a line over a %d MB max_line took %.1f MB", max>>20, float64(took)/(1<<20))
+			}
+		})
+	}
+}
+
 // TestRejectedLinesRateLimited: a flood of bad lines is reported in full
 // for the first ones, then at most once a second with the count so far,
 // and the end says how many were not shown.
@@ -349,6 +394,29 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestNonFiniteNumbers is issue 30's seventh defect: a number beyond a
+// float's range was the string "1e999" in CSV but +Inf in JSON Lines.
+// Both formats now load it as the string written; NaN and Inf are
+// strings in both (quoted in JSON, where bare they are not JSON), and an
+// underflow is 0 in both.
+func TestNonFiniteNumbers(t *testing.T) {
+	csvS, err := LoadCSV(strings.NewReader("type,ts,a,b,c,d,e\nA,1,1e999,-1e999,1e-999,NaN,Inf\n"), "d.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonS, err := LoadJSONL(strings.NewReader(`{"type":"A","ts":1,"a":1e999,"b":-1e999,"c":1e-999,"d":"NaN","e":"Inf"}`+"\n"), "d.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0 A@1 a=1e999:string b=-1e999:string c=0:float d=NaN:string e=Inf:string\n"
+	if got := dump(csvS); got != want {
+		t.Errorf("csv: %q, want %q", got, want)
+	}
+	if got := dump(jsonS); got != want {
+		t.Errorf("jsonl: %q, want %q", got, want)
+	}
+}
+
 // TestExposure checks what LISTEN says of an address beyond loopback, and
 // that 0.0.0.0 does bind (IPv4).
 func TestExposure(t *testing.T) {
@@ -394,18 +462,42 @@ func TestGenerateMemory(t *testing.T) {
 		}
 	}
 	memoryAvailable = func() (int64, string, bool) { return 1 << 30, "a test", true }
+	half := int64(1<<29) - 10*stockTypeBytes // what 10 symbols leave of half
 	for _, tt := range []struct {
-		events int64
-		want   string
+		opts map[string]int64
+		want string
 	}{
-		{300_000_000, "GENERATE STOCKS events = 300000000 would take about 33.5 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number as CSV)"},
-		{int64(1<<29) / stockEventBytes, ""}, // just half
-		{int64(1<<29)/stockEventBytes + 1, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", int64(1<<29)/stockEventBytes+1)},
+		{map[string]int64{"events": 300_000_000}, "GENERATE STOCKS events = 300000000 would take about 33.5 GB of memory, more than half of the 1 GB available (a test): generate fewer (sase gen stocks writes any number of events as CSV)"},
+		{map[string]int64{"events": half / stockEventBytes}, ""}, // just half
+		{map[string]int64{"events": half/stockEventBytes + 1}, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", half/stockEventBytes+1)},
+		// Issue 30's sixth defect: symbols took memory no check bounded
+		// (a type each, in the default uniform mode).
+		{map[string]int64{"events": 100, "symbols": 1_000_000_000}, "GENERATE STOCKS symbols = 1000000000 would take about 372.5 GB"},
+		{map[string]int64{"events": 100, "symbols": 1_000_000_000, "increase_probability": 50}, "GENERATE STOCKS symbols = 1000000000 would take about 14.9 GB"},
+		{map[string]int64{"events": 100, "symbols": 1_000_000}, ""},
 	} {
-		_, err := StockConfigFromOptions(map[string]int64{"events": tt.events})
+		_, err := StockConfigFromOptions(tt.opts)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
-			t.Errorf("events = %d: %v, want %q", tt.events, err, tt.want)
+			t.Errorf("%v: %v, want %q", tt.opts, err, tt.want)
 		}
+	}
+}
+
+// TestStockSymbolBytes checks stockTypeBytes, what the memory check counts
+// for a symbol of uniform mode, against what a stream of many symbols and
+// few events allocates.
+func TestStockSymbolBytes(t *testing.T) {
+	const n = 100_000
+	cfg := DefaultStockConfig()
+	cfg.Symbols, cfg.Events = n, 1
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := GenerateStocks("s", cfg)
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	if per := int64(after.TotalAlloc-before.TotalAlloc) / n; per > stockTypeBytes {
+		t.Errorf("a symbol allocates %d bytes; the memory check counts %d", per, stockTypeBytes)
 	}
 }
 

@@ -54,11 +54,15 @@ type reorder struct {
 	ring    *ring
 	pending pending
 
-	late     int64
-	lateW    io.Writer // late = 'path', or nil
-	lateFile io.Closer
-	lateCSV  *csv.Writer
-	lateBuf  bytes.Buffer
+	late int64
+	// behind counts the punctuation lines below the stream's time,
+	// reported as behindReport says.
+	behind       int64
+	behindReport reporter
+	lateW        io.Writer // late = 'path', or nil
+	lateFile     io.Closer
+	lateCSV      *csv.Writer
+	lateBuf      bytes.Buffer
 	// header is a CSV source's header (its first producer's), which the
 	// late file, when it was empty at the start (headless), gets before
 	// its first line: it then loads as CSV.
@@ -246,7 +250,15 @@ func (r *reorder) passes(ts int64) bool {
 // punct takes a punctuation line's ts: the stream's time reaches it.
 // The decoder releases at once (punctuated): the tick then has its
 // place among the events, whatever lines a batch holds.
-func (r *reorder) punct(ts int64) {
+func (r *reorder) punct(b *builder, ts int64, line int) {
+	r.clock()
+	if r.hasNow && ts < r.now {
+		// Time does not go back: the line says nothing, but its producer
+		// is wrong about the stream's time, which it should hear.
+		r.behind++
+		r.behindReport.skipped(b.errorf(line, "punctuation ts %d is below the stream's time %d: time does not go back", ts, r.now), r.behind)
+		return
+	}
 	r.advance(ts)
 	r.punctuated = true
 }
@@ -337,6 +349,15 @@ func (r *reorder) release(b *builder, batch []*event.Event) []*event.Event {
 	return batch
 }
 
+// held is how many events the stage holds: read, not yet released.
+func (r *reorder) held() int64 {
+	n := r.pending.len()
+	if r.ring != nil {
+		n += r.ring.n + len(r.ring.ready)
+	}
+	return int64(n)
+}
+
 // drain appends every held event in order, at the end of the input.
 func (r *reorder) drain(b *builder, batch []*event.Event) []*event.Event {
 	if r.ring != nil {
@@ -361,8 +382,9 @@ func newReorder(name string, o Options, live bool, errs io.Writer, wall func() t
 		return nil, fmt.Errorf("clock = 'wall' is for a live stream (LOAD '-', FOLLOW, LISTEN)")
 	}
 	r := &reorder{name: name, slack: o.Slack, sortAll: o.Sort, live: live, errs: errs, ticked: math.MinInt64,
-		unord:  o.Slack > 0 || o.Sort || o.Clock != "",
-		report: reporter{w: errs, now: time.Now, what: "late"}}
+		unord:        o.Slack > 0 || o.Sort || o.Clock != "",
+		report:       reporter{w: errs, now: time.Now, what: "late"},
+		behindReport: reporter{w: errs, now: time.Now, what: "behind the stream's time"}}
 	if o.Clock != "" {
 		r.wall = wall
 	}
@@ -383,6 +405,7 @@ func newReorder(name string, o Options, live bool, errs io.Writer, wall func() t
 // file.
 func (r *reorder) close() {
 	r.report.finish(r.name, r.late)
+	r.behindReport.finish(r.name, r.behind)
 	if r.lateFile != nil {
 		r.lateFile.Close()
 		r.lateFile = nil

@@ -109,6 +109,13 @@ type Stats struct {
 	Used     int64 // events delivered
 	Late     int64 // events late (docs/LANGUAGE.md, Event time), not used
 	Rejected int64 // lines rejected (each reported, unless rate-limited)
+	// Held counts the events a slack holds back, read and not yet used:
+	// at the end of a stream that could not be stopped (standard input),
+	// those it discards. Read = Used + Late + Rejected + Held.
+	Held int64
+	// Behind counts the punctuation lines whose ts was below the stream's
+	// time, reported and ignored (they are not among the lines read).
+	Behind int64
 	// The stream's time and the largest ts, when a reorder stage keeps
 	// them (a live stream, or one with a slack); HasTime says so.
 	Time, MaxTS int64

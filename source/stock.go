@@ -140,19 +140,42 @@ func StockConfigFromOptions(kv map[string]int64) (StockConfig, error) {
 // its four values and its pointer in the stream.
 const stockEventBytes = int64(unsafe.Sizeof(event.Event{}) + stockAttrs*unsafe.Sizeof(event.Value{}) + unsafe.Sizeof(&event.Event{}))
 
-// checkMemory refuses a stream whose events would take more than half of
+// stockTypeBytes is what one symbol takes in uniform mode, where it is a
+// type (stock1 ... stockN): its TypeInfo with a slot each of Kinds,
+// Declared and Present, its name, its entry in the schema's index, and
+// its counts. TestStockSymbolBytes measures it. In random-walk mode a
+// symbol is a price and a count.
+const stockTypeBytes = 400
+
+// symbolBytes is what one symbol takes in memory.
+func (c StockConfig) symbolBytes() int64 {
+	if c.uniform() {
+		return stockTypeBytes
+	}
+	return 16
+}
+
+// checkMemory refuses a stream whose events and symbols would take more
+// than half of
 // the memory available, which leaves the other half to the queries on it:
 // allocating them would otherwise end the process with a fatal
 // out-of-memory error, which nothing can catch. Where the available memory
 // cannot be told, nothing is refused.
 func (c StockConfig) checkMemory() error {
 	avail, from, ok := memoryAvailable()
-	need := int64(c.Events) * stockEventBytes
+	events, symbols := int64(c.Events)*stockEventBytes, int64(c.Symbols)*c.symbolBytes()
+	need := events + symbols
 	if !ok || need <= avail/2 {
 		return nil
 	}
-	return fmt.Errorf("GENERATE STOCKS events = %d would take about %s of memory, more than half of the %s available (%s): generate fewer (sase gen stocks writes any number as CSV)",
-		c.Events, formatBytes(need), formatBytes(max(avail, 0)), from)
+	// The option that takes the most is named: each is checked alone
+	// first, the others at their defaults (the session's checkEach).
+	what := fmt.Sprintf("events = %d", c.Events)
+	if symbols > events {
+		what = fmt.Sprintf("symbols = %d", c.Symbols)
+	}
+	return fmt.Errorf("GENERATE STOCKS %s would take about %s of memory, more than half of the %s available (%s): generate fewer (sase gen stocks writes any number of events as CSV)",
+		what, formatBytes(need), formatBytes(max(avail, 0)), from)
 }
 
 // memoryAvailable is how much memory the process may still take, and
