@@ -44,7 +44,7 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 	if err != nil {
 		return err
 	}
-	ls, err := source.Open(context.Background(), u.String(), source.WithName(name), source.WithFormat(st.Format), source.WithErrors(s.errw))
+	ls, err := source.Open(context.Background(), u.String(), source.WithName(name), source.WithFormat(st.Format), source.WithErrors(s.bgErrw))
 	if err != nil {
 		return errAt(src, st.Span.Start, "%v", err)
 	}
