@@ -31,6 +31,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/serve"
 	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
@@ -85,6 +86,9 @@ func run(args []string) int {
 	}
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:])
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		return serve.Main(args[1:], os.Stdout, os.Stderr)
 	}
 	fs := flag.NewFlagSet("sase", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported below, the help on stdout
@@ -240,6 +244,7 @@ Usage:
   sase -f FILE  /  -c 'STMTS'     run scripts and statements (repeatable, in order)
   sase gen stocks [--events N]    write SASE's stock stream as CSV
   sase bench [SUITE...]           engine throughput tables
+  sase serve [-f FILE ...]        an HTTP API and /metrics (docs/SERVE.md)
   sase help                       this text
 
 Flags:
