@@ -69,7 +69,8 @@ type Server struct {
 	closed chan struct{} // closed by Close: followers end
 	once   sync.Once
 	reg    *prometheus.Registry
-	mux    *http.ServeMux
+	mux    *http.ServeMux // behind the token
+	public *http.ServeMux // the dashboard's static files
 }
 
 // capture is where the session writes a statement's own output: the
@@ -105,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give --token (or SASE_TOKEN), which every request must then send as Authorization: Bearer", cfg.Listen)
 	}
-	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux()}
+	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux()}
 	opts := append([]session.Option{
 		session.WithBackground(cfg.Log, cfg.Errors),
 		session.OnError(func(err error) { sv.errs = append(sv.errs, err) }),
@@ -113,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 	sv.s = session.New(&sv.out, &sv.msgs, opts...)
 	sv.reg = sv.registry()
 	sv.routes()
+	sv.dashboard()
 	return sv, nil
 }
 
@@ -163,14 +165,16 @@ func (sv *Server) Close() {
 	sv.s.Wait(ctx) // cancelled: it stops them all
 }
 
-// Handler is the server's HTTP handler: the routes behind the token check.
+// Handler is the server's HTTP handler: the dashboard's files, and the
+// other routes behind the token check.
 func (sv *Server) Handler() http.Handler {
-	if sv.cfg.Token == "" {
-		return sv.mux
-	}
 	want := []byte("Bearer " + sv.cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if _, pattern := sv.public.Handler(r); pattern != "" {
+			sv.public.ServeHTTP(w, r)
+			return
+		}
+		if sv.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sase"`)
 			writeError(w, http.StatusUnauthorized, "this server needs Authorization: Bearer TOKEN (its --token)")
 			return

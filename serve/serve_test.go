@@ -581,3 +581,47 @@ func TestMainUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboard checks that the dashboard's files are served, without
+// the token (they hold no data; the API behind them still asks for it),
+// and that they need nothing from the network.
+func TestDashboard(t *testing.T) {
+	_, hs := start(t, serve.Config{Listen: "0.0.0.0:0", Token: "s3cret"}, nil)
+	tests := []struct {
+		path, ctype string
+		has         []string
+	}{
+		{"/", "text/html", []string{`<form id="run">`, `<script src="static/app.js">`, `id="queries"`}},
+		{"/static/app.js", "text/javascript", []string{`api("api/statements"`, "api/queries/${id}/matches", "polyline"}},
+		{"/static/style.css", "text/css", []string{"svg.spark"}},
+	}
+	for _, tt := range tests {
+		r, err := http.Get(hs.URL + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), tt.ctype) {
+			t.Errorf("GET %s: %d %s", tt.path, r.StatusCode, r.Header.Get("Content-Type"))
+		}
+		for _, s := range append(tt.has, "") {
+			if !strings.Contains(string(body), s) {
+				t.Errorf("GET %s lacks %q", tt.path, s)
+			}
+		}
+		for _, ext := range []string{"https://", `src="http`, `href="http`, "@import", "url("} {
+			if strings.Contains(string(body), ext) {
+				t.Errorf("GET %s refers to the network: %q", tt.path, ext)
+			}
+		}
+	}
+	for _, path := range []string{"/api/queries", "/static/missing.js", "/nothing"} {
+		if r := do(t, "GET", hs.URL+path, "", ""); r.status != 401 && r.status != 404 {
+			t.Errorf("GET %s without the token: %d", path, r.status)
+		}
+	}
+	if r := do(t, "GET", hs.URL+"/api/queries", "", ""); r.status != 401 {
+		t.Errorf("the API without the token: %d", r.status)
+	}
+}
