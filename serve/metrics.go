@@ -72,7 +72,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // registry is the server's metrics and Go's runtime and process ones.
 func (sv *Server) registry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{sv}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{sv}, webhookSent, webhookDropped, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 

@@ -146,5 +146,5 @@ func (s *Session) liveWriter(id int, bw *bufio.Writer, sc output.Schema, prefix 
 	if s.set.Output == "" {
 		return s.writer(bw, sc, prefix), nil
 	}
-	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc})
+	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw})
 }
