@@ -95,7 +95,7 @@ func (sv *Server) Run(ctx context.Context, files []string) error {
 		sv.Close()
 		return err
 	}
-	sv.once.Do(func() { close(sv.closed) }) // followers end, so Shutdown need not wait for them
+	sv.endFollowers() // so that Shutdown need not wait for them
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = hs.Shutdown(shut)

@@ -59,18 +59,19 @@ const (
 
 // Server is a session behind an HTTP API.
 type Server struct {
-	cfg    Config
-	mu     sync.Mutex // the session's
-	s      *session.Session
-	out    capture       // the running statement's results
-	msgs   capture       // and messages
-	errs   []error       // and errors (OnError), while it runs
-	ready  atomic.Bool   // the scripts ran
-	closed chan struct{} // closed by Close: followers end
-	once   sync.Once
-	reg    *prometheus.Registry
-	mux    *http.ServeMux // behind the token
-	public *http.ServeMux // the dashboard's static files
+	cfg     Config
+	mu      sync.Mutex // the session's
+	s       *session.Session
+	out     capture       // the running statement's results
+	msgs    capture       // and messages
+	errs    []error       // and errors (OnError), while it runs
+	ready   atomic.Bool   // the scripts ran
+	closed  chan struct{} // closed by Close: followers end
+	once    sync.Once     // closes closed
+	stopped sync.Once     // Close's
+	reg     *prometheus.Registry
+	mux     *http.ServeMux // behind the token
+	public  *http.ServeMux // the dashboard's static files
 }
 
 // capture is where the session writes a statement's own output: the
@@ -155,15 +156,20 @@ func (sv *Server) RunScripts(ctx context.Context, files []string) error {
 }
 
 // Close ends the followers and stops the live queries, each writing its
-// matches and summary.
+// matches and summary, once.
 func (sv *Server) Close() {
-	sv.once.Do(func() { close(sv.closed) })
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	sv.s.Wait(ctx) // cancelled: it stops them all
+	sv.endFollowers()
+	sv.stopped.Do(func() {
+		sv.mu.Lock()
+		defer sv.mu.Unlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		sv.s.Wait(ctx) // cancelled: it stops them all
+	})
 }
+
+// endFollowers ends the followers' streams, with event end.
+func (sv *Server) endFollowers() { sv.once.Do(func() { close(sv.closed) }) }
 
 // Handler is the server's HTTP handler: the dashboard's files, and the
 // other routes behind the token check.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -299,19 +298,6 @@ func liveServer(t *testing.T, cfg serve.Config, query string) (*serve.Server, *h
 	return sv, hs, strings.TrimPrefix(streams[0].Source, "tcp://")
 }
 
-// send writes lines to a listener as a producer, and hangs up.
-func send(t *testing.T, addr, lines string) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, lines); err != nil {
-		t.Fatal(err)
-	}
-}
-
 type queryJSON struct {
 	ID      int
 	Stream  string
@@ -377,7 +363,7 @@ func TestQueries(t *testing.T) {
 	if line, _ := sse.ReadString('\n'); !strings.HasPrefix(line, ": following query 1") {
 		t.Fatalf("first line %q", line)
 	}
-	send(t, addr, events(3)+"A,100,9\n"+tick)
+	testkit.Send(t, addr, events(3)+"A,100,9\n"+tick)
 	var got []string
 	for len(got) < 3 {
 		line, err := sse.ReadString('\n')
@@ -475,7 +461,7 @@ func TestSlowFollower(t *testing.T) {
 		sv.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/api/queries/1/matches", nil))
 	}()
 	<-w.writing // following, and stuck
-	send(t, addr, events(n)+"A,100000,9\n"+tick)
+	testkit.Send(t, addr, events(n)+"A,100000,9\n"+tick)
 	if q := waitQuery(t, hs, 2*n+1); q.Matches != n || q.State != "running" {
 		t.Errorf("query %+v, want %d matches while its follower is stuck", q, n)
 	}
@@ -507,7 +493,7 @@ func TestMetrics(t *testing.T) {
 	_, hs, addr := liveServer(t, serve.Config{Errors: io.Discard}, pairs)
 	// 4 pairs, a late A (ts 5 < time 40 - slack 1), a bad line, an event
 	// to release the last pair, and a tick to release that event.
-	send(t, addr, events(4)+"A,5,0\nA,notanumber,1\nA,100,9\n"+tick)
+	testkit.Send(t, addr, events(4)+"A,5,0\nA,notanumber,1\nA,100,9\n"+tick)
 	waitQuery(t, hs, 9)
 	r := do(t, "GET", hs.URL+"/metrics", "", "")
 	parser := expfmt.NewTextParser(model.UTF8Validation)

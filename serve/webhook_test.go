@@ -76,7 +76,7 @@ func TestWebhook(t *testing.T) {
 			defer end.Close()
 			errs := &testkit.SyncBuffer{}
 			_, hs, addr := liveServer(t, serve.Config{Errors: errs}, "SET output = '"+end.URL+"/hook';\n"+pairs)
-			send(t, addr, events(n)+"A,100000,9\n"+tick)
+			testkit.Send(t, addr, events(n)+"A,100000,9\n"+tick)
 			waitQuery(t, hs, 2*n+1)
 			if r := do(t, "POST", hs.URL+"/api/queries/1/stop", "", ""); r.status != 200 {
 				t.Fatalf("stop: %d %s", r.status, r.body)
