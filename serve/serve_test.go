@@ -611,3 +611,45 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the API without the token: %d", r.status)
 	}
 }
+
+// TestRunGraceful runs a server as sase serve does and cancels it, as
+// SIGTERM does: a follower gets its end event, the live query stops
+// writing its summary, and Run returns.
+func TestRunGraceful(t *testing.T) {
+	log := &testkit.SyncBuffer{}
+	sv := newServer(t, serve.Config{Listen: "127.0.0.1:0", Errors: log})
+	dir := t.TempDir()
+	testkit.WriteFiles(t, dir, map[string]string{"live.sase": "LISTEN 'tcp://127.0.0.1:0' AS s;\n" + pairs})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- sv.Run(ctx, []string{filepath.Join(dir, "live.sase")}) }()
+	testkit.WaitFor(t, log, "query 1 started on s")
+	_, rest, _ := strings.Cut(log.String(), "listening on http://")
+	url := "http://" + strings.Fields(rest)[0]
+	for end := time.Now().Add(testkit.Deadline); do(t, "GET", url+"/readyz", "", "").status != 200; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("never ready")
+		}
+	}
+	resp, err := http.Get(url + "/api/queries/1/matches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sse := bufio.NewReader(resp.Body)
+	sse.ReadString('\n') // following
+	cancel()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(testkit.Deadline):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	rest2, _ := io.ReadAll(sse)
+	if !strings.Contains(string(rest2), "event: end\ndata: {\"query\":1,\"state\":\"server closing\"}") {
+		t.Errorf("the follower's end: %q", rest2)
+	}
+	testkit.WaitFor(t, log, "(query 1 stopped: 0 matches, 0 events on s)")
+}
