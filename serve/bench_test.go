@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ import (
 
 // BenchmarkLiveW1 is the overhead of serving: W1 on a live tcp stream of
 // 100K stock events, run by a session alone, behind the server, and
-// behind the server with one SSE follower reading every match. It
+// behind the server with one SSE follower (with the default buffer, and
+// with one of 1M matches, which W1's 688K never overflow). It
 // reports events/s (the time from the first event sent to the query
 // having read the last) and the matches.
 //
@@ -39,7 +41,7 @@ func BenchmarkLiveW1(b *testing.B) {
 	// the event.
 	input := csv.String() + "stock1,100000000,100000,1,1,1\n,200000000,,,,\n"
 	script := "SET format = count; LISTEN 'tcp://127.0.0.1:0' AS s; " + bench.W1 + ";"
-	for _, mode := range []string{"session", "serve", "serve+follower"} {
+	for _, mode := range []string{"session", "serve", "serve+follower", "serve+follower-1M"} {
 		b.Run(mode, func(b *testing.B) {
 			var elapsed time.Duration
 			var matches int64
@@ -50,9 +52,20 @@ func BenchmarkLiveW1(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/elapsed.Seconds(), "events/s")
 			b.ReportMetric(float64(matches), "matches")
+			if strings.HasPrefix(mode, "serve+follower") {
+				b.ReportMetric(float64(followed.Load())/float64(b.N), "followed/op")
+				b.ReportMetric(float64(cutoffs.Load())/float64(b.N), "cutoffs/op")
+				followed.Store(0)
+				cutoffs.Store(0)
+			}
 		})
 	}
 }
+
+// followed and cutoffs count what the follower of serve+follower got
+// (when the query has read its events, the follower may still be
+// reading).
+var followed, cutoffs atomic.Int64
 
 // runLive runs one trial: it returns the time until the query has read
 // events events and its matches then.
@@ -69,7 +82,11 @@ func runLive(b *testing.B, mode, script, input string, events int64) (time.Durat
 		defer s.Wait(cancelled())
 		queries, addr = s.Queries, strings.TrimPrefix(s.Streams()[0].Source, "tcp://")
 	} else {
-		sv, err := serve.New(serve.Config{})
+		buffer := 0 // the default
+		if strings.HasSuffix(mode, "-1M") {
+			buffer = 1 << 20 // more than the matches: never cut off
+		}
+		sv, err := serve.New(serve.Config{FollowBuffer: buffer})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +105,7 @@ func runLive(b *testing.B, mode, script, input string, events int64) (time.Durat
 			getJSON(b, hs.URL+"/api/queries", &qs)
 			return []session.QueryInfo{{Events: qs[0].Events, Matches: qs[0].Matches}}
 		}
-		if mode == "serve+follower" {
+		if strings.HasPrefix(mode, "serve+follower") {
 			resp, err := http.Get(hs.URL + "/api/queries/1/matches")
 			if err != nil {
 				b.Fatal(err)
@@ -96,7 +113,20 @@ func runLive(b *testing.B, mode, script, input string, events int64) (time.Durat
 			defer resp.Body.Close()
 			r := bufio.NewReader(resp.Body)
 			r.ReadString('\n') // following: the follower is in place
-			go io.Copy(io.Discard, r)
+			go func() {
+				for {
+					line, err := r.ReadSlice('\n')
+					switch {
+					case err != nil:
+						return
+					case bytes.HasPrefix(line, []byte("data: {")):
+						followed.Add(1)
+					case bytes.HasPrefix(line, []byte("event: cutoff")):
+						cutoffs.Add(1)
+						return
+					}
+				}
+			}()
 		}
 	}
 	start := time.Now()

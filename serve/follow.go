@@ -39,15 +39,24 @@ func (sv *Server) follow(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, ": following query %d\n\n", q.ID)
 	flusher.Flush()
+	var buf []byte
 	for {
 		select {
 		case line := <-f.lines:
-			if writeMatch(w, line) != nil {
+			// With the matches waiting behind it, in one write.
+			buf = appendMatch(buf[:0], line)
+			for more := true; more && len(buf) < 64<<10; {
+				select {
+				case line := <-f.lines:
+					buf = appendMatch(buf, line)
+				default:
+					more = false
+				}
+			}
+			if _, err := w.Write(buf); err != nil {
 				return
 			}
-			if len(f.lines) == 0 {
-				flusher.Flush()
-			}
+			flusher.Flush()
 		case <-f.cut:
 			f.drain(w)
 			writeEvent(w, "cutoff", map[string]any{
@@ -96,7 +105,7 @@ func (f *follower) drain(w http.ResponseWriter) {
 	for {
 		select {
 		case line := <-f.lines:
-			if writeMatch(w, line) != nil {
+			if _, err := w.Write(appendMatch(nil, line)); err != nil {
 				return
 			}
 		default:
@@ -105,13 +114,11 @@ func (f *follower) drain(w http.ResponseWriter) {
 	}
 }
 
-func writeMatch(w http.ResponseWriter, line []byte) error {
-	b := make([]byte, 0, len(line)+8)
+// appendMatch appends a match's event: its line as the data.
+func appendMatch(b, line []byte) []byte {
 	b = append(b, "data: "...)
 	b = append(b, bytes.TrimSuffix(line, []byte("\n"))...)
-	b = append(b, "\n\n"...)
-	_, err := w.Write(b)
-	return err
+	return append(b, "\n\n"...)
 }
 
 func writeEvent(w http.ResponseWriter, name string, v any) {
