@@ -10,10 +10,15 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// algebraSource runs a v3 pattern (LANGUAGE.md §9) on every engine: it
-// keeps the stream, and at its end builds the occurrences of the pattern
-// tree, then checks each derivation (branch and optional choices) as §9.5
-// orders it and emits each binding once.
+// algebraSource runs a v3 pattern (LANGUAGE.md §9) on every engine. With
+// WITHIN it anchors each match at its first bound ts: once the stream has
+// passed t0+W, every event a match starting at t0 can bind or read (back
+// to t0-W for an edge) is known, so it builds the occurrences of the
+// pattern tree that start at t0 from the events of [t0, t0+W], checks each
+// derivation (branch and optional choices) as §9.5 orders it, emits each
+// binding once and drops the events no later anchor reads: the state is
+// the window's, and a live stream emits as it goes. Without WITHIN a match
+// may span the stream: it does all of that once, at the end.
 type algebraSource struct {
 	r      *runner
 	op     *planner.Algebra
@@ -21,10 +26,29 @@ type algebraSource struct {
 	byType [][]*event.Event
 	b      *planner.Binding
 	seen   map[string]bool
+	// anchors are the distinct ts of the events that may start a match
+	// (a type of a positive single), oldest first, not yet run; starts
+	// marks those types.
+	anchors []int64
+	starts  []bool
+	// span is the ts range a run reads positives from; t0 the anchor.
+	span bounds
+	t0   int64
 }
 
 func newAlgebra(r *runner, op *planner.Algebra, next stage) *algebraSource {
-	return &algebraSource{r: r, op: op, next: next, b: r.bind(), seen: map[string]bool{}}
+	s := &algebraSource{r: r, op: op, next: next, b: r.bind(), seen: map[string]bool{}}
+	op.Root.Walk(func(n *planner.AlgNode) {
+		if n.Kind == planner.AlgSingle {
+			for _, t := range n.Types {
+				for len(s.starts) <= t {
+					s.starts = append(s.starts, false)
+				}
+				s.starts[t] = true
+			}
+		}
+	})
+	return s
 }
 
 func (s *algebraSource) process(ev *event.Event) {
@@ -32,16 +56,95 @@ func (s *algebraSource) process(ev *event.Event) {
 		s.byType = append(s.byType, nil)
 	}
 	s.byType[ev.Type] = append(s.byType[ev.Type], ev)
+	if s.op.HasWindow && ev.Type < len(s.starts) && s.starts[ev.Type] {
+		if n := len(s.anchors); n == 0 || s.anchors[n-1] != ev.TS {
+			s.anchors = append(s.anchors, ev.TS)
+		}
+	}
 }
 
-func (s *algebraSource) advance(int64) {}
-func (s *algebraSource) report(*Stats) {}
-func (s *algebraSource) untimed() bool { return true }
-func (s *algebraSource) finish() {
-	for _, o := range s.occurrences(s.op.Root) {
+// advance runs the anchors whose window the stream has passed: events at
+// ts itself may still come.
+func (s *algebraSource) advance(ts int64) {
+	if len(s.anchors) == 0 || satAdd(s.anchors[0], s.op.Window) >= ts {
+		return
+	}
+	k := 0
+	for ; k < len(s.anchors) && satAdd(s.anchors[k], s.op.Window) < ts; k++ {
+		s.anchor(s.anchors[k])
+	}
+	s.anchors = s.anchors[:copy(s.anchors, s.anchors[k:])]
+	s.prune(ts)
+}
+
+// anchor emits the matches whose first bound ts is t0.
+func (s *algebraSource) anchor(t0 int64) {
+	s.t0, s.span = t0, bounds{t0, satAdd(t0, s.op.Window)}
+	clear(s.seen) // a binding has one first ts: no later anchor emits it
+	for _, o := range s.occurrences(s.op.Root, algHit) {
 		s.r.tick()
 		s.check(o)
 	}
+}
+
+// prune drops the events no anchor still to run reads: the next one is
+// not before ts (or the first one waiting), and reads back to it - W.
+// A slice is copied down once half of it is dead, so pruning is linear.
+func (s *algebraSource) prune(ts int64) {
+	if len(s.anchors) > 0 {
+		ts = s.anchors[0]
+	}
+	cut := satSub(ts, satAdd(s.op.Window, 1))
+	for t, evs := range s.byType {
+		k := len(inRange(evs, bounds{math.MinInt64, cut}))
+		if k > 0 && 2*k >= len(evs) {
+			n := copy(evs, evs[k:])
+			clear(evs[n:])
+			s.byType[t] = evs[:n]
+		}
+	}
+}
+
+func (s *algebraSource) report(*Stats) {}
+func (s *algebraSource) untimed() bool { return !s.op.HasWindow }
+func (s *algebraSource) finish() {
+	if s.op.HasWindow {
+		s.advance(math.MaxInt64)
+		for _, t0 := range s.anchors { // anchors at the end of time
+			s.anchor(t0)
+		}
+		s.anchors = nil
+		return
+	}
+	s.span = bounds{math.MinInt64, math.MaxInt64}
+	for _, o := range s.occurrences(s.op.Root, algAny) {
+		s.r.tick()
+		s.check(o)
+	}
+}
+
+// algMode restricts the occurrences of an item to those that start at the
+// anchor t0 (hit) or do not (after: empty, or first > t0), or neither
+// (any); every occurrence of the run is within the span, which starts at
+// t0, so hit and after split any.
+type algMode int
+
+const (
+	algAny algMode = iota
+	algHit
+	algAfter
+)
+
+// admits reports whether an occurrence with that first ts (when not
+// empty) is one of mode's.
+func (s *algebraSource) admits(m algMode, empty bool, first int64) bool {
+	switch m {
+	case algHit:
+		return !empty && first == s.t0
+	case algAfter:
+		return empty || first > s.t0
+	}
+	return true
 }
 
 // algBind is a positive single bound to an event.
@@ -73,7 +176,15 @@ var emptyOcc = algOcc{empty: true}
 
 // join is the occurrence of a and b together.
 func join(a, b algOcc) algOcc {
-	o := algOcc{binds: append(slices.Clip(a.binds), b.binds...), items: append(slices.Clip(a.items), b.items...), empty: a.empty && b.empty}
+	o := bounds2(a, b)
+	o.binds, o.items = append(slices.Clip(a.binds), b.binds...), append(slices.Clip(a.items), b.items...)
+	return o
+}
+
+// bounds2 is the join of a and b without its bindings: its first, last
+// and emptiness, which fits needs before a join is built.
+func bounds2(a, b algOcc) algOcc {
+	o := algOcc{empty: a.empty && b.empty}
 	switch {
 	case a.empty:
 		o.first, o.last = b.first, b.last
@@ -90,49 +201,82 @@ func (s *algebraSource) fits(o algOcc) bool {
 	return o.empty || !s.op.HasWindow || satSub(o.last, o.first) <= s.op.Window
 }
 
-// occurrences lists an item's occurrences (§9.2).
-func (s *algebraSource) occurrences(n *planner.AlgNode) []algOcc {
+// occurrences lists an item's occurrences (§9.2) of mode m within the
+// span.
+func (s *algebraSource) occurrences(n *planner.AlgNode, m algMode) []algOcc {
 	var out []algOcc
 	switch n.Kind {
 	case planner.AlgSingle:
 		for _, t := range n.Types {
 			if t < len(s.byType) {
-				for _, e := range s.byType[t] {
-					out = append(out, algOcc{binds: []algBind{{n.Comp, e}}, first: e.TS, last: e.TS})
+				for _, e := range inRange(s.byType[t], s.span) {
+					if s.admits(m, false, e.TS) {
+						out = append(out, algOcc{binds: []algBind{{n.Comp, e}}, first: e.TS, last: e.TS})
+					}
 				}
 			}
 		}
 	case planner.AlgOr:
 		for _, it := range n.Items {
-			out = append(out, s.occurrences(it)...)
+			out = append(out, s.occurrences(it, m)...)
 		}
 	case planner.AlgAnd:
-		out = []algOcc{emptyOcc}
-		for _, it := range n.Items {
-			var next []algOcc
-			for _, c := range s.occurrences(it) {
-				for _, o := range out {
-					s.r.tick() // a large product stays cancellable
-					if j := join(o, c); disjoint(o, c) && s.fits(j) {
-						next = append(next, j)
-					}
-				}
-			}
-			out = next
-		}
+		out = s.and(n.Items, m)
 	case planner.AlgSeq:
-		out = s.seq(n)
+		out = s.seq(n, m)
 	}
-	if n.Optional {
+	if n.Optional && m != algHit {
 		out = append(out, emptyOcc)
 	}
 	return out
 }
 
-// seq lists a SEQ's occurrences: its non-empty positive items strictly
-// ordered; each closure and negation between the nearest non-empty
+// and lists the occurrences of an AND's items of mode m. Those that start
+// at the anchor are split by the first item that does: the items before
+// it do not, the ones after it may.
+func (s *algebraSource) and(items []*planner.AlgNode, m algMode) []algOcc {
+	if m != algHit {
+		return s.product(items, func(int) algMode { return m })
+	}
+	var out []algOcc
+	for j := range items {
+		out = append(out, s.product(items, func(i int) algMode {
+			switch {
+			case i < j:
+				return algAfter
+			case i == j:
+				return algHit
+			}
+			return algAny
+		})...)
+	}
+	return out
+}
+
+// product joins one occurrence of each item, of the mode mode(i) gives,
+// pairwise disjoint and in the window.
+func (s *algebraSource) product(items []*planner.AlgNode, mode func(int) algMode) []algOcc {
+	out := []algOcc{emptyOcc}
+	for i, it := range items {
+		var next []algOcc
+		for _, c := range s.occurrences(it, mode(i)) {
+			for _, o := range out {
+				s.r.tick() // a large product stays cancellable
+				if s.fits(bounds2(o, c)) && disjoint(o, c) {
+					next = append(next, join(o, c))
+				}
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// seq lists a SEQ's occurrences of mode m: its non-empty positive items
+// strictly ordered, the first of them of mode m (the SEQ starts where it
+// does); each closure and negation between the nearest non-empty
 // positive neighbours, or at the top-level edges.
-func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
+func (s *algebraSource) seq(n *planner.AlgNode, m algMode) []algOcc {
 	type partial struct {
 		o       algOcc
 		pending []int // items still waiting for their right neighbour
@@ -153,17 +297,35 @@ func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
 			parts = next
 			continue
 		}
-		occs := s.occurrences(it)
+		// An empty partial takes the item's occurrences of mode m (and
+		// for hit, the item's empty one: a later item may start the SEQ),
+		// a non-empty one any occurrence; each list is built when needed.
+		var first, later []algOcc
+		var haveFirst, haveLater bool
 		for _, p := range parts {
-			for _, c := range occs {
+			occs := &later
+			if p.o.empty {
+				occs = &first
+				if !haveFirst {
+					first, haveFirst = s.occurrences(it, m), true
+					if m == algHit && it.Nullable() {
+						// Below the top an empty occurrence binds nothing and
+						// holds no item (§9.2 forbids them at a nested edge).
+						first = append(first, emptyOcc)
+					}
+				}
+			} else if !haveLater {
+				later, haveLater = s.occurrences(it, algAny), true
+			}
+			for _, c := range *occs {
 				s.r.tick()
 				if !p.o.empty && !c.empty && p.o.last >= c.first {
 					continue
 				}
-				j := join(p.o, c)
-				if !s.fits(j) {
+				if !s.fits(bounds2(p.o, c)) {
 					continue
 				}
+				j := join(p.o, c)
 				pending := p.pending
 				if !c.empty && len(pending) > 0 {
 					j.items = slices.Clone(j.items)
@@ -180,6 +342,9 @@ func (s *algebraSource) seq(n *planner.AlgNode) []algOcc {
 	}
 	out := make([]algOcc, 0, len(parts))
 	for _, p := range parts {
+		if p.o.empty && m == algHit {
+			continue
+		}
 		if len(p.pending) > 0 {
 			p.o.items = slices.Clone(p.o.items)
 		}

@@ -8,7 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/source"
 )
 
 // TestAlgebraAgainstFlat compares nested patterns with the union of the
@@ -81,4 +86,104 @@ func randomStream(r *rand.Rand, ties bool) string {
 		fmt.Fprintf(&b, "%c,%d,%d,%c\n", 'A'+r.IntN(4), ts, r.IntN(10), 'x'+r.IntN(2))
 	}
 	return b.String()
+}
+
+// TestAlgebraEmitsAsItGoes runs v3 patterns on a stream read event by
+// event. On the basic engine (the Algebra source) a match with WITHIN is
+// out once the stream has passed its first ts + W, before the stream ends
+// (a live stream's matches), and without WITHIN at the end; on auto an OR
+// or optional pattern runs as flat plans, which emit each match at its
+// last event, and an AND on the Algebra source.
+func TestAlgebraEmitsAsItGoes(t *testing.T) {
+	csv := "type,ts,price\nA,1,1\nB,2,1\nC,3,1\nA,10,1\nB,12,1\nC,20,1\nD,40,1\n"
+	stream, err := source.LoadCSV(strings.NewReader(csv), "live.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		query string
+		// basic, auto: the ts of the event at which each match is out
+		// (0: at the end).
+		basic, auto []int64
+	}{
+		{"PATTERN OR(SEQ(A a, B b), SEQ(B b, C c)) WITHIN 5", []int64{10, 10, 20}, []int64{2, 3, 12}},
+		{"PATTERN AND(A a, C c) WITHIN 5", []int64{10}, []int64{10}},
+		{"PATTERN SEQ(A a, B? b, C c) WITHIN 10", []int64{12, 12, 40, 40}, []int64{3, 3, 20, 20}},
+		{"PATTERN OR(SEQ(A a, B b), SEQ(B b, C c))", []int64{0, 0, 0, 0, 0, 0}, []int64{2, 3, 12, 12, 20, 20}},
+	}
+	for _, c := range cases {
+		for name, want := range map[string][]int64{"basic": c.basic, "auto": c.auto} {
+			q, err := bench.Compile(stream, c.query, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at []int64
+			var now int64 // the ts of the event the stream is giving
+			events := func(yield func(*event.Event) bool) {
+				for ev := range stream.All() {
+					now = ev.TS
+					if !yield(ev) {
+						return
+					}
+				}
+				now = 0
+			}
+			if _, err := q.Run(context.Background(), events, func([]sase.Cell) bool { at = append(at, now); return true }); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(at)
+			if !slices.Equal(at, want) {
+				t.Errorf("%s on %s: matches out at the events at %v, want %v", c.query, name, at, want)
+			}
+		}
+	}
+}
+
+// TestUnionAgainstAlgebra runs v3 patterns that every engine but basic
+// rewrites into a union of flat plans against the basic engine's Algebra
+// source on random streams with equal timestamps: OR with a shared
+// variable, nested and optional groups, negations between positives, a
+// bounded closure, conjuncts that read a variable a branch leaves
+// unbound, equivalence tests.
+func TestUnionAgainstAlgebra(t *testing.T) {
+	patterns := []string{
+		"SEQ(A a, OR(SEQ(B b, !C n, D d), C c)?, D e) WHERE b.price > a.price AND (c.price > 4 OR e.price > 4) WITHIN 6",
+		"OR(SEQ(A a, B b), SEQ(A a, C c, D d)) WHERE [sym] AND a.price < 7 WITHIN 5",
+		"SEQ(A a, B{2,3} b[], OR(C c, D d)) WHERE b[i].price >= a.price AND NOT has(c.price) WITHIN 8",
+		"SEQ(!D n, A a, B? b, C? c, D d) WHERE n.price > a.price AND b.price + c.price < 12 AND (has(b.price) OR has(c.price) OR d.price > 3) WITHIN 5",
+		"SEQ(A a, SEQ(B b, C c)?, D d, B^2 f[]) WHERE [sym] WITHIN 7",
+	}
+	r := rand.New(rand.NewPCG(27, 10))
+	for _, pattern := range patterns {
+		query := "PATTERN " + pattern
+		stream := randomStream(r, true)
+		s, err := source.LoadCSV(strings.NewReader(stream), "u.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q, err := bench.Compile(s, query, "auto"); err != nil {
+			t.Fatal(err)
+		} else if _, ok := q.Plan().Source.(*planner.Union); !ok {
+			t.Fatalf("%s runs on %T, want a union of flat plans", pattern, q.Plan().Source)
+		}
+		for round := range 8 {
+			if round > 0 {
+				stream = randomStream(r, true)
+			}
+			c := randquery.Case{Name: "union", StreamCSV: stream, Query: query}
+			want, err := c.Matches(context.Background(), "basic")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, engine := range engines {
+				got, err := c.Matches(context.Background(), engine)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s on %s, round %d\nstream:\n%s\ngot  %d: %v\nwant %d: %v", pattern, engine, round, stream, len(got), got, len(want), want)
+				}
+			}
+		}
+	}
 }

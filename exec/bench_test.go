@@ -16,7 +16,7 @@ import (
 // BenchmarkSuites times each engine on the cases of `sase bench`, with
 // every match enumerated (its events bound) but not printed.
 func BenchmarkSuites(b *testing.B) {
-	for _, name := range []string{"workloads", "fig8", "fig10", "strategies", "workers"} {
+	for _, name := range []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested"} {
 		for _, c := range bench.Suites()[name] {
 			var stream *event.Stream
 			for _, engine := range c.Engines {

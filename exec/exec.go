@@ -345,13 +345,20 @@ type source interface {
 	report(s *Stats)
 }
 
-func newRunner(plan *planner.Plan, emit Emit) *runner {
+func newRunner(plan *planner.Plan, emit Emit) *runner { return newRunnerInto(plan, emit, nil) }
+
+// newRunnerInto is newRunner with out, when not nil, in place of the
+// plan's output: a union's branch hands its bindings over.
+func newRunnerInto(plan *planner.Plan, emit Emit, out stage) *runner {
 	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns)), lastTS: math.MinInt64}
 	nsrc := len(plan.Source.Operators())
 	r.stats.Operators = make([]OpStats, nsrc+len(plan.Stages)+1)
 	r.clock.stats = &r.stats
 	r.store = newStore(plan)
-	next := r.newStage(nsrc+len(plan.Stages), plan.Output, nil)
+	next := out
+	if next == nil {
+		next = r.newStage(nsrc+len(plan.Stages), plan.Output, nil)
+	}
 	r.stages = []stage{next}
 	for i := len(plan.Stages) - 1; i >= 0; i-- {
 		next = r.newStage(nsrc+i, plan.Stages[i], next)
@@ -381,6 +388,9 @@ func (r *runner) newSource(op planner.Source, next stage) source {
 	case *planner.Algebra:
 		r.store = &store{} // the algebra keeps its own events
 		return newAlgebra(r, op, next)
+	case *planner.Union:
+		r.store = &store{} // each branch keeps its own
+		return newUnion(r, op, next)
 	}
 	panic(fmt.Sprintf("exec: no engine for source %T", op))
 }

@@ -133,9 +133,10 @@ func SplitOf(plan *planner.Plan, workers int, live bool) Split {
 	if plan.Engine == "basic" {
 		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
 	}
-	if _, ok := plan.Source.(*planner.Algebra); ok {
-		// Its matches are built at the stream's end from every event; a
-		// split would need each branch's partition (docs/LANGUAGE.md).
+	switch plan.Source.(type) {
+	case *planner.Algebra, *planner.Union:
+		// A split by key would need the equivalence test to cover every
+		// branch's events (docs/LANGUAGE.md).
 		return Split{Workers: 1, Why: "a v3 pattern (nested, AND, OR, optional) runs on one worker"}
 	}
 	why := partitionable(plan)

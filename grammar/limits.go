@@ -16,7 +16,10 @@ import (
 const (
 	// MaxStatementBytes bounds the length of one statement.
 	MaxStatementBytes = 256 << 10
-	// MaxDepth bounds the nesting of parentheses, brackets and braces.
+	// MaxDepth bounds the nesting of parentheses, brackets and braces,
+	// with the prefix operators (NOT, -, !) in a row inside them: each is
+	// a level of the parser's recursion too, and ten thousand NOTs take
+	// its prediction seconds.
 	MaxDepth = 256
 )
 
@@ -28,6 +31,14 @@ func checkLimits(text string) (offset int, msg string, ok bool) {
 	lx := gen.NewSaseLexer(antlr.NewInputStream(text))
 	lx.RemoveErrorListeners() // the parser's lexer reports bad characters
 	start, depth := -1, 0     // start: the current statement's first byte; -1 between statements
+	// run counts the prefix operators in a row at the current level, outer
+	// the runs of the enclosing levels (each waits for its operand's
+	// closing bracket), prefixes all of them.
+	var run, prefixes int
+	var outer []int
+	tooDeep := func(from int) (int, string, bool) {
+		return from, fmt.Sprintf("nested deeper than the limit of %d levels of parentheses, brackets, braces and prefix operators (NOT, -, !)", MaxDepth), false
+	}
 	for {
 		t := lx.NextToken()
 		tt := t.GetTokenType()
@@ -43,14 +54,29 @@ func checkLimits(text string) (offset int, msg string, ok bool) {
 			return start, fmt.Sprintf("statement is longer than the limit of %d KiB; split it, or load the values as a stream", MaxStatementBytes>>10), false
 		}
 		switch tt {
+		case gen.SaseLexerNOT, gen.SaseLexerMINUS, gen.SaseLexerBANG:
+			run++
+			if prefixes++; depth+prefixes > MaxDepth {
+				return tooDeep(from)
+			}
 		case gen.SaseLexerLPAREN, gen.SaseLexerLBRACK, gen.SaseLexerLBRACE:
-			if depth++; depth > MaxDepth {
-				return from, fmt.Sprintf("nested deeper than the limit of %d levels of parentheses, brackets and braces", MaxDepth), false
+			outer, run = append(outer, run), 0
+			if depth++; depth+prefixes > MaxDepth {
+				return tooDeep(from)
 			}
 		case gen.SaseLexerRPAREN, gen.SaseLexerRBRACK, gen.SaseLexerRBRACE:
-			depth = max(depth-1, 0)
+			// The bracket ends the operand of the run before it too.
+			prefixes -= run
+			if n := len(outer); n > 0 {
+				prefixes -= outer[n-1]
+				outer = outer[:n-1]
+			}
+			depth, run = max(depth-1, 0), 0
 		case gen.SaseLexerSEMI:
-			start, depth = -1, 0
+			start, depth, run, prefixes, outer = -1, 0, 0, 0, outer[:0]
+		default:
+			prefixes -= run
+			run = 0
 		}
 	}
 }

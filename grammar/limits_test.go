@@ -35,6 +35,8 @@ func TestParseLimits(t *testing.T) {
 		{"300000 parentheses", deep(300_000), len("PATTERN A a WHERE ") + MaxDepth, "nested deeper than the limit of 256"},
 		{"brackets in a second statement", "SHOW STREAMS; PATTERN A a WHERE " + strings.Repeat("[", 300_000), len("SHOW STREAMS; PATTERN A a WHERE ") + MaxDepth, "nested deeper"},
 		{"550000 conjuncts", conjuncts(550_000), 0, "statement is longer than the limit of 256 KiB"},
+		{"10000 NOTs", "PATTERN A a WHERE " + strings.Repeat("NOT ", 10_000) + "a.x > 1", len("PATTERN A a WHERE ") + 4*MaxDepth, "prefix operators"},
+		{"minus signs inside parentheses", "PATTERN A a WHERE " + strings.Repeat("(", 200) + strings.Repeat("- ", 100) + "1", len("PATTERN A a WHERE ") + 200 + 2*(MaxDepth-200), "nested deeper"},
 		{"long second statement", "SHOW STREAMS;\n" + conjuncts(550_000), len("SHOW STREAMS;\n"), "statement is longer"},
 	}
 	for _, tt := range bad {
@@ -59,7 +61,9 @@ func TestParseLimits(t *testing.T) {
 	for len(conjuncts(n*2)) <= MaxStatementBytes {
 		n *= 2
 	}
-	good := []string{deep(MaxDepth), conjuncts(n), strings.Repeat(conjuncts(n/2)+";\n", 4)}
+	good := []string{deep(MaxDepth), conjuncts(n), strings.Repeat(conjuncts(n/2)+";\n", 4),
+		"PATTERN A a WHERE " + strings.Repeat("NOT ", MaxDepth) + "a.x > 1",
+		"PATTERN A a WHERE " + strings.Repeat("NOT a.x > 1 AND ", 1000) + "a.x > " + strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200)}
 	for _, src := range good {
 		stmts, err := Parse(&ast.Source{Name: "<input>", Text: src})
 		if err != nil {

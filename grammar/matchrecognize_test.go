@@ -1,14 +1,12 @@
 package grammar_test
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 func parseMR(t *testing.T, text string) *ast.MatchRecognize {
@@ -27,20 +25,9 @@ func parseMR(t *testing.T, text string) *ast.MatchRecognize {
 // TestMatchRecognizeConformanceParses parses every conformance query, and
 // String() of each parses back to the same String().
 func TestMatchRecognizeConformanceParses(t *testing.T) {
-	f, err := os.Open("testdata/match_recognize.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	n := 0
-	for sc.Scan() {
-		var c struct{ Name, Query string }
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	cases := testkit.ReadJSONL[struct{ Name, Query string }](t, "testdata/match_recognize.jsonl")
+	n := len(cases)
+	for _, c := range cases {
 		first := parseMR(t, c.Query).String()
 		if again := parseMR(t, first).String(); again != first {
 			t.Errorf("%s: String() does not round-trip:\n%s\n%s", c.Name, first, again)

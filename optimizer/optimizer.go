@@ -102,6 +102,9 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("optimizer: the basic plan is invalid: %w", err)
 	}
+	if a, ok := p.Source.(*planner.Algebra); ok && a.Union != nil && e != Basic {
+		return union(p, a.Union, e)
+	}
 	rules := e.Rules
 	if e.Choose != nil {
 		var note string
@@ -145,4 +148,21 @@ func shapeNotes(p *planner.Plan, e *Engine) []string {
 		return []string{fmt.Sprintf("engine %s: the query has only one equivalence test; running PAIS", e.Name)}
 	}
 	return nil
+}
+
+// union runs a v3 pattern as its flat plans, each optimized for e as a
+// flat query would be; the basic engine keeps the Algebra source, the
+// reference the union is tested against.
+func union(p *planner.Plan, u *planner.Union, e *Engine) (*planner.Plan, error) {
+	for _, br := range u.Branches {
+		if _, err := Optimize(br.Plan, e); err != nil {
+			return nil, err
+		}
+	}
+	p.Source = u
+	p.Notes = append(p.Notes, fmt.Sprintf("the v3 pattern runs as the union of %d flat plans on %s", len(u.Branches), e.Name))
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("optimizer: the union plan is invalid: %w", err)
+	}
+	return p, nil
 }

@@ -35,6 +35,14 @@ type AlgNode struct {
 // not a closure.
 func (n *AlgNode) IsPositive() bool { return n.Kind != AlgClosure && n.Kind != AlgNegated }
 
+// Walk calls f on n and on every node below it, parents first.
+func (n *AlgNode) Walk(f func(*AlgNode)) {
+	f(n)
+	for _, it := range n.Items {
+		it.Walk(f)
+	}
+}
+
 // Nullable reports whether n has an occurrence that binds no positive
 // single (LANGUAGE.md §9.5).
 func (n *AlgNode) Nullable() bool {
@@ -75,6 +83,10 @@ func allNullable(items []*AlgNode) bool {
 // closure lists, the window, the equivalence tests, the selection and the
 // negations, and emits each binding once.
 type Algebra struct {
+	// Union is the pattern as a union of flat plans, nil when it has no
+	// such rewrite; the optimizer chooses it (the basic engine keeps
+	// the Algebra as the reference).
+	Union     *Union
 	Root      *AlgNode
 	HasWindow bool
 	Window    int64
@@ -88,9 +100,12 @@ func (s *Algebra) Bounded() (int64, bool) { return s.Window, s.HasWindow }
 
 func (s *Algebra) Details(p *Plan) []string {
 	out := []string{"pattern " + p.Query.Pattern.String()}
-	for _, br := range s.Root.explain(p, "") {
-		out = append(out, br)
+	if s.HasWindow {
+		out = append(out, "runs the matches of each first ts once the stream is past it + window, from the events of that window (state: the last 2 windows)")
+	} else {
+		out = append(out, "runs at the end of the stream (without WITHIN a match may span it)")
 	}
+	out = append(out, s.Root.explain(p, "")...)
 	if s.HasWindow {
 		out = append(out, fmt.Sprintf("window %d", s.Window))
 	}
@@ -119,7 +134,7 @@ func (n *AlgNode) explain(p *Plan, indent string) []string {
 	}
 	switch n.Kind {
 	case AlgSeq, AlgAnd, AlgOr:
-		name := map[AlgKind]string{AlgSeq: "SEQ", AlgAnd: "AND (any order, disjoint)", AlgOr: "OR (union)"}[n.Kind]
+		name := map[AlgKind]string{AlgSeq: "SEQ", AlgAnd: "AND (any order, disjoint; with WITHIN one product per item that may hold the first ts)", AlgOr: "OR (union)"}[n.Kind]
 		out := []string{indent + name + opt}
 		for _, it := range n.Items {
 			out = append(out, it.explain(p, indent+"  ")...)
@@ -362,5 +377,5 @@ func (c *compiler) algebraStrategy(q *ast.Query, root *AlgNode) {
 // algebraPlan makes the Algebra source, which does every stage's work.
 func (c *compiler) algebraPlan(root *AlgNode) {
 	p := c.plan
-	p.Source = &Algebra{Root: root, HasWindow: p.HasWindow, Window: p.Window, Equivs: slices.Clone(p.Equivs), Preds: c.sel}
+	p.Source = &Algebra{Root: root, HasWindow: p.HasWindow, Window: p.Window, Equivs: slices.Clone(p.Equivs), Preds: c.sel, Union: c.union(p.Query, root)}
 }

@@ -248,7 +248,7 @@ func (p *Plan) lowerExpr(e Expr) Eval {
 		op := e.Op
 		// Made once, so that the hot path allocates nothing.
 		divZero := &RuntimeError{Err: &ast.Error{Src: p.Src, Offset: e.OpPos, Msg: "division by zero at run time in " + e.Text}}
-		return func(b *Binding) event.Value { return arith(op, x(b), y(b), divZero) }
+		return func(b *Binding) event.Value { return Arith(op, x(b), y(b), divZero) }
 	case *Abs:
 		x := p.lowerExpr(e.X)
 		return func(b *Binding) event.Value {
@@ -329,10 +329,10 @@ func negate(v event.Value) event.Value {
 	return event.Value{}
 }
 
-// arith applies an arithmetic operator: ints stay ints except for /, which
+// Arith applies an arithmetic operator: ints stay ints except for /, which
 // always yields a float; % is the truncated remainder; absent or
-// non-numeric operands give absent.
-func arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
+// non-numeric operands give absent. A zero divisor panics with divZero.
+func Arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
 	if !x.IsNumber() || !y.IsNumber() {
 		return event.Value{}
 	}

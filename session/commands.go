@@ -257,7 +257,8 @@ func StatementsHelp() string {
 
 const statementsHelp = `Statements (end each with ;):
   LOAD 'file.csv' [AS name] [FORMAT csv|jsonl] [WITH (type_column = 'symbol', ts_column = 'time', time_unit = 'ms')]
-  LOAD '-' ...                           a live stream from standard input (queries need WITHIN)
+  LOAD '-' ...                           a live stream from standard input (a query needs WITHIN
+                                         unless it is one event: PATTERN A a)
   LOAD 'file' FOLLOW ...                 a live stream: the file and what is appended to it (tail -f)
   LISTEN 'tcp://127.0.0.1:7000' [AS name] [FORMAT csv|jsonl] [WITH (on_error = 'stop')]
                                          a live stream fed by producers that connect

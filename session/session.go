@@ -362,8 +362,7 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 	case *ast.Set:
 		return s.setStmt(src, st)
 	case *ast.MatchRecognize:
-		// Parsed and checked by the grammar; the matcher is issue 28's next step.
-		return errAt(src, st.Span.Start, "MATCH_RECOGNIZE does not run yet (issue 28): only its syntax is checked")
+		return s.matchRecognize(ctx, src, st)
 	}
 	panic(fmt.Sprintf("statement %T has no executor", st))
 }

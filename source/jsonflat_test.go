@@ -68,16 +68,19 @@ func refMembers(line []byte) ([]string, error) {
 		if err != nil {
 			return out, err
 		}
-		// A value read whole: a nested object's opening ends the
-		// members, an array is its compacted text.
+		// A nested object's opening ends the members, unread as the
+		// scanner leaves it; any other value is read whole, an array
+		// into its compacted text.
+		rest := bytes.TrimLeft(line[dec.InputOffset():], " \t\r\n")
+		if rest, ok := bytes.CutPrefix(rest, []byte(":")); ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte("{")) {
+			return append(out, fmt.Sprintf("%q={", key)), nil
+		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return out, err
 		}
 		var v event.Value
 		switch raw[0] {
-		case '{':
-			return append(out, fmt.Sprintf("%q={", key)), nil
 		case '[':
 			var buf bytes.Buffer
 			json.Compact(&buf, raw)

@@ -254,7 +254,7 @@ func (r *reorder) punct(ts int64) {
 // lateEvent accounts for a late event.
 func (r *reorder) lateEvent(b *builder, ts int64, line int, text []byte, rec [][]byte) {
 	r.late++
-	err := b.errorf(line, "late event: ts %d is below the stream's time %d (largest ts %d, slack %d)", ts, r.now, r.max, r.slack)
+	err := b.errorf(line, "late event: ts %d is below the stream's time %d (%s)", ts, r.now, r.timeFrom())
 	r.report.skipped(err, r.late)
 	if r.headless && r.header != nil {
 		r.headless = false
@@ -270,6 +270,20 @@ func (r *reorder) lateEvent(b *builder, ts int64, line int, text []byte, rec [][
 		text = append(slices.Clip(text), '\n')
 	}
 	r.writeLate(b, text)
+}
+
+// timeFrom says what set the stream's time, for a late event's message:
+// before the first event there is no largest ts, only a punctuation or
+// the wall clock.
+func (r *reorder) timeFrom() string {
+	from := "no event yet"
+	if r.hasMax {
+		from = fmt.Sprintf("largest ts %d", r.max)
+	}
+	if r.wall != nil {
+		return fmt.Sprintf("clock = 'wall' less slack %d and lag %d; %s", r.slack, r.lag, from)
+	}
+	return fmt.Sprintf("%s, slack %d", from, r.slack)
 }
 
 // csvLine encodes cells as a line of the source's CSV (its delimiter).

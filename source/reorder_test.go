@@ -210,6 +210,40 @@ func TestWallClock(t *testing.T) {
 	}
 }
 
+// TestLateMessage: a late event's message says what set the stream's
+// time; before any event there is no largest ts to name.
+func TestLateMessage(t *testing.T) {
+	clock := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC) }
+	for _, tt := range []struct {
+		name, in string
+		opts     Options
+		want     string
+	}{
+		{name: "largest ts", in: "type,ts\nA,9\nB,6\n", opts: Options{Slack: 2},
+			want: "stdin:3: late event: ts 6 is below the stream's time 7 (largest ts 9, slack 2)"},
+		{name: "punctuation first", in: "type,ts\n,7\nA,5\n",
+			want: "stdin:3: late event: ts 5 is below the stream's time 7 (no event yet, slack 0)"},
+		{name: "wall clock first", in: "type,ts\nA,2026-01-01T00:00:08Z\n", opts: Options{Clock: "wall", Lag: time.Second},
+			want: "stdin:2: late event: ts 1767225608000 is below the stream's time 1767225609000 (clock = 'wall' less slack 0 and lag 1000; no event yet)"},
+		{name: "wall clock after an event", in: "type,ts\nA,2026-01-01T00:00:09.500Z\nB,2026-01-01T00:00:08Z\n", opts: Options{Clock: "wall", Lag: time.Second},
+			want: "stdin:3: late event: ts 1767225608000 is below the stream's time 1767225609500 (clock = 'wall' less slack 0 and lag 1000; largest ts 1767225609500)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var errs strings.Builder
+			src, err := Open(context.Background(), "-", WithStdin(OneLineReader(tt.in)), WithOptions(tt.opts), WithErrors(&errs), WithClock(clock, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := src.Read(context.Background(), func([]*event.Event) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(errs.String(), tt.want+" (line skipped)") {
+				t.Errorf("report %q lacks %q", errs.String(), tt.want)
+			}
+		})
+	}
+}
+
 // TestEventTimeUnits: a slack with a unit counts the stream's ticks; on a
 // stream of unit-less integers it, like clock = 'wall', stops the stream
 // at its first event, with the line.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -16,14 +15,22 @@ func benchCmd(args []string) int {
 	if len(args) > 0 && args[0] == "recep" {
 		return benchRecep(args[1:])
 	}
-	fs := flag.NewFlagSet("sase bench", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sase bench [--limit D] [--svg DIR] [SUITE...]\n\nSuites: workloads (W1, W2, W2r, ReCEP's Exp. 1 on 1M stock events; W1 with its hand-written floor;\na 30-component SEQ on 1K and 10K), fig8, fig10\n(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), workers (1, 2, ...\nup to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without\nmatches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV\nand JSON Lines, GENERATE); default all.\n\n       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlags("sase bench", `sase bench [--limit D] [--svg DIR] [SUITE...]
+
+Suites: workloads (W1, W2, W2r, ReCEP's Exp. 1 on 1M stock events; W1 with its hand-written floor;
+a 30-component SEQ on 1K and 10K), fig8, fig10
+(SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), workers (1, 2, ...
+up to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without
+matches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV
+and JSON Lines, GENERATE); default all.
+
+       sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)`)
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
 	svg := fs.String("svg", "", "draw each suite's chart into `DIR` (bench-SUITE.svg)")
-	if err := fs.Parse(args); err != nil {
+	if len(args) > 0 && isHelp(args[0]) {
+		args = []string{"-h"} // sase bench help, as sase help
+	}
+	if err := parseFlags(fs, args); err != nil {
 		return parseError(err)
 	}
 	var opts []bench.Option
@@ -42,10 +49,10 @@ func benchCmd(args []string) int {
 }
 
 func benchRecep(args []string) int {
-	fs := flag.NewFlagSet("sase bench recep", flag.ContinueOnError)
+	fs := newFlags("sase bench recep", "sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)")
 	events := fs.Int("events", 1_000_000, "events of the generated stream")
 	out := fs.String("out", "docs", "directory for the charts recep-exp1.svg, recep-exp2.svg, recep-exp3.svg")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return parseError(err)
 	}
 	if fs.NArg() > 0 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"container/heap"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,11 +15,8 @@ import (
 
 // gen is `sase gen stocks`: SASE's stock stream as CSV on stdout.
 func gen(args []string) int {
-	if len(args) == 0 || args[0] != "stocks" {
-		return usageError(fmt.Errorf("usage: sase gen stocks [--events N] [--symbols N] [--max-price N] [--max-volume N] [--seed N] [--increase-probability N] [--disorder D]"))
-	}
 	cfg := source.DefaultStockConfig()
-	fs := flag.NewFlagSet("sase gen stocks", flag.ContinueOnError)
+	fs := newFlags("sase gen stocks", "sase gen stocks [flags]   (SASE's stock stream as CSV on stdout)")
 	fs.IntVar(&cfg.Events, "events", cfg.Events, "number of events")
 	fs.IntVar(&cfg.Symbols, "symbols", cfg.Symbols, "number of stock symbols (event types stock1..stockN)")
 	fs.IntVar(&cfg.MaxPrice, "max-price", cfg.MaxPrice, "highest price")
@@ -29,7 +25,13 @@ func gen(args []string) int {
 	fs.IntVar(&cfg.IncreaseProbability, "increase-probability", cfg.IncreaseProbability,
 		"percent chance a price rises (a random walk); above 100, uniform prices")
 	disorder := fs.Int64("disorder", 0, "shuffle the events so that each arrives at most D ticks after a later one (deterministic with --seed): input for WITH (slack = D)")
-	if err := fs.Parse(args[1:]); err != nil {
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		return parseError(parseFlags(fs, []string{"-h"}))
+	case len(args) == 0 || args[0] != "stocks":
+		return usageError(fmt.Errorf("usage: sase gen stocks [--events N] [--symbols N] [--max-price N] [--max-volume N] [--seed N] [--increase-probability N] [--disorder D] (sase gen --help for more)"))
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return parseError(err)
 	}
 	if fs.NArg() > 0 {

@@ -3,8 +3,7 @@
 //	sase                          the interactive shell, with the stocks stream loaded
 //	sase -f FILE / -c 'STMTS'     run scripts and statements (repeatable, in order)
 //	sase < script.sase            run a script from standard input
-//	sase gen stocks [--events N]  write SASE's stock stream as CSV
-//	sase bench [SUITE...]         engine throughput tables
+//	sase COMMAND ...              gen, bench, nats: see subcommands
 //
 // Exit status: 0 on success, 1 if a statement failed, 2 on a usage error,
 // 130 when a script is interrupted (SIGINT or SIGTERM: the complete matches
@@ -77,18 +76,26 @@ func (f inputFlag) Set(v string) error {
 	return nil
 }
 
+// subcommand is one of sase's commands besides the shell and scripts.
+type subcommand struct {
+	name, usage, about string // usage: its arguments, as sase --help lists them
+	run                func(args []string) int
+}
+
+// subcommands are what sase --help lists, in this order: adding a command
+// is adding its entry.
+var subcommands = []subcommand{
+	{"gen", "gen stocks [--events N]", "write SASE's stock stream as CSV", gen},
+	{"bench", "bench [SUITE...]", "engine throughput tables", benchCmd},
+	{"nats", "nats COMMAND ...", "NATS JetStream: init, publish, cat, serve", natsCmd},
+	{"serve", "serve [-f FILE ...]", "an HTTP API, /metrics, a dashboard (docs/SERVE.md)", func(args []string) int { return serve.Main(args, os.Stdout, os.Stderr) }},
+}
+
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "gen" {
-		return gen(args[1:])
-	}
-	if len(args) > 0 && args[0] == "nats" {
-		return natsCmd(args[1:])
-	}
-	if len(args) > 0 && args[0] == "bench" {
-		return benchCmd(args[1:])
-	}
-	if len(args) > 0 && args[0] == "serve" {
-		return serve.Main(args[1:], os.Stdout, os.Stderr)
+	for _, c := range subcommands {
+		if len(args) > 0 && args[0] == c.name {
+			return c.run(args[1:])
+		}
 	}
 	fs := flag.NewFlagSet("sase", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported below, the help on stdout
@@ -217,14 +224,46 @@ func execInput(ctx context.Context, s *session.Session, i input) error {
 	return s.ExecFile(ctx, i.text)
 }
 
-// parseError is the exit status for a subcommand's flag.Parse error,
-// which flag has already printed with the usage; -h and --help are not an
-// error.
+// newFlags returns a subcommand's flag set, whose usage is the line
+// usage, then the flags.
+func newFlags(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// isHelp says whether a subcommand's first argument asks for its usage.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// parseFlags parses a subcommand's flags. The usage asked for (-h,
+// --help) goes to stdout, as sase --help's; on a bad flag, to stderr
+// (parseError then says what is wrong).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
+	}
+	fs.SetOutput(os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(os.Stdout)
+	}
+	fs.Usage()
+	return err
+}
+
+// parseError is the exit status for a parseFlags error, which it reports:
+// -h and --help are not an error.
 func parseError(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	return exitUsage
+	return usageError(err)
 }
 
 // usageError reports a bad command line that flag accepted.
@@ -242,9 +281,11 @@ Usage:
   sase [flags]                    the shell, with the stocks stream loaded
                                   (a script on stdin when stdin is not a terminal)
   sase -f FILE  /  -c 'STMTS'     run scripts and statements (repeatable, in order)
-  sase gen stocks [--events N]    write SASE's stock stream as CSV
-  sase bench [SUITE...]           engine throughput tables
-  sase serve [-f FILE ...]        an HTTP API and /metrics (docs/SERVE.md)
+`)
+	for _, c := range subcommands {
+		fmt.Printf("  sase %-26s %s\n", c.usage, c.about)
+	}
+	fmt.Print(`  sase COMMAND --help             a command's usage
   sase help                       this text
 
 Flags:

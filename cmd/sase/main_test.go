@@ -145,6 +145,18 @@ func TestRun(t *testing.T) {
 		{name: "stray argument", args: []string{"script.sase"}, code: 2, stderr: `unexpected argument "script.sase"`},
 		{name: "missing script", args: []string{"-f", "nope.sase"}, code: 1, stderr: "open nope.sase"},
 		{name: "gen without stocks", args: []string{"gen"}, code: 2, stderr: "usage: sase gen stocks"},
+		{name: "gen --help", args: []string{"gen", "--help"}, prefix: true, stdout: "Usage: sase gen stocks [flags]"},
+		{name: "gen help", args: []string{"gen", "help"}, prefix: true, stdout: "Usage: sase gen stocks [flags]"},
+		{name: "gen stocks -h", args: []string{"gen", "stocks", "-h"}, prefix: true, stdout: "Usage: sase gen stocks [flags]"},
+		{name: "gen bad flag", args: []string{"gen", "stocks", "--colour"}, code: 2, stderr: "sase: flag provided but not defined: -colour"},
+		{name: "bench --help", args: []string{"bench", "--help"}, prefix: true, stdout: "Usage: sase bench [--limit D]"},
+		{name: "bench help", args: []string{"bench", "help"}, prefix: true, stdout: "Usage: sase bench [--limit D]"},
+		{name: "bench recep --help", args: []string{"bench", "recep", "--help"}, prefix: true, stdout: "Usage: sase bench recep"},
+		{name: "nats --help", args: []string{"nats", "--help"}, prefix: true, stdout: "usage: sase nats init URL"},
+		{name: "nats -h", args: []string{"nats", "-h"}, prefix: true, stdout: "usage: sase nats init URL"},
+		{name: "nats init --help", args: []string{"nats", "init", "--help"}, prefix: true, stdout: "Usage: sase nats init URL"},
+		{name: "nats publish -h", args: []string{"nats", "publish", "nats://127.0.0.1:4222", "-h"}, prefix: true, stdout: "Usage: sase nats publish URL"},
+		{name: "nats bad flag", args: []string{"nats", "cat", "nats://127.0.0.1:4222", "--colour"}, code: 2, stderr: "sase: flag provided but not defined: -colour"},
 		{name: "gen bad value", args: []string{"gen", "stocks", "--events", "0"}, code: 2, stderr: "events must be positive"},
 		{name: "bench unknown suite", args: []string{"bench", "fig99"}, code: 1, stderr: `unknown suite "fig99"`},
 		{name: "bench bad flag", args: []string{"bench", "--limit", "soon"}, code: 2, stderr: "invalid value"},
@@ -201,30 +213,4 @@ func sortedLines(s string) string {
 	lines := strings.SplitAfter(s, "\n")
 	slices.Sort(lines)
 	return strings.Join(lines, "")
-}
-
-// TestReadmeAlgebra runs the README's OR and AND queries on the stocks
-// stream (testdata/cli/algebra.sase, word for word) and checks the counts
-// the README states.
-func TestReadmeAlgebra(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("../../testdata/cli/algebra.sase")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "<<'EOF'\n"+string(script)+"EOF\nsase --format csv -f algebra.sase    # 4 matches of the OR, 3 of the AND\n") {
-		t.Error("README.md does not hold testdata/cli/algebra.sase and its counts")
-	}
-	r := run(t, "", "--format", "csv", "-c", `\timing off`, "-f", "testdata/cli/algebra.sase")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	for _, want := range []string{"(4 matches, 2000 events on stocks)\n(3 matches, 2000 events on stocks)"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr:\n%s\nwant it to contain %q", r.stderr, want)
-		}
-	}
 }

@@ -19,17 +19,26 @@ import (
 	"github.com/sase-cep/sase/natsio"
 )
 
-const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
-       sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--batch N] [--linger 5ms] [--tick 1s] [FILE|-]
-       sase nats cat URL --stream S   (each message the stream holds, one a line)
-       sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
-URL is nats://host:port (the stream may be its path instead of --stream).`
+// natsUsages are the nats commands' usage lines, by name.
+var natsUsages = map[string]string{
+	"init":    "sase nats init URL --stream S [--partitions P] [--key ATTR]",
+	"publish": "sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--batch N] [--linger 5ms] [--tick 1s] [FILE|-]",
+	"cat":     "sase nats cat URL --stream S   (each message the stream holds, one a line)",
+	"serve":   "sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]   (a local server; built with -tags natsserver)",
+}
+
+var natsUsage = "usage: " + natsUsages["init"] + "\n       " + natsUsages["publish"] + "\n       " + natsUsages["cat"] + "\n       " + natsUsages["serve"] +
+	"\nURL is nats://host:port (the stream may be its path instead of --stream); sase nats COMMAND --help for its flags."
 
 // natsCmd is `sase nats`: create an events stream, publish a file to it,
 // or run a local server.
 func natsCmd(args []string) int {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		return usageError(errors.New(natsUsage))
+	case isHelp(args[0]):
+		fmt.Println(natsUsage)
+		return exitOK
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -64,6 +73,15 @@ func natsCmd(args []string) int {
 
 type usageErr struct{ error }
 
+// natsParse is parseFlags for a nats command: a bad flag is a usage error.
+func natsParse(fs *flag.FlagSet, args []string) error {
+	err := parseFlags(fs, args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageErr{err}
+	}
+	return err
+}
+
 // inputID is a file's identity for its messages' Msg-Ids: its absolute
 // path, size and modification time, so that publishing it again is
 // idempotent while a changed file is new.
@@ -83,11 +101,14 @@ func inputID(f *os.File) (string, error) {
 // natsFlags parses URL [flags] [ARG]: the URL comes first, then flags,
 // then at most one more argument.
 func natsFlags(fs *flag.FlagSet, args []string, stream *string) (server string, rest []string, err error) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	fs.StringVar(stream, "stream", "", "the stream's `NAME`")
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		return "", nil, natsParse(fs, []string{"-h"})
+	case len(args) == 0 || strings.HasPrefix(args[0], "-"):
 		return "", nil, usageErr{fmt.Errorf("sase nats %s: the server URL comes first\n%s", fs.Name(), natsUsage)}
 	}
-	fs.StringVar(stream, "stream", "", "the stream's `NAME`")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := natsParse(fs, args[1:]); err != nil {
 		return "", nil, err
 	}
 	u, err := url.Parse(args[0])
@@ -109,7 +130,7 @@ func natsFlags(fs *flag.FlagSet, args []string, stream *string) (server string, 
 }
 
 func natsInit(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs := newFlags("init", natsUsages["init"])
 	var stream string
 	partitions := fs.Int("partitions", 1, "number of partitions `P`: events.<key> is stored as <p>.events")
 	key := fs.String("key", "", "the `ATTR` producers key by: a group runs a query with [ATTR] per partition")
@@ -133,7 +154,7 @@ func natsInit(ctx context.Context, args []string) error {
 }
 
 func natsCat(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
+	fs := newFlags("cat", natsUsages["cat"])
 	var stream string
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
@@ -151,7 +172,7 @@ func natsCat(ctx context.Context, args []string) error {
 }
 
 func natsPublish(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	fs := newFlags("publish", natsUsages["publish"])
 	var stream string
 	var c natsio.PublishConfig
 	fs.StringVar(&c.Key, "key", "", "the `ATTR` whose value is the subject's last token (events.<value>)")

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -18,10 +17,10 @@ import (
 // (16.7 MB without NATS, 21.4 MB with the client, 36.3 MB with the
 // server too).
 func natsServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlags("serve", natsUsages["serve"])
 	addr := fs.String("addr", "127.0.0.1:4222", "`HOST:PORT` to listen on")
 	dir := fs.String("dir", "", "`DIR` to store the streams in (default: a temporary directory, removed at the end)")
-	if err := fs.Parse(args); err != nil {
+	if err := natsParse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

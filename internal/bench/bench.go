@@ -132,6 +132,27 @@ func LongSeq(n int, window int64) string {
 	return fmt.Sprintf("PATTERN SEQ(%s) WITHIN %d", strings.Join(comps, ", "), window)
 }
 
+// Nested are the v3 pattern shapes (LANGUAGE.md §9) on a uniform stock
+// stream, with the flat SEQ they build on as the yardstick: an OR of two
+// flat SEQs, AND of 2 and of 4 items, an optional item, a bounded closure.
+var Nested = []struct{ Name, Query string }{
+	{"flat SEQ of 3", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 50"},
+	{"OR of two SEQs of 3", "PATTERN OR(SEQ(stock1 a, stock2 b, stock3 c), SEQ(stock4 d, stock5 e, stock6 f)) WITHIN 50"},
+	{"AND of 2", "PATTERN AND(stock1 a, stock2 b) WITHIN 50"},
+	{"AND of 4", "PATTERN AND(stock1 a, stock2 b, stock3 c, stock4 d) WITHIN 20"},
+	{"SEQ with an optional middle", "PATTERN SEQ(stock1 a, stock2? b, stock3 c) WITHIN 50"},
+	{"closure {2,4}", "PATTERN SEQ(stock1 a, stock2{2,4} b[], stock3 c) WITHIN 50"},
+}
+
+// nested is the suite of Nested on 5,000 events.
+func nested() []Case {
+	var out []Case
+	for _, n := range Nested {
+		out = append(out, Case{Name: n.Name + " 5K", Stream: Stocks(5000, 0), Query: n.Query, Engines: []string{"auto"}})
+	}
+	return out
+}
+
 // Suites are the named workload sets of `sase bench`.
 func Suites() map[string][]Case {
 	fig8 := []Case{}
@@ -177,6 +198,7 @@ func Suites() map[string][]Case {
 		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: upTo, Sinks: sinks},
 	}
 	return map[string][]Case{
+		"nested":     nested(),
 		"workers":    workers,
 		"strategies": strategies,
 		"workloads": {
@@ -367,11 +389,11 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 	}
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "scaling", "io"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested", "scaling", "io"}
 	}
 	for _, name := range names {
 		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, scaling, io)", name)
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, nested, scaling, io)", name)
 		}
 	}
 	for _, name := range names {

@@ -1,13 +1,14 @@
 // Package testkit holds the helpers that tests of several packages share:
 // golden files with an -update flag, a buffer that goroutines write while a
 // test reads it, waiting for output, laying out files, and reading an SVG
-// chart, and collections over reused memory. It imports nothing of ours, so
+// chart, reading JSON Lines cases, and collections over reused memory. It imports nothing of ours, so
 // any package's tests may use it (streams built from CSV text are in
 // internal/teststream).
 package testkit
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"net"
@@ -118,4 +119,25 @@ func Send(t testing.TB, addr, lines string) {
 	if _, err := io.WriteString(conn, lines); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ReadJSONL reads a JSON Lines file of test cases, one T a line.
+func ReadJSONL[T any](t testing.TB, path string) []T {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []T
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var c T
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		out = append(out, c)
+	}
+	return out
 }

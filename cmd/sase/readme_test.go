@@ -1,0 +1,346 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readmeBound bounds the whole README run: its slowest parts (the NATS
+// failover, the wall-clock alert) wait seconds by design, and a block
+// that hangs fails the test instead of CI.
+const readmeBound = 4 * time.Minute
+
+// TestReadmeRunsItself pastes README.md into bash from top to bottom, as
+// a reader would: every sh block, and every `sase>` session (its
+// statements on sase's stdin), in one bash session started in the clone,
+// so that REPO, cd and background jobs carry from block to block. The
+// freshly built sase is first on PATH (until the README's go install puts
+// one built from the same clone before it, in a temporary GOPATH);
+// mktemp makes its folders in the test's. It checks that each block exits
+// 0, the counts a block states (`| wc -l  # 1672`, `# 4 matches`), and the
+// lines of the output block that follows it (`...` stands for lines left
+// out; times and rates may differ).
+//
+// An HTML comment right before a block tells the test more
+// (`<!-- readme-test: ... -->`, invisible on the rendered page):
+//
+//	replace 'OLD' 'NEW' REASON  the block runs with OLD replaced (NEW ':'
+//	                            leaves a command out)
+//	background                  a session that runs while the next block
+//	                            does, then is stopped with SIGINT
+//
+// The ports the README names (127.0.0.1:4222, 7000, 8080, 9999) become
+// free ones.
+func TestReadmeRunsItself(t *testing.T) {
+	t.Parallel() // it mostly waits: on links, a server, a wall clock
+	text, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(text)
+	for _, port := range []string{"4222", "7000", "8080", "9999"} {
+		free := freePort(t)
+		readme = strings.ReplaceAll(readme, "127.0.0.1:"+port, "127.0.0.1:"+free)
+		readme = strings.ReplaceAll(readme, "127.0.0.1/"+port, "127.0.0.1/"+free)
+	}
+	blocks := readmeBlocks(t, readme)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "blocks")
+	for _, d := range []string{dir, filepath.Join(tmp, "gopath"), filepath.Join(tmp, "tmp")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var driver strings.Builder
+	driver.WriteString("set -eo pipefail\ntrap 'echo \"readme-test: exit $? from: $BASH_COMMAND\" >&2' ERR\n")
+	var ran, changed []string
+	for i, b := range blocks {
+		if b.output {
+			continue
+		}
+		ran = append(ran, fmt.Sprintf("README.md:%d", b.line))
+		changed = append(changed, b.changed...)
+		f := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.WriteFile(f+".in", []byte(b.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		driver.WriteString("T0=$EPOCHREALTIME\n")
+		switch {
+		case b.session && b.background:
+			// The reader keeps the shell open while the next block runs:
+			// it starts once the session shows its last line.
+			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err & BG=$!\n", f+".in", f, f)
+			fmt.Fprintf(&driver, "for i in $(seq 200); do grep -qF %q %q.err && break; sleep 0.1; done\n", lastLine(b.shown), f)
+		case b.session:
+			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
+		default:
+			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
+		}
+		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
+		if i > 0 && blocks[i-1].background {
+			// The reader reads the match, then leaves the shell.
+			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
+		}
+	}
+	// What still runs (a server, an instance) is the test's to stop.
+	driver.WriteString("jobs -p | xargs -r kill -INT 2>/dev/null || true\n")
+	script := filepath.Join(dir, "driver.sh")
+	if err := os.WriteFile(script, []byte(driver.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := filepath.Dir(sase)
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readmeBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GOPATH="+filepath.Join(tmp, "gopath"), "GOBIN=",
+		"GOMODCACHE="+strings.TrimSpace(string(modcache)),
+		"TMPDIR="+filepath.Join(tmp, "tmp"))
+	// Background jobs (a NATS server, instances) go with the session.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	defer func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}()
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("the README's session: %v after %v\n%s", err, time.Since(start).Round(time.Millisecond), out)
+	}
+	t.Logf("ran %d blocks (%s) in %v; changed: %s", len(ran), strings.Join(ran, ", "), time.Since(start).Round(time.Millisecond), strings.Join(changed, "; "))
+
+	for i, b := range blocks {
+		if b.output {
+			continue
+		}
+		f := filepath.Join(dir, strconv.Itoa(i))
+		stdout, _ := os.ReadFile(f + ".out")
+		stderr, _ := os.ReadFile(f + ".err")
+		if i > 0 && blocks[i-1].background {
+			// What the block made the session print is the session's.
+			p := filepath.Join(dir, strconv.Itoa(i-1))
+			out, _ := os.ReadFile(p + ".out")
+			errs, _ := os.ReadFile(p + ".err")
+			stdout, stderr = append(stdout, out...), append(stderr, errs...)
+		}
+		where := fmt.Sprintf("README.md:%d", b.line)
+		rc, err := os.ReadFile(f + ".rc")
+		if err != nil {
+			t.Fatalf("%s failed or did not end:\n%s\nstdout:\n%s\nstderr:\n%s", where, b.text, stdout, stderr)
+		}
+		if t0, t1, ok := strings.Cut(strings.TrimSpace(string(rc)), " "); ok {
+			a, _ := strconv.ParseFloat(t0, 64)
+			z, _ := strconv.ParseFloat(t1, 64)
+			t.Logf("%s took %.1fs", where, z-a)
+		}
+		for _, want := range b.checks() {
+			if !want.in(string(stdout), string(stderr)) {
+				t.Errorf("%s: %s\nblock:\n%s\nstdout:\n%s\nstderr:\n%s", where, want, b.text, tail(stdout), tail(stderr))
+			}
+		}
+	}
+}
+
+// block is a fenced block of the README: sh, a `sase>` session, or the
+// output shown after one.
+type block struct {
+	line       int // its first line's, in README.md
+	text       string
+	session    bool     // a sase> session: text is its statements
+	shown      string   // what the README shows it prints
+	output     bool     // the output shown after the block before
+	changed    []string // the replace directives' reasons
+	background bool
+}
+
+var (
+	directive = regexp.MustCompile(`^<!-- readme-test: (replace|background)\b\s*(.*?)\s*-->$`)
+	replaceRE = regexp.MustCompile(`^'([^']*)' '([^']*)'\s*(.*)`)
+)
+
+// readmeBlocks parses the README's fenced blocks and their directives.
+func readmeBlocks(t *testing.T, readme string) []block {
+	var blocks []block
+	var pending []string // directives since the last block
+	lines := strings.Split(readme, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if m := directive.FindStringSubmatch(line); m != nil {
+			pending = append(pending, m[1]+" "+m[2])
+			continue
+		}
+		if strings.HasPrefix(line, "<!-- readme-test") {
+			t.Fatalf("README.md:%d: a directive this test does not know: %s", i+1, line)
+		}
+		if !strings.HasPrefix(line, "```") {
+			continue
+		}
+		lang := strings.TrimPrefix(line, "```")
+		b := block{line: i + 1}
+		var body []string
+		for i++; i < len(lines) && lines[i] != "```"; i++ {
+			body = append(body, lines[i])
+		}
+		text := strings.Join(body, "\n") + "\n"
+		switch {
+		case lang == "sh":
+			b.text = text
+		case lang == "" && strings.HasPrefix(text, "sase> "):
+			b.session = true
+			b.text, b.shown = sessionText(text)
+		case lang == "" && len(blocks) > 0 && !blocks[len(blocks)-1].output && !blocks[len(blocks)-1].session:
+			b.output = true
+			blocks[len(blocks)-1].shown = text
+		default:
+			pending = nil
+			continue // a table, SQL or a listing: nothing to run
+		}
+		for _, d := range pending {
+			kind, arg, _ := strings.Cut(d, " ")
+			switch kind {
+			case "background":
+				b.background = true
+			case "replace":
+				m := replaceRE.FindStringSubmatch(arg)
+				if m == nil || !strings.Contains(b.text, m[1]) {
+					t.Fatalf("README.md:%d: replace %s: no such text in the block", b.line, arg)
+				}
+				b.text = strings.ReplaceAll(b.text, m[1], m[2])
+				b.changed = append(b.changed, fmt.Sprintf("README.md:%d %s", b.line, arg))
+			}
+		}
+		pending = nil
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// sessionText splits a sase> session into the statements typed and the
+// lines shown.
+func sessionText(text string) (stmts, shown string) {
+	var s, o strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "sase> "):
+			s.WriteString(strings.TrimPrefix(line, "sase> "))
+		case strings.HasPrefix(line, "   ->"):
+			s.WriteString(strings.TrimPrefix(line, "   ->"))
+		default:
+			o.WriteString(line)
+		}
+	}
+	return s.String(), o.String()
+}
+
+// check is one thing a block must print.
+type check struct {
+	what      string
+	stream    int // 1 stdout, 2 stderr, 0 either
+	line      string
+	inSummary bool // line is a summary's part: "(4 matches," or "ended: 4 matches,"
+}
+
+func (c check) String() string { return c.what }
+
+// in reports whether the line is one of the stream's lines, times and
+// rates aside.
+func (c check) in(stdout, stderr string) bool {
+	var text string
+	switch c.stream {
+	case 1:
+		text = stdout
+	case 2:
+		text = stderr
+	default:
+		text = stdout + "\n" + stderr
+	}
+	want := normalize(c.line)
+	for _, l := range strings.Split(text, "\n") {
+		n := normalize(l)
+		if n == want || c.inSummary && strings.HasPrefix(n, "(") && (strings.HasPrefix(n, "("+want) || strings.Contains(n, ": "+want)) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	wcCount    = regexp.MustCompile(`\|\s*wc -l\s*#\s*(\d+)`)
+	matchCount = regexp.MustCompile(`(\d+) match(es)?\b`)
+	shellQuery = regexp.MustCompile(`^\[\d+\] `)
+	timing     = regexp.MustCompile(`\d+(\.\d+)?(ns|µs|ms|s|m|h)\b|\d+(\.\d+)?[KMG]? events/s`)
+)
+
+// checks are what the block states it prints: each `| wc -l  # N`'s N on
+// stdout, each `# N matches` in a summary on stderr, each line of the
+// output shown after it.
+func (b block) checks() []check {
+	var cs []check
+	for _, line := range strings.Split(b.text, "\n") {
+		if m := wcCount.FindStringSubmatch(line); m != nil {
+			cs = append(cs, check{what: "wc -l prints " + m[1], stream: 1, line: m[1]})
+			continue
+		}
+		if _, comment, ok := strings.Cut(line, "  # "); ok {
+			for _, m := range matchCount.FindAllStringSubmatch(comment, -1) {
+				cs = append(cs, check{what: "a summary says " + m[0], stream: 2, line: m[0] + ",", inSummary: true})
+			}
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(b.shown, "\n"), "\n") {
+		if line != "" && line != "..." {
+			cs = append(cs, check{what: fmt.Sprintf("the README shows %q", line), line: line})
+		}
+	}
+	return cs
+}
+
+// normalize sets times and rates aside, and the shell's [n] before a live
+// query's lines, which a script does not print.
+func normalize(s string) string {
+	return strings.TrimSpace(shellQuery.ReplaceAllString(timing.ReplaceAllString(s, "T"), ""))
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// tail is the end of a long output.
+func tail(b []byte) string {
+	const n = 3000
+	if len(b) > n {
+		return "..." + string(b[len(b)-n:])
+	}
+	return string(b)
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}

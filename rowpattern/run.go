@@ -1,0 +1,331 @@
+package rowpattern
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+)
+
+// Emit receives an output row, valid only during the call; false stops
+// the run.
+type Emit func(row []event.Value) bool
+
+// Stats counts a run's work.
+type Stats struct {
+	Rows       int64 // input rows
+	Partitions int64
+	Matches    int64 // including empty matches
+	Output     int64 // rows emitted
+}
+
+// Run matches the query over events (a loaded stream), partitioned and
+// sorted stably by PARTITION BY and ORDER BY, and emits the output rows in
+// partition order. Partitions are independent: workers > 1 match that
+// many at once, each into a buffer, and the buffers are emitted in
+// order, so that the output is the same on any number of workers.
+func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emit Emit) (Stats, error) {
+	st := Stats{Rows: int64(len(events))}
+	parts := q.partitions(events)
+	st.Partitions = int64(len(parts))
+	if workers <= 1 || len(parts) < 2 {
+		r := q.newRunner(emit)
+		for i := range parts {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if err := r.partition(&parts[i], &st); err != nil || r.stopped {
+				return st, err
+			}
+		}
+		return st, nil
+	}
+	return st, q.parallel(ctx, parts, workers, emit, &st)
+}
+
+// parallel matches partitions on workers, a batch of them at a time (so
+// that the buffered rows stay bounded), and emits each batch in order.
+func (q *Query) parallel(ctx context.Context, parts []partition, workers int, emit Emit, st *Stats) error {
+	type result struct {
+		rows  [][]event.Value
+		stats Stats
+		err   error
+	}
+	batch := workers * 16
+	for lo := 0; lo < len(parts); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+batch, len(parts))
+		results := make([]result, hi-lo)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					res := &results[i-lo]
+					r := q.newRunner(func(row []event.Value) bool {
+						res.rows = append(res.rows, slices.Clone(row))
+						return true
+					})
+					res.err = r.partition(&parts[i], &res.stats)
+				}
+			}()
+		}
+		for i := lo; i < hi; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for _, res := range results {
+			if res.err != nil {
+				return res.err
+			}
+			st.Matches += res.stats.Matches
+			for _, row := range res.rows {
+				st.Output++
+				if !emit(row) {
+					return nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// maxGroupKeys is the most PARTITION BY columns that partitions are
+// grouped by in a map; more are sorted as ORDER BY columns are.
+const maxGroupKeys = 4
+
+// partitions groups the events by the PARTITION BY columns (in one pass,
+// with a map) and sorts each group stably by ORDER BY, unless it already
+// is (a stream is mostly in ts order); the partitions are in the order of
+// their PARTITION BY values.
+func (q *Query) partitions(events []*event.Event) []partition {
+	if len(q.partition) > maxGroupKeys {
+		rows := slices.Clone(events)
+		slices.SortStableFunc(rows, q.compareRows)
+		var parts []partition
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && q.samePartition(rows[i], rows[j]) {
+				j++
+			}
+			parts = append(parts, partition{rows: rows[i:j]})
+			i = j
+		}
+		return parts
+	}
+	index := map[[maxGroupKeys]event.Key]int{}
+	var parts []partition
+	for _, e := range events {
+		var k [maxGroupKeys]event.Key
+		for i, slot := range q.partition {
+			k[i] = event.PartitionKey(q.col(e, slot)).Key()
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(parts)
+			index[k] = i
+			parts = append(parts, partition{})
+		}
+		parts[i].rows = append(parts[i].rows, e)
+	}
+	for _, p := range parts {
+		if !slices.IsSortedFunc(p.rows, q.compareOrder) {
+			slices.SortStableFunc(p.rows, q.compareOrder)
+		}
+	}
+	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
+	return parts
+}
+
+// compareValues orders values for sorting: nulls last, then by Compare,
+// and values that do not compare by kind.
+func compareValues(a, b event.Value) int {
+	switch {
+	case a.IsAbsent() && b.IsAbsent():
+		return 0
+	case a.IsAbsent():
+		return 1
+	case b.IsAbsent():
+		return -1
+	}
+	if c, ok := a.Compare(b); ok {
+		return c
+	}
+	return int(a.Kind()) - int(b.Kind())
+}
+
+func (q *Query) compareRows(a, b *event.Event) int {
+	for _, slot := range q.partition {
+		if c := compareValues(q.col(a, slot), q.col(b, slot)); c != 0 {
+			return c
+		}
+	}
+	return q.compareOrder(a, b)
+}
+
+func (q *Query) compareOrder(a, b *event.Event) int {
+	for _, o := range q.order {
+		c := compareValues(q.col(a, o.slot), q.col(b, o.slot))
+		if o.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (q *Query) samePartition(a, b *event.Event) bool {
+	for _, slot := range q.partition {
+		if compareValues(q.col(a, slot), q.col(b, slot)) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runner runs a query over partitions, one after the other.
+type runner struct {
+	q       *Query
+	m       *matcher
+	emit    Emit
+	out     []event.Value
+	stopped bool
+}
+
+func (q *Query) newRunner(emit Emit) *runner {
+	r := &runner{q: q, emit: emit, out: make([]event.Value, len(q.cols))}
+	defines := q.defines
+	r.m = newMatcher(q.prog, func(e *evalCtx) bool {
+		e.names = q.names
+		d := defines[e.labels[e.cur].v()]
+		if d == nil {
+			return true // a variable without DEFINE matches every row
+		}
+		b, ok := truth(d(e, e.cur))
+		return ok && b
+	}, q.within, q.history)
+	return r
+}
+
+// partition matches one partition from each start row, resuming after a
+// match per AFTER MATCH SKIP.
+func (r *runner) partition(p *partition, st *Stats) error {
+	q := r.q
+	var matchNo int64
+	covered := 0 // rows before it were output in a match (WITH UNMATCHED ROWS)
+	for start := 0; start < p.len() && !r.stopped; {
+		labels, ok := r.m.match(p, start)
+		if !ok {
+			if q.rows == ast.AllRowsWithUnmatched && start >= covered {
+				r.unmatched(p, start, st)
+			}
+			start++
+			continue
+		}
+		matchNo++
+		st.Matches++
+		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: matchNo, names: q.names}
+		r.output(e, st)
+		if len(labels) == 0 {
+			start++
+			continue
+		}
+		end := start + len(labels)
+		covered = max(covered, end)
+		next, err := r.resume(e, end)
+		if err != nil {
+			return err
+		}
+		start = next
+	}
+	return nil
+}
+
+// resume is the row matching goes on at after a match of rows start..end-1.
+func (r *runner) resume(e *evalCtx, end int) (int, error) {
+	q := r.q
+	var pos int
+	switch q.skip {
+	case ast.SkipPastLastRow:
+		return end, nil
+	case ast.SkipToNextRow:
+		return e.start + 1, nil
+	case ast.SkipToFirst:
+		pos = e.first(q.skipVars, 0, len(e.labels)-1)
+	default:
+		pos = e.last(q.skipVars, 0, len(e.labels)-1)
+	}
+	if pos < 0 {
+		return 0, fmt.Errorf("AFTER MATCH SKIP TO %s: match %d has no row of %s", q.skipName, e.matchNo, q.skipName)
+	}
+	if pos == 0 {
+		return 0, fmt.Errorf("AFTER MATCH SKIP TO %s: match %d would resume at its own first row", q.skipName, e.matchNo)
+	}
+	return e.start + pos, nil
+}
+
+// output emits a match's rows: one for ONE ROW PER MATCH (its measures at
+// its last row), else one per matched row that is not excluded (an empty
+// match: one row of nulls but MATCH_NUMBER's, at its start row, unless
+// OMIT EMPTY MATCHES).
+func (r *runner) output(e *evalCtx, st *Stats) {
+	q := r.q
+	switch {
+	case q.rows == ast.OneRowPerMatch:
+		r.row(e, e.start+max(e.cur, 0), st)
+	case len(e.labels) == 0:
+		if q.rows != ast.AllRowsOmitEmpty {
+			r.row(e, e.start, st)
+		}
+	default:
+		for i, l := range e.labels {
+			if l&excluded != 0 {
+				continue
+			}
+			e.cur = i
+			r.row(e, e.start+i, st)
+			if r.stopped {
+				return
+			}
+		}
+	}
+}
+
+// row emits the output row of match e at partition row i.
+func (r *runner) row(e *evalCtx, i int, st *Stats) {
+	for k, c := range r.q.cols {
+		if c.measure >= 0 {
+			r.out[k] = r.q.measures[c.measure](e, e.cur)
+		} else {
+			r.out[k] = r.q.col(e.rows.row(i), c.slot)
+		}
+	}
+	st.Output++
+	if !r.emit(r.out) {
+		r.stopped = true
+	}
+}
+
+// unmatched emits row i, in no match: its measures are null.
+func (r *runner) unmatched(p *partition, i int, st *Stats) {
+	for k, c := range r.q.cols {
+		r.out[k] = event.Value{}
+		if c.measure < 0 {
+			r.out[k] = r.q.col(p.row(i), c.slot)
+		}
+	}
+	st.Output++
+	if !r.emit(r.out) {
+		r.stopped = true
+	}
+}
