@@ -3,6 +3,7 @@ package output
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,6 +17,9 @@ type SinkConfig struct {
 	// tell a match published twice (by a replay, or a standby) apart.
 	Query  string
 	Schema Schema
+	// Errors is where a sink reports what it could not deliver, as it
+	// happens (nil: nowhere); its Finish returns it too.
+	Errors io.Writer
 }
 
 // A SinkOpener opens the writer a URL of its scheme names; the writer's

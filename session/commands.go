@@ -141,6 +141,10 @@ func (s *Session) output(_ context.Context, arg string) bool {
 	}
 	res := &results{w: s.stdout}
 	if name != "" {
+		if name, err = s.allow(name); err != nil {
+			s.fail(fmt.Errorf(`\o: %w`, err))
+			return false
+		}
 		f, err := os.Create(name)
 		if err != nil {
 			s.fail(fmt.Errorf(`\o: %w`, err))
@@ -186,7 +190,10 @@ func (s *Session) include(ctx context.Context, arg string) bool {
 		return false
 	}
 	written := name
-	name = s.path(name)
+	if name, err = s.allow(s.path(name)); err != nil {
+		s.fail(fmt.Errorf(`\i %s: %w`, written, err))
+		return false
+	}
 	if err = s.checkInclude(name); err != nil {
 		s.fail(fmt.Errorf(`\i %s: %w`, written, err))
 		return false

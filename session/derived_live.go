@@ -74,7 +74,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 		}
 		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
 	}()
-	if s.interactive {
+	if s.interactive || s.startLive {
 		l.Start()
 	}
 	return nil

@@ -57,6 +57,7 @@ type QueryInfo struct {
 	Stream  string
 	State   State
 	Matches int64 // written so far
+	Events  int64 // events it has read so far (a group query's: 0)
 	Text    string
 	Group   string // a group query's: what this instance does for it (its partitions, lag, pending acks)
 }
@@ -69,6 +70,8 @@ type liveQuery struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed once the query has ended and written its summary
 	matches atomic.Int64
+	events  atomic.Int64                          // read so far
+	taps    *taps                                 // its followers (Follow); nil for INTO and group queries
 	state   atomic.Int32                          // a State
 	into    *derive.Producer                      // an INTO query's: its rows go into a derived stream
 	group   func() (matches int64, status string) // a group query's (remote.go)
@@ -94,7 +97,7 @@ func (q *liveQuery) stop() {
 func (s *Session) Queries() []QueryInfo {
 	infos := make([]QueryInfo, len(s.queries))
 	for i, q := range s.queries {
-		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Text: q.text}
+		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Events: q.events.Load(), Text: q.text}
 		if q.group != nil {
 			infos[i].Matches, infos[i].Group = q.group()
 		}
@@ -147,7 +150,7 @@ func (s *Session) loadLive(st *ast.Load, path string, opts source.Options) error
 		return err
 	}
 	if st.Follow {
-		l, err := source.Follow(name, path, st.Format, opts, s.errw)
+		l, err := source.Follow(name, path, st.Format, opts, s.bgErrw)
 		if err != nil {
 			return err
 		}
@@ -157,7 +160,7 @@ func (s *Session) loadLive(st *ast.Load, path string, opts source.Options) error
 	if s.stdin == nil {
 		return errors.New("LOAD '-': standard input is not available here (it is the script, or the terminal)")
 	}
-	l, err := source.LiveReader(name, s.stdin, st.Format, opts, s.errw)
+	l, err := source.LiveReader(name, s.stdin, st.Format, opts, s.bgErrw)
 	if err != nil {
 		return err
 	}
@@ -174,6 +177,9 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if err == nil {
 		err = timeOptions(src, st.Options, true)
 	}
+	if err == nil {
+		err = s.allowLate(src, st.Options, &opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -181,11 +187,11 @@ func (s *Session) listen(src *ast.Source, st *ast.Listen) error {
 	if err != nil {
 		return err
 	}
-	l, err := source.Listen(name, st.Addr, st.Format, opts, s.errw)
+	l, err := source.Listen(name, st.Addr, st.Format, opts, s.bgErrw)
 	if old := s.cat.entries[name]; errors.Is(err, syscall.EADDRINUSE) && old != nil && old.kind == Live && samePort(old.live.Source(), st.Addr) {
 		// The stream it replaces holds the port: it lets go of it first.
 		old.live.CloseWait()
-		if l, err = source.Listen(name, st.Addr, st.Format, opts, s.errw); err != nil {
+		if l, err = source.Listen(name, st.Addr, st.Format, opts, s.bgErrw); err != nil {
 			s.cat.remove(name)
 			return fmt.Errorf("%w (stream %s, which listened there, is closed)", err, name)
 		}
@@ -246,13 +252,18 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		return s.intoLive(src, q, l, into, cq, view, unit)
 	}
 	id := len(s.queries) + 1
-	res := s.res.hold() // the results go where they went at the start, even after \o
+	res := s.res // the results go where they went at the start, even after \o
+	if s.bgRes != nil && res.file == nil {
+		res = s.bgRes
+	}
+	res.hold()
 	out := &lineSink{o: s.outs, dst: res.w}
 	if s.interactive {
 		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
-	w, err := s.liveWriter(id, bw, schemaOf(cq, stream.Schema, stream.Unit, l.Update), len(out.prefix))
+	sc := schemaOf(cq, stream.Schema, stream.Unit, l.Update)
+	w, err := s.liveWriter(id, bw, sc, len(out.prefix))
 	if err != nil {
 		res.release()
 		return errAt(src, q.Span.Start, "%v", err)
@@ -269,7 +280,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		bw.Flush()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit}
+	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit, taps: newTaps(sc)}
 	lq.odd = s.oddWatch(id, cq, l)
 	s.queries = append(s.queries, lq)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
@@ -294,7 +305,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
 		s.carriedNote(lq, q)
 	}()
-	if s.interactive {
+	if s.interactive || s.startLive {
 		l.Start()
 	}
 	return nil
@@ -316,6 +327,7 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 			return false
 		}
 		w.Row(row) // a write error sticks in bw
+		q.taps.row(row)
 		n := q.matches.Add(1)
 		return limit == 0 || n < limit
 	}
@@ -327,7 +339,7 @@ func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscri
 		}
 	}
 	live := sase.NewLive(idle)
-	events := sub.Events(ctx, live.Pause)
+	events := q.count(sub.Events(ctx, live.Pause))
 	if q.odd != nil {
 		events = watchOdd(events, q.odd)
 	}
@@ -372,6 +384,20 @@ func (q *liveQuery) stopAtClose(events iter.Seq[*event.Event]) iter.Seq[*event.E
 		}
 		if q.live.Stopped() {
 			q.cancel()
+		}
+	}
+}
+
+// count counts the events the query reads (SHOW QUERIES, metrics).
+func (q *liveQuery) count(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
+	return func(yield func(*event.Event) bool) {
+		for e := range events {
+			if !e.IsTick() {
+				q.events.Add(1)
+			}
+			if !yield(e) {
+				return
+			}
 		}
 	}
 }

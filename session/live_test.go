@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -247,7 +246,7 @@ func TestFailedReplacementKeepsLiveStream(t *testing.T) {
 	if s.Current() != "feed" {
 		t.Errorf("current = %q, want feed", s.Current())
 	}
-	send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,20\n")
+	testkit.Send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,20\n")
 	testkit.WaitFor(t, stdout, "[1] 10,20\n")
 	if q := s.Queries()[0]; q.State != session.Running {
 		t.Errorf("query 1 is %s", q.State)
@@ -258,24 +257,11 @@ func TestFailedReplacementKeepsLiveStream(t *testing.T) {
 	if err := exec(t, s, "LISTEN '"+addr["feed"]+"' AS feed; PATTERN SEQ(A a, B b) FROM feed WITHIN 5 RETURN b.x;"); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,30\n")
+	testkit.Send(t, addr["feed"], "type,ts,x\nA,1,10\nB,2,30\n")
 	testkit.WaitFor(t, stdout, "[2] 30\n")
 	exec(t, s, "STOP QUERY 2;")
 	if got := len(s.Streams()); got != 2 {
 		t.Errorf("%d streams, want feed and other: %v", got, s.Streams())
-	}
-}
-
-// send writes lines to a listener as a producer, and hangs up.
-func send(t *testing.T, addr, lines string) {
-	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, lines); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -44,7 +44,7 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 	if err != nil {
 		return err
 	}
-	ls, err := source.Open(context.Background(), u.String(), source.WithName(name), source.WithFormat(st.Format), source.WithErrors(s.errw))
+	ls, err := source.Open(context.Background(), u.String(), source.WithName(name), source.WithFormat(st.Format), source.WithErrors(s.bgErrw))
 	if err != nil {
 		return errAt(src, st.Span.Start, "%v", err)
 	}
@@ -146,5 +146,5 @@ func (s *Session) liveWriter(id int, bw *bufio.Writer, sc output.Schema, prefix 
 	if s.set.Output == "" {
 		return s.writer(bw, sc, prefix), nil
 	}
-	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc})
+	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw})
 }

@@ -37,10 +37,17 @@ type Session struct {
 	stdout io.Writer
 	out    *bufio.Writer // results, to res; flushed after each statement
 	errw   io.Writer     // messages, summaries, errors
-	stdin  io.Reader     // what LOAD '-' reads; nil if there is none
-	style  Style
-	width  func() int // the terminal's width for tables; nil: none
-	prog   *progress  // nil unless TrackProgress
+	bgRes  *results      // live queries' results when not res (WithBackground)
+	bgErrw io.Writer     // background messages: live queries' and live sources'
+	onErr  func(error)   // OnError's
+	root   *string       // LimitFiles' folder; nil: any file
+	// startLive starts a live stream with its first query, as the shell
+	// does (StartLive).
+	startLive bool
+	stdin     io.Reader // what LOAD '-' reads; nil if there is none
+	style     Style
+	width     func() int // the terminal's width for tables; nil: none
+	prog      *progress  // nil unless TrackProgress
 
 	cat  catalogue
 	set  Settings
@@ -102,6 +109,20 @@ func WithWidth(width func() int) Option { return func(s *Session) { s.width = wi
 // output is the bare results.
 func Interactive() Option { return func(s *Session) { s.interactive = true } }
 
+// WithBackground sends what runs in the background (live queries'
+// matches, their summaries and errors, a live source's bad lines) to
+// stdout and stderr instead of the session's: a server answers each
+// request with its statements' own output (package serve).
+func WithBackground(stdout, stderr io.Writer) Option {
+	return func(s *Session) {
+		s.bgRes, s.bgErrw = (&results{w: stdout}).hold(), stderr
+	}
+}
+
+// OnError calls report with each error the session reports (after
+// writing it to stderr), so that a caller can see its position.
+func OnError(report func(error)) Option { return func(s *Session) { s.onErr = report } }
+
 // New returns a session writing results to stdout and messages to stderr.
 func New(stdout, stderr io.Writer, opts ...Option) *Session {
 	outs := &outputs{}
@@ -117,6 +138,11 @@ func New(stdout, stderr io.Writer, opts ...Option) *Session {
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.bgErrw == nil {
+		s.bgErrw = s.errw
+	} else {
+		s.bgErrw = lockedWriter{outs, s.bgErrw}
 	}
 	return s
 }
@@ -345,6 +371,9 @@ func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
 func (s *Session) fail(err error) {
 	s.out.Flush() // results so far come before the error
 	fmt.Fprintf(s.errw, "%s %v\n", s.style.errorPrefix(), err)
+	if s.onErr != nil {
+		s.onErr(err)
+	}
 }
 
 // note writes a message to stderr.
@@ -356,7 +385,7 @@ func (s *Session) note(format string, args ...any) {
 // bgNote writes a message from a background goroutine, which must not
 // touch the session's buffered output.
 func (s *Session) bgNote(format string, args ...any) {
-	fmt.Fprintf(s.errw, format+"\n", args...)
+	fmt.Fprintf(s.bgErrw, format+"\n", args...)
 }
 
 // errAt makes an error at a position of src, rendered with a caret.

@@ -93,7 +93,13 @@ func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error
 	if err != nil {
 		return err
 	}
-	path := s.path(st.Path)
+	path, err := s.allow(s.path(st.Path))
+	if err != nil {
+		return errAt(src, st.Span.Start, "%v", err)
+	}
+	if err := s.allowLate(src, st.Options, &opts); err != nil {
+		return err
+	}
 	live := st.Follow || path == "-"
 	if err := timeOptions(src, st.Options, live); err != nil {
 		return err
@@ -122,6 +128,20 @@ func (s *Session) load(ctx context.Context, src *ast.Source, st *ast.Load) error
 		s.note("warning: %s", n)
 	}
 	s.loadReport(name, opts, stats)
+	return nil
+}
+
+// allowLate checks a late = 'path' option against LimitFiles.
+func (s *Session) allowLate(src *ast.Source, list []*ast.Option, opts *source.Options) error {
+	if opts.Late == "" {
+		return nil
+	}
+	late, err := s.allow(opts.Late)
+	if err != nil {
+		i := slices.IndexFunc(list, func(o *ast.Option) bool { return strings.EqualFold(o.Key, "late") })
+		return errAt(src, list[i].Span.Start, "%v", err)
+	}
+	opts.Late = late
 	return nil
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/repl"
+	"github.com/sase-cep/sase/serve"
 	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
@@ -87,6 +88,7 @@ var subcommands = []subcommand{
 	{"gen", "gen stocks [--events N]", "write SASE's stock stream as CSV", gen},
 	{"bench", "bench [SUITE...]", "engine throughput tables", benchCmd},
 	{"nats", "nats COMMAND ...", "NATS JetStream: init, publish, cat, serve", natsCmd},
+	{"serve", "serve [-f FILE ...]", "an HTTP API, /metrics, a dashboard (docs/SERVE.md)", func(args []string) int { return serve.Main(args, os.Stdout, os.Stderr) }},
 }
 
 func run(args []string) int {

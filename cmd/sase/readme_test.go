@@ -39,7 +39,8 @@ const readmeBound = 4 * time.Minute
 //	background                  a session that runs while the next block
 //	                            does, then is stopped with SIGINT
 //
-// The ports the README names (127.0.0.1:4222, 7000) become free ones.
+// The ports the README names (127.0.0.1:4222, 7000, 8080, 9999) become
+// free ones.
 func TestReadmeRunsItself(t *testing.T) {
 	t.Parallel() // it mostly waits: on links, a server, a wall clock
 	text, err := os.ReadFile("../../README.md")
@@ -47,7 +48,7 @@ func TestReadmeRunsItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(text)
-	for _, port := range []string{"4222", "7000"} {
+	for _, port := range []string{"4222", "7000", "8080", "9999"} {
 		free := freePort(t)
 		readme = strings.ReplaceAll(readme, "127.0.0.1:"+port, "127.0.0.1:"+free)
 		readme = strings.ReplaceAll(readme, "127.0.0.1/"+port, "127.0.0.1/"+free)

@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -102,6 +104,20 @@ func Churn() {
 			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 4096))
 		}
 		runtime.GC()
+	}
+}
+
+// Send writes lines to a listener (host:port, or a tcp:// URL) as a
+// producer, and hangs up.
+func Send(t testing.TB, addr, lines string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, lines); err != nil {
+		t.Fatal(err)
 	}
 }
 
