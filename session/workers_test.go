@@ -115,14 +115,19 @@ func TestWorkersCancel(t *testing.T) {
 			"PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] WITHIN 100000;",
 			"PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WITHIN 100000;",
 		} {
-			s, _, stderr := newSession(t)
+			s, _, stderr := newSession(t, session.TrackProgress())
 			if err := exec(t, s, "GENERATE STOCKS AS walk WITH (events = 200000, symbols = 5, increase_probability = 55); GENERATE STOCKS AS uniform WITH (events = 200000); SET workers = 2; SET format = "+format+";"); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error)
 			go func() { done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: query}) }()
-			time.Sleep(50 * time.Millisecond)
+			// Cancel once the query runs: a cancel before the statement
+			// starts skips it instead (a loaded machine may take that long).
+			for _, running := s.Progress(); !running; _, running = s.Progress() {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond)
 			cancel()
 			select {
 			case err := <-done:
