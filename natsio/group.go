@@ -333,7 +333,7 @@ func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, err
 		PriorityGroups: []string{g.cfg.Group},
 	}
 	if p != GlobalPartition {
-		cfg.FilterSubject = p + "." + EventsPrefix
+		cfg.FilterSubject = p + "." + Subjects(g.events)
 	}
 	return g.events.CreateOrUpdateConsumer(ctx, cfg)
 }

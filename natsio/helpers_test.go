@@ -79,10 +79,10 @@ func publishBatched(t testing.TB, js jetstream.JetStream, name string, partition
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
+	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
-	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch})
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch, Stream: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestPartitionOf(t *testing.T) {
 	_, js := connect(t, server)
 	ctx := context.Background()
 	const parts = 13
-	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol")
+	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestOneInstance(t *testing.T) {
 		// event each that a plain NATS client publishes, and ticks.
 		{"mixed", func(t *testing.T, js jetstream.JetStream) {
 			ctx := context.Background()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < len(rows); i += 300 {
@@ -356,7 +356,7 @@ func TestTickReleasesMatch(t *testing.T) {
 			_, js := connect(t, server)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
@@ -434,7 +434,7 @@ func TestTickBeforeHeader(t *testing.T) {
 	_, js := connect(t, server)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/sase-cep/sase/natsio"
 )
 
-const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR]
+const natsUsage = `usage: sase nats init URL --stream S [--partitions P] [--key ATTR] [--subjects PREFIX]
        sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--batch N] [--linger 5ms] [--tick 1s] [FILE|-]
        sase nats cat URL --stream S   (each message the stream holds, one a line)
        sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]
@@ -111,8 +111,9 @@ func natsFlags(fs *flag.FlagSet, args []string, stream *string) (server string, 
 func natsInit(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	var stream string
-	partitions := fs.Int("partitions", 1, "number of partitions `P`: events.<key> is stored as <p>.events")
+	partitions := fs.Int("partitions", 1, "number of partitions `P`: PREFIX.<key> is stored as <p>.PREFIX")
 	key := fs.String("key", "", "the `ATTR` producers key by: a group runs a query with [ATTR] per partition")
+	subjects := fs.String("subjects", "", "the stream takes `PREFIX`.<key> (by default its name in lower case: EVENTS takes events.*)")
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
 		return err
@@ -125,10 +126,11 @@ func natsInit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	if _, err := natsio.InitStream(ctx, js, stream, *partitions, *key); err != nil {
+	st, err := natsio.InitStream(ctx, js, stream, *partitions, *key, *subjects)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on events.<key>, stored in %d partitions\n", stream, server, *partitions)
+	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on %s.<key>, stored in %d partitions\n", stream, server, natsio.Subjects(st), *partitions)
 	return nil
 }
 
