@@ -387,8 +387,9 @@ func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer)
 	if err != nil || info.NumAckPending == 0 {
 		return false
 	}
-	// No owner yet: a member died between its first fetch and its claim.
-	// This member: its run ended (a gap) and no new event may come.
+	// No owner: a member died between its first fetch and its claim, or
+	// an owner's run ended (owner.release). This member: its run ended (a
+	// gap) and no new event may come.
 	var owner string
 	if e, err := g.checkpoints.Get(ctx, "p"+p); err == nil {
 		owner = string(e.Value())
@@ -424,7 +425,28 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, prob
 	g.cfg.Stats.replayed.Add(int64(replays))
 	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d messages)\n", g.cfg.Member, p, replays)
 	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
+	defer func() {
+		if ctx.Err() == nil { // a member that stops lets its heartbeat lapse
+			o.release(ctx)
+		}
+	}()
 	return o.run(ctx)
+}
+
+// release clears the partition's checkpoint key, unless another member
+// has claimed it since: a key names a live member only while its owner
+// runs. Another member finds the partition orphaned at once, where a
+// key left naming this member would have it wait for an event that may
+// never come: this member ends its run (lost at the fence to a member
+// that lost in turn, a gap, an error) and may no longer rank first, and
+// the member that does sees a live member named, and nothing to fetch.
+func (o *owner) release(ctx context.Context) error {
+	if o.rev == 0 {
+		return nil
+	}
+	_, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev)
+	o.rev = 0
+	return err
 }
 
 // claim takes key by compare-and-set: whoever held it fails its next
@@ -805,7 +827,7 @@ func (o *owner) handOver(ctx context.Context) error {
 		return err
 	}
 	// Released: the next owner need not wait for a new event.
-	if _, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev); err != nil {
+	if err := o.release(ctx); err != nil {
 		return errLost
 	}
 	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)
