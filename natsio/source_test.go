@@ -244,13 +244,57 @@ func TestSourceErrors(t *testing.T) {
 	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: events %v, want %v", err, got, want)
 	}
-	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped)"} {
+	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped: 4097 lines rejected)"} {
 		if !strings.Contains(errs.String(), want) {
 			t.Errorf("errors lack %q:\n%s", want, errs)
 		}
 	}
-	if st := src.Stats(); st.Rejected != 3 || st.Used+st.Read == 0 {
-		t.Errorf("stats %+v, want 3 rejected", st)
+	// The skipped message's lines are read and rejected: the totals add up.
+	if st := src.Stats(); st.Rejected != 3+natsio.MaxBatch+1 || st.Read != st.Used+st.Rejected+st.Late {
+		t.Errorf("stats %+v, want %d rejected, and read = used + rejected + late", st, 3+natsio.MaxBatch+1)
+	}
+}
+
+// TestSourceCSVNoHeader: a CSV message without its Sase-Csv-Header is
+// said to lack it, at its seq, and skipped, its lines counted rejected;
+// the stream reads on.
+func TestSourceCSVNoHeader(t *testing.T) {
+	server := startServer(t)
+	_, js := connect(t, server)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
+		t.Fatal(err)
+	}
+	bare := &nats.Msg{Subject: "events.IBM", Data: []byte("stock,1,IBM,500\nstock,2,IBM,501")}
+	headed := &nats.Msg{Subject: "events.IBM", Header: nats.Header{natsio.HeaderCSV: {"type,ts,symbol,price"}}, Data: []byte("stock,3,IBM,502")}
+	for _, m := range []*nats.Msg{bare, headed, bare, headed} {
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := &testkit.SyncBuffer{}
+	src, err := source.Open(ctx, streamURL(server, "EVENTS")+"?until=now", source.WithErrors(errs), source.WithName("ev"), source.WithFormat("csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = src.Read(ctx, func(b []*event.Event) bool {
+		for _, e := range b {
+			msg, index := natsio.SplitSeq(e.Seq)
+			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
+		}
+		return true
+	})
+	if want := []string{"2.0@3", "4.0@3"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: events %v, want %v", err, got, want)
+	}
+	const note = "ev seq %d: a CSV message carries its header row in its Sase-Csv-Header header, and this one has none (skipped: 2 lines rejected)\n"
+	if want := fmt.Sprintf(note, 1) + fmt.Sprintf(note, 3); errs.String() != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", errs, want)
+	}
+	if st := src.Stats(); st.Rejected != 4 || st.Read != 6 || st.Used != 2 {
+		t.Errorf("stats %+v, want 6 read, 2 used, 4 rejected", st)
 	}
 }
 
