@@ -228,17 +228,7 @@ func TestSourceErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var got []string
-	err = src.Read(ctx, func(b []*event.Event) bool {
-		for _, e := range b {
-			msg, index := natsio.SplitSeq(e.Seq)
-			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
-			if e.IsTick() {
-				got[len(got)-1] += " tick"
-			}
-		}
-		return true
-	})
+	got, err := readSeqs(ctx, src)
 	// Message 1 is CSV, which a jsonl LISTEN rejects too; message 3's
 	// tick is the query's, with the message's seq.
 	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
@@ -253,6 +243,23 @@ func TestSourceErrors(t *testing.T) {
 	if st := src.Stats(); st.Rejected != 3+natsio.MaxBatch+1 || st.Read != st.Used+st.Rejected+st.Late {
 		t.Errorf("stats %+v, want %d rejected, and read = used + rejected + late", st, 3+natsio.MaxBatch+1)
 	}
+}
+
+// readSeqs reads src to its end: its events as "msg.index@ts", a tick's
+// with " tick".
+func readSeqs(ctx context.Context, src source.Source) ([]string, error) {
+	var got []string
+	err := src.Read(ctx, func(b []*event.Event) bool {
+		for _, e := range b {
+			msg, index := natsio.SplitSeq(e.Seq)
+			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
+			if e.IsTick() {
+				got[len(got)-1] += " tick"
+			}
+		}
+		return true
+	})
+	return got, err
 }
 
 // TestSourceCSVNoHeader: a CSV message without its Sase-Csv-Header is
@@ -278,14 +285,7 @@ func TestSourceCSVNoHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	err = src.Read(ctx, func(b []*event.Event) bool {
-		for _, e := range b {
-			msg, index := natsio.SplitSeq(e.Seq)
-			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
-		}
-		return true
-	})
+	got, err := readSeqs(ctx, src)
 	if want := []string{"2.0@3", "4.0@3"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: events %v, want %v", err, got, want)
 	}
@@ -493,15 +493,8 @@ func TestTickBeforeHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	err = src.Read(ctx, func(b []*event.Event) bool {
-		for _, e := range b {
-			msg, _ := natsio.SplitSeq(e.Seq)
-			got = append(got, fmt.Sprintf("%d@%d tick=%v", msg, e.TS, e.IsTick()))
-		}
-		return true
-	})
-	if want := []string{"1@100 tick=true", "3@200 tick=false"}; err != nil || !slices.Equal(got, want) {
+	got, err := readSeqs(ctx, src)
+	if want := []string{"1.0@100 tick", "3.0@200"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: read %v, want %v", err, got, want)
 	}
 	if st := src.Stats(); st.Late != 1 || st.Rejected != 0 {
