@@ -91,6 +91,20 @@ func publishBatched(t testing.TB, js jetstream.JetStream, name string, partition
 	}
 }
 
+// oneStream starts a server holding stream EVENTS, of one partition
+// keyed by symbol; ctx ends with the test, or after 20 s.
+func oneStream(t testing.TB) (server string, js jetstream.JetStream, ctx context.Context) {
+	t.Helper()
+	server = startServer(t)
+	_, js = connect(t, server)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
+		t.Fatal(err)
+	}
+	return server, js, ctx
+}
+
 // streamURL is nats://host:port/name.
 func streamURL(server, name string) string { return server + "/" + name }
 

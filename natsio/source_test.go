@@ -266,13 +266,7 @@ func readSeqs(ctx context.Context, src source.Source) ([]string, error) {
 // said to lack it, at its seq, and skipped, its lines counted rejected;
 // the stream reads on.
 func TestSourceCSVNoHeader(t *testing.T) {
-	server := startServer(t)
-	_, js := connect(t, server)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
-		t.Fatal(err)
-	}
+	server, js, ctx := oneStream(t)
 	bare := &nats.Msg{Subject: "events.IBM", Data: []byte("stock,1,IBM,500\nstock,2,IBM,501")}
 	headed := &nats.Msg{Subject: "events.IBM", Header: nats.Header{natsio.HeaderCSV: {"type,ts,symbol,price"}}, Data: []byte("stock,3,IBM,502")}
 	for _, m := range []*nats.Msg{bare, headed, bare, headed} {
@@ -396,13 +390,7 @@ func TestTickReleasesMatch(t *testing.T) {
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			t.Parallel()
-			server := startServer(t)
-			_, js := connect(t, server)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
-				t.Fatal(err)
-			}
+			server, js, ctx := oneStream(t)
 			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
 				t.Fatal(err)
 			}
@@ -474,13 +462,7 @@ func TestTickReleasesMatch(t *testing.T) {
 // event below it is late, as it was when the tick came after a header.
 func TestTickBeforeHeader(t *testing.T) {
 	t.Parallel()
-	server := startServer(t)
-	_, js := connect(t, server)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
-		t.Fatal(err)
-	}
+	server, js, ctx := oneStream(t)
 	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
 		t.Fatal(err)
 	}
