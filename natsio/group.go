@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"iter"
 	"math"
 	"net/url"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
@@ -535,7 +537,23 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
-	events := func(yield func(*event.Event) bool) {
+	_, qerr := job.New(job.Config{Query: q, Source: ownerEvents{o}, Sink: o.sink}).Run(ctx)
+	// The end of the run released matches whose window is still open:
+	// they are not complete, and the next owner finds them.
+	o.sink.held = nil
+	if runErr != nil {
+		return runErr
+	}
+	return qerr
+}
+
+// ownerEvents is a job's source: the partition's events, each noted as
+// run (for the acks) as the query takes it.
+type ownerEvents struct{ o *owner }
+
+func (e ownerEvents) Events(ctx context.Context, _ func()) iter.Seq[*event.Event] {
+	o := e.o
+	return func(yield func(*event.Event) bool) {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
 				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
@@ -548,16 +566,6 @@ func (o *owner) run(ctx context.Context) error {
 			return true
 		})
 	}
-	_, qerr := q.Run(ctx, events, func(row []sase.Cell) bool {
-		return o.sink.Row(row) == nil
-	})
-	// The end of the run released matches whose window is still open:
-	// they are not complete, and the next owner finds them.
-	o.sink.held = nil
-	if runErr != nil {
-		return runErr
-	}
-	return qerr
 }
 
 // fence writes this owner's fence message on the partition's fence
