@@ -18,7 +18,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -30,26 +30,16 @@ import (
 // script sees the whole stream; in the shell a stream starts with its
 // first query.
 
-// State is where a live query is in its life: Running from its start, then
-// one of the others, once, when its run ends.
-type State int32
+// State is where a live query is in its life: its job's (job.State).
+type State = job.State
 
 const (
-	Running      State = iota
-	Ended              // its stream ended
-	EndedAtLimit       // it wrote SET limit matches
-	Stopped            // STOP QUERY, or Wait cancelled
-	Failed             // its run returned an error
+	Running      = job.Running
+	Ended        = job.Ended        // its stream ended
+	EndedAtLimit = job.EndedAtLimit // it wrote SET limit matches
+	Stopped      = job.Stopped      // STOP QUERY, or Wait cancelled
+	Failed       = job.Failed       // its run returned an error
 )
-
-var stateNames = [...]string{"running", "ended", "ended at the limit", "stopped", "failed"}
-
-func (st State) String() string {
-	if int(st) < len(stateNames) {
-		return stateNames[st]
-	}
-	return "State(" + strconv.Itoa(int(st)) + ")"
-}
 
 // QueryInfo describes a live query as SHOW QUERIES lists it.
 type QueryInfo struct {
@@ -63,21 +53,22 @@ type QueryInfo struct {
 
 // liveQuery is one query started on a live stream.
 type liveQuery struct {
-	id      int
-	live    *source.Live
-	text    string
-	cancel  context.CancelFunc
-	done    chan struct{} // closed once the query has ended and written its summary
-	matches atomic.Int64
-	state   atomic.Int32                          // a State
-	into    *derive.Producer                      // an INTO query's: its rows go into a derived stream
-	group   func() (matches int64, status string) // a group query's (remote.go)
-	// unit is the WITHIN that names a time unit on a stream whose unit
-	// was not known when the query started (unitView); nil otherwise.
-	unit *ast.Duration
+	id     int
+	live   *source.Live
+	text   string
+	cancel context.CancelFunc
+	done   chan struct{}                         // closed once the query has ended and written its summary
+	job    *job.Job                              // its run; nil for a group query, which its group runs
+	state  atomic.Int32                          // a group query's State
+	group  func() (matches int64, status string) // a group query's (remote.go)
 }
 
-func (q *liveQuery) State() State { return State(q.state.Load()) }
+func (q *liveQuery) State() State {
+	if q.job != nil {
+		return q.job.State()
+	}
+	return State(q.state.Load())
+}
 
 // stop ends the query and waits until it has written its matches and
 // summary.
@@ -91,9 +82,11 @@ func (q *liveQuery) stop() {
 func (s *Session) Queries() []QueryInfo {
 	infos := make([]QueryInfo, len(s.queries))
 	for i, q := range s.queries {
-		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Text: q.text}
+		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Text: q.text}
 		if q.group != nil {
 			infos[i].Matches, infos[i].Group = q.group()
+		} else {
+			infos[i].Matches = q.job.Stats().Matches
 		}
 	}
 	return infos
@@ -207,38 +200,17 @@ func explainLive(plan string, l *source.Live) string {
 	return head + "\nStream " + l.Name() + ": live, " + l.EventTime().String() + "\n" + rest
 }
 
-// liveQuery compiles a query on a live stream and starts it.
-func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error {
-	if g := s.groups[l]; g != nil {
-		return s.groupQuery(src, q, l, g)
-	}
-	if q.Analyze {
-		return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", l.Name())
-	}
-	var unseen []string
-	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
-	stream := l.Snapshot()
-	s.bareWindow(src, q, l.Name(), stream.Unit)
-	view, unit := unitView(q, l, stream)
-	cq, err := sase.CompileAST(q, src, view, sase.WithEngine(s.set.Engine))
-	if err != nil {
-		return err
-	}
-	var into *entry
-	if q.Into != nil {
-		if into, err = s.checkInto(src, q, s.cat.entries[l.Name()], cq); err != nil {
-			return err
-		}
-	}
-	if q.Explain {
-		return s.explain(cq, q, l.Name(), l, -1, nil)
-	}
+// liveQuery starts query q, compiled as cq over view (stream e as
+// unitView gives it, with unit), on the live stream e; into is its INTO's
+// derived stream if it has one, unseen the names the stream had not seen.
+func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration, unseen []string) error {
+	l := e.live
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
 	}
 	if q.Into != nil {
-		return s.intoLive(src, q, l, into, cq, view, unit)
+		return s.intoLive(src, q, e, into, cq, view, unit)
 	}
 	id := len(s.queries) + 1
 	res := s.res.hold() // the results go where they went at the start, even after \o
@@ -247,7 +219,11 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
 	}
 	bw := bufio.NewWriterSize(out, 32<<10)
-	w, err := s.liveWriter(id, bw, schemaOf(cq, stream.Schema, stream.Unit, l.Update), len(out.prefix))
+	tick := view.Unit // the stream's unit, which unitView may have set for a unit it does not know yet
+	if unit != nil {
+		tick = 0
+	}
+	w, err := s.liveWriter(id, bw, schemaOf(cq, view.Schema, tick, l.Update), len(out.prefix))
 	if err != nil {
 		res.release()
 		return errAt(src, q.Span.Start, "%v", err)
@@ -263,9 +239,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	if w.Sync() == nil {
 		bw.Flush()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit}
-	s.queries = append(s.queries, lq)
+	lq := s.addQuery(l, q)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
@@ -273,78 +247,77 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error
 	s.note("%s", text)
 	// As they were at the start: SET may change them meanwhile.
 	workers, _ := s.set.workers("", -1)
-	limit, timing := s.set.Limit, s.set.Timing
-	go func() {
-		defer close(lq.done)
-		defer cancel()
-		stats, err := lq.run(ctx, cq, sub, w, bw, limit, workers)
+	cfg := job.Config{Query: cq, Source: &liveSource{sub: sub, live: l, unit: unit}, Sink: w, Limit: s.set.Limit, Workers: workers, Flush: func() { bw.Flush() }}
+	s.runLive(lq, cfg, q, func(err error) error {
 		out.close()
 		if cerr := res.release(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
 		}
-		if err != nil {
-			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
-		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
-		s.carriedNote(lq, q)
-	}()
-	if s.interactive {
-		l.Start()
-	}
+		return err
+	})
 	return nil
 }
 
-// run runs the query until its stream ends, its limit, or ctx is done,
-// writing its matches through w and bw (nil for an INTO query, whose w is
-// its producer), and sets its final state.
-func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64, workers int) (*sase.Stats, error) {
-	flush := func() {
-		if bw != nil {
-			bw.Flush()
-		}
-	}
-	emit := func(row []sase.Cell) bool {
-		if ctx.Err() != nil {
-			// Stopped: the run's end would release matches whose window
-			// is still open, which are not complete.
-			return false
-		}
-		w.Row(row) // a write error sticks in bw
-		n := q.matches.Add(1)
-		return limit == 0 || n < limit
-	}
-	idle := func() {
-		w.Sync()
-		flush()
-	}
-	live := sase.NewLive(idle)
-	events := sub.Events(ctx, live.Pause)
-	var unitErr error
-	if q.unit != nil {
-		events = q.checkUnit(events, &unitErr)
-	}
-	if q.into != nil {
-		events = q.into.Follow(events)
-	}
-	stats, err := cq.Run(ctx, events, emit, sase.WithWorkers(workers), sase.WithLive(live))
-	if err == nil {
-		err = unitErr
-	}
-	sub.Close()
-	w.Finish()
-	flush()
-	state := Ended
-	switch {
-	case ctx.Err() != nil: // STOP QUERY or Wait's cancellation, not the end of the stream
-		state, err = Stopped, nil
-	case err != nil:
-		state = Failed
-	case limit > 0 && q.matches.Load() >= limit:
-		state = EndedAtLimit
-	}
-	q.state.Store(int32(state))
-	return stats, err
+// addQuery registers q as the next query on the live stream l.
+func (s *Session) addQuery(l *source.Live, q *ast.Query) *liveQuery {
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), done: make(chan struct{})}
+	s.queries = append(s.queries, lq)
+	return lq
 }
+
+// runLive runs live query lq as a job of cfg in the background, until its
+// stream ends, its limit, or STOP QUERY; then end (if not nil) may add to
+// its error, and the query's summary is noted, with what its stream never
+// carried of q (nil: none is said).
+func (s *Session) runLive(lq *liveQuery, cfg job.Config, q *ast.Query, end func(error) error) {
+	cfg.Live = true
+	timing := s.set.Timing // as it was at the start
+	ctx, cancel := context.WithCancel(context.Background())
+	lq.cancel, lq.job = cancel, job.New(cfg)
+	lq.job.Start(ctx)
+	go func() {
+		defer close(lq.done)
+		sum, err := lq.job.Wait()
+		if end != nil {
+			err = end(err)
+		}
+		if err != nil {
+			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
+		}
+		s.bgNote("(query %d %s: %s)", lq.id, sum.State, counts(sum.Matches, sum.Stats, lq.live.Name(), timing))
+		if q != nil {
+			s.carriedNote(lq, q)
+		}
+	}()
+	if s.interactive {
+		lq.live.Start()
+	}
+}
+
+// liveSource is a live query's events: its subscription's, ended at the
+// first one when they show that its WITHIN's unit cannot measure them
+// (unit, checkUnit), and followed by an INTO query's producer (into).
+type liveSource struct {
+	sub  *source.Subscription
+	live *source.Live
+	unit *ast.Duration
+	into *derive.Producer
+	err  error
+}
+
+func (ls *liveSource) Events(ctx context.Context, pause func()) iter.Seq[*event.Event] {
+	events := ls.sub.Events(ctx, pause)
+	if ls.unit != nil {
+		events = ls.checkUnit(events)
+	}
+	if ls.into != nil {
+		events = ls.into.Follow(events)
+	}
+	return events
+}
+
+func (ls *liveSource) Close()     { ls.sub.Close() }
+func (ls *liveSource) Err() error { return ls.err }
 
 // unitView is the stream a live query compiles against. When its WITHIN
 // names a time unit and the stream has no unit yet but has used no event
@@ -363,21 +336,21 @@ func unitView(q *ast.Query, l *source.Live, stream *event.Stream) (*event.Stream
 
 // checkUnit stops the query at the stream's first event (or punctuation)
 // when that shows its timestamps are unit-less integers, which the
-// query's WITHIN cannot measure: it sets *err and ends the events.
-func (q *liveQuery) checkUnit(events iter.Seq[*event.Event], err *error) iter.Seq[*event.Event] {
+// query's WITHIN cannot measure: it sets ls.err and ends the events.
+func (ls *liveSource) checkUnit(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		checked := false
 		for e := range events {
 			if !checked {
 				checked = true
-				if q.live.Unit() == 0 {
+				if ls.live.Unit() == 0 {
 					what := "its first event, seq " + strconv.FormatInt(e.Seq, 10) + ","
 					if e.IsTick() {
 						what = "its first punctuation"
 					}
-					*err = fmt.Errorf("stream %s has unit-less integer timestamps (%s has ts %d), which WITHIN %s cannot measure: "+
+					ls.err = fmt.Errorf("stream %s has unit-less integer timestamps (%s has ts %d), which WITHIN %s cannot measure: "+
 						"load it WITH (time_unit = 'ms') (or the unit its integers count), or give it RFC 3339 timestamps, or write WITHIN %s (ticks)",
-						q.live.Name(), what, e.TS, q.unit, q.unit.Raw)
+						ls.live.Name(), what, e.TS, ls.unit, ls.unit.Raw)
 					return
 				}
 			}

@@ -100,10 +100,9 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	lq := s.addQuery(l, q)
 	name := "q" + strconv.Itoa(lq.id)
-	lq.group = func() (int64, string) { return g.GroupStatus(name) }
-	s.queries = append(s.queries, lq)
+	lq.cancel, lq.group = cancel, func() (int64, string) { return g.GroupStatus(name) }
 	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
 	go func() {
 		defer close(lq.done)
