@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -212,44 +212,51 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 	if q.Into != nil {
 		return s.intoLive(src, q, e, into, cq, view, unit)
 	}
-	id := len(s.queries) + 1
-	res := s.res.hold() // the results go where they went at the start, even after \o
-	out := &lineSink{o: s.outs, dst: res.w}
-	if s.interactive {
-		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
-	}
-	bw := bufio.NewWriterSize(out, 32<<10)
 	tick := view.Unit // the stream's unit, which unitView may have set for a unit it does not know yet
 	if unit != nil {
 		tick = 0
 	}
-	w, err := s.liveWriter(id, bw, schemaOf(cq, view.Schema, tick, l.Update), len(out.prefix))
-	if err != nil {
-		res.release()
-		return errAt(src, q.Span.Start, "%v", err)
+	sc := schemaOf(cq, view.Schema, tick, l.Update)
+	id := len(s.queries) + 1
+	// As they were at the start: SET may change them meanwhile.
+	workers, _ := s.set.workers("", -1)
+	var w output.Writer
+	ls := &liveSource{live: l, unit: unit}
+	var res *results // where its lines go, if not to SET output
+	var err error
+	if s.set.Output != "" {
+		if w, err = output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc}); err != nil {
+			return errAt(src, q.Span.Start, "%v", err)
+		}
+		ls.sub, err = l.Subscribe()
+	} else {
+		res = s.res.hold() // the results go where they went at the start, even after \o
+		m := &orderedOut{dst: lockedWriter{s.outs, res.w}, lines: s.set.Format != output.Table, split: cq.Split(workers, true).Workers > 1}
+		if s.interactive {
+			m.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+		}
+		m.w = s.writer(m, sc, len(m.prefix))
+		w, ls.order = m, m
+		if ls.sub, err = s.order(l).join(l, m); err != nil {
+			res.release()
+		}
 	}
-	sub, err := l.Subscribe()
 	if err != nil {
-		res.release()
 		return err
 	}
-	// A header (CSV's) goes out now, before any event, in statement order:
-	// the queries of a script start together, and which one's goroutine
-	// flushes first must not order the output.
-	if w.Sync() == nil {
-		bw.Flush()
-	}
+	// A header (CSV's) goes out now, before any event, in statement order.
+	w.Sync()
 	lq := s.addQuery(l, q)
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	// As they were at the start: SET may change them meanwhile.
-	workers, _ := s.set.workers("", -1)
-	cfg := job.Config{Query: cq, Source: &liveSource{sub: sub, live: l, unit: unit}, Sink: w, Limit: s.set.Limit, Workers: workers, Flush: func() { bw.Flush() }}
+	cfg := job.Config{Query: cq, Source: ls, Sink: w, Limit: s.set.Limit, Workers: workers}
 	s.runLive(lq, cfg, q, func(err error) error {
-		out.close()
+		if res == nil {
+			return err
+		}
 		if cerr := res.release(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
 		}
@@ -296,13 +303,15 @@ func (s *Session) runLive(lq *liveQuery, cfg job.Config, q *ast.Query, end func(
 
 // liveSource is a live query's events: its subscription's, ended at the
 // first one when they show that its WITHIN's unit cannot measure them
-// (unit, checkUnit), and followed by an INTO query's producer (into).
+// (unit, checkUnit), followed by an INTO query's producer (into) and by
+// the order of the lines of a query writing to the results (order).
 type liveSource struct {
-	sub  *source.Subscription
-	live *source.Live
-	unit *ast.Duration
-	into *derive.Producer
-	err  error
+	sub   *source.Subscription
+	live  *source.Live
+	unit  *ast.Duration
+	into  *derive.Producer
+	order *orderedOut // a query writing to the results: it follows where the query has read
+	err   error
 }
 
 func (ls *liveSource) Events(ctx context.Context, pause func()) iter.Seq[*event.Event] {
@@ -312,6 +321,9 @@ func (ls *liveSource) Events(ctx context.Context, pause func()) iter.Seq[*event.
 	}
 	if ls.into != nil {
 		events = ls.into.Follow(events)
+	}
+	if ls.order != nil {
+		events = ls.order.track(ctx, events)
 	}
 	return events
 }

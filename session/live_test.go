@@ -282,7 +282,7 @@ func TestLiveWithinUnit(t *testing.T) {
 			if err := s.Wait(context.Background()); err != tt.err {
 				t.Errorf("Wait = %v, want %v", err, tt.err)
 			}
-			// Each query's lines are in order; the two queries' may interleave.
+			// Each query's lines, query by query.
 			var got []string
 			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
 				if strings.HasPrefix(line, "unit,") {

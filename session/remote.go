@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"net/url"
 	"strconv"
@@ -137,13 +136,4 @@ func equivalentOn(q *ast.Query, key string) bool {
 		return false
 	}
 	return key != "" && q.Where != nil && conj(q.Where)
-}
-
-// liveWriter is a live query's writer: the SET output sink, or bw (the
-// session's output) in SET format.
-func (s *Session) liveWriter(id int, bw *bufio.Writer, sc output.Schema, prefix int) (output.Writer, error) {
-	if s.set.Output == "" {
-		return s.writer(bw, sc, prefix), nil
-	}
-	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc})
 }
