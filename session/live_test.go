@@ -17,12 +17,7 @@ import (
 // does: each starts the stream, prints its lines prefixed with its number,
 // and is listed by SHOW QUERIES until STOP QUERY ends it.
 func TestInteractiveLiveQueries(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
-	s.Set("timing", "off")
-	exec(t, s, "SET format = csv; LOAD '-' AS s;")
+	s, pw, stdout, stderr := shellOnPipe(t)
 	exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
 	exec(t, s, "PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
 	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\n")
@@ -53,6 +48,21 @@ func TestInteractiveLiveQueries(t *testing.T) {
 	pw.Close() // the stream ends, and with it query 2
 	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events on s)")
 	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 late, 0 lines rejected)")
+}
+
+// shellOnPipe is a shell session (timing off, SET format = csv) reading
+// the live stream s from the pipe pw, which the test's end closes.
+func shellOnPipe(t *testing.T) (s *session.Session, pw *io.PipeWriter, stdout, stderr *testkit.SyncBuffer) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	stdout, stderr = &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	s = session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
+	s.Set("timing", "off")
+	if err := exec(t, s, "SET format = csv; LOAD '-' AS s;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return s, pw, stdout, stderr
 }
 
 // TestLiveQueryChecks checks what a live stream does not allow.

@@ -79,12 +79,7 @@ func TestLiveJobsStop(t *testing.T) {
 			[]string{"(query 1 stopped: 1 match, 3 events on s)", "(query 2 ended: 1 match, 1 event on d)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pr, pw := io.Pipe()
-			defer pw.Close()
-			stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-			s := session.New(stdout, stderr, session.WithStdin(pr), session.Interactive())
-			s.Set("timing", "off")
-			exec(t, s, "SET format = csv; LOAD '-' AS s;")
+			s, pw, stdout, stderr := shellOnPipe(t)
 			if err := exec(t, s, tt.stmts); err != nil {
 				t.Fatalf("%v\n%s", err, stderr)
 			}
