@@ -359,6 +359,18 @@ func TestFailover(t *testing.T) {
 
 func kill(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGKILL) }
 
+// pause stops a member (SIGSTOP) past the pin TTL, then resumes it.
+func pause(cmd *exec.Cmd) {
+	cmd.Process.Signal(syscall.SIGSTOP)
+	resumeLate(cmd)
+}
+
+// resumeLate resumes a stopped member once the pin TTL has long passed.
+func resumeLate(cmd *exec.Cmd) {
+	time.Sleep(4 * testPinTTL)
+	cmd.Process.Signal(syscall.SIGCONT)
+}
+
 // TestZombie pauses a member past the pin TTL and resumes it: it has lost
 // its partitions, and writes nothing more for them. In the first trial
 // SIGSTOP comes at a random point; in the second the member stops itself
@@ -366,23 +378,16 @@ func kill(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGKILL) }
 // the matches stream's duplicate window is shorter than the pause, so
 // the Msg-Ids do not hide what the zombie writes: the fences refuse it.
 func TestZombie(t *testing.T) {
-	resume := func(cmd *exec.Cmd) {
-		time.Sleep(4 * testPinTTL)
-		cmd.Process.Signal(syscall.SIGCONT)
-	}
 	t.Run("signal", func(t *testing.T) {
 		t.Parallel()
-		failover(t, 20, false, nil, func(cmd *exec.Cmd) {
-			cmd.Process.Signal(syscall.SIGSTOP)
-			resume(cmd)
-		})
+		failover(t, 20, false, nil, pause)
 	})
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
 		dup := time.Second
 		failover(t, 21, false, &dup, func(cmd *exec.Cmd) {
 			awaitStopped(t, cmd)
-			resume(cmd)
+			resumeLate(cmd)
 		})
 	})
 }
