@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"iter"
 	"math"
 	"net/url"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
@@ -333,7 +335,7 @@ func (g *group) consumer(ctx context.Context, p string) (jetstream.Consumer, err
 		PriorityGroups: []string{g.cfg.Group},
 	}
 	if p != GlobalPartition {
-		cfg.FilterSubject = p + "." + EventsPrefix
+		cfg.FilterSubject = p + "." + Subjects(g.events)
 	}
 	return g.events.CreateOrUpdateConsumer(ctx, cfg)
 }
@@ -387,8 +389,9 @@ func (g *group) orphaned(ctx context.Context, p string, cons jetstream.Consumer)
 	if err != nil || info.NumAckPending == 0 {
 		return false
 	}
-	// No owner yet: a member died between its first fetch and its claim.
-	// This member: its run ended (a gap) and no new event may come.
+	// No owner: a member died between its first fetch and its claim, or
+	// an owner's run ended (owner.release). This member: its run ended (a
+	// gap) and no new event may come.
 	var owner string
 	if e, err := g.checkpoints.Get(ctx, "p"+p); err == nil {
 		owner = string(e.Value())
@@ -424,7 +427,28 @@ func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, prob
 	g.cfg.Stats.replayed.Add(int64(replays))
 	fmt.Fprintf(g.cfg.Errors, "%s: owns partition %s (replays %d messages)\n", g.cfg.Member, p, replays)
 	o := &owner{g: g, p: p, key: key, rev: rev, cons: cons, maxAck: cons.CachedInfo().Config.MaxAckPending}
+	defer func() {
+		if ctx.Err() == nil { // a member that stops lets its heartbeat lapse
+			o.release(ctx)
+		}
+	}()
 	return o.run(ctx)
+}
+
+// release clears the partition's checkpoint key, unless another member
+// has claimed it since: a key names a live member only while its owner
+// runs. Another member finds the partition orphaned at once, where a
+// key left naming this member would have it wait for an event that may
+// never come: this member ends its run (lost at the fence to a member
+// that lost in turn, a gap, an error) and may no longer rank first, and
+// the member that does sees a live member named, and nothing to fetch.
+func (o *owner) release(ctx context.Context) error {
+	if o.rev == 0 {
+		return nil
+	}
+	_, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev)
+	o.rev = 0
+	return err
 }
 
 // claim takes key by compare-and-set: whoever held it fails its next
@@ -513,7 +537,23 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
-	events := func(yield func(*event.Event) bool) {
+	_, qerr := job.New(job.Config{Query: q, Source: ownerEvents{o}, Sink: o.sink}).Run(ctx)
+	// The end of the run released matches whose window is still open:
+	// they are not complete, and the next owner finds them.
+	o.sink.held = nil
+	if runErr != nil {
+		return runErr
+	}
+	return qerr
+}
+
+// ownerEvents is a job's source: the partition's events, each noted as
+// run (for the acks) as the query takes it.
+type ownerEvents struct{ o *owner }
+
+func (e ownerEvents) Events(ctx context.Context, _ func()) iter.Seq[*event.Event] {
+	o := e.o
+	return func(yield func(*event.Event) bool) {
 		o.src.Read(ctx, func(b []*event.Event) bool {
 			for _, e := range b {
 				o.maxTS, o.running = max(o.maxTS, e.TS), e.Seq
@@ -526,16 +566,6 @@ func (o *owner) run(ctx context.Context) error {
 			return true
 		})
 	}
-	_, qerr := q.Run(ctx, events, func(row []sase.Cell) bool {
-		return o.sink.Row(row) == nil
-	})
-	// The end of the run released matches whose window is still open:
-	// they are not complete, and the next owner finds them.
-	o.sink.held = nil
-	if runErr != nil {
-		return runErr
-	}
-	return qerr
 }
 
 // fence writes this owner's fence message on the partition's fence
@@ -805,7 +835,7 @@ func (o *owner) handOver(ctx context.Context) error {
 		return err
 	}
 	// Released: the next owner need not wait for a new event.
-	if _, err := o.g.checkpoints.Update(ctx, o.key, nil, o.rev); err != nil {
+	if err := o.release(ctx); err != nil {
 		return errLost
 	}
 	fmt.Fprintf(o.g.cfg.Errors, "%s: hands partition %s over\n", o.g.cfg.Member, o.p)

@@ -424,7 +424,7 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 	}
 	csv := groupCSV(n, seed)
 	want := expected(t, csv)
-	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol"); err != nil {
+	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := child(t, server, "a", nil, env...), child(t, server, "b", nil)
@@ -489,6 +489,9 @@ func TestGroupScript(t *testing.T) {
 	}
 	awaitMatches(t, js, csv, want)
 	checkShowQueries(t, js, sessions[:], []int{len(want) - len(expectedOf(t, csv, drop)), len(expectedOf(t, csv, drop))})
+	if t.Failed() {
+		t.Logf("the instances' notes:\n%s\n%s", logs[0], logs[1])
+	}
 	if err := sessions[0].Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; SHOW QUERIES;"}); err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +567,7 @@ func TestWindowOutgrowsAckPending(t *testing.T) {
 	_, js := connect(t, server)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
 	cfg := groupConfig(server, "m")
@@ -706,7 +709,7 @@ func TestTakeoverInsideBatch(t *testing.T) {
 	server := startServer(t)
 	_, js := connect(t, server)
 	ctx := context.Background()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
 	csv := groupCSV(3000, 8)
@@ -790,7 +793,7 @@ func TestTakeoverAfterTick(t *testing.T) {
 			server := startServer(t)
 			_, js := connect(t, server)
 			ctx := context.Background()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 				t.Fatal(err)
 			}
 			publish := func(csv string) {

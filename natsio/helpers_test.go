@@ -79,16 +79,30 @@ func publishBatched(t testing.TB, js jetstream.JetStream, name string, partition
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol"); err != nil {
+	if _, err := natsio.InitStream(ctx, js, name, partitions, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
-	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch})
+	n, err := natsio.Publish(ctx, js, strings.NewReader(csv), natsio.PublishConfig{Key: "symbol", Batch: batch, Stream: name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int64(strings.Count(csv, "\n") - 1); n.Events != want || batch == 1 && n.Messages != want {
 		t.Fatalf("published %d events in %d messages, want %d", n.Events, n.Messages, want)
 	}
+}
+
+// oneStream starts a server holding stream EVENTS, of one partition
+// keyed by symbol; ctx ends with the test, or after 20 s.
+func oneStream(t testing.TB) (server string, js jetstream.JetStream, ctx context.Context) {
+	t.Helper()
+	server = startServer(t)
+	_, js = connect(t, server)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
+		t.Fatal(err)
+	}
+	return server, js, ctx
 }
 
 // streamURL is nats://host:port/name.
@@ -102,7 +116,7 @@ func TestPartitionOf(t *testing.T) {
 	_, js := connect(t, server)
 	ctx := context.Background()
 	const parts = 13
-	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol")
+	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol", "")
 	if err != nil {
 		t.Fatal(err)
 	}

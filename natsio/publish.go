@@ -19,34 +19,95 @@ import (
 	"github.com/nats-io/nuid"
 )
 
-// EventsPrefix is the subject prefix producers publish on: events.<key>.
+// EventsPrefix is the subject prefix producers publish on when no
+// stream is named: events.<key>, stream EVENTS's (DefaultSubjects).
 const EventsPrefix = "events"
 
-// InitStream creates an events stream that stores events.<key> as
-// <p>.events, p the key's partition of partitions (at least 1), so that
+// DefaultSubjects is the subject prefix InitStream gives a stream named
+// name when none is asked for: its name in lower case, so that streams
+// of one server have their own (stream EVENTS takes events.*).
+func DefaultSubjects(name string) string { return strings.ToLower(name) }
+
+// InitStream creates an events stream that stores subjects.<key> as
+// <p>.subjects, p the key's partition of partitions (at least 1), so that
 // each partition can be consumed in order by one consumer with one
 // filter subject (a consumer filtering many distinct subjects is much
-// slower). key, the attribute producers key by, is kept in the stream's
-// metadata: a group runs a query per partition when it holds [key].
-func InitStream(ctx context.Context, js jetstream.JetStream, name string, partitions int, key string) (jetstream.Stream, error) {
+// slower). subjects is a prefix of one or more tokens ("" is
+// DefaultSubjects(name)); a stream of the server that stores them
+// already is named in the error. key, the attribute producers key by,
+// is kept in the stream's metadata: a group runs a query per partition
+// when it holds [key].
+func InitStream(ctx context.Context, js jetstream.JetStream, name string, partitions int, key, subjects string) (jetstream.Stream, error) {
 	if partitions < 1 {
 		return nil, fmt.Errorf("--partitions must be at least 1, got %d", partitions)
+	}
+	if subjects == "" {
+		subjects = DefaultSubjects(name)
+	}
+	subjects = strings.TrimSuffix(subjects, ".*")
+	if err := checkSubjects(subjects); err != nil {
+		return nil, err
 	}
 	cfg := jetstream.StreamConfig{
 		Name:       name,
 		Metadata:   map[string]string{metaKey: key},
-		Subjects:   []string{EventsPrefix + ".*"},
+		Subjects:   []string{subjects + ".*"},
 		Duplicates: DuplicateWindow,
 		SubjectTransform: &jetstream.SubjectTransformConfig{
-			Source:      EventsPrefix + ".*",
-			Destination: "{{partition(" + strconv.Itoa(partitions) + ",1)}}." + EventsPrefix,
+			Source:      subjects + ".*",
+			Destination: "{{partition(" + strconv.Itoa(partitions) + ",1)}}." + subjects,
 		},
 	}
 	st, err := js.CreateStream(ctx, cfg)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeSubjectOverlap {
+		other := "another stream"
+		if o, err := js.StreamNameBySubject(ctx, subjects+"._"); err == nil {
+			other = "stream " + o
+		}
+		return nil, fmt.Errorf("creating stream %s: %s already stores %s.* (a subject belongs to one stream of a server): give %s other subjects, --subjects %s say (%w)",
+			name, other, subjects, name, suggestSubjects(name, subjects), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating stream %s: %w", name, err)
 	}
 	return st, nil
+}
+
+// errCodeSubjectOverlap is the server's "subjects overlap with an
+// existing stream" (the client names no constant for it).
+const errCodeSubjectOverlap jetstream.ErrorCode = 10065
+
+// suggestSubjects is a prefix for stream name other than taken.
+func suggestSubjects(name, taken string) string {
+	if s := DefaultSubjects(name); s != taken {
+		return s
+	}
+	return taken + "_" + strings.ToLower(nuid.Next()[18:])
+}
+
+// checkSubjects refuses a prefix that is no literal subject: publishers
+// add the key's token, the stream's transform the partition's.
+func checkSubjects(subjects string) error {
+	for tok := range strings.SplitSeq(subjects, ".") {
+		if tok == "" || strings.ContainsAny(tok, "*> \t\r\n") {
+			return fmt.Errorf("--subjects %q: want tokens joined by dots with no wildcard or space, as orders or site1.orders (the stream then stores orders.*)", subjects)
+		}
+	}
+	return nil
+}
+
+// Subjects is the prefix of the subjects st stores (InitStream's
+// subjects): producers publish on <prefix>.<key>, and partition p is
+// stored on <p>.<prefix>.
+func Subjects(st jetstream.Stream) string {
+	if t := st.CachedInfo().Config.SubjectTransform; t != nil && strings.HasSuffix(t.Source, ".*") {
+		return strings.TrimSuffix(t.Source, ".*")
+	}
+	if subs := st.CachedInfo().Config.Subjects; len(subs) == 1 && strings.HasSuffix(subs[0], ".*") {
+		return strings.TrimSuffix(subs[0], ".*")
+	}
+	return EventsPrefix
 }
 
 // metaKey is the stream metadata entry holding the key attribute.
@@ -85,8 +146,9 @@ type PublishConfig struct {
 	// Linger is the longest a line waits for its batch to fill
 	// (DefaultLinger if 0): a slow feed is not held back.
 	Linger time.Duration
-	// Stream is the stream that stores events.*, whose partitions the
-	// batches follow; "" looks it up.
+	// Stream is the stream the lines go to, on its subjects
+	// (<prefix>.<key>), in batches that follow its partitions; "" is the
+	// one that stores events.*.
 	Stream string
 	// ID is the input's identity (a file's path, size and time, say): a
 	// message's Nats-Msg-Id is ID and the line number of its first line,
@@ -110,7 +172,7 @@ type Published struct {
 	Events, Messages int64
 }
 
-// Publish sends the lines of r to events.<key>, CSV rows with their
+// Publish sends the lines of r to <prefix>.<key> (Subjects), CSV rows with their
 // header row in the Sase-Csv-Header header, several lines of one
 // partition in a message (PublishConfig.Batch), and waits until the
 // server has stored them all. The messages the server refused (a stream
@@ -123,12 +185,9 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 	if c.Linger <= 0 {
 		c.Linger = DefaultLinger
 	}
-	var parts int
-	if c.Batch != 1 {
-		var err error
-		if parts, err = publishPartitions(ctx, js, c.Stream); err != nil {
-			return Published{}, err
-		}
+	parts, subjects, err := publishStream(ctx, js, c.Stream)
+	if err != nil {
+		return Published{}, err
 	}
 	if c.Batch == 0 {
 		c.Batch = DefaultBatch
@@ -139,7 +198,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r io.Reader, c Publish
 	if c.ID == "" {
 		c.ID = nuid.Next()
 	}
-	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: c.ID + "."}
+	p := publisher{ctx: ctx, js: js, cfg: c, keyCol: -1, id: c.ID + ".", subjects: subjects}
 	if c.Batch > 1 {
 		p.parts = make([]outBatch, parts)
 	}
@@ -221,53 +280,58 @@ func (p *publisher) stopped() (Published, error) {
 	return acked, fmt.Errorf("stopped after line %d: %w", p.lineNo, err)
 }
 
-// publishPartitions is the number of partitions of the stream that
-// stores events.* (name, or the one the server says). A server that has
-// just restarted may not answer at once (no JetStream yet, or a request
-// lost on the way): the lookup is tried again as a publish is.
-func publishPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+// publishStream is the number of partitions and the subject prefix of
+// the stream name, or of the one the server says stores events.* if
+// name is "". A server that has just restarted may not answer at once
+// (no JetStream yet, or a request lost on the way): the lookup is tried
+// again as a publish is.
+func publishStream(ctx context.Context, js jetstream.JetStream, name string) (partitions int, subjects string, err error) {
 	end := time.Now().Add(publishRetries * publishRetryWait)
 	for {
-		n, err := lookupPartitions(ctx, js, name)
-		if err == nil || errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil || time.Now().After(end) {
-			return n, err
+		st, err := lookupStream(ctx, js, name)
+		if err == nil {
+			return Partitions(st), Subjects(st), nil
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil || time.Now().After(end) {
+			return 0, "", err
 		}
 		pause(ctx, publishRetryWait)
 	}
 }
 
-func lookupPartitions(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+func lookupStream(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*publishRetryWait)
 	defer cancel()
 	if name == "" {
 		var err error
 		if name, err = js.StreamNameBySubject(ctx, EventsPrefix+"._"); err != nil {
-			return 0, fmt.Errorf("no stream stores %s.* (sase nats init creates one): %w", EventsPrefix, err)
+			return nil, fmt.Errorf("no stream stores %s.* (sase nats init creates one): %w", EventsPrefix, err)
 		}
 	}
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return 0, fmt.Errorf("no stream %s (sase nats init creates one): %w", name, err)
+		return nil, fmt.Errorf("no stream %s (sase nats init creates one): %w", name, err)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", name, err)
+		return nil, fmt.Errorf("stream %s: %w", name, err)
 	}
-	return Partitions(st), nil
+	return st, nil
 }
 
 type publisher struct {
-	ctx     context.Context
-	js      jetstream.JetStream
-	cfg     PublishConfig
-	header  string // CSV
-	keyCol  int
-	lineNo  int
-	sent    int64     // messages sent
-	done    Published // stored, or sent and not refused yet
-	id      string    // this Publish's messages' Nats-Msg-Id prefix
-	acks    []pending // sent, not yet seen acknowledged; oldest first
-	refused Published
-	first   error // the first refusal
+	ctx      context.Context
+	js       jetstream.JetStream
+	cfg      PublishConfig
+	subjects string // the stream's prefix (Subjects)
+	header   string // CSV
+	keyCol   int
+	lineNo   int
+	sent     int64     // messages sent
+	done     Published // stored, or sent and not refused yet
+	id       string    // this Publish's messages' Nats-Msg-Id prefix
+	acks     []pending // sent, not yet seen acknowledged; oldest first
+	refused  Published
+	first    error // the first refusal
 
 	parts []outBatch // by partition; nil with Batch 1
 	order []int      // the partitions with lines, by their first line
@@ -394,9 +458,9 @@ func (p *publisher) key(line []byte) (string, error) {
 	return "", nil
 }
 
-// message is data on events.<token>, with the CSV header.
+// message is data on <subjects>.<token>, with the CSV header.
 func (p *publisher) message(token string, data []byte) *nats.Msg {
-	m := nats.NewMsg(EventsPrefix + "." + token)
+	m := nats.NewMsg(p.subjects + "." + token)
 	if p.header != "" {
 		m.Header.Set(HeaderCSV, p.header)
 	}
@@ -434,7 +498,7 @@ func (p *publisher) tick(now time.Time) error {
 	if unit <= 0 {
 		unit = time.Millisecond
 	}
-	m := nats.NewMsg(EventsPrefix + "." + SubjectToken(""))
+	m := nats.NewMsg(p.subjects + "." + SubjectToken(""))
 	m.Data = []byte(`{"ts":` + strconv.FormatInt(now.UnixNano()/int64(unit), 10) + `}`)
 	return p.send(m, 0, 0)
 }

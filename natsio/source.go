@@ -348,6 +348,9 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 			}
 		}
 	}
+	if s.csv && !tick && h == "" {
+		return r.skip(seq, n, "a CSV message carries its header row in its "+HeaderCSV+" header, and this one has none")
+	}
 	if s.csv && !tick {
 		if r.headerDone && h != r.header {
 			r.held = m
@@ -358,14 +361,23 @@ func (r *msgReader) load(m jetstream.Msg) bool {
 		}
 	}
 	if n > MaxBatch {
-		fmt.Fprintf(r.c.Errors, "%s seq %d: a message holds at most %d events, this one has %d lines (skipped)\n", r.c.Name, seq, MaxBatch, n)
-		r.rest = r.buf
-		return true
+		return r.skip(seq, n, fmt.Sprintf("a message holds at most %d events, this one has %d lines", MaxBatch, n))
 	}
 	for i := range n {
 		r.s.lines.add(lineSeq{seq: EventSeq(seq, i), batch: n > 1})
 	}
 	r.buf = append(append(r.buf, data...), '\n')
+	r.rest = r.buf
+	return true
+}
+
+// skip reports message seq, of n lines, as why says, and counts its
+// lines read and rejected; the producer's lines before it stay.
+func (r *msgReader) skip(seq int64, n int, why string) bool {
+	fmt.Fprintf(r.c.Errors, "%s seq %d: %s (skipped: %d lines rejected)\n", r.c.Name, seq, why, n)
+	if rej, ok := r.s.Source.(source.Rejecter); ok {
+		rej.Reject(int64(n))
+	}
 	r.rest = r.buf
 	return true
 }

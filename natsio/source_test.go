@@ -92,7 +92,7 @@ func TestOneInstance(t *testing.T) {
 		// event each that a plain NATS client publishes, and ticks.
 		{"mixed", func(t *testing.T, js jetstream.JetStream) {
 			ctx := context.Background()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
+			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol", ""); err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < len(rows); i += 300 {
@@ -228,8 +228,28 @@ func TestSourceErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	got, err := readSeqs(ctx, src)
+	// Message 1 is CSV, which a jsonl LISTEN rejects too; message 3's
+	// tick is the query's, with the message's seq.
+	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: events %v, want %v", err, got, want)
+	}
+	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped: 4097 lines rejected)"} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("errors lack %q:\n%s", want, errs)
+		}
+	}
+	// The skipped message's lines are read and rejected: the totals add up.
+	if st := src.Stats(); st.Rejected != 3+natsio.MaxBatch+1 || st.Read != st.Used+st.Rejected+st.Late {
+		t.Errorf("stats %+v, want %d rejected, and read = used + rejected + late", st, 3+natsio.MaxBatch+1)
+	}
+}
+
+// readSeqs reads src to its end: its events as "msg.index@ts", a tick's
+// with " tick".
+func readSeqs(ctx context.Context, src source.Source) ([]string, error) {
 	var got []string
-	err = src.Read(ctx, func(b []*event.Event) bool {
+	err := src.Read(ctx, func(b []*event.Event) bool {
 		for _, e := range b {
 			msg, index := natsio.SplitSeq(e.Seq)
 			got = append(got, fmt.Sprintf("%d.%d@%d", msg, index, e.TS))
@@ -239,18 +259,36 @@ func TestSourceErrors(t *testing.T) {
 		}
 		return true
 	})
-	// Message 1 is CSV, which a jsonl LISTEN rejects too; message 3's
-	// tick is the query's, with the message's seq.
-	if want := []string{"3.0@3 tick", "4.0@4", "5.0@5", "5.2@6"}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("%v: events %v, want %v", err, got, want)
-	}
-	for _, want := range []string{"ev seq 1: ", "ev seq 2: ", "ev seq 5 index 1: ", "ev seq 6: a message holds at most 4096 events, this one has 4097 lines (skipped)"} {
-		if !strings.Contains(errs.String(), want) {
-			t.Errorf("errors lack %q:\n%s", want, errs)
+	return got, err
+}
+
+// TestSourceCSVNoHeader: a CSV message without its Sase-Csv-Header is
+// said to lack it, at its seq, and skipped, its lines counted rejected;
+// the stream reads on.
+func TestSourceCSVNoHeader(t *testing.T) {
+	server, js, ctx := oneStream(t)
+	bare := &nats.Msg{Subject: "events.IBM", Data: []byte("stock,1,IBM,500\nstock,2,IBM,501")}
+	headed := &nats.Msg{Subject: "events.IBM", Header: nats.Header{natsio.HeaderCSV: {"type,ts,symbol,price"}}, Data: []byte("stock,3,IBM,502")}
+	for _, m := range []*nats.Msg{bare, headed, bare, headed} {
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if st := src.Stats(); st.Rejected != 3 || st.Used+st.Read == 0 {
-		t.Errorf("stats %+v, want 3 rejected", st)
+	errs := &testkit.SyncBuffer{}
+	src, err := source.Open(ctx, streamURL(server, "EVENTS")+"?until=now", source.WithErrors(errs), source.WithName("ev"), source.WithFormat("csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSeqs(ctx, src)
+	if want := []string{"2.0@3", "4.0@3"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v: events %v, want %v", err, got, want)
+	}
+	const note = "ev seq %d: a CSV message carries its header row in its Sase-Csv-Header header, and this one has none (skipped: 2 lines rejected)\n"
+	if want := fmt.Sprintf(note, 1) + fmt.Sprintf(note, 3); errs.String() != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", errs, want)
+	}
+	if st := src.Stats(); st.Rejected != 4 || st.Read != 6 || st.Used != 2 {
+		t.Errorf("stats %+v, want 6 read, 2 used, 4 rejected", st)
 	}
 }
 
@@ -352,13 +390,7 @@ func TestTickReleasesMatch(t *testing.T) {
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			t.Parallel()
-			server := startServer(t)
-			_, js := connect(t, server)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
-				t.Fatal(err)
-			}
+			server, js, ctx := oneStream(t)
 			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
 				t.Fatal(err)
 			}
@@ -430,13 +462,7 @@ func TestTickReleasesMatch(t *testing.T) {
 // event below it is late, as it was when the tick came after a header.
 func TestTickBeforeHeader(t *testing.T) {
 	t.Parallel()
-	server := startServer(t)
-	_, js := connect(t, server)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := natsio.InitStream(ctx, js, "EVENTS", 1, "symbol"); err != nil {
-		t.Fatal(err)
-	}
+	server, js, ctx := oneStream(t)
 	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -449,15 +475,8 @@ func TestTickBeforeHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	err = src.Read(ctx, func(b []*event.Event) bool {
-		for _, e := range b {
-			msg, _ := natsio.SplitSeq(e.Seq)
-			got = append(got, fmt.Sprintf("%d@%d tick=%v", msg, e.TS, e.IsTick()))
-		}
-		return true
-	})
-	if want := []string{"1@100 tick=true", "3@200 tick=false"}; err != nil || !slices.Equal(got, want) {
+	got, err := readSeqs(ctx, src)
+	if want := []string{"1.0@100 tick", "3.0@200"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("%v: read %v, want %v", err, got, want)
 	}
 	if st := src.Stats(); st.Late != 1 || st.Rejected != 0 {

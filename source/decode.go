@@ -47,6 +47,21 @@ func (d *decoding) Stats() Stats {
 	return st
 }
 
+// Rejecter is a source whose transport rejects lines before they reach
+// it (a NATS message past its line limit, say).
+type Rejecter interface {
+	// Reject counts n lines read and rejected, reported by the caller, so
+	// that the stream's totals add up.
+	Reject(n int64)
+}
+
+func (d *decoding) Reject(n int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.read += n
+	d.rejected += n
+}
+
 // lineReader frames an input into lines of at most max bytes (the '\n'
 // not counted), numbering them from 1, in place in a read buffer of size
 // bytes (larger while a longer line is read): a line costs a search for

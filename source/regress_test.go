@@ -472,9 +472,9 @@ func TestGenerateMemory(t *testing.T) {
 		{map[string]int64{"events": half/stockEventBytes + 1}, fmt.Sprintf("GENERATE STOCKS events = %d would take about 512 MB", half/stockEventBytes+1)},
 		// Issue 30's sixth defect: symbols took memory no check bounded
 		// (a type each, in the default uniform mode).
-		{map[string]int64{"events": 100, "symbols": 1_000_000_000}, "GENERATE STOCKS symbols = 1000000000 would take about 372.5 GB"},
+		{map[string]int64{"events": 100, "symbols": 1_000_000_000}, "GENERATE STOCKS symbols = 1000000000 would take about 596 GB"},
 		{map[string]int64{"events": 100, "symbols": 1_000_000_000, "increase_probability": 50}, "GENERATE STOCKS symbols = 1000000000 would take about 14.9 GB"},
-		{map[string]int64{"events": 100, "symbols": 1_000_000}, ""},
+		{map[string]int64{"events": 100, "symbols": 500_000}, ""},
 	} {
 		_, err := StockConfigFromOptions(tt.opts)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {

@@ -142,10 +142,11 @@ const stockEventBytes = int64(unsafe.Sizeof(event.Event{}) + stockAttrs*unsafe.S
 
 // stockTypeBytes is what one symbol takes in uniform mode, where it is a
 // type (stock1 ... stockN): its TypeInfo with a slot each of Kinds,
-// Declared and Present, its name, its entry in the schema's index, and
-// its counts. TestStockSymbolBytes measures it. In random-walk mode a
-// symbol is a price and a count.
-const stockTypeBytes = 400
+// Declared, Present and ByKind (the counts by kind that say when values
+// are absent or mixed), its name, its entry in the schema's index, and
+// its counts. TestStockSymbolBytes measures it (586 bytes). In
+// random-walk mode a symbol is a price and a count.
+const stockTypeBytes = 640
 
 // symbolBytes is what one symbol takes in memory.
 func (c StockConfig) symbolBytes() int64 {

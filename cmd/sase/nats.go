@@ -21,7 +21,7 @@ import (
 
 // natsUsages are the nats commands' usage lines, by name.
 var natsUsages = map[string]string{
-	"init":    "sase nats init URL --stream S [--partitions P] [--key ATTR]",
+	"init":    "sase nats init URL --stream S [--partitions P] [--key ATTR] [--subjects PREFIX]",
 	"publish": "sase nats publish URL --stream S [--key ATTR] [--format csv|jsonl] [--batch N] [--linger 5ms] [--tick 1s] [FILE|-]",
 	"cat":     "sase nats cat URL --stream S   (each message the stream holds, one a line)",
 	"serve":   "sase nats serve [--addr 127.0.0.1:4222] [--dir DIR]   (a local server; built with -tags natsserver)",
@@ -132,8 +132,9 @@ func natsFlags(fs *flag.FlagSet, args []string, stream *string) (server string, 
 func natsInit(ctx context.Context, args []string) error {
 	fs := newFlags("init", natsUsages["init"])
 	var stream string
-	partitions := fs.Int("partitions", 1, "number of partitions `P`: events.<key> is stored as <p>.events")
+	partitions := fs.Int("partitions", 1, "number of partitions `P`: PREFIX.<key> is stored as <p>.PREFIX")
 	key := fs.String("key", "", "the `ATTR` producers key by: a group runs a query with [ATTR] per partition")
+	subjects := fs.String("subjects", "", "the stream takes `PREFIX`.<key> (by default its name in lower case: EVENTS takes events.*)")
 	server, rest, err := natsFlags(fs, args, &stream)
 	if err != nil {
 		return err
@@ -146,10 +147,11 @@ func natsInit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	if _, err := natsio.InitStream(ctx, js, stream, *partitions, *key); err != nil {
+	st, err := natsio.InitStream(ctx, js, stream, *partitions, *key, *subjects)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on events.<key>, stored in %d partitions\n", stream, server, *partitions)
+	fmt.Fprintf(os.Stderr, "stream %s on %s: publish on %s.<key>, stored in %d partitions\n", stream, server, natsio.Subjects(st), *partitions)
 	return nil
 }
 

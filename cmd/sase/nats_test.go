@@ -37,7 +37,10 @@ func TestNATS(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"", []string{"nats", "init", url, "--stream", "EVENTS", "--partitions", "4", "--key", "symbol"}, 0, "", "stored in 4 partitions"},
+		{"", []string{"nats", "init", url, "--stream", "EVENTS", "--partitions", "4", "--key", "symbol"}, 0, "", "publish on events.<key>, stored in 4 partitions"},
+		// A second partitioned stream takes its own subjects.
+		{"", []string{"nats", "init", url, "--stream", "ORDERS", "--partitions", "2", "--key", "symbol"}, 0, "", "publish on orders.<key>, stored in 2 partitions"},
+		{"", []string{"nats", "init", url, "--stream", "AUDIT", "--subjects", "orders"}, 1, "", "stream ORDERS already stores orders.* (a subject belongs to one stream of a server): give AUDIT other subjects, --subjects audit say"},
 		// IBM and SUN share a partition: two lines a message (a minute's
 		// linger sends none early).
 		{csv, []string{"nats", "publish", url + "/EVENTS", "--key", "symbol", "--batch", "2", "--linger", "1m", "-"}, 0, "", "published 4 events in 2 messages to EVENTS"},
