@@ -89,3 +89,44 @@ func waitPending(t *testing.T, p *pendingLines, n int64) {
 		}
 	}
 }
+
+// TestPendingLinesOldest checks which line max_pending cuts: the one held
+// longest, a line released and held again being the newest, and the
+// growing line itself when it is the oldest.
+func TestPendingLinesOldest(t *testing.T) {
+	p := newPendingLines("s", 100)
+	dropped := map[string]bool{}
+	line := func(name string) *heldLine { return p.line(func() { dropped[name] = true }) }
+	a, b, c := line("a"), line("b"), line("c")
+	for _, step := range []struct {
+		h       *heldLine
+		n       int64 // 0: release
+		ok      bool
+		total   int64
+		dropped string
+	}{
+		{a, 40, true, 40, ""},
+		{b, 30, true, 70, ""},
+		{a, 0, true, 30, ""},    // a's line ended
+		{a, 50, true, 80, ""},   // a new line: now the newest
+		{c, 40, true, 90, "b"},  // 120 passes 100: b is the oldest
+		{a, 70, false, 40, "a"}, // 110: a's line, older than c's, is cut as it grows
+		{a, 10, false, 40, "a"}, // cut for good
+		{c, 120, false, 0, "c"}, // a line alone over the cap cuts itself
+	} {
+		if step.n == 0 {
+			step.h.release()
+		} else if ok := step.h.hold(step.n); ok != step.ok {
+			t.Fatalf("hold(%d) = %v", step.n, ok)
+		}
+		if p.total != step.total {
+			t.Fatalf("after hold(%d): total %d, want %d", step.n, p.total, step.total)
+		}
+		if step.dropped != "" && !dropped[step.dropped] {
+			t.Fatalf("after hold(%d): %s not dropped (%v)", step.n, step.dropped, dropped)
+		}
+	}
+	if b.cut.Load() != 30 || a.cut.Load() != 70 || c.cut.Load() != 120 {
+		t.Errorf("cut at %d, %d, %d; want 30, 70, 120", b.cut.Load(), a.cut.Load(), c.cut.Load())
+	}
+}
