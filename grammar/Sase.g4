@@ -28,7 +28,6 @@ statement
     | STOP QUERY INT                              # stopStmt
     | DESCRIBE name                               # describeStmt
     | SET word EQ value                           # setStmt
-    | matchRecognize                              # matchRecognizeStmt
     ;
 
 loadClause
@@ -66,10 +65,15 @@ signedNumber
 
 // ---- queries ----
 
+// A MATCH_RECOGNIZE is a query too: EXPLAIN is one prefix of both, so that
+// an error after it lists all they accept.
 query
-    : (EXPLAIN ANALYZE? explainOptions?)? (PATTERN | EVENT) pattern
-      (FROM name)? (WHERE expr)? (WITHIN duration)?
-      (RETURN returnList (INTO name)?)?
+    : (EXPLAIN ANALYZE? explainOptions?)?
+      ( (PATTERN | EVENT) pattern
+        (FROM name)? (WHERE expr)? (WITHIN duration)?
+        (RETURN returnList (INTO name)?)?
+      | matchRecognize
+      )
     ;
 
 // PostgreSQL's form: EXPLAIN (ANALYZE, FORMAT json) query.

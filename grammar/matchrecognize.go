@@ -25,10 +25,13 @@ type mrParser struct {
 	end  int // offset reported for "end of input"
 }
 
-func (b *builder) matchRecognize(ctx *gen.MatchRecognizeContext) (st *ast.MatchRecognize) {
-	n := &ast.MatchRecognize{Span: b.span(ctx)}
+func (b *builder) matchRecognize(q gen.IQueryContext) (st *ast.MatchRecognize) {
+	n := &ast.MatchRecognize{Span: b.span(q), Explain: q.EXPLAIN() != nil, Analyze: q.ANALYZE() != nil}
+	if opts := q.ExplainOptions(); opts != nil {
+		b.explainOptions(&n.Analyze, &n.ExplainFormat, opts)
+	}
 	p := &mrParser{b: b, end: n.Span.End}
-	for _, t := range ctx.AllMrToken() {
+	for _, t := range q.MatchRecognize().AllMrToken() {
 		p.toks = append(p.toks, t.GetStart())
 	}
 	defer func() {

@@ -170,9 +170,10 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 	sp := b.span(ctx)
 	switch c := ctx.(type) {
 	case *gen.QueryStmtContext:
+		if c.Query().MatchRecognize() != nil {
+			return b.matchRecognize(c.Query())
+		}
 		return b.query(c.Query())
-	case *gen.MatchRecognizeStmtContext:
-		return b.matchRecognize(c.MatchRecognize().(*gen.MatchRecognizeContext))
 	case *gen.LoadStmtContext:
 		return b.load(c)
 	case *gen.ListenStmtContext:
@@ -315,7 +316,7 @@ func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 		Pattern: b.pattern(ctx.Pattern()),
 	}
 	if opts := ctx.ExplainOptions(); opts != nil {
-		b.explainOptions(q, opts)
+		b.explainOptions(&q.Analyze, &q.ExplainFormat, opts)
 	}
 	names := ctx.AllName() // FROM's, then INTO's
 	if ctx.FROM() != nil {
@@ -343,13 +344,15 @@ var loadFormats = []string{"csv", "jsonl"}
 var explainFormats = []string{"text", "dot", "json"}
 
 // explainOptions reads EXPLAIN (ANALYZE, FORMAT name), each at most once.
-func (b *builder) explainOptions(q *ast.Query, ctx gen.IExplainOptionsContext) {
+// explainOptions sets a query's (or a MATCH_RECOGNIZE's) analyze and
+// format from EXPLAIN's options.
+func (b *builder) explainOptions(analyze *bool, format *string, ctx gen.IExplainOptionsContext) {
 	seen := map[string]bool{}
 	for _, o := range ctx.AllExplainOption() {
 		o := o.(*gen.ExplainOptionContext)
 		if o.ANALYZE() != nil {
 			b.clauseOnce(seen, "ANALYZE", o)
-			q.Analyze = true
+			*analyze = true
 			continue
 		}
 		b.clauseOnce(seen, "FORMAT", o)
@@ -360,7 +363,7 @@ func (b *builder) explainOptions(q *ast.Query, ctx gen.IExplainOptionsContext) {
 			continue
 		}
 		if name != "text" {
-			q.ExplainFormat = name
+			*format = name
 		}
 	}
 }

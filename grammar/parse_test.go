@@ -277,7 +277,7 @@ func TestParseErrorsPointAtTheFix(t *testing.T) {
     SET limit 5
               ^`},
 		{"EXPLAIN SHOW TYPES", `
-<input>:1:9: expected PATTERN, EVENT, ANALYZE or '(' at 'SHOW'
+<input>:1:9: expected PATTERN, EVENT, ANALYZE, SELECT or '(' at 'SHOW'
     EXPLAIN SHOW TYPES
             ^`},
 		{"STOP QUERY", `
@@ -323,6 +323,8 @@ func TestParseQueryNeedsOneQuery(t *testing.T) {
 // statements parse and print back as written (the canonical form).
 var canonical = []string{
 	"SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
+	"EXPLAIN SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
+	"EXPLAIN ANALYZE (FORMAT json) SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
 	"PATTERN SEQ(A a, B b)",
 	// The pattern algebra: every node, and docs/LANGUAGE.md's examples.
 	"PATTERN SEQ(A a, OR(B b, SEQ(C c, AND(D d, E? e))?), (F f; G* g[]; H h)?, I{2,5} i[], J{3} j[], K k) WITHIN 9",

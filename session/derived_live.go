@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -19,12 +19,13 @@ import (
 // events, in batches, so its consumers, SHOW STREAMS and the stream's
 // summary work as for any live stream, with no encoding in between.
 
-// intoLive starts an INTO query cq over the live stream l in the
-// background, as query n, writing into the live derived stream target (nil:
-// a new one, created here and started at once, so that its producers never
-// wait for it). view and unit are l as cq was compiled over it (unitView).
-func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
-	from := s.cat.entries[l.Name()]
+// intoLive starts an INTO query cq over the live stream from in the
+// background, as query n, writing into the live derived stream target
+// (nil: a new one, created here and started at once, so that its
+// producers never wait for it). view and unit are from as cq was compiled
+// over it (unitView).
+func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
+	l := from.live
 	pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 	if err != nil {
 		return err
@@ -51,32 +52,18 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, l *source.Live, target
 	// Its type and attributes are known before its first event, so that
 	// consumers compile against them.
 	ds.declare(p, cols)
-	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), into: p, unit: unit}
-	s.queries = append(s.queries, lq)
+	lq := s.addQuery(l, q)
 	d.producers = append(d.producers, &producer{from: from, query: lq.id})
 	if target == nil {
 		s.addLiveEntry(&entry{name: name, kind: Live, live: dl, derived: d}, "derived stream "+name+" ("+d.describe()+")")
 		dl.Start()
 	}
 	s.note("query %d started on %s, into %s", lq.id, l.Name(), name)
-	timing := s.set.Timing
-	go func() {
-		defer close(lq.done)
-		defer cancel()
-		// One worker: the producer releases derived events by the input's
-		// time as it reads it (Follow), which a parallel run reads ahead of
-		// the matches it has merged. SET limit is for results: the stream
-		// gets every match.
-		stats, err := lq.run(ctx, pq, sub, p, nil, 0, 1)
-		if err != nil {
-			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
-		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
-	}()
-	if s.interactive || s.startLive {
-		l.Start()
-	}
+	// One worker: the producer releases derived events by the input's
+	// time as it reads it (Follow), which a parallel run reads ahead of
+	// the matches it has merged. SET limit is for results: the stream
+	// gets every match.
+	s.runLive(lq, job.Config{Query: pq, Source: &liveSource{sub: sub, live: l, unit: unit, into: p, q: lq}, Sink: lq.counted(p), Workers: 1}, nil, nil)
 	return nil
 }
 

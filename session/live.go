@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
@@ -30,26 +30,16 @@ import (
 // script sees the whole stream; in the shell a stream starts with its
 // first query.
 
-// State is where a live query is in its life: Running from its start, then
-// one of the others, once, when its run ends.
-type State int32
+// State is where a live query is in its life: its job's (job.State).
+type State = job.State
 
 const (
-	Running      State = iota
-	Ended              // its stream ended
-	EndedAtLimit       // it wrote SET limit matches
-	Stopped            // STOP QUERY, or Wait cancelled
-	Failed             // its run returned an error
+	Running      = job.Running
+	Ended        = job.Ended        // its stream ended
+	EndedAtLimit = job.EndedAtLimit // it wrote SET limit matches
+	Stopped      = job.Stopped      // STOP QUERY, or Wait cancelled
+	Failed       = job.Failed       // its run returned an error
 )
-
-var stateNames = [...]string{"running", "ended", "ended at the limit", "stopped", "failed"}
-
-func (st State) String() string {
-	if int(st) < len(stateNames) {
-		return stateNames[st]
-	}
-	return "State(" + strconv.Itoa(int(st)) + ")"
-}
 
 // QueryInfo describes a live query as SHOW QUERIES lists it.
 type QueryInfo struct {
@@ -64,26 +54,30 @@ type QueryInfo struct {
 
 // liveQuery is one query started on a live stream.
 type liveQuery struct {
-	id      int
-	live    *source.Live
-	text    string
-	cancel  context.CancelFunc
-	done    chan struct{} // closed once the query has ended and written its summary
+	id     int
+	live   *source.Live
+	text   string
+	cancel context.CancelFunc
+	done   chan struct{}                         // closed once the query has ended and written its summary
+	job    *job.Job                              // its run; nil for a group query, which its group runs
+	state  atomic.Int32                          // a group query's State
+	group  func() (matches int64, status string) // a group query's (remote.go)
+	// matches and events count what it wrote and read so far, exactly
+	// (SHOW QUERIES, metrics; a group query's are its group's).
 	matches atomic.Int64
-	events  atomic.Int64                          // read so far
-	taps    *taps                                 // its followers (Follow); nil for INTO and group queries
-	state   atomic.Int32                          // a State
-	into    *derive.Producer                      // an INTO query's: its rows go into a derived stream
-	group   func() (matches int64, status string) // a group query's (remote.go)
-	// unit is the WITHIN that names a time unit on a stream whose unit
-	// was not known when the query started (unitView); nil otherwise.
-	unit *ast.Duration
+	events  atomic.Int64
+	taps    *taps // its followers (Follow); nil for INTO and group queries
 	// odd says the new notices on absent and mixed values (oddWatch);
 	// nil for none.
 	odd func()
 }
 
-func (q *liveQuery) State() State { return State(q.state.Load()) }
+func (q *liveQuery) State() State {
+	if q.job != nil {
+		return q.job.State()
+	}
+	return State(q.state.Load())
+}
 
 // stop ends the query and waits until it has written its matches and
 // summary.
@@ -218,157 +212,160 @@ func explainLive(plan string, l *source.Live) string {
 	return head + "\nStream " + l.Name() + ": live, " + l.EventTime().String() + "\n" + rest
 }
 
-// liveQuery compiles a query on a live stream and starts it.
-func (s *Session) liveQuery(src *ast.Source, q *ast.Query, l *source.Live) error {
-	if g := s.groups[l]; g != nil {
-		return s.groupQuery(src, q, l, g)
-	}
-	if q.Analyze {
-		return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", l.Name())
-	}
-	var unseen []string
-	l.Update(func(sc *event.Schema) { unseen = register(sc, q) })
-	stream := l.Snapshot()
-	s.bareWindow(src, q, l.Name(), stream.Unit)
-	view, unit := unitView(q, l, stream)
-	cq, err := sase.CompileAST(q, src, view, sase.WithEngine(s.set.Engine))
-	if err != nil {
-		return err
-	}
-	var into *entry
-	if q.Into != nil {
-		if into, err = s.checkInto(src, q, s.cat.entries[l.Name()], cq); err != nil {
-			return err
-		}
-	}
-	if q.Explain {
-		return s.explain(cq, q, l.Name(), l, -1, nil)
-	}
+// liveQuery starts query q, compiled as cq over view (stream e as
+// unitView gives it, with unit), on the live stream e; into is its INTO's
+// derived stream if it has one, unseen the names the stream had not seen.
+func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration, unseen []string) error {
+	l := e.live
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
 	}
 	if q.Into != nil {
-		return s.intoLive(src, q, l, into, cq, view, unit)
+		return s.intoLive(src, q, e, into, cq, view, unit)
 	}
+	tick := view.Unit // the stream's unit, which unitView may have set for a unit it does not know yet
+	if unit != nil {
+		tick = 0
+	}
+	sc := schemaOf(cq, view.Schema, tick, l.Update)
 	id := len(s.queries) + 1
-	res := s.res // the results go where they went at the start, even after \o
-	if s.bgRes != nil && res.file == nil {
-		res = s.bgRes
+	// As they were at the start: SET may change them meanwhile.
+	workers, _ := s.set.workers("", -1)
+	var w output.Writer
+	ls := &liveSource{live: l, unit: unit}
+	var res *results // where its lines go, if not to SET output
+	var err error
+	if s.set.Output != "" {
+		if w, err = output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw}); err != nil {
+			return errAt(src, q.Span.Start, "%v", err)
+		}
+		ls.sub, err = l.Subscribe()
+	} else {
+		res = s.res // the results go where they went at the start, even after \o
+		if s.bgRes != nil && res.file == nil {
+			res = s.bgRes
+		}
+		res = res.hold()
+		m := &orderedOut{dst: lockedWriter{s.outs, res.w}, lines: s.set.Format != output.Table, split: cq.Split(workers, true).Workers > 1}
+		if s.interactive {
+			m.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+		}
+		m.w = s.writer(m, sc, len(m.prefix))
+		w, ls.order = m, m
+		if ls.sub, err = s.order(l).join(l, m); err != nil {
+			res.release()
+		}
 	}
-	res.hold()
-	out := &lineSink{o: s.outs, dst: res.w}
-	if s.interactive {
-		out.prefix = []byte("[" + strconv.Itoa(id) + "] ")
-	}
-	bw := bufio.NewWriterSize(out, 32<<10)
-	sc := schemaOf(cq, stream.Schema, stream.Unit, l.Update)
-	w, err := s.liveWriter(id, bw, sc, len(out.prefix))
 	if err != nil {
-		res.release()
-		return errAt(src, q.Span.Start, "%v", err)
-	}
-	sub, err := l.Subscribe()
-	if err != nil {
-		res.release()
 		return err
 	}
-	// A header (CSV's) goes out now, before any event, in statement order:
-	// the queries of a script start together, and which one's goroutine
-	// flushes first must not order the output.
-	if w.Sync() == nil {
-		bw.Flush()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: id, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{}), unit: unit, taps: newTaps(sc)}
-	lq.odd = s.oddWatch(id, cq, l)
-	s.queries = append(s.queries, lq)
+	// A header (CSV's) goes out now, before any event, in statement order.
+	w.Sync()
+	lq := s.addQuery(l, q)
+	lq.taps, lq.odd, ls.q = newTaps(sc), s.oddWatch(id, cq, l), lq
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	// As they were at the start: SET may change them meanwhile.
-	workers, _ := s.set.workers("", -1)
-	limit, timing := s.set.Limit, s.set.Timing
-	go func() {
-		defer close(lq.done)
-		defer cancel()
-		stats, err := lq.run(ctx, cq, sub, w, bw, limit, workers)
-		out.close()
+	cfg := job.Config{Query: cq, Source: ls, Sink: lq.counted(w), Limit: s.set.Limit, Workers: workers, Flush: lq.odd}
+	s.runLive(lq, cfg, q, func(err error) error {
+		if res == nil {
+			return err
+		}
 		if cerr := res.release(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
+		}
+		return err
+	})
+	return nil
+}
+
+// addQuery registers q as the next query on the live stream l.
+func (s *Session) addQuery(l *source.Live, q *ast.Query) *liveQuery {
+	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), done: make(chan struct{})}
+	s.queries = append(s.queries, lq)
+	return lq
+}
+
+// runLive runs live query lq as a job of cfg in the background, until its
+// stream ends, its limit, or STOP QUERY; then end (if not nil) may add to
+// its error, and the query's summary is noted, with what its stream never
+// carried of q (nil: none is said).
+func (s *Session) runLive(lq *liveQuery, cfg job.Config, q *ast.Query, end func(error) error) {
+	cfg.Live = true
+	timing := s.set.Timing // as it was at the start
+	ctx, cancel := context.WithCancel(context.Background())
+	lq.cancel, lq.job = cancel, job.New(cfg)
+	lq.job.Start(ctx)
+	go func() {
+		defer close(lq.done)
+		sum, err := lq.job.Wait()
+		if end != nil {
+			err = end(err)
 		}
 		if err != nil {
 			s.bgNote("%s query %d: %v", s.style.errorPrefix(), lq.id, err)
 		}
-		s.bgNote("(query %d %s: %s)", lq.id, lq.State(), counts(lq.matches.Load(), stats, l.Name(), timing))
-		s.carriedNote(lq, q)
+		s.bgNote("(query %d %s: %s)", lq.id, sum.State, counts(sum.Matches, sum.Stats, lq.live.Name(), timing))
+		if q != nil {
+			s.carriedNote(lq, q)
+		}
 	}()
 	if s.interactive || s.startLive {
-		l.Start()
+		lq.live.Start()
 	}
-	return nil
 }
 
-// run runs the query until its stream ends, its limit, or ctx is done,
-// writing its matches through w and bw (nil for an INTO query, whose w is
-// its producer), and sets its final state.
-func (q *liveQuery) run(ctx context.Context, cq *sase.Query, sub *source.Subscription, w output.Writer, bw *bufio.Writer, limit int64, workers int) (*sase.Stats, error) {
-	flush := func() {
-		if bw != nil {
-			bw.Flush()
+// liveSource is a live query's events: its subscription's, ended at the
+// first one when they show that its WITHIN's unit cannot measure them
+// (unit, checkUnit), followed by an INTO query's producer (into) and by
+// the order of the lines of a query writing to the results (order).
+type liveSource struct {
+	sub   *source.Subscription
+	live  *source.Live
+	unit  *ast.Duration
+	into  *derive.Producer
+	order *orderedOut // a query writing to the results: it follows where the query has read
+	q     *liveQuery  // counts what it reads, watches for odd values, stops at Close
+	err   error
+}
+
+func (ls *liveSource) Events(ctx context.Context, pause func()) iter.Seq[*event.Event] {
+	events := ls.q.read(ls.sub.Events(ctx, pause))
+	if ls.unit != nil {
+		events = ls.checkUnit(events)
+	}
+	if ls.into != nil {
+		events = ls.into.Follow(events)
+	}
+	if ls.order != nil {
+		events = ls.order.track(ctx, events)
+	}
+	return ls.q.stopAtClose(events)
+}
+
+func (ls *liveSource) Close()     { ls.sub.Close() }
+func (ls *liveSource) Err() error { return ls.err }
+
+// read counts the events the query reads (SHOW QUERIES, metrics) and,
+// with odd, has each new kind of absent or mixed value said.
+func (q *liveQuery) read(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
+	counted := func(yield func(*event.Event) bool) {
+		for e := range events {
+			if !e.IsTick() {
+				q.events.Add(1)
+			}
+			if !yield(e) {
+				return
+			}
 		}
 	}
-	emit := func(row []sase.Cell) bool {
-		if ctx.Err() != nil {
-			// Stopped: the run's end would release matches whose window
-			// is still open, which are not complete.
-			return false
-		}
-		w.Row(row) // a write error sticks in bw
-		q.taps.row(row)
-		n := q.matches.Add(1)
-		return limit == 0 || n < limit
-	}
-	idle := func() {
-		w.Sync()
-		flush()
-		if q.odd != nil {
-			q.odd()
-		}
-	}
-	live := sase.NewLive(idle)
-	events := q.count(sub.Events(ctx, live.Pause))
 	if q.odd != nil {
-		events = watchOdd(events, q.odd)
+		return watchOdd(counted, q.odd)
 	}
-	var unitErr error
-	if q.unit != nil {
-		events = q.checkUnit(events, &unitErr)
-	}
-	if q.into != nil {
-		events = q.into.Follow(events)
-	}
-	events = q.stopAtClose(events)
-	stats, err := cq.Run(ctx, events, emit, sase.WithWorkers(workers), sase.WithLive(live))
-	if err == nil {
-		err = unitErr
-	}
-	sub.Close()
-	w.Finish()
-	flush()
-	state := Ended
-	switch {
-	case ctx.Err() != nil: // STOP QUERY or Wait's cancellation, not the end of the stream
-		state, err = Stopped, nil
-	case err != nil:
-		state = Failed
-	case limit > 0 && q.matches.Load() >= limit:
-		state = EndedAtLimit
-	}
-	q.state.Store(int32(state))
-	return stats, err
+	return counted
 }
 
 // stopAtClose stops the query once it has read a stream that Close
@@ -388,18 +385,22 @@ func (q *liveQuery) stopAtClose(events iter.Seq[*event.Event]) iter.Seq[*event.E
 	}
 }
 
-// count counts the events the query reads (SHOW QUERIES, metrics).
-func (q *liveQuery) count(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
-	return func(yield func(*event.Event) bool) {
-		for e := range events {
-			if !e.IsTick() {
-				q.events.Add(1)
-			}
-			if !yield(e) {
-				return
-			}
-		}
+// counted is w, counting the rows the query writes and handing each to
+// its followers.
+func (q *liveQuery) counted(w output.Writer) output.Writer { return &countedWriter{w, q} }
+
+type countedWriter struct {
+	output.Writer
+	q *liveQuery
+}
+
+func (w *countedWriter) Row(row []sase.Cell) error {
+	if err := w.Writer.Row(row); err != nil {
+		return err
 	}
+	w.q.matches.Add(1)
+	w.q.taps.row(row)
+	return nil
 }
 
 // unitView is the stream a live query compiles against. When its WITHIN
@@ -419,21 +420,21 @@ func unitView(q *ast.Query, l *source.Live, stream *event.Stream) (*event.Stream
 
 // checkUnit stops the query at the stream's first event (or punctuation)
 // when that shows its timestamps are unit-less integers, which the
-// query's WITHIN cannot measure: it sets *err and ends the events.
-func (q *liveQuery) checkUnit(events iter.Seq[*event.Event], err *error) iter.Seq[*event.Event] {
+// query's WITHIN cannot measure: it sets ls.err and ends the events.
+func (ls *liveSource) checkUnit(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		checked := false
 		for e := range events {
 			if !checked {
 				checked = true
-				if q.live.Unit() == 0 {
+				if ls.live.Unit() == 0 {
 					what := "its first event, seq " + strconv.FormatInt(e.Seq, 10) + ","
 					if e.IsTick() {
 						what = "its first punctuation"
 					}
-					*err = fmt.Errorf("stream %s has unit-less integer timestamps (%s has ts %d), which WITHIN %s cannot measure: "+
+					ls.err = fmt.Errorf("stream %s has unit-less integer timestamps (%s has ts %d), which WITHIN %s cannot measure: "+
 						"load it WITH (time_unit = 'ms') (or the unit its integers count), or give it RFC 3339 timestamps, or write WITHIN %s (ticks)",
-						q.live.Name(), what, e.TS, q.unit, q.unit.Raw)
+						ls.live.Name(), what, e.TS, ls.unit, ls.unit.Raw)
 					return
 				}
 			}

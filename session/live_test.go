@@ -16,9 +16,7 @@ import (
 // does: each starts the stream, prints its lines prefixed with its number,
 // and is listed by SHOW QUERIES until STOP QUERY ends it.
 func TestInteractiveLiveQueries(t *testing.T) {
-	s, pw, stdout, stderr := pipedSession(t)
-	s.Set("timing", "off")
-	exec(t, s, "SET format = csv; LOAD '-' AS s;")
+	s, pw, stdout, stderr := shellOnPipe(t)
 	exec(t, s, "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
 	exec(t, s, "PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
 	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\n")
@@ -49,6 +47,18 @@ func TestInteractiveLiveQueries(t *testing.T) {
 	pw.Close() // the stream ends, and with it query 2
 	testkit.WaitFor(t, stderr, "(query 2 ended: 2 matches, 5 events on s)")
 	testkit.WaitFor(t, stderr, "(stream s ended: 5 lines read, 5 events used, 0 late, 0 lines rejected)")
+}
+
+// shellOnPipe is a shell session (timing off, SET format = csv) reading
+// the live stream s from the pipe pw, which the test's end closes.
+func shellOnPipe(t *testing.T) (s *session.Session, pw *io.PipeWriter, stdout, stderr *testkit.SyncBuffer) {
+	t.Helper()
+	s, pw, stdout, stderr = pipedSession(t)
+	s.Set("timing", "off")
+	if err := exec(t, s, "SET format = csv; LOAD '-' AS s;"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return s, pw, stdout, stderr
 }
 
 // TestLiveQueryChecks checks what a live stream does not allow.
@@ -291,7 +301,7 @@ func TestLiveWithinUnit(t *testing.T) {
 			if err := s.Wait(context.Background()); err != tt.err {
 				t.Errorf("Wait = %v, want %v", err, tt.err)
 			}
-			// Each query's lines are in order; the two queries' may interleave.
+			// Each query's lines, query by query.
 			var got []string
 			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
 				if strings.HasPrefix(line, "unit,") {

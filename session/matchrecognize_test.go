@@ -146,7 +146,16 @@ func TestMatchRecognizeSession(t *testing.T) {
 	if want := "(stopped at the limit of 2 rows; SET limit = 0 for all)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
+	stdout.Reset()
+	if err := exec(t, s, "EXPLAIN "+fmt.Sprintf(mrVShape, "ONE ROW PER MATCH")); err != nil {
+		t.Fatal(err)
+	}
+	if want := "MATCH_RECOGNIZE on stocks\n  partition by SYMBOL\n  sorted by TS\n"; !strings.HasPrefix(stdout.String(), want) || !strings.Contains(stdout.String(), "pattern (A B+ C+)") {
+		t.Errorf("EXPLAIN: got\n%s\nwant it to start with\n%s", stdout, want)
+	}
 	for _, tt := range []struct{ stmt, err string }{
+		{"EXPLAIN ANALYZE " + fmt.Sprintf(mrVShape, "ONE ROW PER MATCH"), "1:1: not supported yet: EXPLAIN ANALYZE of a MATCH_RECOGNIZE"},
+		{"EXPLAIN (FORMAT json) " + fmt.Sprintf(mrVShape, "ONE ROW PER MATCH"), "1:1: not supported yet: EXPLAIN (FORMAT json) of a MATCH_RECOGNIZE"},
 		{"SELECT * FROM nope MATCH_RECOGNIZE (ORDER BY ts PATTERN (A) DEFINE A AS true);", "1:15: no stream named nope"},
 		{"SELECT * FROM stocks MATCH_RECOGNIZE (ORDER BY nope PATTERN (A) DEFINE A AS true);", "1:48: stream stocks has no column nope"},
 		{"LOAD '-' AS live; SELECT * FROM live MATCH_RECOGNIZE (ORDER BY ts PATTERN (A) DEFINE A AS true);",

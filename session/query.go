@@ -23,12 +23,25 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if err != nil {
 		return err
 	}
+	var stream *event.Stream // what the query compiles against
+	var unit *ast.Duration   // a live query's WITHIN to check at the first event (unitView)
+	var unseen []string      // the names a live stream has not seen yet
 	if e.kind == Live {
-		return s.liveQuery(src, q, e.live)
+		if g := s.groups[e.live]; g != nil {
+			return s.groupQuery(src, q, e.live, g)
+		}
+		if q.Analyze {
+			return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", e.name)
+		}
+		e.live.Update(func(sc *event.Schema) { unseen = register(sc, q) })
+		snap := e.live.Snapshot()
+		s.bareWindow(src, q, e.name, snap.Unit)
+		stream, unit = unitView(q, e.live, snap)
+	} else {
+		stream = e.stream
+		s.absentTypes(src, q, e.name, stream.Schema)
+		s.bareWindow(src, q, e.name, stream.Unit)
 	}
-	stream := e.stream
-	s.absentTypes(src, q, e.name, stream.Schema)
-	s.bareWindow(src, q, e.name, stream.Unit)
 	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
 	if err != nil {
 		return err
@@ -39,9 +52,14 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 			return err
 		}
 	}
-	s.emptyAttrs(q, e.name, stream.Schema)
+	if e.kind == Loaded {
+		s.emptyAttrs(q, e.name, stream.Schema)
+	}
 	if q.Explain && !q.Analyze {
-		return s.explain(cq, q, e.name, nil, len(stream.Events), nil)
+		return s.explain(cq, q, e.name, e.live, len(stream.Events), nil)
+	}
+	if e.kind == Live {
+		return s.liveQuery(src, q, e, into, cq, stream, unit, unseen)
 	}
 	work := "query"
 	if q.Analyze {

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"net/url"
 	"strconv"
@@ -100,10 +99,9 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), cancel: cancel, done: make(chan struct{})}
+	lq := s.addQuery(l, q)
 	name := "q" + strconv.Itoa(lq.id)
-	lq.group = func() (int64, string) { return g.GroupStatus(name) }
-	s.queries = append(s.queries, lq)
+	lq.cancel, lq.group = cancel, func() (int64, string) { return g.GroupStatus(name) }
 	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
 	go func() {
 		defer close(lq.done)
@@ -138,13 +136,4 @@ func equivalentOn(q *ast.Query, key string) bool {
 		return false
 	}
 	return key != "" && q.Where != nil && conj(q.Where)
-}
-
-// liveWriter is a live query's writer: the SET output sink, or bw (the
-// session's output) in SET format.
-func (s *Session) liveWriter(id int, bw *bufio.Writer, sc output.Schema, prefix int) (output.Writer, error) {
-	if s.set.Output == "" {
-		return s.writer(bw, sc, prefix), nil
-	}
-	return output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw})
 }

@@ -55,6 +55,7 @@ type Session struct {
 
 	queries []*liveQuery                 // started on live streams; query n is queries[n-1]
 	groups  map[*source.Live]groupSource // the LISTENs a group shares (remote.go)
+	orders  map[*source.Live]*lineOrder  // the order of the lines of each live stream's queries (order.go)
 	// interactive starts a live stream with its first query and prefixes
 	// each query's lines with "[n] " (the shell); otherwise streams start
 	// at Wait and output is the bare results (a script).

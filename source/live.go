@@ -21,9 +21,10 @@ type Live struct {
 	name string
 	src  Source
 
-	subsMu sync.Mutex
-	subs   []*Subscription // replaced, never changed in place: publish iterates it unlocked
-	ended  bool
+	subsMu    sync.Mutex
+	subs      []*Subscription // replaced, never changed in place: publish iterates it unlocked
+	ended     bool
+	published int64 // the items (events and ticks) handed out so far
 
 	start   sync.Once
 	started atomic.Bool
@@ -171,11 +172,17 @@ func cloneSchema(s *event.Schema) *event.Schema {
 // Subscription is one query's view of a live stream: the events from the
 // moment it subscribed on.
 type Subscription struct {
-	l    *Live
-	ch   chan []*event.Event
-	quit chan struct{}
-	once sync.Once
+	l     *Live
+	start int64
+	ch    chan []*event.Event
+	quit  chan struct{}
+	once  sync.Once
 }
+
+// Start is the position in the stream of the subscription's first item:
+// the events and ticks the stream had handed out before it. The stream's
+// items are numbered alike for every subscription, from 0.
+func (s *Subscription) Start() int64 { return s.start }
 
 // Subscribe starts a query's view of the stream. The stream does not start
 // reading until Start.
@@ -185,7 +192,7 @@ func (l *Live) Subscribe() (*Subscription, error) {
 	if l.ended {
 		return nil, fmt.Errorf("live stream %s has ended", l.name)
 	}
-	s := &Subscription{l: l, ch: make(chan []*event.Event, 8), quit: make(chan struct{})}
+	s := &Subscription{l: l, start: l.published, ch: make(chan []*event.Event, 8), quit: make(chan struct{})}
 	l.subs = append(slices.Clip(l.subs), s)
 	return s, nil
 }
@@ -237,7 +244,8 @@ func (s *Subscription) Events(ctx context.Context, idle func()) iter.Seq[*event.
 // producers back (bounded memory), a stopped one no longer does.
 func (l *Live) publish(batch []*event.Event) bool {
 	l.subsMu.Lock()
-	subs := l.subs
+	subs := l.subs // those who get the batch, as published counts it
+	l.published += int64(len(batch))
 	l.subsMu.Unlock()
 	for _, s := range subs {
 		select {
