@@ -77,6 +77,9 @@ type lineReader struct {
 	rerr  error // r's error, once it has returned one
 	line  int   // lines returned
 	whole int   // buf[:whole] ends with a whole line (ready)
+	// held, if not nil, counts a line that outgrows twice the read
+	// buffer against its source's max_pending.
+	held *heldLine
 }
 
 // newLineReader reads r in pieces of size bytes.
@@ -156,13 +159,22 @@ func (r *lineReader) nextLine() ([]byte, bool, error) {
 // fill reads more input after the unread bytes, moved to the front; a
 // buffer grown for a long line is not kept for good.
 func (r *lineReader) fill() {
+	if r.cutOff() {
+		return
+	}
 	rest := r.buf[r.pos:]
 	if cap(r.buf) > 2*r.size && len(rest) < r.size/2 {
 		r.buf = make([]byte, r.size)
+		if r.held != nil {
+			r.held.release()
+		}
 	}
 	n := len(rest)
 	if cap(r.buf)-n < r.size/2 { // a long line: room for more of it
-		r.grow()
+		if !r.grow() {
+			r.cutOff()
+			return
+		}
 	} else {
 		copy(r.buf[:cap(r.buf)], rest)
 	}
@@ -174,7 +186,30 @@ func (r *lineReader) fill() {
 			err = io.EOF
 		}
 		r.rerr = err
+		r.cutOff() // the read a cut's closing failed
 	}
+}
+
+// cutOff reports whether max_pending cut the producer, then ending its
+// input with the cut's error in place of what it read last (the
+// unfinished line, rejected).
+func (r *lineReader) cutOff() bool {
+	if r.held == nil {
+		return false
+	}
+	held := r.held.cut.Load()
+	if held == 0 {
+		return false
+	}
+	if _, done := r.rerr.(*pendingCutError); !done {
+		r.rerr = &pendingCutError{name: r.name, source: r.held.p.source, line: r.line + 1,
+			held: held, max: r.held.p.max, partial: len(r.buf) > r.pos}
+		if cap(r.buf) >= growCollect {
+			defer runtime.GC() // as grow does: the line's bytes go at once
+		}
+		r.buf, r.pos, r.whole = nil, 0, 0
+	}
+	return true
 }
 
 // growCollect is the size from which a buffer that a long line outgrew
@@ -186,19 +221,26 @@ const growCollect = 64 << 20
 // for, to the front of a buffer twice as large, or once that passes half
 // the longest line allowed (max_line), to one that holds that line and a
 // read: what a line holds is bounded by max_line, not by the line, and
-// the last move holds at most 1.5 times it.
-func (r *lineReader) grow() {
+// the last move holds at most 1.5 times it. A buffer past twice the read
+// buffer counts against max_pending first (what the line holds beyond the
+// read buffer, at most max_line): false when that cut the producer.
+func (r *lineReader) grow() bool {
 	n, old := len(r.buf)-r.pos, cap(r.buf)
 	size := 2 * old
 	if size > r.max/2 {
 		size = r.max + 1 + r.size
 	}
-	buf := make([]byte, max(n+r.size, size))
+	size = max(n+r.size, size)
+	if r.held != nil && size > 2*r.size && !r.held.hold(int64(min(size-r.size, r.max))) {
+		return false
+	}
+	buf := make([]byte, size)
 	copy(buf, r.buf[r.pos:])
 	r.buf, r.pos = buf[:n], 0
 	if old >= growCollect {
 		runtime.GC() // the old buffer: bytes, nothing to scan, so it costs little
 	}
+	return true
 }
 
 // ready reports whether a whole line is buffered, so reading it does not

@@ -30,6 +30,10 @@ type Producer struct {
 	// source's count: the seq of the event on line n (a message's stream
 	// sequence, stable across a replay).
 	Seq func(line int) int64
+	// Drop, if not nil, ends R from another goroutine (closes the
+	// connection): the producer holding the oldest unfinished line when
+	// the source's max_pending is passed is cut.
+	Drop func()
 }
 
 // A Transport runs a line-based source's input: it calls feed for each
@@ -50,6 +54,7 @@ type lineSource struct {
 	finite            bool // a bad line fails Read with its error, unreported
 	report            reporter
 	run               Transport
+	pending           *pendingLines // max_pending, across the producers
 
 	clock Clock // clock = 'wall'; its Now is nil without one
 
@@ -82,6 +87,7 @@ func newLineSource(url string, c Config, run Transport, release func()) (*lineSo
 		c.Errors = io.Discard
 	}
 	s := &lineSource{url: url, name: c.Name, format: format, errs: c.Errors, run: run}
+	s.pending = newPendingLines(c.Name, c.Options.maxPending())
 	s.b = newBuilder(c.Name, c.Options)
 	s.b.notes = c.Errors
 	s.release = release
@@ -210,6 +216,8 @@ func (s *lineSource) feed(ctx context.Context, p Producer) error {
 		size = csvReadSize // a file is read in large pieces, as a CSV file is
 	}
 	lr := newLineReader(p.R, p.Name, s.b.opts.maxLine(), size)
+	lr.held = s.pending.line(p.Drop)
+	defer lr.held.release()
 	dec := s.decoder()
 	run, _ := dec.(fastRunner)
 	for {
@@ -308,18 +316,20 @@ func (s *lineSource) ended(ctx context.Context, p Producer, err error) error {
 		return err
 	}
 	var long *lineTooLongError
-	tooLong := errors.As(err, &long)
-	if !tooLong {
+	var cut *pendingCutError
+	named := errors.As(err, &long) || errors.As(err, &cut)
+	badLine := long != nil || cut != nil && cut.partial
+	if !named {
 		err = fmt.Errorf("%s: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	if tooLong { // a line, rejected
+	if badLine { // a line, rejected
 		s.read++
 		s.rejected++
 	}
 	fmt.Fprintf(s.errs, "%v (stopped reading %s)\n", err, p.Name)
 	s.mu.Unlock()
-	return &endError{err: err, badLine: tooLong}
+	return &endError{err: err, badLine: badLine}
 }
 
 // decode turns one line into an event (nil for a blank line or a

@@ -131,7 +131,7 @@ func serve(ctx context.Context, ln net.Listener, c Config, feed func(Producer) e
 			defer wg.Done()
 			who := c.Name + "/" + conn.RemoteAddr().String()
 			fmt.Fprintf(c.Errors, "%s: connected\n", who)
-			feed(Producer{Name: who, R: conn, Cut: func() string { return "the connection closed" }}) // reported; the others go on
+			feed(Producer{Name: who, R: conn, Cut: func() string { return "the connection closed" }, Drop: func() { conn.Close() }}) // reported; the others go on
 			mu.Lock()
 			delete(conns, conn)
 			mu.Unlock()

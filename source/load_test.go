@@ -290,7 +290,7 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"time_unit": "minutes"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Minute}},
 		{kv: map[string]string{"time_unit": "hour"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: time.Hour}},
 		{kv: map[string]string{"time_unit": "days"}, want: Options{TypeColumn: "type", TSColumn: "ts", TimeUnit: 24 * time.Hour}},
-		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: clock, delimiter, lag, late, max_line, on_error, slack, sort, time_unit, ts_column, type, type_column)`},
+		{kv: map[string]string{"format": "csv"}, wantErr: `unknown LOAD option "format" (valid: clock, delimiter, lag, late, max_line, max_pending, on_error, slack, sort, time_unit, ts_column, type, type_column)`},
 		{kv: map[string]string{"delimiter": ";"}, want: Options{TypeColumn: "type", TSColumn: "ts", Delimiter: ';'}},
 		{kv: map[string]string{"DELIMITER": "TAB"}, want: Options{TypeColumn: "type", TSColumn: "ts", Delimiter: '\t'}},
 		{kv: map[string]string{"delimiter": ";;"}, wantErr: `delimiter must be one character other than a quote or a line break (or 'tab'), got ";;"`},
@@ -304,6 +304,8 @@ func TestParseOptions(t *testing.T) {
 		{kv: map[string]string{"max_line": "2GB"}, wantErr: `max_line must be a size from 1 byte to 1 GB, such as 65536 or '1MB'; got "2GB"`},
 		{kv: map[string]string{"max_line": "0"}, wantErr: `max_line must be a size`},
 		{kv: map[string]string{"max_line": "lots"}, wantErr: `max_line must be a size`},
+		{kv: map[string]string{"max_pending": "64 MB"}, want: Options{TypeColumn: "type", TSColumn: "ts", MaxPending: 64 << 20}},
+		{kv: map[string]string{"max_pending": "17GB"}, wantErr: `max_pending must be a size from 1 byte to 16 GB, such as 65536 or '1MB'; got "17GB"`},
 	} {
 		got, err := ParseOptions(tc.kv)
 		if tc.wantErr != "" {

@@ -32,6 +32,10 @@ type Options struct {
 	// reads, in bytes without the newline (max_line); 0 means
 	// DefaultMaxLine.
 	MaxLine int
+	// MaxPending bounds the bytes a live source's producers (a LISTEN's
+	// connections) hold together for unfinished lines longer than their
+	// read buffers (max_pending); 0 means twice max_line.
+	MaxPending int64
 	// SkipBad is on_error = 'skip' given: a batch LOAD then reports and
 	// skips a bad line (a decreasing ts among them) instead of failing.
 	SkipBad bool
@@ -69,6 +73,17 @@ func (o Options) maxLine() int {
 	return o.MaxLine
 }
 
+// maxPending is Options.MaxPending with its default.
+func (o Options) maxPending() int64 {
+	if o.MaxPending == 0 {
+		return 2 * int64(o.maxLine())
+	}
+	return o.MaxPending
+}
+
+// maxMaxPending bounds max_pending: sixteen lines at max_line's bound.
+const maxMaxPending = 16 << 30
+
 func (o Options) typeColumn() string {
 	if o.TypeColumn == "" {
 		return "type"
@@ -83,7 +98,7 @@ func (o Options) tsColumn() string {
 	return o.TSColumn
 }
 
-var optionKeys = []string{"clock", "delimiter", "lag", "late", "max_line", "on_error", "slack", "sort", "time_unit", "ts_column", "type", "type_column"}
+var optionKeys = []string{"clock", "delimiter", "lag", "late", "max_line", "max_pending", "on_error", "slack", "sort", "time_unit", "ts_column", "type", "type_column"}
 
 // ParseOptions reads LOAD's WITH (type_column = 'symbol', ts_column = 'time',
 // time_unit = 'ms', on_error = 'stop', max_line = '1MB'). Keys and units
@@ -124,11 +139,17 @@ func ParseOptions(kv map[string]string) (Options, error) {
 				return Options{}, fmt.Errorf("on_error must be 'skip' or 'stop', got %q", v)
 			}
 		case "max_line":
-			n, err := parseSize(v)
+			n, err := parseSize("max_line", v, maxMaxLine)
 			if err != nil {
 				return Options{}, err
 			}
-			opts.MaxLine = n
+			opts.MaxLine = int(n)
+		case "max_pending":
+			n, err := parseSize("max_pending", v, maxMaxPending)
+			if err != nil {
+				return Options{}, err
+			}
+			opts.MaxPending = n
 		case "delimiter":
 			d, err := parseDelimiter(v)
 			if err != nil {
@@ -232,7 +253,7 @@ func (o Options) delimiter() rune {
 
 // parseSize reads max_line: a number of bytes, or one with a unit (KB, MB,
 // GB: binary, case-insensitive, a space allowed): 65536, '64KB', '1 MB'.
-func parseSize(s string) (int, error) {
+func parseSize(key, s string, limit int64) (int64, error) {
 	text := strings.ToUpper(strings.TrimSpace(s))
 	mult := int64(1)
 	for _, u := range []struct {
@@ -245,10 +266,10 @@ func parseSize(s string) (int, error) {
 		}
 	}
 	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n <= 0 || n > maxMaxLine/mult {
-		return 0, fmt.Errorf("max_line must be a size from 1 byte to %s, such as 65536 or '1MB'; got %q", formatBytes(maxMaxLine), s)
+	if err != nil || n <= 0 || n > limit/mult {
+		return 0, fmt.Errorf("%s must be a size from 1 byte to %s, such as 65536 or '1MB'; got %q", key, formatBytes(limit), s)
 	}
-	return int(n * mult), nil
+	return n * mult, nil
 }
 
 // parseTimeUnit reads a time_unit value: a unit as WITHIN takes it (ms, s,
