@@ -117,3 +117,53 @@ func TestReleaseOnEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardOutage is issue 30 item 9's outage note: an owner that cannot
+// reach the server to check its ownership says so, and does not say
+// that another member took its partition (nobody did); one whose key
+// another member did take says it lost it.
+func TestGuardOutage(t *testing.T) {
+	t.Parallel()
+	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nc, js, err := Connect(ctx, s.ClientURL(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cfg := GroupConfig{Stream: "EVENTS", Group: "g", Matches: "MATCHES", Query: "q1", Member: "x", Errors: &strings.Builder{}}
+	g := &group{cfg: cfg, js: js}
+	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
+		t.Fatal(err)
+	}
+	owned := func(key string) *owner {
+		rev, err := g.claim(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &owner{g: g, p: key, key: key, rev: rev}
+	}
+	taken, out := owned("p0"), owned("p1")
+	if _, err := g.checkpoints.Put(ctx, "p0", []byte("y")); err != nil { // y takes it
+		t.Fatal(err)
+	}
+	if err := taken.guard(ctx); !errors.Is(err, errLost) || !strings.Contains(cfg.Errors.(*strings.Builder).String(), "x: lost partition p0\n") {
+		t.Errorf("a key taken by y: %v, noted %q; want errLost and the note", err, cfg.Errors)
+	}
+	s.Shutdown()
+	cfg.Errors.(*strings.Builder).Reset()
+	// A context with no deadline, as an owner's: the client's own
+	// request timeout ends the check.
+	err = out.guard(context.Background())
+	if err == nil || errors.Is(err, errLost) || !strings.Contains(err.Error(), "cannot check the partition's ownership") {
+		t.Errorf("the server down: %v; want the ownership check's failure, not errLost", err)
+	}
+	if note := cfg.Errors.(*strings.Builder).String(); strings.Contains(note, "lost partition") {
+		t.Errorf("the server down: noted %q", note)
+	}
+}
