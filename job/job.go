@@ -118,7 +118,7 @@ func (c *Cancelled) Error() string {
 // Job is one run of a query; New makes it, Run or Start starts it.
 type Job struct {
 	cfg   Config
-	start time.Time
+	start atomic.Pointer[time.Time] // set as it starts; Stats may read it meanwhile (a progress line)
 
 	state   atomic.Int32
 	events  atomic.Int64
@@ -157,7 +157,8 @@ func (j *Job) begin(ctx context.Context) context.Context {
 	if !started {
 		panic("job: started twice")
 	}
-	j.start = time.Now()
+	now := time.Now()
+	j.start.Store(&now)
 	ctx, j.cancel = context.WithCancel(ctx)
 	return ctx
 }
@@ -198,7 +199,9 @@ func (j *Job) Stats() Stats {
 			st.Events, st.Elapsed = j.sum.Stats.Events, j.sum.Stats.Elapsed
 		}
 	default:
-		st.Elapsed = time.Since(j.start)
+		if start := j.start.Load(); start != nil {
+			st.Elapsed = time.Since(*start)
+		}
 	}
 	return st
 }

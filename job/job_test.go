@@ -124,6 +124,34 @@ func TestChunks(t *testing.T) {
 	}
 }
 
+// TestStatsWhileStarting reads a job's Stats from another goroutine while
+// it starts and runs, as the shell's progress line does (go test -race
+// found the start time written and read at once).
+func TestStatsWhileStarting(t *testing.T) {
+	stream := stocks(t, 2000)
+	q := compile(t, pairs, stream)
+	j := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: &rows{}, Progress: true})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-j.Done():
+				return
+			default:
+				if st := j.Stats(); st.Elapsed < 0 || st.Events < 0 {
+					t.Errorf("stats while running: %+v", st)
+				}
+			}
+		}
+	}()
+	sum, err := j.Run(context.Background())
+	<-done
+	if err != nil || j.Stats().Matches != sum.Matches {
+		t.Fatalf("%v; stats %+v, summary %d matches", err, j.Stats(), sum.Matches)
+	}
+}
+
 // cancelAt cancels a context at its n-th event.
 func cancelAt(events iter.Seq[*event.Event], n int, cancel func()) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
