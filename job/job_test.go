@@ -131,9 +131,10 @@ func TestStatsWhileStarting(t *testing.T) {
 	stream := stocks(t, 2000)
 	q := compile(t, pairs, stream)
 	j := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: &rows{}, Progress: true})
-	done := make(chan struct{})
+	done, reading := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		close(reading)
 		for {
 			select {
 			case <-j.Done():
@@ -145,6 +146,7 @@ func TestStatsWhileStarting(t *testing.T) {
 			}
 		}
 	}()
+	<-reading
 	sum, err := j.Run(context.Background())
 	<-done
 	if err != nil || j.Stats().Matches != sum.Matches {
