@@ -28,6 +28,18 @@ var (
 	mState    = prometheus.NewDesc("sase_query_state", "A live query's state: 1 for the one it is in.", append(queryLabels, "state"), nil)
 )
 
+// newDelays is the histogram of each live query's match delays: the
+// seconds from when the query read the event that completed (or
+// released) a match to when it wrote the match (session.WithMatchDelay),
+// in buckets from 10µs to 10s, a factor of about 3.2 apart.
+func newDelays() *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "sase_query_match_delay_seconds",
+		Help:    "Seconds from a live query reading the event that completed or released a match to its writing the match.",
+		Buckets: prometheus.ExponentialBucketsRange(1e-5, 10, 13),
+	}, queryLabels)
+}
+
 // collector reads the session's streams and queries at each scrape.
 type collector struct{ sv *Server }
 
@@ -72,7 +84,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // registry is the server's metrics and Go's runtime and process ones.
 func (sv *Server) registry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{sv}, webhookSent, webhookDropped, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{sv}, sv.delays, webhookSent, webhookDropped, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 

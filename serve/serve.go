@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,7 @@ type Server struct {
 	once    sync.Once     // closes closed
 	stopped sync.Once     // Close's
 	reg     *prometheus.Registry
+	delays  *prometheus.HistogramVec // sase_query_match_delay_seconds
 	mux     *http.ServeMux // behind the token
 	public  *http.ServeMux // the dashboard's static files
 }
@@ -107,10 +109,13 @@ func New(cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give --token (or SASE_TOKEN), which every request must then send as Authorization: Bearer", cfg.Listen)
 	}
-	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux()}
+	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux(), delays: newDelays()}
 	opts := append([]session.Option{
 		session.WithBackground(cfg.Log, cfg.Errors),
 		session.OnError(func(err error) { sv.errs = append(sv.errs, err) }),
+		session.WithMatchDelay(func(id int, stream string) func(float64) {
+			return sv.delays.WithLabelValues(strconv.Itoa(id), stream).Observe
+		}),
 	}, cfg.Session...)
 	sv.s = session.New(&sv.out, &sv.msgs, opts...)
 	sv.reg = sv.registry()
