@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,7 +72,7 @@ type Server struct {
 	once    sync.Once     // closes closed
 	stopped sync.Once     // Close's
 	reg     *prometheus.Registry
-	delays  *prometheus.HistogramVec // sase_query_match_delay_seconds
+	delays  []*delays      // the live queries' match delays, under mu
 	mux     *http.ServeMux // behind the token
 	public  *http.ServeMux // the dashboard's static files
 }
@@ -109,12 +110,15 @@ func New(cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give --token (or SASE_TOKEN), which every request must then send as Authorization: Bearer", cfg.Listen)
 	}
-	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux(), delays: newDelays()}
+	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux()}
 	opts := append([]session.Option{
 		session.WithBackground(cfg.Log, cfg.Errors),
 		session.OnError(func(err error) { sv.errs = append(sv.errs, err) }),
-		session.WithMatchDelay(func(id int, stream string) func(float64) {
-			return sv.delays.WithLabelValues(strconv.Itoa(id), stream).Observe
+		// Called as a statement starts a query: under mu.
+		session.WithMatchDelay(func(id int, stream string) func(time.Duration) {
+			d := &delays{query: strconv.Itoa(id), stream: stream}
+			sv.delays = append(sv.delays, d)
+			return d.observe
 		}),
 	}, cfg.Session...)
 	sv.s = session.New(&sv.out, &sv.msgs, opts...)

@@ -69,7 +69,7 @@ type liveQuery struct {
 	// observe (WithMatchDelay) gets each match's delay from readAt, when
 	// the query read its latest event (nanoseconds since epoch); nil: the
 	// query reads no clock.
-	observe func(seconds float64)
+	observe func(time.Duration)
 	readAt  atomic.Int64
 	taps    *taps // its followers (Follow); nil for INTO and group queries
 	// odd says the new notices on absent and mixed values (oddWatch);
@@ -414,7 +414,7 @@ func (w *countedWriter) Row(row []sase.Cell) error {
 	w.q.matches.Add(1)
 	w.q.taps.row(row)
 	if w.q.observe != nil {
-		w.q.observe((time.Since(epoch) - time.Duration(w.q.readAt.Load())).Seconds())
+		w.q.observe(time.Since(epoch) - time.Duration(w.q.readAt.Load()))
 	}
 	return nil
 }
