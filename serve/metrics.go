@@ -2,7 +2,9 @@ package serve
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,21 +28,67 @@ var (
 	mMatches  = prometheus.NewDesc("sase_query_matches_total", "Matches a live query has written.", queryLabels, nil)
 	mEvents   = prometheus.NewDesc("sase_query_events_total", "Events a live query has read.", queryLabels, nil)
 	mState    = prometheus.NewDesc("sase_query_state", "A live query's state: 1 for the one it is in.", append(queryLabels, "state"), nil)
+	mDelay    = prometheus.NewDesc("sase_query_match_delay_seconds", "Seconds from a live query reading the event that completed or released a match to its writing the match.", queryLabels, nil)
 )
+
+// delayBuckets is the number of the match delay histogram's buckets,
+// delayBounds their upper bounds: 10µs to 10s, a factor of about 3.2
+// apart.
+const delayBuckets = 13
+
+var delayBounds = func() []time.Duration {
+	var ds []time.Duration
+	for _, b := range prometheus.ExponentialBucketsRange(1e-5, 10, delayBuckets) {
+		ds = append(ds, time.Duration(b*float64(time.Second)))
+	}
+	return ds
+}()
+
+// delays is a live query's histogram of match delays
+// (session.WithMatchDelay), counted on the query's goroutine with two
+// atomic adds and no allocation, and read at each scrape: a
+// prometheus.Histogram would cost several times more per match.
+type delays struct {
+	query, stream string
+	counts        [delayBuckets + 1]atomic.Int64 // per bucket of delayBounds, then past the last
+	sum           atomic.Int64                   // nanoseconds
+}
+
+func (d *delays) observe(v time.Duration) {
+	i, _ := slices.BinarySearch(delayBounds, v) // the first bound >= v
+	d.counts[i].Add(1)
+	d.sum.Add(int64(v))
+}
+
+// metric is the histogram as it is now.
+func (d *delays) metric() prometheus.Metric {
+	buckets := make(map[float64]uint64, len(delayBounds))
+	var n uint64
+	for i, b := range delayBounds {
+		n += uint64(d.counts[i].Load())
+		buckets[b.Seconds()] = n
+	}
+	n += uint64(d.counts[len(delayBounds)].Load())
+	sum := time.Duration(d.sum.Load()).Seconds()
+	return prometheus.MustNewConstHistogram(mDelay, n, sum, buckets, d.query, d.stream)
+}
 
 // collector reads the session's streams and queries at each scrape.
 type collector struct{ sv *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mRead, mUsed, mLate, mRejected, mTime, mLag, mMatches, mEvents, mState} {
+	for _, d := range []*prometheus.Desc{mRead, mUsed, mLate, mRejected, mTime, mLag, mMatches, mEvents, mState, mDelay} {
 		ch <- d
 	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	c.sv.mu.Lock()
-	streams, queries := c.sv.s.Streams(), c.sv.s.Queries()
+	streams, queries, ds := c.sv.s.Streams(), c.sv.s.Queries(), c.sv.delays
 	c.sv.mu.Unlock()
+	for _, d := range ds {
+		ch <- d.metric()
+	}
 	now := time.Now()
 	for _, st := range streams {
 		t := st.Time

@@ -17,9 +17,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -70,6 +72,7 @@ type Server struct {
 	once    sync.Once     // closes closed
 	stopped sync.Once     // Close's
 	reg     *prometheus.Registry
+	delays  []*delays      // the live queries' match delays, under mu
 	mux     *http.ServeMux // behind the token
 	public  *http.ServeMux // the dashboard's static files
 }
@@ -111,6 +114,12 @@ func New(cfg Config) (*Server, error) {
 	opts := append([]session.Option{
 		session.WithBackground(cfg.Log, cfg.Errors),
 		session.OnError(func(err error) { sv.errs = append(sv.errs, err) }),
+		// Called as a statement starts a query: under mu.
+		session.WithMatchDelay(func(id int, stream string) func(time.Duration) {
+			d := &delays{query: strconv.Itoa(id), stream: stream}
+			sv.delays = append(sv.delays, d)
+			return d.observe
+		}),
 	}, cfg.Session...)
 	sv.s = session.New(&sv.out, &sv.msgs, opts...)
 	sv.reg = sv.registry()

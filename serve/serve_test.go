@@ -547,6 +547,54 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// TestMatchDelay checks the histogram of a live query's match delays:
+// one observation per match written, in increasing buckets.
+func TestMatchDelay(t *testing.T) {
+	const n = 5
+	_, hs, addr := liveServer(t, serve.Config{}, pairs)
+	testkit.Send(t, addr, events(n)+"A,1000,9\n"+tick)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	for end := time.Now().Add(testkit.Deadline); ; time.Sleep(5 * time.Millisecond) {
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(do(t, "GET", hs.URL+"/metrics", "", "").body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fams["sase_query_match_delay_seconds"]
+		if f == nil || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetHistogram().GetSampleCount() < n {
+			if time.Now().After(end) {
+				t.Fatalf("no histogram of %d matches' delays: %v", n, f)
+			}
+			continue
+		}
+		m := f.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["query"] != "1" || labels["stream"] != "s" {
+			t.Errorf("labels %v, want query 1 on s", labels)
+		}
+		h := m.GetHistogram()
+		matches := fams["sase_query_matches_total"].GetMetric()[0].GetCounter().GetValue()
+		if h.GetSampleCount() != n || matches != n {
+			t.Errorf("%d delays, %v matches; want %d of each", h.GetSampleCount(), matches, n)
+		}
+		if h.GetSampleSum() < 0 {
+			t.Errorf("delays sum to %v s", h.GetSampleSum())
+		}
+		b := h.GetBucket()
+		if len(b) < 2 || b[0].GetUpperBound() > 1e-4 || b[len(b)-1].GetUpperBound() < 1 {
+			t.Fatalf("buckets %v, want from at most 100µs to at least 1s", b)
+		}
+		for i := 1; i < len(b); i++ {
+			if b[i].GetUpperBound() <= b[i-1].GetUpperBound() || b[i].GetCumulativeCount() < b[i-1].GetCumulativeCount() || b[i].GetCumulativeCount() > n {
+				t.Errorf("bucket %d %v after %v", i, b[i], b[i-1])
+			}
+		}
+		return
+	}
+}
+
 // TestMainUsage checks sase serve's command line errors.
 func TestMainUsage(t *testing.T) {
 	t.Setenv("SASE_TOKEN", "") // none from the environment

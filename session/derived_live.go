@@ -63,7 +63,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, c
 	// time as it reads it (Follow), which a parallel run reads ahead of
 	// the matches it has merged. SET limit is for results: the stream
 	// gets every match.
-	s.runLive(lq, job.Config{Query: pq, Source: &liveSource{sub: sub, live: l, unit: unit, into: p, q: lq}, Sink: lq.counted(p), Workers: 1}, nil, nil)
+	s.runLive(lq, job.Config{Query: pq, Source: &liveSource{sub: sub, live: l, unit: unit, into: p, q: lq}, Sink: s.counted(lq, p), Workers: 1}, nil, nil)
 	return nil
 }
 

@@ -66,6 +66,11 @@ type liveQuery struct {
 	// (SHOW QUERIES, metrics; a group query's are its group's).
 	matches atomic.Int64
 	events  atomic.Int64
+	// observe (WithMatchDelay) gets each match's delay from readAt, when
+	// the query read its latest event (nanoseconds since epoch); nil: the
+	// query reads no clock.
+	observe func(time.Duration)
+	readAt  atomic.Int64
 	taps    *taps // its followers (Follow); nil for INTO and group queries
 	// odd says the new notices on absent and mixed values (oddWatch);
 	// nil for none.
@@ -269,7 +274,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	cfg := job.Config{Query: cq, Source: ls, Sink: lq.counted(w), Limit: s.set.Limit, Workers: workers, Flush: lq.odd}
+	cfg := job.Config{Query: cq, Source: ls, Sink: s.counted(lq, w), Limit: s.set.Limit, Workers: workers, Flush: lq.odd}
 	s.runLive(lq, cfg, q, func(err error) error {
 		if res == nil {
 			return err
@@ -357,6 +362,9 @@ func (q *liveQuery) read(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
 			if !e.IsTick() {
 				q.events.Add(1)
 			}
+			if q.observe != nil {
+				q.readAt.Store(int64(time.Since(epoch)))
+			}
 			if !yield(e) {
 				return
 			}
@@ -385,9 +393,14 @@ func (q *liveQuery) stopAtClose(events iter.Seq[*event.Event]) iter.Seq[*event.E
 	}
 }
 
-// counted is w, counting the rows the query writes and handing each to
-// its followers.
-func (q *liveQuery) counted(w output.Writer) output.Writer { return &countedWriter{w, q} }
+// counted is w, counting the rows query q writes, handing each to its
+// followers and timing it (WithMatchDelay).
+func (s *Session) counted(q *liveQuery, w output.Writer) output.Writer {
+	if s.delay != nil {
+		q.observe = s.delay(q.id, q.live.Name())
+	}
+	return &countedWriter{w, q}
+}
 
 type countedWriter struct {
 	output.Writer
@@ -400,8 +413,14 @@ func (w *countedWriter) Row(row []sase.Cell) error {
 	}
 	w.q.matches.Add(1)
 	w.q.taps.row(row)
+	if w.q.observe != nil {
+		w.q.observe(time.Since(epoch) - time.Duration(w.q.readAt.Load()))
+	}
 	return nil
 }
+
+// epoch is where the queries' monotonic read times count from.
+var epoch = time.Now()
 
 // unitView is the stream a live query compiles against. When its WITHIN
 // names a time unit and the stream has no unit yet but has used no event

@@ -16,6 +16,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -35,12 +36,13 @@ type Session struct {
 	outs   *outputs
 	res    *results // where results go: stdout, or \o's file
 	stdout io.Writer
-	out    *bufio.Writer // results, to res; flushed after each statement
-	errw   io.Writer     // messages, summaries, errors
-	bgRes  *results      // live queries' results when not res (WithBackground)
-	bgErrw io.Writer     // background messages: live queries' and live sources'
-	onErr  func(error)   // OnError's
-	root   *string       // LimitFiles' folder; nil: any file
+	out    *bufio.Writer                                   // results, to res; flushed after each statement
+	errw   io.Writer                                       // messages, summaries, errors
+	bgRes  *results                                        // live queries' results when not res (WithBackground)
+	bgErrw io.Writer                                       // background messages: live queries' and live sources'
+	onErr  func(error)                                     // OnError's
+	delay  func(id int, stream string) func(time.Duration) // WithMatchDelay's; nil: none
+	root   *string                                         // LimitFiles' folder; nil: any file
 	// startLive starts a live stream with its first query, as the shell
 	// does (StartLive).
 	startLive bool
@@ -123,6 +125,16 @@ func WithBackground(stdout, stderr io.Writer) Option {
 // OnError calls report with each error the session reports (after
 // writing it to stderr), so that a caller can see its position.
 func OnError(report func(error)) Option { return func(s *Session) { s.onErr = report } }
+
+// WithMatchDelay times the matches of the live queries started on the
+// session's own streams: at the start of each such query it asks
+// observer for the query's observe, then calls observe, on the query's
+// goroutine, at each match the query writes with the time since the
+// query read the latest event it had read by then (the event that
+// completed or released the match). Without it no clock is read.
+func WithMatchDelay(observer func(id int, stream string) func(time.Duration)) Option {
+	return func(s *Session) { s.delay = observer }
+}
 
 // New returns a session writing results to stdout and messages to stderr.
 func New(stdout, stderr io.Writer, opts ...Option) *Session {
