@@ -316,16 +316,19 @@ func queries(t *testing.T, hs *httptest.Server) []queryJSON {
 	return qs
 }
 
-// waitQuery waits until query 1 has read events events.
-func waitQuery(t *testing.T, hs *httptest.Server, events int64) queryJSON {
+// waitQuery waits until query 1 has read events events and written
+// matches matches.
+func waitQuery(t *testing.T, hs *httptest.Server, events, matches int64) queryJSON {
 	t.Helper()
 	for end := time.Now().Add(testkit.Deadline); ; time.Sleep(5 * time.Millisecond) {
+		// Both: a query counts an event as it reads it, before the
+		// match that event completes is written.
 		q := queries(t, hs)[0]
-		if q.Events >= events {
+		if q.Events >= events && q.Matches >= matches {
 			return q
 		}
 		if time.Now().After(end) {
-			t.Fatalf("query 1 read %d events, want %d", q.Events, events)
+			t.Fatalf("query 1 read %d events and wrote %d matches, want %d and %d", q.Events, q.Matches, events, matches)
 		}
 	}
 }
@@ -378,7 +381,7 @@ func TestQueries(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("followed %q, want %q", got, want)
 	}
-	q := waitQuery(t, hs, 7)
+	q := waitQuery(t, hs, 7, 3)
 	if q.ID != 1 || q.Stream != "s" || q.State != "running" || q.Matches != 3 || q.Text != strings.TrimSuffix(pairs, ";") {
 		t.Errorf("query %+v", q)
 	}
@@ -462,7 +465,7 @@ func TestSlowFollower(t *testing.T) {
 	}()
 	<-w.writing // following, and stuck
 	testkit.Send(t, addr, events(n)+"A,100000,9\n"+tick)
-	if q := waitQuery(t, hs, 2*n+1); q.Matches != n || q.State != "running" {
+	if q := waitQuery(t, hs, 2*n+1, int64(n)); q.Matches != n || q.State != "running" {
 		t.Errorf("query %+v, want %d matches while its follower is stuck", q, n)
 	}
 	if got := strings.Count(log.String(), "\n"); got != n {
@@ -494,7 +497,7 @@ func TestMetrics(t *testing.T) {
 	// 4 pairs, a late A (ts 5 < time 40 - slack 1), a bad line, an event
 	// to release the last pair, and a tick to release that event.
 	testkit.Send(t, addr, events(4)+"A,5,0\nA,notanumber,1\nA,100,9\n"+tick)
-	waitQuery(t, hs, 9)
+	waitQuery(t, hs, 9, 4)
 	r := do(t, "GET", hs.URL+"/metrics", "", "")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(r.body))

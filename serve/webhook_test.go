@@ -77,7 +77,7 @@ func TestWebhook(t *testing.T) {
 			errs := &testkit.SyncBuffer{}
 			_, hs, addr := liveServer(t, serve.Config{Errors: errs}, "SET output = '"+end.URL+"/hook';\n"+pairs)
 			testkit.Send(t, addr, events(n)+"A,100000,9\n"+tick)
-			waitQuery(t, hs, 2*n+1)
+			waitQuery(t, hs, 2*n+1, int64(n))
 			if r := do(t, "POST", hs.URL+"/api/queries/1/stop", "", ""); r.status != 200 {
 				t.Fatalf("stop: %d %s", r.status, r.body)
 			}
