@@ -50,7 +50,10 @@ type Completion struct {
 	// Keywords are the keywords the parser accepts in the word's place
 	// that begin with it (case-insensitively), spelled in the case typed.
 	Keywords []string
-	Expect   Expect
+	// Opens are those of Keywords that a '(' must follow: SEQ, AND, OR
+	// and ANY in a pattern.
+	Opens  []string
+	Expect Expect
 	// Stream is the stream the query reads: its FROM clause's if typed
 	// already, else "" (the current one).
 	Stream string
@@ -105,6 +108,9 @@ func CompletionContext(text string) Completion {
 		}
 		if ok, chain := probe(before, kw); ok && !isNameRule(chain[0]) && !hasOwnList(chain) {
 			c.Keywords = append(c.Keywords, spelled)
+			if opensGroup(chain[0]) {
+				c.Opens = append(c.Opens, spelled)
+			}
 		}
 	}
 	if ok, chain := probe(before, "x"); ok {
@@ -357,6 +363,16 @@ func (l *terminalListener) VisitTerminal(node antlr.TerminalNode) {
 func hasOwnList(chain []antlr.Tree) bool {
 	switch chain[0].(type) {
 	case *gen.LenRefContext, *gen.ValueContext:
+		return true
+	}
+	return false
+}
+
+// opensGroup reports whether t is a rule whose keyword a '(' follows: a
+// group of the pattern algebra, or ANY's list of types.
+func opensGroup(t antlr.Tree) bool {
+	switch t.(type) {
+	case *gen.SeqItemContext, *gen.AndItemContext, *gen.OrItemContext, *gen.AnyTypeContext:
 		return true
 	}
 	return false

@@ -30,6 +30,9 @@ func TestCompletionContext(t *testing.T) {
 			Word: "geo.x.", Expect: grammar.ExpectAttribute, Var: "b",
 			Vars: []grammar.PatternVar{{Name: "a", Types: []string{"A"}}, {Name: "b", Types: []string{"B"}, Closure: true}},
 		}},
+		{"PATTERN SEQ(A a, O", grammar.Completion{Word: "O", Keywords: []string{"OR"}, Opens: []string{"OR"}, Expect: grammar.ExpectType}},
+		{"pattern ", grammar.Completion{Keywords: []string{"seq", "any", "and", "or"}, Opens: []string{"seq", "any", "and", "or"}, Expect: grammar.ExpectType}},
+		{"PATTERN SEQ(A a) WHERE a.x > 1 O", grammar.Completion{Word: "O", Keywords: []string{"OR"}}},
 		{"SET format = j", grammar.Completion{Word: "j", Expect: grammar.ExpectSettingValue, Key: "format"}},
 		{"STOP QUERY ", grammar.Completion{Expect: grammar.ExpectQueryID}},
 		{"LOAD 'data/x", grammar.Completion{Word: "data/x", Expect: grammar.ExpectPath}},
@@ -56,5 +59,5 @@ func TestCompletionKeywordCase(t *testing.T) {
 
 // fields drops the unexported keyword case.
 func fields(c grammar.Completion) []any {
-	return []any{c.Word, c.Keywords, c.Expect, c.Stream, c.Var, c.Key, c.Vars}
+	return []any{c.Word, c.Keywords, c.Opens, c.Expect, c.Stream, c.Var, c.Key, c.Vars}
 }

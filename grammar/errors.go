@@ -109,7 +109,11 @@ func (b *builder) keywordFix(at, err antlr.Token) string {
 	}
 	sp := b.tokSpan(at)
 	var fixes []string
-	for _, w := range ast.Closest(at.GetText(), v.words) {
+	near := ast.Closest(at.GetText(), v.words)
+	if w, ok := longForms[strings.ToLower(at.GetText())]; ok {
+		near = append(near, w)
+	}
+	for _, w := range near {
 		if strings.EqualFold(w, at.GetText()) {
 			continue
 		}
@@ -120,6 +124,11 @@ func (b *builder) keywordFix(at, err antlr.Token) string {
 	}
 	return orList(fixes)
 }
+
+// longForms are words for the pattern algebra's groups too far from
+// their keyword to be a typo: SEQUENCE spelled out, and PERMUTE, which
+// MATCH_RECOGNIZE writes for AND.
+var longForms = map[string]string{"sequence": "SEQ", "permute": "AND"}
 
 // firstErrorIndex parses text and returns the index of the token of its
 // first syntax error, or -1.

@@ -222,6 +222,18 @@ func TestParseErrorsPointAtTheFix(t *testing.T) {
 <input>:1:9: unexpected 'SQE'; did you mean SEQ?
     PATTERN SQE(A a, B b)
             ^`},
+		{"PATTERN SEQ(A a, ORR(B b, C c))", `
+<input>:1:18: unexpected 'ORR'; did you mean OR?
+    PATTERN SEQ(A a, ORR(B b, C c))
+                     ^`},
+		{"PATTERN SEQUENCE(A a, B b)", `
+<input>:1:9: unexpected 'SEQUENCE'; did you mean SEQ?
+    PATTERN SEQUENCE(A a, B b)
+            ^`},
+		{"pattern seq(A a, permute(B b, C c))", `
+<input>:1:18: unexpected 'permute'; did you mean AND?
+    pattern seq(A a, permute(B b, C c))
+                     ^`},
 		{"SHOW TYPE", `
 <input>:1:6: unexpected 'TYPE'; did you mean TYPES?
     SHOW TYPE

@@ -100,6 +100,9 @@ func (c *completer) candidates() []string {
 	words := make([]string, len(ctx.Keywords))
 	for i, kw := range ctx.Keywords {
 		words[i] = kw + " "
+		if slices.Contains(ctx.Opens, kw) {
+			words[i] = kw + "("
+		}
 	}
 	slices.Sort(c.names)
 	slices.Sort(words)

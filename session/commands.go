@@ -272,6 +272,8 @@ const statementsHelp = `Statements (end each with ;):
   SHOW SETTINGS                          the settings (as \set)
   [EXPLAIN [ANALYZE] [(FORMAT dot|json)]] PATTERN pattern [FROM name] [WHERE condition] [WITHIN duration] [RETURN items [INTO name]]
                                          (INTO: the matches become the events of the stream name)
+  pattern: T v | ANY(T1, T2) v | !T v (none between) | T+ v[] (also * ^k {n,} {n,m} {n}) | T? v (optional)
+         | SEQ(item, ...) in order | AND(item, ...) all, any order | OR(item, ...) one of | SEQ(...)? optional
 `
 
 const examplesHelp = `
@@ -279,6 +281,9 @@ Example queries on the built-in stocks stream:
   PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;
   PATTERN SEQ(stock1 a, !stock2 n, stock3 c) WHERE a.price < c.price WITHIN 50 RETURN a.price, c.price;
   PATTERN SEQ(stock1 a, stock2+ b[], stock3 c) WHERE b[i].price > b[i-1].price WITHIN 20;
+  PATTERN SEQ(stock1 a, OR(stock2 b, stock3 c), stock4 d) WITHIN 30;
+  PATTERN AND(stock1 a, stock2 b) WHERE a.price < b.price WITHIN 10;
+  PATTERN SEQ(stock1 a, stock2? b, stock3{2,3} c[]) WITHIN 20;
 `
 
 // help writes \help: the statements, examples and the commands.

@@ -108,6 +108,7 @@ func TestCommands(t *testing.T) {
 		{name: "set sets", text: "\\set format CSV\n\\set limit -1\n\\set colour red\n", fails: true,
 			stderr: "format = csv\nERROR: \\set limit: limit must be a whole number of matches, 0 for no limit; got \"-1\"\n" +
 				"ERROR: \\set colour: unknown setting \"colour\" (settings: engine, format, limit, timing, expanded, workers, output, order)\n"},
+		{name: "help shows the pattern algebra", text: `\help`, stdout: "  PATTERN AND(stock1 a, stock2 b) WHERE a.price < b.price WITHIN 10;\n"},
 		{name: "help lists every command", text: `\help`, stdout: "  \\o [FILE]        send query results to FILE; alone: back to standard output\n"},
 		{name: "include a quoted name", text: `\i '../testdata/repl/include.sase'`, stdout: "a,b\n59,62\n68,69\n",
 			stderr: "format = csv\n(291 matches, 10000 events on stocks)\n"},
@@ -130,6 +131,30 @@ func TestCommands(t *testing.T) {
 				t.Errorf("Quit() = %v", s.Quit())
 			}
 		})
+	}
+}
+
+// TestHelpExamplesRun runs each example query \help shows on the stocks
+// stream: each must find matches.
+func TestHelpExamplesRun(t *testing.T) {
+	s, stdout, _ := newSession(t)
+	if err := exec(t, s, `\help`); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(stdout.String()) {
+		query, ok := strings.CutPrefix(line, "  PATTERN ")
+		if !ok {
+			continue
+		}
+		n++
+		run, out, stderr := newSession(t)
+		if err := exec(t, run, "SET format = count; PATTERN "+query); err != nil || out.String() == "0\n" {
+			t.Errorf("%s: %v, %s matches; %s", line, err, out, stderr)
+		}
+	}
+	if n < 6 {
+		t.Errorf("\\help shows %d example queries, want 6", n)
 	}
 }
 

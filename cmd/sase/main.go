@@ -297,6 +297,7 @@ Flags:
 Examples:
   sase -c "PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > b.price WITHIN 10 RETURN a.price, b.price"
   sase -c "LOAD 'trades.csv'; PATTERN SEQ(IBM a, Sun b) WHERE a.price > b.price"
+  sase -c "PATTERN SEQ(stock1 a, OR(stock2 b, stock3 c), stock4 d) WITHIN 30"
   tail -f app.log.jsonl | sase --format jsonl -f alerts.sase
 
 Docs: README.md and docs/LANGUAGE.md (the language, the shell, the command line)
