@@ -432,7 +432,9 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 	if _, err := natsio.InitStream(context.Background(), js, "EVENTS", partitions, "symbol", ""); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := child(t, server, "a", nil, env...), child(t, server, "b", nil)
+	// The members' logs, shown if the trial loses or repeats a match.
+	logs := [2]*testkit.SyncBuffer{{}, {}}
+	a, _ := child(t, server, "a", logs[0], env...), child(t, server, "b", logs[1])
 	done := make(chan struct{})
 	r := rand.New(rand.NewPCG(seed, 1))
 	pause := time.Duration(500+r.IntN(1500)) * time.Millisecond
@@ -452,7 +454,11 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 	time.Sleep(pause)
 	hit(a)
 	<-done
-	return awaitMatches(t, js, csv, want)
+	lost, duplicated = awaitMatches(t, js, csv, want)
+	if lost+duplicated > 0 {
+		t.Logf("member a:\n%s\nmember b:\n%s", logs[0], logs[1])
+	}
+	return lost, duplicated
 }
 
 // TestGroupScript runs one script in two sessions, as two instances of
