@@ -37,6 +37,25 @@ func (s *racingMatches) GetLastMsgForSubject(ctx context.Context, subject string
 	return m, err
 }
 
+// embedded starts a server for one test and connects to it; ctx is the
+// test's, 20 s long; shutdown stops the server early.
+func embedded(t *testing.T) (shutdown func(), ctx context.Context, js jetstream.JetStream) {
+	t.Helper()
+	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	nc, js, err := Connect(ctx, s.ClientURL(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return s.Shutdown, ctx, js
+}
+
 // TestReleaseOnEnd: an owner whose run ends while it holds the
 // partition's key (lost at the fence to a member that then lost its own
 // check, or a run-time error) clears the key, so that the member ranked
@@ -45,18 +64,7 @@ func (s *racingMatches) GetLastMsgForSubject(ctx context.Context, subject string
 // stays theirs. On a loaded machine a key left naming a live member that
 // no longer ranked first left its partition with no owner (TestGroupScript).
 func TestReleaseOnEnd(t *testing.T) {
-	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	nc, js, err := Connect(ctx, s.ClientURL(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	_, ctx, js := embedded(t)
 	events, err := InitStream(ctx, js, "EVENTS", 1, "symbol", "")
 	if err != nil {
 		t.Fatal(err)
@@ -124,18 +132,8 @@ func TestReleaseOnEnd(t *testing.T) {
 // another member did take says it lost it.
 func TestGuardOutage(t *testing.T) {
 	t.Parallel()
-	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	nc, js, err := Connect(ctx, s.ClientURL(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	shutdown, ctx, js := embedded(t)
+	var err error
 	cfg := GroupConfig{Stream: "EVENTS", Group: "g", Matches: "MATCHES", Query: "q1", Member: "x", Errors: &strings.Builder{}}
 	g := &group{cfg: cfg, js: js}
 	if g.checkpoints, err = keyValue(ctx, js, bucketName(cfg, "checkpoints"), 0); err != nil {
@@ -155,7 +153,7 @@ func TestGuardOutage(t *testing.T) {
 	if err := taken.guard(ctx); !errors.Is(err, errLost) || !strings.Contains(cfg.Errors.(*strings.Builder).String(), "x: lost partition p0\n") {
 		t.Errorf("a key taken by y: %v, noted %q; want errLost and the note", err, cfg.Errors)
 	}
-	s.Shutdown()
+	shutdown()
 	cfg.Errors.(*strings.Builder).Reset()
 	// A context with no deadline, as an owner's: the client's own
 	// request timeout ends the check.
