@@ -114,8 +114,45 @@ func compile(q *ast.Query, src *ast.Source, stream *event.Stream, c config) (*Qu
 // Plan is the optimized plan (for EXPLAIN and for tests that inspect it).
 func (q *Query) Plan() *planner.Plan { return q.plan }
 
+// ColumnKind is what a column of a query's rows holds: a computed value
+// (Cell.Value), a positive variable's event (Cell.Event) or a closure
+// variable's events (Cell.List).
+type ColumnKind = planner.ColumnKind
+
+// The kinds of column.
+const (
+	ValueColumn = planner.ColValue
+	EventColumn = planner.ColEvent
+	ListColumn  = planner.ColList
+)
+
+// Column is one column of the rows a query's sink receives.
+type Column struct {
+	Name string
+	Kind ColumnKind
+	// Time marks a Value column that holds timestamps (a.ts), in the
+	// stream's ticks.
+	Time bool
+}
+
 // Columns describes the rows the query's sink receives.
-func (q *Query) Columns() []planner.Column { return q.plan.Columns }
+func (q *Query) Columns() []Column {
+	cols := make([]Column, len(q.plan.Columns))
+	for i, c := range q.plan.Columns {
+		a, isAttr := c.Expr.(*planner.Attr)
+		cols[i] = Column{Name: c.Name, Kind: c.Kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
+	}
+	return cols
+}
+
+// Odd is a notice on the events a query's comparisons read an absent
+// attribute or a value of another kind on.
+type Odd = planner.Odd
+
+// OddValues lists the notices for the events of schema sc, less those of
+// base (nil for none: a live stream's schema when the query started),
+// counted from the schema, never the events.
+func (q *Query) OddValues(sc, base *event.Schema) []Odd { return q.plan.OddValues(sc, base) }
 
 // Window is the query's WITHIN in the stream's ticks; ok is false when it
 // has none.

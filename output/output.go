@@ -50,23 +50,20 @@ func ParseFormat(name string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (formats: %s)", name, strings.Join(names, ", "))
 }
 
-// Kind is what a column's cells hold.
-type Kind uint8
+// Kind is what a column's cells hold: the query's own (sase.ColumnKind).
+type Kind = sase.ColumnKind
 
 const (
-	Value Kind = iota // a value: Cell.Value (RETURN a.price)
-	Event             // one event: Cell.Event (a variable)
-	List              // a closure's events: Cell.List
+	Value = sase.ValueColumn // a value: Cell.Value (RETURN a.price)
+	Event = sase.EventColumn // one event: Cell.Event (a variable)
+	List  = sase.ListColumn  // a closure's events: Cell.List
 )
 
-// Column is one column of the rows: its name (the header) and kind.
-type Column struct {
-	Name string
-	Kind Kind
-	// Time marks a Value column that holds timestamps (a.ts): a table
-	// prints them as times of day when Schema.Unit is set.
-	Time bool
-}
+// Column is one column of the rows, as a query describes it
+// (sase.Query.Columns): its name (the header), kind, and whether it holds
+// timestamps (a.ts), which a table prints as times of day when
+// Schema.Unit is set.
+type Column = sase.Column
 
 // Schema describes the rows a writer receives.
 type Schema struct {

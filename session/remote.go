@@ -90,7 +90,8 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}
-		return cq, schemaOf(cq, sc, 0, nil), cq.Plan().Window, nil
+		window, _ := cq.Window()
+		return cq, schemaOf(cq, sc, 0, nil), window, nil
 	}
 	// A first compilation, so that a bad query fails its statement.
 	var err error

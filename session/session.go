@@ -20,8 +20,8 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/source"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -177,7 +177,7 @@ func (s *Session) Quit() bool { return s.quit }
 // Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
 // query) the rest of src is skipped.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
-	pieces := grammar.Split(src.Text)
+	pieces := syntax.Split(src.Text)
 	writers := producers(src, pieces)
 	ran := make([]bool, len(pieces))
 	failed := false
@@ -185,9 +185,9 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		ran[i] = true
 		p, ok := pieces[i], true
 		switch p.Kind {
-		case grammar.Command:
+		case syntax.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
-		case grammar.Statement, grammar.Unfinished:
+		case syntax.Statement, syntax.Unfinished:
 			ok = s.statement(ctx, src, p.Start, p.End)
 		}
 		failed = failed || !ok
@@ -249,13 +249,13 @@ func (s *Session) deferred(w waiter, run func(int)) {
 // errors when it runs), for what Exec orders by: by piece, the stream each
 // query reads with FROM, and the pieces whose INTO
 // writes each stream.
-func producers(src *ast.Source, pieces []grammar.Piece) scriptDeps {
+func producers(src *ast.Source, pieces []syntax.Piece) scriptDeps {
 	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
 	for i, p := range pieces {
-		if p.Kind != grammar.Statement && p.Kind != grammar.Unfinished {
+		if p.Kind != syntax.Statement && p.Kind != syntax.Unfinished {
 			continue
 		}
-		stmts, err := grammar.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		stmts, err := syntax.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
 		if err != nil {
 			continue
 		}
@@ -308,7 +308,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
 	s.stmt = stmtBase{sub: sub, src: src, start: start}
-	stmts, err := grammar.Parse(sub)
+	stmts, err := syntax.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {
 			break
