@@ -42,16 +42,16 @@ func DefaultSettings() Settings {
 // format f (none: EXPLAIN ANALYZE, INTO, a live query), on a loaded
 // stream of events events (< 0: a live stream); why says why auto runs one
 // worker on a loaded stream where it would split a larger one (EXPLAIN
-// shows it). Auto splits only where the workers encode the matches
-// themselves (jsonl, csv) or count them in bulk (count without a limit):
-// elsewhere each match goes through the merge, which costs the engines'
-// work several times over (docs/LANGUAGE.md, Why the default). And it
+// shows it). Auto splits only where the format takes the workers'
+// matches in chunks (output.Format.TakesChunks), encoded (jsonl, csv) or
+// counted in bulk (count without a limit): elsewhere each match goes
+// through the merge, which costs the engines' work several times over (docs/LANGUAGE.md, Why the default). And it
 // gives each worker autoEvents events at least.
 func (st *Settings) workers(f output.Format, events int) (n int, why string) {
 	if st.Workers > 0 {
 		return st.Workers, ""
 	}
-	if events < 0 || f != output.JSONL && f != output.CSV && (f != output.Count || st.Limit > 0) {
+	if events < 0 || !f.TakesChunks(st.Limit) {
 		return 1, ""
 	}
 	n = min(runtime.NumCPU(), max(1, events/autoEvents))
