@@ -111,7 +111,8 @@ func compile(q *ast.Query, src *ast.Source, stream *event.Stream, c config) (*Qu
 	return &Query{plan: plan}, nil
 }
 
-// Plan is the optimized plan (for EXPLAIN and for tests that inspect it).
+// Plan is the optimized plan, for tests and benchmarks that inspect it;
+// the layers above the facade use the query's own methods.
 func (q *Query) Plan() *planner.Plan { return q.plan }
 
 // ColumnKind is what a column of a query's rows holds: a computed value
