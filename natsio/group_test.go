@@ -126,15 +126,24 @@ func expectedOf(t testing.TB, csv, query string) []string {
 // stored twice (or wrong).
 func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []string) (lost, duplicated int) {
 	t.Helper()
+	// It waits while matches keep coming: on a loaded machine a takeover
+	// and its replay can take long; 20 s with none new is a stall.
 	deadline := time.Now().Add(20 * time.Second)
 	late := "" // says whether a shortfall may be slowness rather than loss
+	var stored uint64
 	for {
 		st, err := js.Stream(context.Background(), "MATCHES")
-		if err == nil && storedMatches(st) >= uint64(len(want)) {
-			break
+		if err == nil {
+			n := storedMatches(st)
+			if n >= uint64(len(want)) {
+				break
+			}
+			if n > stored {
+				stored, deadline = n, time.Now().Add(20*time.Second)
+			}
 		}
 		if time.Now().After(deadline) {
-			late = " (stopped waiting after 20 s)"
+			late = fmt.Sprintf(" (stopped waiting after 20 s with no new match, at %d)", stored)
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
