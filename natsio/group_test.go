@@ -869,6 +869,15 @@ func TestTakeoverAfterTick(t *testing.T) {
 			if want := fmt.Sprintf("b: owns partition 0 (replays %d messages)", c.replays); !strings.Contains(notes.String(), want) {
 				t.Errorf("want %q in b's notes:\n%s", want, notes)
 			}
+			// a was the partition's first owner; b took it over from a.
+			if a.Stats.Takeovers() != 0 || b.Stats.Takeovers() != 1 || b.Stats.Replayed() != int64(c.replays) {
+				t.Errorf("takeovers: a %d, b %d (want 0 and 1); b replayed %d messages, want %d",
+					a.Stats.Takeovers(), b.Stats.Takeovers(), b.Stats.Replayed(), c.replays)
+			}
+			st := b.Stats.Stats("alerts")
+			if st.Group != "alerts" || st.Total != 1 || len(st.Owned) != 1 || st.Owned[0].Partition != "0" || st.Takeovers != 1 || st.Matches != b.Stats.Matches() {
+				t.Errorf("b's stats: %+v", st)
+			}
 		})
 	}
 }
