@@ -175,7 +175,7 @@ func (s *Session) Quit() bool { return s.quit }
 // it waits until those producers have run (dependencies). A statement that
 // fails is reported on stderr (with its position) and the next one runs;
 // Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
-// query) the rest of src is skipped.
+// query) the rest of src is skipped, and a note says from which line.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 	pieces := syntax.Split(src.Text)
 	writers := producers(src, pieces)
@@ -223,10 +223,30 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		}
 		s.deferred(w, run)
 	}
+	if ctx.Err() != nil {
+		s.reportSkipped(src, pieces, ran)
+	}
 	if failed {
 		return ErrFailed
 	}
 	return nil
+}
+
+// reportSkipped says which of a cancelled script's statements did not run, so
+// that Ctrl-C between statements does not pass for the script's end.
+func (s *Session) reportSkipped(src *ast.Source, pieces []grammar.Piece, ran []bool) {
+	n, first := 0, -1
+	for i, p := range pieces {
+		if !ran[i] && p.Kind != grammar.OpenComment {
+			if n++; first < 0 {
+				first = p.Start
+			}
+		}
+	}
+	if n > 0 {
+		line, _ := src.Position(first)
+		s.note("(interrupted: %s of %s not run, from line %d)", plural(int64(n), "statement", "statements"), src.Name, line)
+	}
 }
 
 // waiter is a query of a script that waits for the producers of the
