@@ -234,10 +234,10 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 
 // reportSkipped says which of a cancelled script's statements did not run, so
 // that Ctrl-C between statements does not pass for the script's end.
-func (s *Session) reportSkipped(src *ast.Source, pieces []grammar.Piece, ran []bool) {
+func (s *Session) reportSkipped(src *ast.Source, pieces []syntax.Piece, ran []bool) {
 	n, first := 0, -1
 	for i, p := range pieces {
-		if !ran[i] && p.Kind != grammar.OpenComment {
+		if !ran[i] && p.Kind != syntax.OpenComment {
 			if n++; first < 0 {
 				first = p.Start
 			}
