@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/syntax"
 	"github.com/sase-cep/sase/session"
+	"github.com/sase-cep/sase/syntax"
 )
 
 func (sv *Server) routes() {
