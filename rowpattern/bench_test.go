@@ -2,6 +2,7 @@ package rowpattern_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/sase-cep/sase/internal/bench"
 )
@@ -16,11 +17,15 @@ func BenchmarkMR(b *testing.B) {
 		}
 		b.Run(c.Name, func(b *testing.B) {
 			b.ReportAllocs()
+			var cpu time.Duration
 			for b.Loop() {
-				if _, err := bench.MeasureMR(q, stream, 1); err != nil {
+				r, err := bench.MeasureMR(q, stream, 1)
+				if err != nil {
 					b.Fatal(err)
 				}
+				cpu += r.CPU
 			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(stream.Events)), "CPU-ns/event")
 			b.ReportMetric(float64(b.N)*float64(len(stream.Events))/b.Elapsed().Seconds(), "events/s")
 		})
 	}

@@ -1,6 +1,7 @@
 package rowpattern
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -121,20 +122,31 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 		return parts
 	}
-	index := map[[maxGroupKeys]event.Key]int{}
-	var parts []partition
-	for _, e := range events {
-		var k [maxGroupKeys]event.Key
-		for i, slot := range q.partition {
-			k[i] = event.PartitionKey(q.col(e, slot)).Key()
-		}
-		i, ok := index[k]
-		if !ok {
-			i = len(parts)
-			index[k] = i
-			parts = append(parts, partition{})
-		}
-		parts[i].rows = append(parts[i].rows, e)
+	// Two passes: each event's partition and the partitions' sizes, then
+	// the rows into one array, so that no partition grows by copying.
+	var which []int32
+	var sizes []int
+	if len(q.partition) == 1 {
+		slot := q.partition[0]
+		which, sizes = groupBy(events, func(e *event.Event) event.Key { return event.PartitionKey(q.col(e, slot)).Key() })
+	} else {
+		which, sizes = groupBy(events, func(e *event.Event) (k [maxGroupKeys]event.Key) {
+			for i, slot := range q.partition {
+				k[i] = event.PartitionKey(q.col(e, slot)).Key()
+			}
+			return k
+		})
+	}
+	all := make([]*event.Event, len(events))
+	parts := make([]partition, len(sizes))
+	at := 0
+	for i, n := range sizes {
+		parts[i].rows = all[at : at : at+n]
+		at += n
+	}
+	for n, e := range events {
+		p := &parts[which[n]]
+		p.rows = append(p.rows, e)
 	}
 	for _, p := range parts {
 		if !slices.IsSortedFunc(p.rows, q.compareOrder) {
@@ -143,6 +155,25 @@ func (q *Query) partitions(events []*event.Event) []partition {
 	}
 	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
 	return parts
+}
+
+// groupBy numbers the events' keys in order of first appearance: which
+// is each event's number, sizes each number's events.
+func groupBy[K comparable](events []*event.Event, key func(*event.Event) K) (which []int32, sizes []int) {
+	index := map[K]int32{}
+	which = make([]int32, len(events))
+	for n, e := range events {
+		k := key(e)
+		i, ok := index[k]
+		if !ok {
+			i = int32(len(sizes))
+			index[k] = i
+			sizes = append(sizes, 0)
+		}
+		which[n] = i
+		sizes[i]++
+	}
+	return which, sizes
 }
 
 // compareValues orders values for sorting: nulls last, then by Compare,
@@ -172,6 +203,9 @@ func (q *Query) compareRows(a, b *event.Event) int {
 }
 
 func (q *Query) compareOrder(a, b *event.Event) int {
+	if len(q.order) == 1 && q.order[0].slot == colTS && !q.order[0].desc {
+		return cmp.Compare(a.TS, b.TS) // the usual ORDER BY, without boxing
+	}
 	for _, o := range q.order {
 		c := compareValues(q.col(a, o.slot), q.col(b, o.slot))
 		if o.desc {
@@ -213,7 +247,7 @@ func (q *Query) newRunner(emit Emit) *runner {
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.within, q.history)
+	}, len(q.names), q.within, q.history)
 	return r
 }
 

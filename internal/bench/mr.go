@@ -54,6 +54,7 @@ func CompileMR(stream *event.Stream, query string) (*rowpattern.Query, error) {
 type MRResult struct {
 	Stats   rowpattern.Stats
 	Elapsed time.Duration
+	CPU     time.Duration // the process's, all goroutines'
 }
 
 func (r MRResult) took() (time.Duration, bool) { return r.Elapsed, false }
@@ -61,9 +62,9 @@ func (r MRResult) took() (time.Duration, bool) { return r.Elapsed, false }
 // MeasureMR runs q over stream on workers, its rows going to a callback
 // that drops them.
 func MeasureMR(q *rowpattern.Query, stream *event.Stream, workers int) (MRResult, error) {
-	start := time.Now()
+	start, cpu := time.Now(), CPUTime()
 	st, err := q.Run(context.Background(), stream.Events, workers, func([]event.Value) bool { return true })
-	return MRResult{Stats: st, Elapsed: time.Since(start)}, err
+	return MRResult{Stats: st, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
 }
 
 // runMR prints the mr suite: MRCases on MRStream, on one worker.
@@ -71,7 +72,7 @@ func runMR(w io.Writer) error {
 	stream := MRStream()
 	fmt.Fprintf(w, "== mr (MATCH_RECOGNIZE on %d random-walk stock events, 10 symbols, 1 worker; rows to a callback; %s)\n", len(stream.Events), medianNote)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tevents\tmatches\trows\ttime\tevents/s\tns/event\t")
+	fmt.Fprintln(tw, "case\tevents\tmatches\trows\ttime\tevents/s\tns/event\tCPU ns/event\t")
 	for _, c := range MRCases {
 		q, err := CompileMR(stream, c.Query)
 		if err != nil {
@@ -81,8 +82,9 @@ func runMR(w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("mr: %s: %w", c.Name, err)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.0f\t\n", c.Name, r.Stats.Rows, r.Stats.Matches, r.Stats.Output,
-			r.Elapsed.Round(time.Millisecond), si(float64(r.Stats.Rows)/r.Elapsed.Seconds()), float64(r.Elapsed.Nanoseconds())/float64(r.Stats.Rows))
+		n := float64(r.Stats.Rows)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.0f\t%.0f\t\n", c.Name, r.Stats.Rows, r.Stats.Matches, r.Stats.Output,
+			r.Elapsed.Round(time.Millisecond), si(n/r.Elapsed.Seconds()), float64(r.Elapsed.Nanoseconds())/n, float64(r.CPU.Nanoseconds())/n)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
