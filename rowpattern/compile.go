@@ -3,6 +3,7 @@ package rowpattern
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,7 @@ type Query struct {
 	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
 	// then do the matcher's threads at one instruction differ.
 	history bool
+	cached  []int // the attribute slots DEFINE reads (partition.cols)
 }
 
 // The columns every row has besides its attributes (docs/LANGUAGE.md
@@ -247,6 +249,15 @@ func (c *compiler) varSetOf(n *ast.MRName) (varSet, bool) {
 		c.fail(n, "%s is not a pattern variable or SUBSET", n)
 	}
 	return set, ok
+}
+
+// cache is the index in partition.cols of attribute slot.
+func (c *compiler) cache(slot int) int {
+	if k := slices.Index(c.q.cached, slot); k >= 0 {
+		return k
+	}
+	c.q.cached = append(c.q.cached, slot)
+	return len(c.q.cached) - 1
 }
 
 // slot finds a column of the stream: an unquoted name matches any case.

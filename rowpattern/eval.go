@@ -6,9 +6,12 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// partition is one partition's rows, in ORDER BY order.
+// partition is one partition's rows, in ORDER BY order, and the
+// attributes DEFINE reads (Query.cached) as columns: cols[k][i] is row
+// i's attribute cached[k].
 type partition struct {
 	rows []*event.Event
+	cols [][]event.Value
 }
 
 func (p *partition) len() int               { return len(p.rows) }

@@ -45,9 +45,9 @@ type thread struct {
 type matcher struct {
 	prog    program
 	define  func(c *evalCtx) bool // DEFINE of c's current row's variable
-	nvars   int
-	within  int64 // -1: none
-	history bool  // DEFINE reads the match's history
+	names   []string              // the variables', for CLASSIFIER()
+	within  int64                 // -1: none
+	history bool                  // DEFINE reads the match's history
 	cur     []thread
 	next    []thread
 	nodes   []node
@@ -64,8 +64,8 @@ type matcher struct {
 	result []label
 }
 
-func newMatcher(prog program, define func(*evalCtx) bool, nvars int, within int64, history bool) *matcher {
-	return &matcher{prog: prog, define: define, nvars: nvars, within: within, history: history,
+func newMatcher(prog program, define func(*evalCtx) bool, names []string, within int64, history bool) *matcher {
+	return &matcher{prog: prog, define: define, names: names, within: within, history: history,
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 }
 
@@ -75,7 +75,7 @@ func newMatcher(prog program, define func(*evalCtx) bool, nvars int, within int6
 func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
 	if !m.history && m.memoOf != rows {
 		m.memoOf = rows
-		m.memo = append(m.memo[:0], make([]uint8, rows.len()*m.nvars)...)
+		m.memo = append(m.memo[:0], make([]uint8, rows.len()*len(m.names))...)
 	}
 	m.nodes = m.nodes[:0]
 	m.cur = m.cur[:0]
@@ -117,16 +117,16 @@ func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if m.history {
 		m.labels = append(m.chain(n, m.labels[:0]), l)
-		m.ctx = evalCtx{rows: rows, start: start, labels: m.labels, cur: len(m.labels) - 1}
+		m.ctx = evalCtx{rows: rows, start: start, labels: m.labels, cur: len(m.labels) - 1, names: m.names}
 		return m.define(&m.ctx)
 	}
-	at := pos*m.nvars + l.v()
+	at := pos*len(m.names) + l.v()
 	if v := m.memo[at]; v != 0 {
 		return v == 2
 	}
 	// Without history the row alone decides: a match of one row there.
 	m.labels = append(m.labels[:0], l)
-	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0}
+	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0, names: m.names}
 	ok := m.define(&m.ctx)
 	m.memo[at] = 1
 	if ok {

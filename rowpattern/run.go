@@ -103,10 +103,10 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 // grouped by in a map; more are sorted as ORDER BY columns are.
 const maxGroupKeys = 4
 
-// partitions groups the events by the PARTITION BY columns (in one pass,
-// with a map) and sorts each group stably by ORDER BY, unless it already
-// is (a stream is mostly in ts order); the partitions are in the order of
-// their PARTITION BY values.
+// partitions groups the events by the PARTITION BY columns (with a map)
+// and sorts each group stably by ORDER BY, unless it already is (a stream
+// is mostly in ts order); the partitions are in the order of their
+// PARTITION BY values.
 func (q *Query) partitions(events []*event.Event) []partition {
 	if len(q.partition) > maxGroupKeys {
 		rows := slices.Clone(events)
@@ -119,6 +119,9 @@ func (q *Query) partitions(events []*event.Event) []partition {
 			}
 			parts = append(parts, partition{rows: rows[i:j]})
 			i = j
+		}
+		for i := range parts {
+			q.fillColumns(&parts[i])
 		}
 		return parts
 	}
@@ -138,23 +141,55 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		})
 	}
 	all := make([]*event.Event, len(events))
+	cols := make([][]event.Value, len(q.cached))
+	for k := range cols {
+		cols[k] = make([]event.Value, len(events))
+	}
 	parts := make([]partition, len(sizes))
 	at := 0
 	for i, n := range sizes {
-		parts[i].rows = all[at : at : at+n]
+		p := &parts[i]
+		p.rows = all[at : at : at+n]
+		p.cols = make([][]event.Value, len(cols))
+		for k := range cols {
+			p.cols[k] = cols[k][at : at : at+n]
+		}
 		at += n
 	}
+	// The cached columns are read here, in the stream's order (its
+	// events' order in memory), rather than by the matcher in a
+	// partition's order, a cache miss a row.
+	unsorted := make([]bool, len(parts))
 	for n, e := range events {
-		p := &parts[which[n]]
+		i := which[n]
+		p := &parts[i]
+		if len(p.rows) > 0 && !unsorted[i] && q.compareOrder(p.rows[len(p.rows)-1], e) > 0 {
+			unsorted[i] = true
+		}
 		p.rows = append(p.rows, e)
+		for k, slot := range q.cached {
+			p.cols[k] = append(p.cols[k], e.Attr(slot))
+		}
 	}
-	for _, p := range parts {
-		if !slices.IsSortedFunc(p.rows, q.compareOrder) {
+	for i := range parts {
+		if p := &parts[i]; unsorted[i] {
 			slices.SortStableFunc(p.rows, q.compareOrder)
+			q.fillColumns(p)
 		}
 	}
 	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
 	return parts
+}
+
+// fillColumns sets p's cached columns from its rows.
+func (q *Query) fillColumns(p *partition) {
+	p.cols = make([][]event.Value, len(q.cached))
+	for k, slot := range q.cached {
+		p.cols[k] = make([]event.Value, len(p.rows))
+		for i, e := range p.rows {
+			p.cols[k][i] = e.Attr(slot)
+		}
+	}
 }
 
 // groupBy numbers the events' keys in order of first appearance: which
@@ -240,14 +275,13 @@ func (q *Query) newRunner(emit Emit) *runner {
 	r := &runner{q: q, emit: emit, out: make([]event.Value, len(q.cols))}
 	defines := q.defines
 	r.m = newMatcher(q.prog, func(e *evalCtx) bool {
-		e.names = q.names
 		d := defines[e.labels[e.cur].v()]
 		if d == nil {
 			return true // a variable without DEFINE matches every row
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, len(q.names), q.within, q.history)
+	}, q.names, q.within, q.history)
 	return r
 }
 
