@@ -33,6 +33,8 @@ type Query struct {
 	// then do the matcher's threads at one instruction differ.
 	history bool
 	cached  []int // the attribute slots DEFINE reads (partition.cols)
+	reach   int   // the farthest PREV reaches back
+	liveErr error // why it cannot run on a live stream
 }
 
 // The columns every row has besides its attributes (docs/LANGUAGE.md
@@ -90,8 +92,9 @@ type compiler struct {
 	vars   map[string]int    // primary variables
 	subs   map[string]varSet // SUBSETs
 	err    error
-	define bool // compiling a DEFINE condition
-	defVar int  // the variable it defines
+	define bool     // compiling a DEFINE condition
+	defVar int      // the variable it defines
+	nextAt ast.Node // the first NEXT (liveCheck)
 }
 
 // Compile checks a MATCH_RECOGNIZE against the schema of the stream it
@@ -142,6 +145,7 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 	if c.err != nil {
 		return nil, c.err
 	}
+	c.liveCheck()
 	return c.q, nil
 }
 

@@ -236,7 +236,10 @@ func (c *compiler) navigation(n *ast.MRCall) (func(*evalCtx) (int, bool), rowExp
 		}
 		k := c.offset(n, 1)
 		if n.Func == "PREV" {
+			c.q.reach = max(c.q.reach, k)
 			k = -k
+		} else if c.nextAt == nil {
+			c.nextAt = n
 		}
 		var base func(*evalCtx) (int, bool)
 		var read rowExpr

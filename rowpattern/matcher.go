@@ -57,11 +57,7 @@ type matcher struct {
 	touched []int
 	ctx     evalCtx
 	labels  []label // a thread's labels, materialized
-	// memo is DEFINE's value by row and variable in the partition memoOf,
-	// without history: 0 unknown, 1 false, 2 true.
-	memo   []uint8
-	memoOf *partition
-	result []label
+	result  []label
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, names []string, within int64, history bool) *matcher {
@@ -69,14 +65,25 @@ func newMatcher(prog program, define func(*evalCtx) bool, names []string, within
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 }
 
-// match finds the preferred match starting at row start of rows: ok is
-// false when there is none, else labels has one label per matched row
-// (none for an empty match), valid until the next call.
-func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
-	if !m.history && m.memoOf != rows {
-		m.memoOf = rows
-		m.memo = append(m.memo[:0], make([]uint8, rows.len()*len(m.names))...)
+// outcome is what match decided.
+type outcome int8
+
+const (
+	noMatch outcome = iota
+	matched
+	pending // an open partition's next rows decide it
+)
+
+// match finds the preferred match starting at row start of rows: none,
+// or a match whose labels have one label per matched row (none for an
+// empty match), valid until the next call. A live partition is open: a
+// thread that needs a row it does not have yet, within the window at
+// stream time now, leaves the outcome pending.
+func (m *matcher) match(rows *partition, start int, open bool, now int64) (labels []label, out outcome) {
+	if !m.history && len(rows.memo) < rows.len()*len(m.names) {
+		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
+	waiting := false
 	m.nodes = m.nodes[:0]
 	m.cur = m.cur[:0]
 	m.closure(&m.cur, rows, thread{node: -1}, 0, start)
@@ -90,7 +97,11 @@ func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
 				found = th.node
 				break // the rest are less preferred
 			}
-			if pos >= rows.len() || (m.within >= 0 && rows.ts(pos)-rows.ts(start) > m.within) {
+			if pos >= rows.len() {
+				waiting = waiting || open && (m.within < 0 || now-rows.ts(start) <= m.within)
+				continue
+			}
+			if m.within >= 0 && rows.ts(pos)-rows.ts(start) > m.within {
 				continue
 			}
 			l := label(in.v)
@@ -106,11 +117,14 @@ func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
 		m.flush()
 		m.cur, m.next = m.next, m.cur
 	}
-	if found == -2 {
-		return nil, false
+	switch {
+	case waiting:
+		return nil, pending
+	case found == -2:
+		return nil, noMatch
 	}
 	m.result = m.chain(found, m.result[:0])
-	return m.result, true
+	return m.result, matched
 }
 
 // test is DEFINE of l at row pos, after the rows of node's chain.
@@ -121,16 +135,16 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 		return m.define(&m.ctx)
 	}
 	at := pos*len(m.names) + l.v()
-	if v := m.memo[at]; v != 0 {
+	if v := rows.memo[at]; v != 0 {
 		return v == 2
 	}
 	// Without history the row alone decides: a match of one row there.
 	m.labels = append(m.labels[:0], l)
 	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0, names: m.names}
 	ok := m.define(&m.ctx)
-	m.memo[at] = 1
+	rows.memo[at] = 1
 	if ok {
-		m.memo[at] = 2
+		rows.memo[at] = 2
 	}
 	return ok
 }
@@ -182,7 +196,7 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			pc = in.y
 			continue
 		case opStart:
-			if pos != 0 {
+			if rows.base+pos != 0 {
 				return
 			}
 			pc++

@@ -285,36 +285,44 @@ func (q *Query) newRunner(emit Emit) *runner {
 	return r
 }
 
-// partition matches one partition from each start row, resuming after a
-// match per AFTER MATCH SKIP.
+// partition matches one (loaded) partition from each start row.
 func (r *runner) partition(p *partition, st *Stats) error {
+	return r.advance(p, st, false, 0)
+}
+
+// advance matches partition p from its next start row, resuming after a
+// match per AFTER MATCH SKIP, until its rows end or (an open, live
+// partition) the outcome at a start row waits for rows yet to come.
+func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 	q := r.q
-	var matchNo int64
-	covered := 0 // rows before it were output in a match (WITH UNMATCHED ROWS)
-	for start := 0; start < p.len() && !r.stopped; {
-		labels, ok := r.m.match(p, start)
-		if !ok {
-			if q.rows == ast.AllRowsWithUnmatched && start >= covered {
+	for p.start < p.len() && !r.stopped {
+		start := p.start
+		labels, out := r.m.match(p, start, open, now)
+		switch out {
+		case pending:
+			return nil
+		case noMatch:
+			if q.rows == ast.AllRowsWithUnmatched && start >= p.covered {
 				r.unmatched(p, start, st)
 			}
-			start++
+			p.start++
 			continue
 		}
-		matchNo++
+		p.matchNo++
 		st.Matches++
-		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: matchNo, names: q.names}
+		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
 		if len(labels) == 0 {
-			start++
+			p.start++
 			continue
 		}
 		end := start + len(labels)
-		covered = max(covered, end)
+		p.covered = max(p.covered, end)
 		next, err := r.resume(e, end)
 		if err != nil {
 			return err
 		}
-		start = next
+		p.start = next
 	}
 	return nil
 }
