@@ -7,7 +7,6 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/rowpattern"
 )
 
@@ -19,7 +18,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return err
 	}
 	if e.kind == Live {
-		return errAt(src, st.From.Span.Start, "not supported yet: MATCH_RECOGNIZE on live stream %s (load it, or INTO a loaded stream)", e.name)
+		return s.mrLive(src, st, e)
 	}
 	stream := e.stream
 	q, err := rowpattern.Compile(st, src, stream.Schema, int64(stream.Unit))
@@ -39,13 +38,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		s.out.WriteString(q.Explain())
 		return nil
 	}
-	names := q.Columns()
-	cols := make([]output.Column, len(names))
-	for i, n := range names {
-		cols[i] = output.Column{Name: n, Kind: output.Value}
-	}
-	w := s.writer(s.resultsOut(), output.Schema{Columns: cols}, 0)
-	cells := make([]sase.Cell, len(names))
+	w := s.writer(s.resultsOut(), mrSchema(q), 0)
+	cells := make([]sase.Cell, len(q.Columns()))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
 	workers, _ := s.set.workers(s.set.Format, len(stream.Events))

@@ -1,0 +1,130 @@
+package session
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/rowpattern"
+)
+
+// mrLive starts a MATCH_RECOGNIZE on the live stream e in the background
+// (docs/MATCH_RECOGNIZE.md, Live streams): its rows are written as its
+// matches are decided, on one worker.
+func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) error {
+	l := e.live
+	l.Update(func(sc *event.Schema) { registerMR(sc, src, st) })
+	snap := l.Snapshot()
+	q, err := rowpattern.Compile(st, src, snap.Schema, int64(snap.Unit))
+	if err != nil {
+		return err
+	}
+	if err := q.LiveError(); err != nil {
+		return err
+	}
+	if st.Explain {
+		return errAt(src, st.Span.Start, "not supported yet: EXPLAIN of a MATCH_RECOGNIZE on live stream %s (load it)", e.name)
+	}
+	sc := mrSchema(q)
+	lw, err := s.liveWriter(src, st.Span.Start, l, sc, false)
+	if err != nil {
+		return err
+	}
+	lq := s.addQuery(l, st)
+	lq.taps, lw.src.q = newTaps(sc), lq
+	s.note("query %d started on %s", lq.id, l.Name())
+	cfg := job.Config{Source: lw.src, Sink: s.counted(lq, lw.w), Limit: s.set.Limit, Run: mrRun(q)}
+	s.runLive(lq, cfg, nil, lw.end)
+	return nil
+}
+
+// mrRun runs q live over events, a row at a time into sink.
+func mrRun(q *rowpattern.Query) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
+	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+		cells := make([]sase.Cell, len(q.Columns()))
+		run := q.Live(func(row []event.Value) bool {
+			for i, v := range row {
+				cells[i] = sase.Cell{Value: v}
+			}
+			return sink(cells)
+		})
+		for e := range events {
+			if err := run.Push(e); err != nil || run.Stopped() {
+				return run.Stats().Rows, err
+			}
+		}
+		if ctx.Err() != nil {
+			return run.Stats().Rows, nil // stopped: no end to decide at
+		}
+		return run.Stats().Rows, run.End()
+	}
+}
+
+// mrSchema is the output schema of q's rows.
+func mrSchema(q *rowpattern.Query) output.Schema {
+	names := q.Columns()
+	cols := make([]output.Column, len(names))
+	for i, n := range names {
+		cols[i] = output.Column{Name: n, Kind: output.Value}
+	}
+	return output.Schema{Columns: cols}
+}
+
+// registerMR adds to a live stream's schema the columns st reads that it
+// has not seen yet (as written), so that its events' attributes of those
+// names land where the query reads them.
+func registerMR(sc *event.Schema, src *ast.Source, st *ast.MatchRecognize) {
+	add := func(n *ast.MRName) {
+		name := n.Name
+		if !n.Quoted {
+			name = src.Text[n.Span.Start:n.Span.End]
+		}
+		for _, a := range sc.Attrs {
+			if a == name || !n.Quoted && strings.EqualFold(a, name) {
+				return
+			}
+		}
+		switch strings.ToUpper(name) {
+		case "TS", "TYPE", "SEQ":
+			if !n.Quoted || name == strings.ToLower(name) {
+				return // a row's own columns
+			}
+		}
+		sc.AddAttr(name)
+	}
+	var walk func(x ast.Expr)
+	walk = func(x ast.Expr) {
+		switch n := x.(type) {
+		case *ast.MRColumn:
+			add(n.Col)
+		case *ast.BinaryExpr:
+			walk(n.X)
+			walk(n.Y)
+		case *ast.UnaryExpr:
+			walk(n.X)
+		case *ast.MRCall:
+			if n.Func != "CLASSIFIER" {
+				for _, a := range n.Args {
+					walk(a)
+				}
+			}
+		}
+	}
+	for _, p := range st.PartitionBy {
+		add(p)
+	}
+	for _, o := range st.OrderBy {
+		add(o.Col)
+	}
+	for _, m := range st.Measures {
+		walk(m.Expr)
+	}
+	for _, d := range st.Defines {
+		walk(d.Cond)
+	}
+}

@@ -1,0 +1,121 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase/session"
+)
+
+// mrData is a CSV of a random walk per symbol.
+func mrData(rows, symbols int) string {
+	r := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("type,ts,symbol,price\n")
+	price := make([]int, symbols)
+	for i := range rows {
+		s := r.IntN(symbols)
+		price[s] += r.IntN(7) - 3
+		fmt.Fprintf(&b, "stock,%d,%d,%d\n", i+1, s, 100+price[s])
+	}
+	return b.String()
+}
+
+// runMR runs query on data, loaded from a file (on workers) or live from
+// standard input, and returns its JSON Lines.
+func runMR(t *testing.T, data, query string, live bool, workers int) string {
+	t.Helper()
+	var opts []session.Option
+	load := "LOAD '-' AS s"
+	if live {
+		opts = append(opts, session.WithStdin(strings.NewReader(data)))
+	} else {
+		path := filepath.Join(t.TempDir(), "s.csv")
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		load = "LOAD '" + path + "' AS s"
+	}
+	s, stdout, stderr := newSession(t, opts...)
+	if err := exec(t, s, fmt.Sprintf("SET format = jsonl; SET limit = 0; SET workers = %d; %s; %s;", workers, load, query)); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := s.Wait(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return stdout.String()
+}
+
+// TestMatchRecognizeLive checks that a live MATCH_RECOGNIZE writes what
+// the loaded one does: byte for byte on one partition, and each
+// partition's lines in the same order on several (live, the partitions'
+// matches interleave as they are decided); loaded, on 1 and 2 workers.
+func TestMatchRecognizeLive(t *testing.T) {
+	data := mrData(2000, 4)
+	for _, q := range []string{
+		"SELECT * FROM s MATCH_RECOGNIZE (ORDER BY ts MEASURES A.price AS low, LAST(B.price) AS top, C.price AS fall ONE ROW PER MATCH PATTERN (A B+ C) WITHIN 30 DEFINE B AS B.price > PREV(B.price), C AS C.price < PREV(C.price))",
+		"SELECT * FROM s MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES MATCH_NUMBER() AS n, CLASSIFIER() AS c ALL ROWS PER MATCH AFTER MATCH SKIP TO NEXT ROW PATTERN (A B{1,3}? C) DEFINE B AS B.price > A.price, C AS C.price < PREV(C.price))",
+	} {
+		loaded := runMR(t, data, q, false, 1)
+		if loaded == "" {
+			t.Fatalf("%s: no rows", q)
+		}
+		if got := runMR(t, data, q, false, 2); got != loaded {
+			t.Errorf("%s: loaded on 2 workers differs from 1", q)
+		}
+		live := runMR(t, data, q, true, 1)
+		if !strings.Contains(q, "PARTITION BY") {
+			if live != loaded {
+				t.Errorf("%s: live differs from loaded:\n%s\nwant\n%s", q, live, loaded)
+			}
+			continue
+		}
+		if a, b := bySymbol(loaded), bySymbol(live); !slices.EqualFunc(a, b, slices.Equal) {
+			t.Errorf("%s: live's partitions differ from loaded's", q)
+		}
+	}
+}
+
+// bySymbol groups JSON Lines by their symbol, each group in its order.
+func bySymbol(out string) [][]string {
+	groups := map[string][]string{}
+	var keys []string
+	for line := range strings.Lines(out) {
+		k, _, _ := strings.Cut(line, ",")
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], line)
+	}
+	slices.Sort(keys)
+	var g [][]string
+	for _, k := range keys {
+		g = append(g, groups[k])
+	}
+	return g
+}
+
+// TestMatchRecognizeLiveErrors checks what a live stream refuses, with a
+// caret.
+func TestMatchRecognizeLiveErrors(t *testing.T) {
+	for _, tt := range []struct{ query, want string }{
+		{"SELECT * FROM s MATCH_RECOGNIZE (ORDER BY ts PATTERN (A B+) DEFINE B AS B.price > PREV(B.price))", "an unbounded quantifier needs WITHIN"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (ORDER BY price PATTERN (A B) DEFINE B AS B.price > PREV(B.price))", "ORDER BY must be ts"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (A B $) DEFINE B AS B.price > A.price)", "$ cannot be used"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (A B) DEFINE B AS B.price > NEXT(B.price))", "not supported yet: NEXT on a live stream"},
+	} {
+		s, _, stderr := newSession(t, session.WithStdin(strings.NewReader(mrData(10, 1))))
+		if err := exec(t, s, "LOAD '-' AS s; "+tt.query+";"); err == nil {
+			t.Errorf("%s: no error", tt.query)
+		}
+		if !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "^") {
+			t.Errorf("%s: stderr lacks %q with a caret:\n%s", tt.query, tt.want, stderr)
+		}
+	}
+}
