@@ -58,6 +58,7 @@ type matcher struct {
 	ctx     evalCtx
 	labels  []label // a thread's labels, materialized
 	result  []label
+	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, names []string, within int64, history bool) *matcher {
@@ -84,6 +85,9 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
 	waiting := false
+	if m.profile != nil {
+		m.profile.Starts++
+	}
 	m.nodes = m.nodes[:0]
 	m.cur = m.cur[:0]
 	m.closure(&m.cur, rows, thread{node: -1}, 0, start)
@@ -108,8 +112,14 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 			if in.excl {
 				l |= excluded
 			}
+			if m.profile != nil {
+				m.profile.Tried[th.pc]++
+			}
 			if !m.test(rows, start, pos, th.node, l) {
 				continue
+			}
+			if m.profile != nil {
+				m.profile.Took[th.pc]++
 			}
 			m.nodes = append(m.nodes, node{l: l, parent: th.node})
 			m.closure(&m.next, rows, thread{node: int32(len(m.nodes) - 1)}, th.pc+1, pos+1)
@@ -132,7 +142,7 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if m.history {
 		m.labels = append(m.chain(n, m.labels[:0]), l)
 		m.ctx = evalCtx{rows: rows, start: start, labels: m.labels, cur: len(m.labels) - 1, names: m.names}
-		return m.define(&m.ctx)
+		return m.eval(l)
 	}
 	at := pos*len(m.names) + l.v()
 	if v := rows.memo[at]; v != 0 {
@@ -141,10 +151,21 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	// Without history the row alone decides: a match of one row there.
 	m.labels = append(m.labels[:0], l)
 	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0, names: m.names}
-	ok := m.define(&m.ctx)
+	ok := m.eval(l)
 	rows.memo[at] = 1
 	if ok {
 		rows.memo[at] = 2
+	}
+	return ok
+}
+
+func (m *matcher) eval(l label) bool {
+	ok := m.define(&m.ctx)
+	if m.profile != nil {
+		m.profile.Evals[l.v()]++
+		if ok {
+			m.profile.Trues[l.v()]++
+		}
 	}
 	return ok
 }

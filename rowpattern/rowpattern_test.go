@@ -315,10 +315,10 @@ func TestExplain(t *testing.T) {
   ONE ROW PER MATCH, AFTER MATCH SKIP PAST LAST ROW
   pattern (A | B*?): 7 instructions, variables A, B
       0 split 1, 3
-      1 var 0
+      1 var A
       2 jump 6
       3 split 6, 4
-      4 var 1
+      4 var B
       5 jump 3
       6 done
 `

@@ -26,17 +26,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return err
 	}
 	if st.Explain {
-		// The plan, as text; EXPLAIN ANALYZE's counts and the json and
-		// dot forms are not there yet, and say so rather than print
-		// something else.
-		switch {
-		case st.Analyze:
-			return errAt(src, st.Span.Start, "not supported yet: EXPLAIN ANALYZE of a MATCH_RECOGNIZE (EXPLAIN shows its plan)")
-		case st.ExplainFormat != "":
-			return errAt(src, st.Span.Start, "not supported yet: EXPLAIN (FORMAT %s) of a MATCH_RECOGNIZE (EXPLAIN shows its plan as text)", st.ExplainFormat)
-		}
-		s.out.WriteString(q.Explain())
-		return nil
+		return s.mrExplain(ctx, st, q, e.name, stream.Events)
 	}
 	w := s.writer(s.resultsOut(), mrSchema(q), 0)
 	cells := make([]sase.Cell, len(q.Columns()))

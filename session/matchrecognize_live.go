@@ -128,3 +128,28 @@ func registerMR(sc *event.Schema, src *ast.Source, st *ast.MatchRecognize) {
 		walk(d.Cond)
 	}
 }
+
+// mrExplain prints q's plan in the EXPLAIN format asked for; ANALYZE runs
+// q over events first (on one worker, its rows dropped) and adds its
+// counts.
+func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowpattern.Query, stream string, events []*event.Event) error {
+	plan := q.Plan(nil, nil)
+	if st.Analyze {
+		stats, prof, err := q.RunProfiled(ctx, events, func([]event.Value) bool { return true })
+		if err != nil {
+			return err
+		}
+		plan = q.Plan(&stats, prof)
+		defer s.note("(%s, %s, %s on %s)", plural(stats.Output, "row", "rows"), plural(stats.Matches, "match", "matches"),
+			plural(stats.Rows, "event", "events"), stream)
+	}
+	switch st.ExplainFormat {
+	case "json":
+		s.out.WriteString(plan.JSON())
+	case "dot":
+		s.out.WriteString(plan.Dot())
+	default:
+		s.out.WriteString(plan.Text())
+	}
+	return nil
+}

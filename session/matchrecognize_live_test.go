@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/session"
 )
 
@@ -118,4 +119,20 @@ func TestMatchRecognizeLiveErrors(t *testing.T) {
 			t.Errorf("%s: stderr lacks %q with a caret:\n%s", tt.query, tt.want, stderr)
 		}
 	}
+}
+
+// TestMatchRecognizeExplain checks EXPLAIN of a MATCH_RECOGNIZE in each
+// format, and EXPLAIN ANALYZE's counts, against a golden file.
+func TestMatchRecognizeExplain(t *testing.T) {
+	s, stdout, stderr := newSession(t)
+	var out strings.Builder
+	for _, explain := range []string{"EXPLAIN", "EXPLAIN (FORMAT json)", "EXPLAIN (FORMAT dot)", "EXPLAIN ANALYZE", "EXPLAIN (ANALYZE, FORMAT json)", "EXPLAIN (ANALYZE, FORMAT dot)"} {
+		stdout.Reset()
+		stderr.Reset()
+		if err := exec(t, s, explain+" "+fmt.Sprintf(mrVShape, "ALL ROWS PER MATCH")+";"); err != nil {
+			t.Fatalf("%s: %v\n%s", explain, err, stderr)
+		}
+		fmt.Fprintf(&out, "== %s\n%s%s", explain, stdout, stderr)
+	}
+	testkit.Golden(t, "testdata/mr_explain.golden", out.String())
 }
