@@ -38,6 +38,9 @@ func (c *compiler) liveCheck() {
 	}
 }
 
+// Window is WITHIN in ticks; ok is false without one.
+func (q *Query) Window() (w int64, ok bool) { return q.within, q.within >= 0 }
+
 // LiveError is why the query cannot run on a live stream (nil: it can),
 // with a caret.
 func (q *Query) LiveError() error { return q.liveErr }

@@ -40,8 +40,8 @@ func TestLiveEqualsLoaded(t *testing.T) {
 		if err := query.LiveError(); err != nil {
 			t.Fatal(err)
 		}
-		rows := func(out map[string][]string) func([]event.Value) bool {
-			return func(row []event.Value) bool {
+		rows := func(out map[string][]string) func([]event.Value, *event.Event) bool {
+			return func(row []event.Value, _ *event.Event) bool {
 				var b []byte
 				for _, v := range row {
 					b = append(v.AppendJSON(b), ',')

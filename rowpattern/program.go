@@ -6,7 +6,6 @@
 package rowpattern
 
 import (
-
 	"github.com/sase-cep/sase/ast"
 )
 

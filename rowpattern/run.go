@@ -11,9 +11,10 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Emit receives an output row, valid only during the call; false stops
-// the run.
-type Emit func(row []event.Value) bool
+// Emit receives an output row, valid only during the call, and the row of
+// the partition it is at (ONE ROW PER MATCH: the match's last); false
+// stops the run.
+type Emit func(row []event.Value, at *event.Event) bool
 
 // Stats counts a run's work.
 type Stats struct {
@@ -52,6 +53,7 @@ func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emi
 func (q *Query) parallel(ctx context.Context, parts []partition, workers int, emit Emit, st *Stats) error {
 	type result struct {
 		rows  [][]event.Value
+		at    []*event.Event
 		stats Stats
 		err   error
 	}
@@ -70,8 +72,9 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 				defer wg.Done()
 				for i := range next {
 					res := &results[i-lo]
-					r := q.newRunner(func(row []event.Value) bool {
+					r := q.newRunner(func(row []event.Value, at *event.Event) bool {
 						res.rows = append(res.rows, slices.Clone(row))
+						res.at = append(res.at, at)
 						return true
 					})
 					res.err = r.partition(&parts[i], &res.stats)
@@ -88,9 +91,9 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 				return res.err
 			}
 			st.Matches += res.stats.Matches
-			for _, row := range res.rows {
+			for k, row := range res.rows {
 				st.Output++
-				if !emit(row) {
+				if !emit(row, res.at[k]) {
 					return nil
 				}
 			}
@@ -387,7 +390,7 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 		}
 	}
 	st.Output++
-	if !r.emit(r.out) {
+	if !r.emit(r.out, e.rows.row(i)) {
 		r.stopped = true
 	}
 }
@@ -401,7 +404,7 @@ func (r *runner) unmatched(p *partition, i int, st *Stats) {
 		}
 	}
 	st.Output++
-	if !r.emit(r.out) {
+	if !r.emit(r.out, p.row(i)) {
 		r.stopped = true
 	}
 }

@@ -28,12 +28,15 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	if st.Explain {
 		return s.mrExplain(ctx, st, q, e.name, stream.Events)
 	}
+	if st.Into != nil {
+		return s.mrIntoLoaded(ctx, src, st, q, e)
+	}
 	w := s.writer(s.resultsOut(), mrSchema(q), 0)
 	cells := make([]sase.Cell, len(q.Columns()))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
 	workers, _ := s.set.workers(s.set.Format, len(stream.Events))
-	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value) bool {
+	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value, _ *event.Event) bool {
 		for i, v := range row {
 			cells[i] = sase.Cell{Value: v}
 		}

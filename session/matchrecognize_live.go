@@ -1,12 +1,15 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"iter"
+	"math"
 	"strings"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
@@ -30,6 +33,9 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 	if st.Explain {
 		return errAt(src, st.Span.Start, "not supported yet: EXPLAIN of a MATCH_RECOGNIZE on live stream %s (load it)", e.name)
 	}
+	if st.Into != nil {
+		return s.mrIntoLive(src, st, q, e)
+	}
 	sc := mrSchema(q)
 	lw, err := s.liveWriter(src, st.Span.Start, l, sc, false)
 	if err != nil {
@@ -38,21 +44,17 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 	lq := s.addQuery(l, st)
 	lq.taps, lw.src.q = newTaps(sc), lq
 	s.note("query %d started on %s", lq.id, l.Name())
-	cfg := job.Config{Source: lw.src, Sink: s.counted(lq, lw.w), Limit: s.set.Limit, Run: mrRun(q)}
+	cfg := job.Config{Source: lw.src, Sink: s.counted(lq, lw.w), Limit: s.set.Limit, Run: mrRun(q, false)}
 	s.runLive(lq, cfg, nil, lw.end)
 	return nil
 }
 
-// mrRun runs q live over events, a row at a time into sink.
-func mrRun(q *rowpattern.Query) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
+// mrRun runs q live over events, a row at a time into sink; with at,
+// each row's cells end with one whose Event is the row it is at (a
+// derived event's ts, derive.Producer.Row).
+func mrRun(q *rowpattern.Query, at bool) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
 	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
-		cells := make([]sase.Cell, len(q.Columns()))
-		run := q.Live(func(row []event.Value) bool {
-			for i, v := range row {
-				cells[i] = sase.Cell{Value: v}
-			}
-			return sink(cells)
-		})
+		run := q.Live(mrCells(len(q.Columns()), at, sink))
 		for e := range events {
 			if err := run.Push(e); err != nil || run.Stopped() {
 				return run.Stats().Rows, err
@@ -135,7 +137,7 @@ func registerMR(sc *event.Schema, src *ast.Source, st *ast.MatchRecognize) {
 func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowpattern.Query, stream string, events []*event.Event) error {
 	plan := q.Plan(nil, nil)
 	if st.Analyze {
-		stats, prof, err := q.RunProfiled(ctx, events, func([]event.Value) bool { return true })
+		stats, prof, err := q.RunProfiled(ctx, events, func([]event.Value, *event.Event) bool { return true })
 		if err != nil {
 			return err
 		}
@@ -151,5 +153,89 @@ func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowp
 	default:
 		s.out.WriteString(plan.Text())
 	}
+	return nil
+}
+
+// mrCells turns rows of n values into cells for sink; with at, followed by
+// a cell holding the row they are at.
+func mrCells(n int, at bool, sink func([]sase.Cell) bool) rowpattern.Emit {
+	cells := make([]sase.Cell, n, n+1)
+	if at {
+		cells = cells[:n+1]
+	}
+	return func(row []event.Value, e *event.Event) bool {
+		for i, v := range row {
+			cells[i] = sase.Cell{Value: v}
+		}
+		if at {
+			cells[n] = sase.Cell{Event: e}
+		}
+		return sink(cells)
+	}
+}
+
+// mrInto checks q's INTO: its columns may not be named as a derived
+// event's own, and its stream is new or a derived one it may write into.
+func (s *Session) mrInto(src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) (*entry, error) {
+	for _, col := range q.Columns() {
+		for _, b := range builtinNames {
+			if strings.EqualFold(col, b) {
+				return nil, errAt(src, st.Into.Span.Start, "column %s would be hidden by the derived event's %s; name it otherwise with AS", col, b)
+			}
+		}
+	}
+	return s.intoTarget(src, st.Into, from)
+}
+
+// mrIntoLoaded runs q over the loaded stream from to its end and adds its
+// rows, as events, to the derived stream st.Into names: an event's ts is
+// the row's it is at (ONE ROW PER MATCH: the match's last).
+func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) error {
+	target, err := s.mrInto(src, st, q, from)
+	if err != nil {
+		return err
+	}
+	cols := q.Columns()
+	var got collected
+	p, err := derive.New(&got).Add(cols, true, math.MaxInt64)
+	if err != nil {
+		return err // a new stream has started nothing
+	}
+	workers, _ := s.set.workers(s.set.Format, len(from.stream.Events))
+	var werr error
+	stats, err := q.Run(ctx, from.stream.Events, workers, mrCells(len(cols), true, func(row []sase.Cell) bool {
+		werr = p.Row(row)
+		return werr == nil
+	}))
+	if ferr := p.Finish(); err == nil {
+		err = cmp.Or(werr, ferr)
+	}
+	if err != nil {
+		return err
+	}
+	s.note("(%s, %s, %s on %s)", plural(stats.Output, "row", "rows"), plural(stats.Matches, "match", "matches"),
+		plural(stats.Rows, "event", "events"), from.name)
+	s.addLoadedPart(st.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
+	return nil
+}
+
+// mrIntoLive starts q on the live stream from in the background, writing
+// into the live derived stream st.Into names. Its events are released once
+// the input has passed their ts by the WITHIN (no match decided later can
+// be earlier), or at the input's end when there is no WITHIN.
+func (s *Session) mrIntoLive(src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) error {
+	target, err := s.mrInto(src, st, q, from)
+	if err != nil {
+		return err
+	}
+	w, ok := q.Window()
+	if !ok {
+		w = math.MaxInt64
+	}
+	lq, ls, p, err := s.liveProducer(src, st.Into, st, from, target, q.Columns(), true, w)
+	if err != nil {
+		return err
+	}
+	s.runLive(lq, job.Config{Source: ls, Sink: s.counted(lq, p), Run: mrRun(q, true)}, nil, nil)
 	return nil
 }

@@ -136,3 +136,46 @@ func TestMatchRecognizeExplain(t *testing.T) {
 	}
 	testkit.Golden(t, "testdata/mr_explain.golden", out.String())
 }
+
+// TestMatchRecognizeInto checks INTO: each output row becomes an event of
+// the derived stream at the ts of the row it is at, loaded and live, and
+// a query on the derived stream reads them in ts order.
+func TestMatchRecognizeInto(t *testing.T) {
+	data := mrData(1500, 3)
+	const mr = "SELECT * FROM s MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES A.price AS low, C.price AS fall, C.ts AS at " +
+		"ONE ROW PER MATCH PATTERN (A B+ C) WITHIN 20 DEFINE B AS B.price > PREV(B.price), C AS C.price < PREV(C.price))"
+	const consumer = "PATTERN d e FROM d WITHIN 1 RETURN e.symbol, e.low, e.fall, e.at"
+	rows := runMR(t, data, mr, false, 1)
+	// The rows as the consumer returns them: in ts order ("at"), with its
+	// column names.
+	var want []string
+	for line := range strings.Lines(rows) {
+		line = strings.NewReplacer(`"symbol"`, `"e.symbol"`, `"low"`, `"e.low"`, `"fall"`, `"e.fall"`, `"at"`, `"e.at"`).Replace(line)
+		want = append(want, line)
+	}
+	at := func(line string) string { _, a, _ := strings.Cut(line, `"e.at":`); return fmt.Sprintf("%10s", strings.TrimSuffix(strings.TrimSpace(a), "}")) }
+	slices.SortStableFunc(want, func(a, b string) int { return strings.Compare(at(a), at(b)) })
+	if len(want) < 10 {
+		t.Fatalf("too few matches to test: %d", len(want))
+	}
+	for _, live := range []bool{false, true} {
+		got := runMR(t, data, mr+" INTO d; "+consumer, live, 2)
+		if got != strings.Join(want, "") {
+			t.Errorf("live %v: the derived stream's events:\n%s\nwant\n%s", live, got, strings.Join(want, ""))
+		}
+	}
+}
+
+// TestMatchRecognizeIntoErrors checks INTO's refusals, with a caret.
+func TestMatchRecognizeIntoErrors(t *testing.T) {
+	s, _, stderr := newSession(t)
+	for _, tt := range []struct{ stmt, want string }{
+		{"SELECT * FROM stocks MATCH_RECOGNIZE (MEASURES A.ts AS ts PATTERN (A) DEFINE A AS true) INTO d;", "column ts would be hidden by the derived event's ts"},
+		{"SELECT * FROM stocks MATCH_RECOGNIZE (PATTERN (A) DEFINE A AS true) INTO stocks;", "stocks is a loaded stream, not one made by INTO"},
+	} {
+		stderr.Reset()
+		if err := exec(t, s, tt.stmt); err == nil || !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "^") {
+			t.Errorf("%s: got %v\n%s\nwant %q with a caret", tt.stmt, err, stderr, tt.want)
+		}
+	}
+}

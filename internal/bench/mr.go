@@ -63,7 +63,7 @@ func (r MRResult) took() (time.Duration, bool) { return r.Elapsed, false }
 // that drops them.
 func MeasureMR(q *rowpattern.Query, stream *event.Stream, workers int) (MRResult, error) {
 	start, cpu := time.Now(), CPUTime()
-	st, err := q.Run(context.Background(), stream.Events, workers, func([]event.Value) bool { return true })
+	st, err := q.Run(context.Background(), stream.Events, workers, func([]event.Value, *event.Event) bool { return true })
 	return MRResult{Stats: st, Elapsed: time.Since(start), CPU: CPUTime() - cpu}, err
 }
 
