@@ -134,14 +134,15 @@ func (q *Query) partitions(events []*event.Event) []partition {
 	var sizes []int
 	if len(q.partition) == 1 {
 		slot := q.partition[0]
-		which, sizes = groupBy(events, func(e *event.Event) event.Key { return event.PartitionKey(q.col(e, slot)).Key() })
+		which, sizes = groupBy(events, func(e *event.Event) event.Value { return event.PartitionKey(q.col(e, slot)) },
+			event.Value.Key, smallInt)
 	} else {
 		which, sizes = groupBy(events, func(e *event.Event) (k [maxGroupKeys]event.Key) {
 			for i, slot := range q.partition {
 				k[i] = event.PartitionKey(q.col(e, slot)).Key()
 			}
 			return k
-		})
+		}, func(k [maxGroupKeys]event.Key) [maxGroupKeys]event.Key { return k }, nil)
 	}
 	all := make([]*event.Event, len(events))
 	cols := make([][]event.Value, len(q.cached))
@@ -196,22 +197,50 @@ func (q *Query) fillColumns(p *partition) {
 }
 
 // groupBy numbers the events' keys in order of first appearance: which
-// is each event's number, sizes each number's events.
-func groupBy[K comparable](events []*event.Event, key func(*event.Event) K) (which []int32, sizes []int) {
+// is each event's number, sizes each number's events. A key that small
+// maps to a small int is looked up in a slice (a symbol's number), the
+// others in a map by their hash key.
+func groupBy[V any, K comparable](events []*event.Event, key func(*event.Event) V, hash func(V) K, small func(V) (int, bool)) (which []int32, sizes []int) {
 	index := map[K]int32{}
+	var byInt []int32 // number+1 by small int, 0: not seen
 	which = make([]int32, len(events))
 	for n, e := range events {
-		k := key(e)
-		i, ok := index[k]
-		if !ok {
-			i = int32(len(sizes))
-			index[k] = i
-			sizes = append(sizes, 0)
+		v := key(e)
+		k, isSmall := 0, false
+		if small != nil {
+			k, isSmall = small(v)
+		}
+		var i int32
+		if isSmall {
+			if k >= len(byInt) {
+				byInt = append(byInt, make([]int32, k+1-len(byInt))...)
+			}
+			if byInt[k] == 0 {
+				byInt[k] = int32(len(sizes)) + 1
+				sizes = append(sizes, 0)
+			}
+			i = byInt[k] - 1
+		} else {
+			h := hash(v)
+			var ok bool
+			if i, ok = index[h]; !ok {
+				i = int32(len(sizes))
+				index[h] = i
+				sizes = append(sizes, 0)
+			}
 		}
 		which[n] = i
 		sizes[i]++
 	}
 	return which, sizes
+}
+
+// smallInt is v as a slice index when it is an int below 1<<16.
+func smallInt(v event.Value) (int, bool) {
+	if v.IsInt() && v.Int() >= 0 && v.Int() < 1<<16 {
+		return int(v.Int()), true
+	}
+	return 0, false
 }
 
 // compareValues orders values for sorting: nulls last, then by Compare,
