@@ -88,3 +88,36 @@ func firstDiff(a, b []string) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestHistoryPathAgrees runs queries whose DEFINEs read only their row,
+// and again with a term that is always true but reads the match's first
+// row (FIRST), which makes the matcher keep every thread's labels and
+// merge threads only when those are equal: both must give the same rows.
+func TestHistoryPathAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var b strings.Builder
+	b.WriteString("p,price")
+	for range 400 {
+		fmt.Fprintf(&b, ";%d,%d", r.IntN(2), r.IntN(5))
+	}
+	const always = " AND FIRST(price) = FIRST(price)"
+	for _, q := range []struct{ pattern, skip string }{
+		{"A (B | C)+ D", ""},
+		{"A (B | C)+? D", "AFTER MATCH SKIP TO NEXT ROW"},
+		{"(A | B)* C{2,3} D?", ""},
+		{"A{- B* -} C? D", "AFTER MATCH SKIP TO NEXT ROW"},
+		{"PERMUTE(A, B, C) D*?", ""},
+	} {
+		define := func(extra string) string {
+			return "DEFINE A AS price < 2" + extra + ", B AS price > PREV(price)" + extra + ", C AS price = PREV(price)" + extra + ", D AS price <= 1" + extra
+		}
+		var outs [2]string
+		for i, extra := range []string{"", always} {
+			outs[i] = run(t, b.String(), "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts MEASURES MATCH_NUMBER() AS n, CLASSIFIER() AS c ALL ROWS PER MATCH "+
+				q.skip+" PATTERN ("+q.pattern+") "+define(extra)+")")
+		}
+		if outs[0] != outs[1] || outs[0] == "" {
+			t.Errorf("%s: with history\n%s\nwithout\n%s", q.pattern, outs[1], outs[0])
+		}
+	}
+}
