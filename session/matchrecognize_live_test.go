@@ -153,7 +153,10 @@ func TestMatchRecognizeInto(t *testing.T) {
 		line = strings.NewReplacer(`"symbol"`, `"e.symbol"`, `"low"`, `"e.low"`, `"fall"`, `"e.fall"`, `"at"`, `"e.at"`).Replace(line)
 		want = append(want, line)
 	}
-	at := func(line string) string { _, a, _ := strings.Cut(line, `"e.at":`); return fmt.Sprintf("%10s", strings.TrimSuffix(strings.TrimSpace(a), "}")) }
+	at := func(line string) string {
+		_, a, _ := strings.Cut(line, `"e.at":`)
+		return fmt.Sprintf("%10s", strings.TrimSuffix(strings.TrimSpace(a), "}"))
+	}
 	slices.SortStableFunc(want, func(a, b string) int { return strings.Compare(at(a), at(b)) })
 	if len(want) < 10 {
 		t.Fatalf("too few matches to test: %d", len(want))
