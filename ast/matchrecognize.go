@@ -30,6 +30,9 @@ type MatchRecognize struct {
 	Subsets       []*Subset
 	Defines       []*Define
 	Alias         *MRName // nil when absent
+	// Into names the derived stream the output rows become events of
+	// (docs/MATCH_RECOGNIZE.md, INTO); nil when absent.
+	Into *Ident
 }
 
 // MRName is a name in MATCH_RECOGNIZE: Name is upper-cased unless Quoted.
@@ -265,6 +268,9 @@ func (n *MatchRecognize) String() string {
 	b.WriteString(strings.Join(parts, " ") + ")")
 	if n.Alias != nil {
 		b.WriteString(" AS " + n.Alias.String())
+	}
+	if n.Into != nil {
+		b.WriteString(" INTO " + n.Into.Name)
 	}
 	return b.String()
 }

@@ -101,6 +101,10 @@ func CompletionContext(text string) Completion {
 	}
 	before := text[:start]
 	c.lower = lowerCase(c.Word, before)
+	if stmt, ok := mrStatement(before); ok {
+		c.Keywords = c.mrKeywords(stmt)
+		return c
+	}
 	for _, kw := range vocab().words {
 		spelled, ok := c.Keyword(kw)
 		if !ok {

@@ -194,8 +194,18 @@ func (p *mrParser) selectBody(n *ast.MatchRecognize) {
 	p.wantTok(gen.SaseParserLPAREN, "'('")
 	p.clauses(n)
 	p.wantTok(gen.SaseParserRPAREN, "')'")
-	if p.accept("AS") || p.peek() != nil {
+	if p.accept("AS") || p.peek() != nil && !p.at("INTO") {
 		n.Alias = p.name("an alias")
+	}
+	if p.accept("INTO") {
+		// A derived stream, as sase's RETURN ... INTO names one: its name
+		// as written (a stream's name is case-sensitive).
+		t := p.peek()
+		into := p.name("a stream name")
+		n.Into = &ast.Ident{Span: into.Span, Name: into.Name}
+		if !into.Quoted {
+			n.Into.Name = p.b.text(t)
+		}
 	}
 	if p.peek() != nil {
 		p.fail("expected end of statement, found %s", p.found())

@@ -44,6 +44,10 @@ func TestMatchRecognizeString(t *testing.T) {
 			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A B+? (C | D){2,3} PERMUTE(E, F) {- G -} ^ $ H{0,4}) DEFINE B AS B.PRICE > PREV(B.PRICE, 2))"},
 		{"select `x`.id as i from t match_recognize (partition by p order by id desc measures running last(v) as l, count(*) as c all rows per match with unmatched rows after match skip to first a pattern (() | a*) within 5 subset u = (a) define a as not v < -1) as `x`",
 			"SELECT `x`.ID AS I FROM T MATCH_RECOGNIZE (PARTITION BY P ORDER BY ID DESC MEASURES RUNNING LAST(V) AS L, COUNT(*) AS C ALL ROWS PER MATCH WITH UNMATCHED ROWS AFTER MATCH SKIP TO FIRST A PATTERN (() | A*) WITHIN 5 SUBSET U = (A) DEFINE A AS NOT V < -1) AS `x`"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a) DEFINE a AS true) m INTO Downs",
+			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true) AS M INTO Downs"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a) DEFINE a AS true) into d2",
+			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true) INTO d2"},
 	} {
 		if got := parseMR(t, tc.in).String(); got != tc.want {
 			t.Errorf("%s\n got %s\nwant %s", tc.in, got, tc.want)
@@ -62,6 +66,7 @@ func TestMatchRecognizeErrors(t *testing.T) {
 		{"SELECT * FROM t MATCH_RECOGNIZE (MEASURES foo(x) AS y PATTERN (A) DEFINE A AS true)", "1:43: unknown function 'foo'"},
 		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A |) DEFINE A AS true) extra stuff", "1:72: expected end of statement, found 'stuff'"},
 		{"SELECT FROM", "1:12: expected FROM, found end of input"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A) DEFINE A AS true) INTO", "1:68: expected a stream name, found end of input"},
 	} {
 		_, err := grammar.Parse(&ast.Source{Name: "<test>", Text: tc.in})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -65,7 +65,11 @@ func (l loaded) Events(context.Context, func()) iter.Seq[*event.Event] {
 
 // Config is what a job runs.
 type Config struct {
-	Query  *sase.Query
+	Query *sase.Query
+	// Run, when set, runs instead of Query (a MATCH_RECOGNIZE's matcher):
+	// it reads the events and hands each row to sink until sink returns
+	// false, and says how many events it read.
+	Run    func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error)
 	Source Source
 	// Sink writes the matches; a Row error stops the run and fails it.
 	// Finish is called once the run has ended.
@@ -243,13 +247,17 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	var pause func()
-	if c.Live {
-		live := sase.NewLive(func() {
-			c.Sink.Sync()
-			if c.Flush != nil {
-				c.Flush()
-			}
-		})
+	flush := func() {
+		c.Sink.Sync()
+		if c.Flush != nil {
+			c.Flush()
+		}
+	}
+	switch {
+	case c.Live && c.Run != nil:
+		pause = flush // it writes each row as it decides it
+	case c.Live:
+		live := sase.NewLive(flush)
 		pause = live.Pause
 		opts = append(opts, sase.WithLive(live))
 	}
@@ -257,7 +265,16 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 	if c.Progress {
 		events = j.count(events)
 	}
-	stats, err := c.Query.Run(ctx, events, sink, opts...)
+	var stats *sase.Stats
+	var err error
+	if c.Run != nil {
+		start := time.Now()
+		var read int64
+		read, err = c.Run(ctx, events, sink)
+		stats = &sase.Stats{Events: read, Matches: n, Elapsed: time.Since(start)}
+	} else {
+		stats, err = c.Query.Run(ctx, events, sink, opts...)
+	}
 	if cl, ok := c.Source.(interface{ Close() }); ok {
 		cl.Close()
 	}

@@ -144,26 +144,26 @@ func nonNil(s []string) []string {
 // on top as in the text tree. annotate is as for Explain.
 func (p *Plan) ExplainDOT(annotate func(op int) string) string {
 	var b strings.Builder
-	title := dotEscape("Plan (engine " + p.Engine + ")")
+	title := DotEscape("Plan (engine " + p.Engine + ")")
 	for _, r := range p.Rules {
-		title += `\lRule: ` + dotEscape(r)
+		title += `\lRule: ` + DotEscape(r)
 	}
 	for _, n := range p.Notes {
-		title += `\lNote: ` + dotEscape(n)
+		title += `\lNote: ` + DotEscape(n)
 	}
 	fmt.Fprintf(&b, "digraph plan {\n  rankdir=BT;\n  labelloc=t;\n  labeljust=l;\n  label=\"%s\\l\";\n", title)
 	b.WriteString("  node [shape=box, fontname=\"monospace\"];\n")
 	ops := p.Operators()
 	for i, op := range ops {
-		label := dotEscape(op.Name())
+		label := DotEscape(op.Name())
 		if annotate != nil {
 			if a := annotate(i); a != "" {
-				label += "  " + dotEscape(a)
+				label += "  " + DotEscape(a)
 			}
 		}
 		label += `\l`
 		for _, d := range op.Details(p) {
-			label += dotEscape("  "+d) + `\l`
+			label += DotEscape("  "+d) + `\l`
 		}
 		fmt.Fprintf(&b, "  op%d [label=\"%s\"];\n", i, label)
 	}
@@ -174,8 +174,8 @@ func (p *Plan) ExplainDOT(annotate func(op int) string) string {
 	return b.String()
 }
 
-// dotEscape quotes text for a DOT string: a '\' or '"' escaped, a line
+// DotEscape quotes text for a DOT string: a '\' or '"' escaped, a line
 // break as a left-justified one.
-func dotEscape(s string) string {
+func DotEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\l`).Replace(s)
 }

@@ -10,8 +10,8 @@ func TestDotEscape(t *testing.T) {
 		`a\b`:         `a\\b`,
 		"two\nlines":  `two\llines`,
 	} {
-		if got := dotEscape(in); got != want {
-			t.Errorf("dotEscape(%q) = %q, want %q", in, got, want)
+		if got := DotEscape(in); got != want {
+			t.Errorf("DotEscape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package rowpattern
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,9 @@ type Query struct {
 	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
 	// then do the matcher's threads at one instruction differ.
 	history bool
+	cached  []int // the attribute slots DEFINE reads (partition.cols)
+	reach   int   // the farthest PREV reaches back
+	liveErr error // why it cannot run on a live stream
 }
 
 // The columns every row has besides its attributes (docs/LANGUAGE.md
@@ -88,8 +92,9 @@ type compiler struct {
 	vars   map[string]int    // primary variables
 	subs   map[string]varSet // SUBSETs
 	err    error
-	define bool // compiling a DEFINE condition
-	defVar int  // the variable it defines
+	define bool     // compiling a DEFINE condition
+	defVar int      // the variable it defines
+	nextAt ast.Node // the first NEXT (liveCheck)
 }
 
 // Compile checks a MATCH_RECOGNIZE against the schema of the stream it
@@ -140,6 +145,7 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 	if c.err != nil {
 		return nil, c.err
 	}
+	c.liveCheck()
 	return c.q, nil
 }
 
@@ -247,6 +253,15 @@ func (c *compiler) varSetOf(n *ast.MRName) (varSet, bool) {
 		c.fail(n, "%s is not a pattern variable or SUBSET", n)
 	}
 	return set, ok
+}
+
+// cache is the index in partition.cols of attribute slot.
+func (c *compiler) cache(slot int) int {
+	if k := slices.Index(c.q.cached, slot); k >= 0 {
+		return k
+	}
+	c.q.cached = append(c.q.cached, slot)
+	return len(c.q.cached) - 1
 }
 
 // slot finds a column of the stream: an unquoted name matches any case.

@@ -6,9 +6,20 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// partition is one partition's rows, in ORDER BY order.
+// partition is one partition's rows, in ORDER BY order, and the
+// attributes DEFINE reads (Query.cached) as columns: cols[k][i] is row
+// i's attribute cached[k].
 type partition struct {
 	rows []*event.Event
+	cols [][]event.Value
+	// memo is DEFINE's value by row and variable, when no DEFINE reads
+	// the match's history (matcher.test): 0 unknown, 1 false, 2 true.
+	memo []uint8
+	base int // the rows a live partition has dropped before rows[0]
+	// Where matching is: the next start row, the rows before covered
+	// that a match output (WITH UNMATCHED ROWS), the matches so far.
+	start, covered int
+	matchNo        int64
 }
 
 func (p *partition) len() int               { return len(p.rows) }

@@ -108,8 +108,20 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 		}
 		return c.q.col(e.rows.row(e.start+pos), slot)
 	}
+	if slot >= 0 && c.define { // an attribute DEFINE reads: from its column
+		k := c.cache(slot)
+		read = func(e *evalCtx, pos int) event.Value {
+			if i := e.start + pos; i >= 0 && i < len(e.rows.rows) {
+				return e.rows.cols[k][i]
+			}
+			return event.Value{}
+		}
+	}
 	if in != nil {
 		return read
+	}
+	if c.ownRow(vars) {
+		return func(e *evalCtx, _ int) event.Value { return read(e, e.cur) }
 	}
 	return func(e *evalCtx, _ int) event.Value {
 		pos := e.runningLast(vars)
@@ -118,6 +130,13 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 		}
 		return read(e, pos)
 	}
+}
+
+// ownRow reports whether vars' last row up to the current row is the
+// current row whatever the match: in a DEFINE, when vars holds the
+// variable it defines (the current row's label) or is the universal one.
+func (c *compiler) ownRow(vars varSet) bool {
+	return c.define && (vars == nil || vars[c.defVar])
 }
 
 // runningLast is the position of vars' last row up to the current row.
@@ -217,7 +236,10 @@ func (c *compiler) navigation(n *ast.MRCall) (func(*evalCtx) (int, bool), rowExp
 		}
 		k := c.offset(n, 1)
 		if n.Func == "PREV" {
+			c.q.reach = max(c.q.reach, k)
 			k = -k
+		} else if c.nextAt == nil {
+			c.nextAt = n
 		}
 		var base func(*evalCtx) (int, bool)
 		var read rowExpr
@@ -235,6 +257,9 @@ func (c *compiler) navigation(n *ast.MRCall) (func(*evalCtx) (int, bool), rowExp
 			base = func(e *evalCtx) (int, bool) {
 				pos := e.runningLast(vars)
 				return pos, pos >= 0
+			}
+			if c.ownRow(vars) {
+				base = func(e *evalCtx) (int, bool) { return e.cur, true }
 			}
 		}
 		return func(e *evalCtx) (int, bool) {

@@ -71,7 +71,7 @@ func FuzzPattern(f *testing.F) {
 				return // a variable the DEFINE does not know, a clause the pattern hid
 			}
 			var got []string
-			if _, err := q.Run(context.Background(), events, 1, func(row []event.Value) bool {
+			if _, err := q.Run(context.Background(), events, 1, func(row []event.Value, _ *event.Event) bool {
 				got = append(got, row[0].String()+":"+row[1].String()+":"+row[2].String())
 				return true
 			}); err != nil {

@@ -1,7 +1,5 @@
 package rowpattern
 
-import "slices"
-
 // The matcher runs a program from one start row over a partition's
 // consecutive rows, as a Pike VM does: all threads advance together, one
 // row at a time, kept in the standard's preference order (a split's first
@@ -17,7 +15,13 @@ import "slices"
 // PREV and NEXT), every way on from an instruction is open to all its
 // threads alike and the first one's is preferred: then the later ones are
 // dropped whatever their labels, and a row has at most one thread per
-// instruction.
+// instruction. Such a DEFINE's value depends on the row alone, so it is
+// evaluated once per row and variable in a partition, whatever the start
+// rows that reach it.
+//
+// A thread's labels are a chain of nodes in an arena, each a row's label
+// and its predecessor's node: advancing a thread adds one node instead of
+// copying its labels, and threads share their common prefix.
 
 // label is a row's variable; excluded marks a row matched inside {- -}.
 type label int32
@@ -26,66 +30,167 @@ const excluded label = 1 << 30
 
 func (l label) v() int { return int(l &^ excluded) }
 
+// node is a row's label in a thread's chain; parent -1 ends it.
+type node struct {
+	l      label
+	parent int32
+}
+
 type thread struct {
-	pc     int
-	labels []label
+	pc   int
+	node int32 // the last row's node, -1 for none
 }
 
 // matcher holds a program's buffers between runs.
 type matcher struct {
 	prog    program
 	define  func(c *evalCtx) bool // DEFINE of c's current row's variable
+	names   []string              // the variables', for CLASSIFIER()
 	within  int64                 // -1: none
 	history bool                  // DEFINE reads the match's history
 	cur     []thread
 	next    []thread
+	nodes   []node
 	visited []int // closure stamps by pc
 	stamp   int
 	byPC    [][]int // next's threads at each pc, for merging
 	touched []int
 	ctx     evalCtx
-	scratch []label
+	labels  []label // a thread's labels, materialized
+	result  []label
+	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
 }
 
-func newMatcher(prog program, define func(*evalCtx) bool, within int64, history bool) *matcher {
-	return &matcher{prog: prog, define: define, within: within, history: history,
+func newMatcher(prog program, define func(*evalCtx) bool, names []string, within int64, history bool) *matcher {
+	return &matcher{prog: prog, define: define, names: names, within: within, history: history,
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 }
 
-// match finds the preferred match starting at row start of rows: ok is
-// false when there is none, else labels has one label per matched row
-// (none for an empty match).
-func (m *matcher) match(rows *partition, start int) (labels []label, ok bool) {
+// outcome is what match decided.
+type outcome int8
+
+const (
+	noMatch outcome = iota
+	matched
+	pending // an open partition's next rows decide it
+)
+
+// match finds the preferred match starting at row start of rows: none,
+// or a match whose labels have one label per matched row (none for an
+// empty match), valid until the next call. A live partition is open: a
+// thread that needs a row it does not have yet, within the window at
+// stream time now, leaves the outcome pending.
+func (m *matcher) match(rows *partition, start int, open bool, now int64) (labels []label, out outcome) {
+	if !m.history && len(rows.memo) < rows.len()*len(m.names) {
+		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
+	}
+	waiting := false
+	if m.profile != nil {
+		m.profile.Starts++
+	}
+	m.nodes = m.nodes[:0]
 	m.cur = m.cur[:0]
-	m.closure(&m.cur, rows, thread{}, 0, start)
+	m.closure(&m.cur, rows, thread{node: -1}, 0, start)
 	m.flush()
+	found := int32(-2)
 	for pos := start; len(m.cur) > 0; pos++ {
 		m.next = m.next[:0]
 		for _, th := range m.cur {
 			in := m.prog[th.pc]
 			if in.op == opDone {
-				labels, ok = th.labels, true
+				found = th.node
 				break // the rest are less preferred
 			}
-			if pos >= rows.len() || (m.within >= 0 && rows.ts(pos)-rows.ts(start) > m.within) {
+			if pos >= rows.len() {
+				waiting = waiting || open && (m.within < 0 || now-rows.ts(start) <= m.within)
+				continue
+			}
+			if m.within >= 0 && rows.ts(pos)-rows.ts(start) > m.within {
 				continue
 			}
 			l := label(in.v)
 			if in.excl {
 				l |= excluded
 			}
-			// The candidate labels go into a scratch slice: a thread's own
-			// are copied only when the row matches.
-			m.scratch = append(append(m.scratch[:0], th.labels...), l)
-			m.ctx = evalCtx{rows: rows, start: start, labels: m.scratch, cur: len(m.scratch) - 1}
-			if m.define(&m.ctx) {
-				m.closure(&m.next, rows, thread{labels: slices.Clone(m.scratch)}, th.pc+1, pos+1)
+			if m.profile != nil {
+				m.profile.Tried[th.pc]++
 			}
+			if !m.test(rows, start, pos, th.node, l) {
+				continue
+			}
+			if m.profile != nil {
+				m.profile.Took[th.pc]++
+			}
+			m.nodes = append(m.nodes, node{l: l, parent: th.node})
+			m.closure(&m.next, rows, thread{node: int32(len(m.nodes) - 1)}, th.pc+1, pos+1)
 		}
 		m.flush()
 		m.cur, m.next = m.next, m.cur
 	}
-	return labels, ok
+	switch {
+	case waiting:
+		return nil, pending
+	case found == -2:
+		return nil, noMatch
+	}
+	m.result = m.chain(found, m.result[:0])
+	return m.result, matched
+}
+
+// test is DEFINE of l at row pos, after the rows of node's chain.
+func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
+	if m.history {
+		m.labels = append(m.chain(n, m.labels[:0]), l)
+		m.ctx = evalCtx{rows: rows, start: start, labels: m.labels, cur: len(m.labels) - 1, names: m.names}
+		return m.eval(l)
+	}
+	at := pos*len(m.names) + l.v()
+	if v := rows.memo[at]; v != 0 {
+		return v == 2
+	}
+	// Without history the row alone decides: a match of one row there.
+	m.labels = append(m.labels[:0], l)
+	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0, names: m.names}
+	ok := m.eval(l)
+	rows.memo[at] = 1
+	if ok {
+		rows.memo[at] = 2
+	}
+	return ok
+}
+
+func (m *matcher) eval(l label) bool {
+	ok := m.define(&m.ctx)
+	if m.profile != nil {
+		m.profile.Evals[l.v()]++
+		if ok {
+			m.profile.Trues[l.v()]++
+		}
+	}
+	return ok
+}
+
+// chain appends node n's labels, first row first, to buf.
+func (m *matcher) chain(n int32, buf []label) []label {
+	k := len(buf)
+	for ; n >= 0; n = m.nodes[n].parent {
+		buf = append(buf, m.nodes[n].l)
+	}
+	for i, j := k, len(buf)-1; i < j; i, j = i+1, j-1 {
+		buf[i], buf[j] = buf[j], buf[i]
+	}
+	return buf
+}
+
+// sameChain reports whether two chains of one length have equal labels.
+func (m *matcher) sameChain(a, b int32) bool {
+	for a != b {
+		if m.nodes[a].l != m.nodes[b].l {
+			return false
+		}
+		a, b = m.nodes[a].parent, m.nodes[b].parent
+	}
+	return true
 }
 
 // closure adds to list the threads th reaches from pc at row pos without
@@ -112,7 +217,7 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			pc = in.y
 			continue
 		case opStart:
-			if pos != 0 {
+			if rows.base+pos != 0 {
 				return
 			}
 			pc++
@@ -125,7 +230,7 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			continue
 		}
 		for _, i := range m.byPC[pc] {
-			if !m.history || slices.Equal((*list)[i].labels, th.labels) {
+			if !m.history || m.sameChain((*list)[i].node, th.node) {
 				return // an equal, preferred thread is there
 			}
 		}

@@ -6,9 +6,6 @@
 package rowpattern
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/sase-cep/sase/ast"
 )
 
@@ -41,27 +38,6 @@ const (
 
 // program is a compiled row pattern.
 type program []inst
-
-func (p program) String() string {
-	var b strings.Builder
-	names := [...]string{opVar: "var", opSplit: "split", opJump: "jump", opStart: "start", opEnd: "end", opDone: "done"}
-	for i, in := range p {
-		fmt.Fprintf(&b, "%3d %s", i, names[in.op])
-		switch in.op {
-		case opVar:
-			fmt.Fprintf(&b, " %d", in.v)
-			if in.excl {
-				b.WriteString(" excluded")
-			}
-		case opSplit:
-			fmt.Fprintf(&b, " %d, %d", in.x, in.y)
-		case opJump:
-			fmt.Fprintf(&b, " %d", in.x)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
 
 // patCompiler emits a pattern's instructions; vars numbers its variables.
 type patCompiler struct {

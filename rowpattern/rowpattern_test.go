@@ -58,7 +58,7 @@ func run(t *testing.T, tbl, query string) string {
 		t.Fatal(err)
 	}
 	var rows []string
-	if _, err := q.Run(context.Background(), events, 1, func(row []event.Value) bool {
+	if _, err := q.Run(context.Background(), events, 1, func(row []event.Value, _ *event.Event) bool {
 		var b []byte
 		for i, v := range row {
 			if i > 0 {
@@ -144,7 +144,7 @@ func TestSkipErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = q.Run(context.Background(), events, 1, func([]event.Value) bool { return true })
+		_, err = q.Run(context.Background(), events, 1, func([]event.Value, *event.Event) bool { return true })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.query, err, tc.want)
 		}
@@ -258,7 +258,7 @@ func TestWorkers(t *testing.T) {
 		}
 		var outs [2][]string
 		for i, workers := range []int{1, 3} {
-			if _, err := q.Run(context.Background(), events, workers, func(row []event.Value) bool {
+			if _, err := q.Run(context.Background(), events, workers, func(row []event.Value, _ *event.Event) bool {
 				outs[i] = append(outs[i], fmt.Sprint(row))
 				return true
 			}); err != nil {
@@ -286,7 +286,7 @@ func BenchmarkVShape(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := q.Run(context.Background(), events, 1, func([]event.Value) bool { return true }); err != nil {
+				if _, err := q.Run(context.Background(), events, 1, func([]event.Value, *event.Event) bool { return true }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -315,10 +315,10 @@ func TestExplain(t *testing.T) {
   ONE ROW PER MATCH, AFTER MATCH SKIP PAST LAST ROW
   pattern (A | B*?): 7 instructions, variables A, B
       0 split 1, 3
-      1 var 0
+      1 var A
       2 jump 6
       3 split 6, 4
-      4 var 1
+      4 var B
       5 jump 3
       6 done
 `

@@ -1,6 +1,7 @@
 package rowpattern
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -10,9 +11,10 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Emit receives an output row, valid only during the call; false stops
-// the run.
-type Emit func(row []event.Value) bool
+// Emit receives an output row, valid only during the call, and the row of
+// the partition it is at (ONE ROW PER MATCH: the match's last); false
+// stops the run.
+type Emit func(row []event.Value, at *event.Event) bool
 
 // Stats counts a run's work.
 type Stats struct {
@@ -51,6 +53,7 @@ func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emi
 func (q *Query) parallel(ctx context.Context, parts []partition, workers int, emit Emit, st *Stats) error {
 	type result struct {
 		rows  [][]event.Value
+		at    []*event.Event
 		stats Stats
 		err   error
 	}
@@ -69,8 +72,9 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 				defer wg.Done()
 				for i := range next {
 					res := &results[i-lo]
-					r := q.newRunner(func(row []event.Value) bool {
+					r := q.newRunner(func(row []event.Value, at *event.Event) bool {
 						res.rows = append(res.rows, slices.Clone(row))
+						res.at = append(res.at, at)
 						return true
 					})
 					res.err = r.partition(&parts[i], &res.stats)
@@ -87,9 +91,9 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 				return res.err
 			}
 			st.Matches += res.stats.Matches
-			for _, row := range res.rows {
+			for k, row := range res.rows {
 				st.Output++
-				if !emit(row) {
+				if !emit(row, res.at[k]) {
 					return nil
 				}
 			}
@@ -102,10 +106,10 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 // grouped by in a map; more are sorted as ORDER BY columns are.
 const maxGroupKeys = 4
 
-// partitions groups the events by the PARTITION BY columns (in one pass,
-// with a map) and sorts each group stably by ORDER BY, unless it already
-// is (a stream is mostly in ts order); the partitions are in the order of
-// their PARTITION BY values.
+// partitions groups the events by the PARTITION BY columns (with a map)
+// and sorts each group stably by ORDER BY, unless it already is (a stream
+// is mostly in ts order); the partitions are in the order of their
+// PARTITION BY values.
 func (q *Query) partitions(events []*event.Event) []partition {
 	if len(q.partition) > maxGroupKeys {
 		rows := slices.Clone(events)
@@ -119,30 +123,124 @@ func (q *Query) partitions(events []*event.Event) []partition {
 			parts = append(parts, partition{rows: rows[i:j]})
 			i = j
 		}
+		for i := range parts {
+			q.fillColumns(&parts[i])
+		}
 		return parts
 	}
-	index := map[[maxGroupKeys]event.Key]int{}
-	var parts []partition
-	for _, e := range events {
-		var k [maxGroupKeys]event.Key
-		for i, slot := range q.partition {
-			k[i] = event.PartitionKey(q.col(e, slot)).Key()
-		}
-		i, ok := index[k]
-		if !ok {
-			i = len(parts)
-			index[k] = i
-			parts = append(parts, partition{})
-		}
-		parts[i].rows = append(parts[i].rows, e)
+	// Two passes: each event's partition and the partitions' sizes, then
+	// the rows into one array, so that no partition grows by copying.
+	var which []int32
+	var sizes []int
+	if len(q.partition) == 1 {
+		slot := q.partition[0]
+		which, sizes = groupBy(events, func(e *event.Event) event.Value { return event.PartitionKey(q.col(e, slot)) },
+			event.Value.Key, smallInt)
+	} else {
+		which, sizes = groupBy(events, func(e *event.Event) (k [maxGroupKeys]event.Key) {
+			for i, slot := range q.partition {
+				k[i] = event.PartitionKey(q.col(e, slot)).Key()
+			}
+			return k
+		}, func(k [maxGroupKeys]event.Key) [maxGroupKeys]event.Key { return k }, nil)
 	}
-	for _, p := range parts {
-		if !slices.IsSortedFunc(p.rows, q.compareOrder) {
+	all := make([]*event.Event, len(events))
+	cols := make([][]event.Value, len(q.cached))
+	for k := range cols {
+		cols[k] = make([]event.Value, len(events))
+	}
+	parts := make([]partition, len(sizes))
+	at := 0
+	for i, n := range sizes {
+		p := &parts[i]
+		p.rows = all[at : at : at+n]
+		p.cols = make([][]event.Value, len(cols))
+		for k := range cols {
+			p.cols[k] = cols[k][at : at : at+n]
+		}
+		at += n
+	}
+	// The cached columns are read here, in the stream's order (its
+	// events' order in memory), rather than by the matcher in a
+	// partition's order, a cache miss a row.
+	unsorted := make([]bool, len(parts))
+	for n, e := range events {
+		i := which[n]
+		p := &parts[i]
+		if len(p.rows) > 0 && !unsorted[i] && q.compareOrder(p.rows[len(p.rows)-1], e) > 0 {
+			unsorted[i] = true
+		}
+		p.rows = append(p.rows, e)
+		for k, slot := range q.cached {
+			p.cols[k] = append(p.cols[k], e.Attr(slot))
+		}
+	}
+	for i := range parts {
+		if p := &parts[i]; unsorted[i] {
 			slices.SortStableFunc(p.rows, q.compareOrder)
+			q.fillColumns(p)
 		}
 	}
 	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
 	return parts
+}
+
+// fillColumns sets p's cached columns from its rows.
+func (q *Query) fillColumns(p *partition) {
+	p.cols = make([][]event.Value, len(q.cached))
+	for k, slot := range q.cached {
+		p.cols[k] = make([]event.Value, len(p.rows))
+		for i, e := range p.rows {
+			p.cols[k][i] = e.Attr(slot)
+		}
+	}
+}
+
+// groupBy numbers the events' keys in order of first appearance: which
+// is each event's number, sizes each number's events. A key that small
+// maps to a small int is looked up in a slice (a symbol's number), the
+// others in a map by their hash key.
+func groupBy[V any, K comparable](events []*event.Event, key func(*event.Event) V, hash func(V) K, small func(V) (int, bool)) (which []int32, sizes []int) {
+	index := map[K]int32{}
+	var byInt []int32 // number+1 by small int, 0: not seen
+	which = make([]int32, len(events))
+	for n, e := range events {
+		v := key(e)
+		k, isSmall := 0, false
+		if small != nil {
+			k, isSmall = small(v)
+		}
+		var i int32
+		if isSmall {
+			if k >= len(byInt) {
+				byInt = append(byInt, make([]int32, k+1-len(byInt))...)
+			}
+			if byInt[k] == 0 {
+				byInt[k] = int32(len(sizes)) + 1
+				sizes = append(sizes, 0)
+			}
+			i = byInt[k] - 1
+		} else {
+			h := hash(v)
+			var ok bool
+			if i, ok = index[h]; !ok {
+				i = int32(len(sizes))
+				index[h] = i
+				sizes = append(sizes, 0)
+			}
+		}
+		which[n] = i
+		sizes[i]++
+	}
+	return which, sizes
+}
+
+// smallInt is v as a slice index when it is an int below 1<<16.
+func smallInt(v event.Value) (int, bool) {
+	if v.IsInt() && v.Int() >= 0 && v.Int() < 1<<16 {
+		return int(v.Int()), true
+	}
+	return 0, false
 }
 
 // compareValues orders values for sorting: nulls last, then by Compare,
@@ -172,6 +270,9 @@ func (q *Query) compareRows(a, b *event.Event) int {
 }
 
 func (q *Query) compareOrder(a, b *event.Event) int {
+	if len(q.order) == 1 && q.order[0].slot == colTS && !q.order[0].desc {
+		return cmp.Compare(a.TS, b.TS) // the usual ORDER BY, without boxing
+	}
 	for _, o := range q.order {
 		c := compareValues(q.col(a, o.slot), q.col(b, o.slot))
 		if o.desc {
@@ -206,47 +307,54 @@ func (q *Query) newRunner(emit Emit) *runner {
 	r := &runner{q: q, emit: emit, out: make([]event.Value, len(q.cols))}
 	defines := q.defines
 	r.m = newMatcher(q.prog, func(e *evalCtx) bool {
-		e.names = q.names
 		d := defines[e.labels[e.cur].v()]
 		if d == nil {
 			return true // a variable without DEFINE matches every row
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.within, q.history)
+	}, q.names, q.within, q.history)
 	return r
 }
 
-// partition matches one partition from each start row, resuming after a
-// match per AFTER MATCH SKIP.
+// partition matches one (loaded) partition from each start row.
 func (r *runner) partition(p *partition, st *Stats) error {
+	return r.advance(p, st, false, 0)
+}
+
+// advance matches partition p from its next start row, resuming after a
+// match per AFTER MATCH SKIP, until its rows end or (an open, live
+// partition) the outcome at a start row waits for rows yet to come.
+func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 	q := r.q
-	var matchNo int64
-	covered := 0 // rows before it were output in a match (WITH UNMATCHED ROWS)
-	for start := 0; start < p.len() && !r.stopped; {
-		labels, ok := r.m.match(p, start)
-		if !ok {
-			if q.rows == ast.AllRowsWithUnmatched && start >= covered {
+	for p.start < p.len() && !r.stopped {
+		start := p.start
+		labels, out := r.m.match(p, start, open, now)
+		switch out {
+		case pending:
+			return nil
+		case noMatch:
+			if q.rows == ast.AllRowsWithUnmatched && start >= p.covered {
 				r.unmatched(p, start, st)
 			}
-			start++
+			p.start++
 			continue
 		}
-		matchNo++
+		p.matchNo++
 		st.Matches++
-		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: matchNo, names: q.names}
+		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
 		if len(labels) == 0 {
-			start++
+			p.start++
 			continue
 		}
 		end := start + len(labels)
-		covered = max(covered, end)
+		p.covered = max(p.covered, end)
 		next, err := r.resume(e, end)
 		if err != nil {
 			return err
 		}
-		start = next
+		p.start = next
 	}
 	return nil
 }
@@ -311,7 +419,7 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 		}
 	}
 	st.Output++
-	if !r.emit(r.out) {
+	if !r.emit(r.out, e.rows.row(i)) {
 		r.stopped = true
 	}
 }
@@ -325,7 +433,7 @@ func (r *runner) unmatched(p *partition, i int, st *Stats) {
 		}
 	}
 	st.Output++
-	if !r.emit(r.out) {
+	if !r.emit(r.out, p.row(i)) {
 		r.stopped = true
 	}
 }

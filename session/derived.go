@@ -102,7 +102,14 @@ func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase
 			}
 		}
 	}
-	name, at := q.Into.Name, q.Into.Span.Start
+	return s.intoTarget(src, q.Into, from)
+}
+
+// intoTarget checks the stream an INTO into names for a query over the
+// stream from: new, or derived and of the same kind, and not one the query
+// reads. It returns the derived stream, nil when it is new.
+func (s *Session) intoTarget(src *ast.Source, into *ast.Ident, from *entry) (*entry, error) {
+	name, at := into.Name, into.Span.Start
 	target := s.cat.entries[name]
 	if target == nil {
 		return nil, nil
@@ -190,14 +197,19 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 		return err
 	}
 	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, from.name, s.set.Timing))
+	s.addLoadedPart(q.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
+	return nil
+}
 
-	name := q.Into.Name
+// addLoadedPart adds a loaded producer's events, part, to the derived
+// stream name (target; nil: a new one) and rebuilds it.
+func (s *Session) addLoadedPart(name string, from, target *entry, part derive.Part) {
 	if target == nil {
 		target = &entry{name: name, kind: Loaded, derived: &derivation{unit: from.stream.Unit}}
 		s.cat.add(target)
 	}
 	d := target.derived
-	d.producers = append(d.producers, &producer{from: from, part: derive.Part{Cols: cols, Events: got}})
+	d.producers = append(d.producers, &producer{from: from, part: part})
 	parts := make([]derive.Part, len(d.producers))
 	for i, p := range d.producers {
 		parts[i] = p.part
@@ -205,12 +217,11 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	// Rebuilt in place: derivations that read it hold the entry.
 	target.stream = derive.Build(name, d.unit, parts)
 	target.stream.Source = d.describe()
-	text := "derived stream " + name + ": " + plural(int64(len(got)), "event", "events")
+	text := "derived stream " + name + ": " + plural(int64(len(part.Events)), "event", "events")
 	if len(d.producers) > 1 {
 		text += " from this query, " + strconv.Itoa(len(target.stream.Events)) + " in all"
 	}
 	s.note("%s", text)
-	return nil
 }
 
 // collected is a loaded producer's output: its events in ts order.

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -25,12 +26,32 @@ import (
 // producers never wait for it). view and unit are from as cq was compiled
 // over it (unitView).
 func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
-	l := from.live
 	pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 	if err != nil {
 		return err
 	}
-	name := q.Into.Name
+	lq, ls, p, err := s.liveProducer(src, q.Into, q, from, target, cols, late, w)
+	if err != nil {
+		return err
+	}
+	ls.unit = unit
+	// One worker: the producer releases derived events by the input's
+	// time as it reads it (Follow), which a parallel run reads ahead of
+	// the matches it has merged. SET limit is for results: the stream
+	// gets every match.
+	s.runLive(lq, job.Config{Query: pq, Source: ls, Sink: s.counted(lq, p), Workers: 1}, nil, nil)
+	return nil
+}
+
+// liveProducer adds query q over the live stream from as a producer of
+// the live derived stream into names (target; nil: a new one, created here
+// and started at once, so that its producers never wait for it), of
+// columns cols, released as late with window w says (derive.Stream.Add).
+// It returns the query, its source (subscribed, following the producer)
+// and the producer, which the query's rows go to.
+func (s *Session) liveProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer, from, target *entry, cols []string, late bool, w int64) (*liveQuery, *liveSource, *derive.Producer, error) {
+	l := from.live
+	name := into.Name
 	d, dl := (*derivation)(nil), (*source.Live)(nil)
 	var ds *derivedSource
 	if target != nil {
@@ -42,12 +63,12 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, c
 	}
 	p, err := d.merge.Add(cols, late, w)
 	if errors.Is(err, derive.ErrStarted) {
-		return errAt(src, q.Into.Span.Start, "the live derived stream %s has started: a query writes into it only before its first events (in a script, live streams start at its end)", name)
+		return nil, nil, nil, errAt(src, into.Span.Start, "the live derived stream %s has started: a query writes into it only before its first events (in a script, live streams start at its end)", name)
 	}
 	sub, err := l.Subscribe()
 	if err != nil {
 		p.Finish() // it would hold the others back
-		return err
+		return nil, nil, nil, err
 	}
 	// Its type and attributes are known before its first event, so that
 	// consumers compile against them.
@@ -59,12 +80,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, c
 		dl.Start()
 	}
 	s.note("query %d started on %s, into %s", lq.id, l.Name(), name)
-	// One worker: the producer releases derived events by the input's
-	// time as it reads it (Follow), which a parallel run reads ahead of
-	// the matches it has merged. SET limit is for results: the stream
-	// gets every match.
-	s.runLive(lq, job.Config{Query: pq, Source: &liveSource{sub: sub, live: l, unit: unit, into: p, q: lq}, Sink: s.counted(lq, p), Workers: 1}, nil, nil)
-	return nil
+	return lq, &liveSource{sub: sub, live: l, into: p, q: lq}, p, nil
 }
 
 // derivedSource is a live derived stream's Source: it takes the events

@@ -238,61 +238,84 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 		tick = 0
 	}
 	sc := schemaOf(cq, view.Schema, tick, l.Update)
-	id := len(s.queries) + 1
 	// As they were at the start: SET may change them meanwhile.
 	workers, _ := s.set.workers("", -1)
-	var w output.Writer
-	ls := &liveSource{live: l, unit: unit}
-	var res *results // where its lines go, if not to SET output
-	var err error
-	if s.set.Output != "" {
-		if w, err = output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw}); err != nil {
-			return errAt(src, q.Span.Start, "%v", err)
-		}
-		ls.sub, err = l.Subscribe()
-	} else {
-		res = s.res // the results go where they went at the start, even after \o
-		if s.bgRes != nil && res.file == nil {
-			res = s.bgRes
-		}
-		res = res.hold()
-		m := &orderedOut{dst: lockedWriter{s.outs, res.w}, lines: s.set.Format != output.Table, split: cq.Split(workers, true).Workers > 1}
-		if s.interactive {
-			m.prefix = []byte("[" + strconv.Itoa(id) + "] ")
-		}
-		m.w = s.writer(m, sc, len(m.prefix))
-		w, ls.order = m, m
-		if ls.sub, err = s.order(l).join(l, m); err != nil {
-			res.release()
-		}
-	}
+	lw, err := s.liveWriter(src, q.Span.Start, l, sc, cq.Split(workers, true).Workers > 1)
 	if err != nil {
 		return err
 	}
-	// A header (CSV's) goes out now, before any event, in statement order.
-	w.Sync()
 	lq := s.addQuery(l, q)
-	lq.taps, lq.odd, ls.q = newTaps(sc), s.oddWatch(id, cq, l), lq
+	lq.taps, lq.odd, lw.src.q = newTaps(sc), s.oddWatch(lq.id, cq, l), lq
+	lw.src.unit = unit
 	text := fmt.Sprintf("query %d started on %s", lq.id, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
 	}
 	s.note("%s", text)
-	cfg := job.Config{Query: cq, Source: ls, Sink: s.counted(lq, w), Limit: s.set.Limit, Workers: workers, Flush: lq.odd}
-	s.runLive(lq, cfg, q, func(err error) error {
-		if res == nil {
-			return err
-		}
-		if cerr := res.release(); err == nil && cerr != nil {
-			err = fmt.Errorf("closing %s: %w", res.file.Name(), cerr)
-		}
-		return err
-	})
+	cfg := job.Config{Query: cq, Source: lw.src, Sink: s.counted(lq, lw.w), Limit: s.set.Limit, Workers: workers, Flush: lq.odd}
+	s.runLive(lq, cfg, q, lw.end)
 	return nil
 }
 
+// liveOut is where the next live query's rows go: its writer, its source
+// (subscribed to its stream, its q not set yet), and end, which closes
+// what it holds once the query has ended.
+type liveOut struct {
+	w   output.Writer
+	src *liveSource
+	res *results // where its lines go, if not to SET output
+}
+
+// liveWriter opens the output of the next live query on l, of schema sc:
+// SET output's sink, or the results, in the order of the stream's lines
+// (split: its run is split among workers). at is the query's offset, for
+// an error.
+func (s *Session) liveWriter(src *ast.Source, at int, l *source.Live, sc output.Schema, split bool) (*liveOut, error) {
+	id := len(s.queries) + 1
+	out := &liveOut{src: &liveSource{live: l}}
+	var err error
+	if s.set.Output != "" {
+		if out.w, err = output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(id), Schema: sc, Errors: s.bgErrw}); err != nil {
+			return nil, errAt(src, at, "%v", err)
+		}
+		out.src.sub, err = l.Subscribe()
+	} else {
+		res := s.res // the results go where they went at the start, even after \o
+		if s.bgRes != nil && res.file == nil {
+			res = s.bgRes
+		}
+		out.res = res.hold()
+		m := &orderedOut{dst: lockedWriter{s.outs, res.w}, lines: s.set.Format != output.Table, split: split}
+		if s.interactive {
+			m.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+		}
+		m.w = s.writer(m, sc, len(m.prefix))
+		out.w, out.src.order = m, m
+		if out.src.sub, err = s.order(l).join(l, m); err != nil {
+			out.res.release()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A header (CSV's) goes out now, before any event, in statement order.
+	out.w.Sync()
+	return out, nil
+}
+
+// end releases the results the query wrote to, adding to its error.
+func (o *liveOut) end(err error) error {
+	if o.res == nil {
+		return err
+	}
+	if cerr := o.res.release(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing %s: %w", o.res.file.Name(), cerr)
+	}
+	return err
+}
+
 // addQuery registers q as the next query on the live stream l.
-func (s *Session) addQuery(l *source.Live, q *ast.Query) *liveQuery {
+func (s *Session) addQuery(l *source.Live, q fmt.Stringer) *liveQuery {
 	lq := &liveQuery{id: len(s.queries) + 1, live: l, text: strings.TrimSpace(q.String()), done: make(chan struct{})}
 	s.queries = append(s.queries, lq)
 	return lq

@@ -7,7 +7,6 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/rowpattern"
 )
 
@@ -19,7 +18,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return err
 	}
 	if e.kind == Live {
-		return errAt(src, st.From.Span.Start, "not supported yet: MATCH_RECOGNIZE on live stream %s (load it, or INTO a loaded stream)", e.name)
+		return s.mrLive(src, st, e)
 	}
 	stream := e.stream
 	q, err := rowpattern.Compile(st, src, stream.Schema, int64(stream.Unit))
@@ -27,29 +26,17 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return err
 	}
 	if st.Explain {
-		// The plan, as text; EXPLAIN ANALYZE's counts and the json and
-		// dot forms are not there yet, and say so rather than print
-		// something else.
-		switch {
-		case st.Analyze:
-			return errAt(src, st.Span.Start, "not supported yet: EXPLAIN ANALYZE of a MATCH_RECOGNIZE (EXPLAIN shows its plan)")
-		case st.ExplainFormat != "":
-			return errAt(src, st.Span.Start, "not supported yet: EXPLAIN (FORMAT %s) of a MATCH_RECOGNIZE (EXPLAIN shows its plan as text)", st.ExplainFormat)
-		}
-		s.out.WriteString(q.Explain())
-		return nil
+		return s.mrExplain(ctx, st, q, e.name, stream.Events)
 	}
-	names := q.Columns()
-	cols := make([]output.Column, len(names))
-	for i, n := range names {
-		cols[i] = output.Column{Name: n, Kind: output.Value}
+	if st.Into != nil {
+		return s.mrIntoLoaded(ctx, src, st, q, e)
 	}
-	w := s.writer(s.resultsOut(), output.Schema{Columns: cols}, 0)
-	cells := make([]sase.Cell, len(names))
+	w := s.writer(s.resultsOut(), mrSchema(q), 0)
+	cells := make([]sase.Cell, len(q.Columns()))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
 	workers, _ := s.set.workers(s.set.Format, len(stream.Events))
-	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value) bool {
+	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value, _ *event.Event) bool {
 		for i, v := range row {
 			cells[i] = sase.Cell{Value: v}
 		}
