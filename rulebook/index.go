@@ -2,8 +2,8 @@ package rulebook
 
 import (
 	"cmp"
-	mbits "math/bits"
 	"fmt"
+	mbits "math/bits"
 	"slices"
 	"strings"
 
