@@ -3,6 +3,7 @@ package rulebook
 import (
 	"cmp"
 	"fmt"
+	"math"
 	mbits "math/bits"
 	"slices"
 	"strings"
@@ -24,6 +25,10 @@ import (
 type index struct {
 	all    []int32        // rules that read every event
 	byType [][]int32      // by type id: the rules that read all its events
+	// gated, by type id, are the rules that read its events only within
+	// their window after a start they read (open, in Pass): gates.
+	gated [][]int32
+	gates []gate // by rule
 	attrs  [][]*attrIndex // by type id: the filtered rules, by attribute
 	schema *event.Schema  // the stream's, for Explain's type names
 	nrules int
@@ -53,6 +58,16 @@ type bound struct {
 // ordOps are the comparisons bounds hold, in attrIndex.ord's order.
 var ordOps = [4]ast.Op{ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe}
 
+// gate is what the index knows of a rule's starts: a rule whose pattern
+// is a flat SEQ that begins with its filtered first component, with a
+// window, can match an event of a later positive component only within
+// the window after a start it has read.
+type gate struct {
+	first  []int // the first component's types: the starts
+	window int64
+	on     bool // the rule is gated on some type
+}
+
 // filter is a rule's indexable conjunct: attribute slot op constant.
 type filter struct {
 	slot int
@@ -66,6 +81,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 	grow := func(t int) {
 		for len(ix.byType) <= t {
 			ix.byType = append(ix.byType, nil)
+			ix.gated = append(ix.gated, nil)
 			ix.attrs = append(ix.attrs, nil)
 		}
 	}
@@ -74,6 +90,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		rule := int32(id)
 		if p.Strategy == planner.StrictContiguity || p.Strategy == planner.PartitionContiguity {
 			ix.all = append(ix.all, rule)
+			ix.gates = append(ix.gates, gate{})
 			continue
 		}
 		f, filtered := startFilter(p)
@@ -81,6 +98,8 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		if filtered {
 			first = p.Components[p.First()].Types
 		}
+		g := gate{first: first, window: p.Window}
+		gateable := filtered && p.HasWindow && p.Query.Pattern.Root == nil && first != nil && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {
 			for _, t := range c.Types {
@@ -89,9 +108,15 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 				}
 				seen = append(seen, t)
 				grow(t)
-				ix.byType[t] = append(ix.byType[t], rule)
+				if gateable && !negated(p, t) {
+					g.on = true
+					ix.gated[t] = append(ix.gated[t], rule)
+				} else {
+					ix.byType[t] = append(ix.byType[t], rule)
+				}
 			}
 		}
+		ix.gates = append(ix.gates, g)
 		for _, t := range first {
 			grow(t)
 			ix.file(t, rule, f)
@@ -106,6 +131,14 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		}
 	}
 	return ix
+}
+
+// negated says whether a negated component of p names type t: its
+// events matter before any start, for the starts to come.
+func negated(p *planner.Plan, t int) bool {
+	return slices.ContainsFunc(p.Components, func(c *planner.Component) bool {
+		return c.Kind == planner.Negated && slices.Contains(c.Types, t)
+	})
 }
 
 func compareBounds(x, y bound) int {
@@ -241,15 +274,29 @@ func sortSearch(bs []bound, v event.Value, atV bool) int {
 	return i
 }
 
-// rules marks the rules an event reaches.
-func (ix *index) rules(e *event.Event, set bitset) {
+// rules marks the rules an event reaches; open[i] is the time of the
+// last start rule i read.
+func (ix *index) rules(e *event.Event, set bitset, open []int64) {
 	set.add(ix.all)
 	if t := e.Type; t < len(ix.byType) {
 		set.add(ix.byType[t])
+		for _, i := range ix.gated[t] {
+			if e.TS <= satAdd(open[i], ix.gates[i].window) {
+				set.set(i)
+			}
+		}
 		for _, a := range ix.attrs[t] {
 			a.match(e, set)
 		}
 	}
+}
+
+// satAdd is a+b for b >= 0, at most math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // bitset is a set of rules, one bit each: marked in any order, read in

@@ -13,6 +13,7 @@ import (
 	"context"
 	"iter"
 	"math"
+	"slices"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
@@ -73,6 +74,7 @@ type Pass struct {
 	timed  []int32 // the rules that follow time, which see every item's
 	set    bitset
 	lastTS int64
+	open   []int64 // by rule: the time of the last start it read (index.gates)
 	push   func(int32)
 	ev     *event.Event
 }
@@ -86,7 +88,16 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 			p.timed = append(p.timed, int32(i))
 		}
 	}
-	p.push = func(i int32) { p.runs[i].Push(p.ev) }
+	p.open = make([]int64, len(b.Rules))
+	for i := range p.open {
+		p.open[i] = math.MinInt64
+	}
+	p.push = func(i int32) {
+		if g := &b.ix.gates[i]; g.on && slices.Contains(g.first, p.ev.Type) {
+			p.open[i] = p.ev.TS
+		}
+		p.runs[i].Push(p.ev)
+	}
 	return p
 }
 
@@ -94,7 +105,7 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 // its time to the rules that follow time.
 func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
-		p.b.ix.rules(ev, p.set)
+		p.b.ix.rules(ev, p.set, p.open)
 		p.ev = ev
 		p.set.drain(p.push)
 		p.ev = nil

@@ -389,11 +389,11 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 	}
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested", "scaling", "io"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested", "scaling", "io", "rules"}
 	}
 	for _, name := range names {
-		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, nested, scaling, io)", name)
+		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" && name != "rules" {
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, nested, scaling, io, rules)", name)
 		}
 	}
 	for _, name := range names {
@@ -404,6 +404,8 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 			if rs, err = runIO(w); err == nil {
 				err = c.chartIO(w, rs)
 			}
+		case "rules":
+			_, err = runRules(w, RuleSizes, RuleEvents, limit)
 		case "scaling":
 			var rs []ScalingResult
 			if rs, err = runScaling(w, Scaling, limit); err == nil {
