@@ -118,6 +118,8 @@ func TestDifferential(t *testing.T) {
 			rules = append(rules, rulebook.Rule{Name: fmt.Sprint("r", len(rules)), Query: q})
 		}
 		book := rulebook.New(stream.Schema, rules)
+		// Small batches, so that the rules read theirs mid-stream too.
+		defer rulebook.SetBatch(1 + r.IntN(8))()
 		for _, live := range []bool{false, true} {
 			events := stream.All()
 			if live {
