@@ -23,12 +23,12 @@ import (
 // in a match, nor change one: the rule is filed under that attribute's
 // bounds instead, and such an event does not reach it.
 type index struct {
-	all    []int32        // rules that read every event
-	byType [][]int32      // by type id: the rules that read all its events
+	all    []int32   // rules that read every event
+	byType [][]int32 // by type id: the rules that read all its events
 	// gated, by type id, are the rules that read its events only within
 	// their window after a start they read (open, in Pass): gates.
-	gated [][]int32
-	gates []gate // by rule
+	gated  [][]int32
+	gates  []gate         // by rule
 	attrs  [][]*attrIndex // by type id: the filtered rules, by attribute
 	schema *event.Schema  // the stream's, for Explain's type names
 	nrules int
