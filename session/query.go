@@ -61,6 +61,9 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if e.kind == Live {
 		return s.liveQuery(src, q, e, into, cq, stream, unit, unseen)
 	}
+	if q.Rule != nil && q.Into == nil && !q.Analyze {
+		return s.addRule(ctx, q, e, cq) // runs with the script's next rules (rules.go)
+	}
 	work := "query"
 	if q.Analyze {
 		work = "EXPLAIN ANALYZE"
