@@ -328,43 +328,59 @@ func (s bitset) drain(f func(int32)) {
 }
 
 // explain is EXPLAIN's text for the index: per type, how many rules
-// read it; per indexed attribute, the bounds.
+// read it and how; per indexed attribute, the bounds.
 func (ix *index) explain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Rulebook: %d rules\n", ix.nrules)
 	if len(ix.all) > 0 {
-		fmt.Fprintf(&b, "  every event: %d rules (a contiguity strategy)\n", len(ix.all))
+		fmt.Fprintf(&b, "  every event: %d (a contiguity strategy)\n", len(ix.all))
 	}
-	for t, rules := range ix.byType {
+	for t := range ix.byType {
 		var filtered int
 		for _, a := range ix.attrs[t] {
 			filtered += len(a.rules)
 		}
-		if len(rules)+filtered == 0 {
+		all, gated := len(ix.byType[t]), len(ix.gated[t])
+		if all+gated+filtered == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "  %s: %d rules", ix.schema.Types[t].Name, len(rules)+filtered)
-		if filtered > 0 {
-			fmt.Fprintf(&b, " (%d by their start's filter)", filtered)
+		var how []string
+		for _, n := range []struct {
+			n    int
+			what string
+		}{{all, "every event"}, {filtered, "by a filter on their start"}, {gated, "within their window after a start"}} {
+			if n.n > 0 {
+				how = append(how, fmt.Sprintf("%d %s", n.n, n.what))
+			}
 		}
-		b.WriteByte('\n')
+		fmt.Fprintf(&b, "  %s: %d rules (%s)\n", ix.schema.Types[t].Name, all+gated+filtered, strings.Join(how, ", "))
 		for _, a := range ix.attrs[t] {
-			fmt.Fprintf(&b, "    %s.%s:", ix.schema.Types[t].Name, a.name)
-			if n := len(a.eq); n > 0 {
-				fmt.Fprintf(&b, " = %d constants;", n)
+			var parts []string
+			if len(a.eq) > 0 {
+				parts = append(parts, fmt.Sprintf("= %d constants (hash)", len(a.eq)))
 			}
 			for k, op := range ordOps {
-				bs := append(slices.Clone(a.ord[k].num), a.ord[k].str...)
-				if len(bs) == 0 {
-					continue
+				if bs := append(slices.Clone(a.ord[k].num), a.ord[k].str...); len(bs) > 0 {
+					parts = append(parts, fmt.Sprintf("%s %s", op, boundsText(bs)))
 				}
-				fmt.Fprintf(&b, " %s %d bounds [%s .. %s];", op, len(bs), bs[0].c, bs[len(bs)-1].c)
 			}
 			if len(a.other) > 0 {
-				fmt.Fprintf(&b, " %d unordered;", len(a.other))
+				parts = append(parts, fmt.Sprintf("%d unordered", len(a.other)))
 			}
-			b.WriteByte('\n')
+			fmt.Fprintf(&b, "    %s: %s\n", a.name, strings.Join(parts, "; "))
 		}
 	}
 	return b.String()
+}
+
+// boundsText lists a few sorted bounds, or their number and range.
+func boundsText(bs []bound) string {
+	if len(bs) > 4 {
+		return fmt.Sprintf("%d bounds, %s to %s (sorted)", len(bs), bs[0].c, bs[len(bs)-1].c)
+	}
+	cs := make([]string, len(bs))
+	for i, b := range bs {
+		cs[i] = b.c.String()
+	}
+	return strings.Join(cs, ", ")
 }

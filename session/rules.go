@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -18,9 +19,12 @@ import (
 // rules ends (at the next statement that is not a rule on that stream,
 // or at the end of the script). Each rule's matches come out as it would
 // alone, with a first column naming the rule, one rule after another.
+// A rule written with EXPLAIN does not run: the rulebook's index is
+// shown, then its plan.
 type rules struct {
 	e     *entry
 	book  []rulebook.Rule
+	asts  []*ast.Query
 	limit int64 // the limit of matches per rule as the first rule set it
 	odd   []*sase.Query
 	stmts []stmtBase // by rule: where its statement is, for its errors
@@ -28,9 +32,9 @@ type rules struct {
 
 // addRule holds a compiled RULE query on loaded stream e for the
 // session's rulebook on e, running the rulebook on another stream first.
-func (s *Session) addRule(ctx context.Context, q *ast.Query, e *entry, cq *sase.Query) error {
+func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
 	if s.rules != nil && s.rules.e != e {
-		if err := s.runRules(ctx); err != nil {
+		if err := s.runRules(context.Background()); err != nil {
 			return err
 		}
 	}
@@ -38,6 +42,7 @@ func (s *Session) addRule(ctx context.Context, q *ast.Query, e *entry, cq *sase.
 		s.rules = &rules{e: e, limit: s.set.Limit}
 	}
 	s.rules.book = append(s.rules.book, rulebook.Rule{Name: q.Rule.Name, Query: cq})
+	s.rules.asts = append(s.rules.asts, q)
 	s.rules.odd = append(s.rules.odd, cq)
 	s.rules.stmts = append(s.rules.stmts, s.stmt)
 	return nil
@@ -52,6 +57,25 @@ func (s *Session) runRules(ctx context.Context) error {
 	}
 	s.rules = nil
 	stream := rs.e.stream
+	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
+		s.out.WriteString(rulebook.New(stream.Schema, rs.book).Explain())
+		keep := 0
+		for i, q := range rs.asts {
+			if q.Explain {
+				fmt.Fprintf(s.out, "rule %s:\n", rs.book[i].Name)
+				if err := s.explain(rs.book[i].Query, q, rs.e.name, nil, len(stream.Events), nil); err != nil {
+					return err
+				}
+				continue
+			}
+			rs.book[keep], rs.asts[keep], rs.odd[keep], rs.stmts[keep] = rs.book[i], q, rs.odd[i], rs.stmts[i]
+			keep++
+		}
+		rs.book, rs.asts, rs.odd, rs.stmts = rs.book[:keep], rs.asts[:keep], rs.odd[:keep], rs.stmts[:keep]
+		if keep == 0 {
+			return nil
+		}
+	}
 	defer s.prog.begin("rulebook", int64(len(stream.Events)))()
 	outs := make([]bytes.Buffer, len(rs.book))
 	writers := make([]output.Writer, len(rs.book))
