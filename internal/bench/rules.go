@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/sase-cep/sase"
@@ -82,11 +80,7 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	runtime.GC()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	go sampleHeap(&peak, done)
-	cpu, start := CPUTime(), time.Now()
+	stop, start := watch(), time.Now()
 	if alone {
 		for i, r := range rules {
 			if _, err := r.Query.Run(ctx, stream.All(), sinks[i]); err != nil {
@@ -118,9 +112,8 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 		}
 		res.Done, res.Stopped = len(rules), ctx.Err() != nil
 	}
-	res.Elapsed, res.CPU = time.Since(start), CPUTime()-cpu
-	close(done)
-	res.PeakHeap = peak.Load()
+	res.Elapsed = time.Since(start)
+	res.PeakHeap, res.CPU = stop()
 	res.Matches = res.Matches[:res.Done]
 	for _, m := range res.Matches {
 		res.Result.Matches += m
