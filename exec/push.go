@@ -108,6 +108,9 @@ func (p *Pusher) Finish() (stats *Stats, err error) {
 		return
 	}
 	p.ended = true
+	if p.err = p.r.ctx.Err(); p.err != nil {
+		return // cancelled: what waits on the end is not complete, as in Run
+	}
 	defer p.recover()
 	p.r.finish()
 	if p.items != nil {

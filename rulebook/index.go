@@ -99,7 +99,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 			first = p.Components[p.First()].Types
 		}
 		g := gate{first: first, window: p.Window}
-		gateable := filtered && p.HasWindow && p.Query.Pattern.Root == nil && first != nil && p.First() == 0
+		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {
 			for _, t := range c.Types {
@@ -150,8 +150,8 @@ func compareBounds(x, y bound) int {
 // first component is a single whose types no other component names, and
 // a conjunct on it alone compares a plain attribute with a constant.
 func startFilter(p *planner.Plan) (filter, bool) {
-	if len(p.Positives) == 0 {
-		return filter{}, false
+	if len(p.Positives) == 0 || p.Query.Pattern.Root != nil {
+		return filter{}, false // the algebra's patterns (OR, optional items) are not indexed
 	}
 	first := p.Components[p.First()]
 	if first.Kind != planner.Single || len(first.Types) == 0 {

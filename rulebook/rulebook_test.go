@@ -2,6 +2,7 @@ package rulebook_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -160,6 +161,33 @@ func withTicks(stream *event.Stream, r *rand.Rand) func(func(*event.Event) bool)
 			if !yield(e) {
 				return
 			}
+		}
+	}
+}
+
+// TestCancelled: a cancelled pass ends every rule with the context's
+// error, and releases nothing that waits on the end of the stream.
+func TestCancelled(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 3000
+	stream := source.GenerateStocks("stocks", cfg)
+	var rules []rulebook.Rule
+	for _, text := range []string{
+		"PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > 50 WITHIN 20",
+		"PATTERN SEQ(stock1 a, stock2 b, !(stock3 n)) WITHIN 20", // waits on its window
+	} {
+		q, err := sase.Compile(text, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, rulebook.Rule{Query: q})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, sinks := collect(len(rules))
+	for i, res := range rulebook.New(stream.Schema, rules).Run(ctx, stream.All(), sinks) {
+		if !errors.Is(res.Err, context.Canceled) || len(got[i]) > 0 {
+			t.Errorf("rule %d: %d matches, error %v; want none and %v", i, len(got[i]), res.Err, context.Canceled)
 		}
 	}
 }
