@@ -11,14 +11,21 @@ import (
 )
 
 // BenchmarkRulebook runs rulebooks of issue 31's shape over 100K uniform
-// stock events, as one pass (book) and each rule alone; ns/op is per
+// stock events, as one pass (book) and each rule alone, with P from 0
+// (dense: matches dominate) or from 90 (selective); ns/event is per
 // event of the stream.
 func BenchmarkRulebook(b *testing.B) {
+	for _, minP := range []int{0, 90} {
+		b.Run(fmt.Sprintf("P>=%d", minP), func(b *testing.B) { benchmarkRules(b, minP) })
+	}
+}
+
+func benchmarkRules(b *testing.B, minP int) {
 	const events = 100_000
 	stream := bench.Stocks(events, 0)()
 	for _, n := range []int{1, 10, 100, 1000} {
 		rules := make([]rulebook.Rule, n)
-		for i, text := range bench.Rules(n) {
+		for i, text := range bench.RulesAbove(n, minP) {
 			q, err := sase.Compile(text, stream)
 			if err != nil {
 				b.Fatal(err)

@@ -23,12 +23,16 @@ var (
 // Rules is a rulebook of n random rules of issue 31's shape: SEQ(stockX
 // a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, on
 // the uniform stream's 10 symbols (prices 1 to 100).
-func Rules(n int) []string {
+func Rules(n int) []string { return RulesAbove(n, 0) }
+
+// RulesAbove is Rules with P from minP to 99: with minP 90 a start's
+// filter passes one event of its type in 20, and matches are rare.
+func RulesAbove(n, minP int) []string {
 	r := rand.New(rand.NewPCG(uint64(n), 31))
 	qs := make([]string, n)
 	for i := range qs {
 		qs[i] = fmt.Sprintf("PATTERN SEQ(stock%d a, stock%d b) WHERE a.price > %d AND b.price < a.price - %d WITHIN %d",
-			1+r.IntN(10), 1+r.IntN(10), r.IntN(100), r.IntN(20), 5+r.IntN(50))
+			1+r.IntN(10), 1+r.IntN(10), minP+r.IntN(100-minP), r.IntN(20), 5+r.IntN(50))
 	}
 	return qs
 }
@@ -121,50 +125,57 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 	return res, nil
 }
 
+// RuleMinPs are the rules suite's shapes: P from 0 (dense: a start's
+// filter passes half its type's events, and matches dominate) and from
+// 90 (selective).
+var RuleMinPs = []int{0, 90}
+
 // runRules prints the rules table: each rulebook as one pass, then each
 // rule alone, with whether each rule's matches agree.
 func runRules(w io.Writer, sizes []int, events int, limit time.Duration) ([]RulesResult, error) {
-	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
-	widths := []int{6, 8, 10, 10, 8, 9, 9, 9, 12}
+	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
+	widths := []int{6, 6, 8, 10, 10, 8, 9, 9, 9, 12}
 	row := tableRow(w, widths)
-	if err := row("rules", "run", "matches", "time", "events/s", "CPU/event", "CPU/rule", "peak heap", "same matches"); err != nil {
+	if err := row("P", "rules", "run", "matches", "time", "events/s", "CPU/event", "CPU/rule", "peak heap", "same matches"); err != nil {
 		return nil, err
 	}
 	stream := Stocks(events, 0)()
 	var out []RulesResult
-	for _, n := range sizes {
-		queries := Rules(n)
-		book, err := MeasureRules(stream, queries, false, limit)
-		if err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
-		}
-		alone, err := MeasureRules(stream, queries, true, limit)
-		if err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
-		}
-		same := "yes"
-		if book.Stopped {
-			same = "(cut)"
-		}
-		for i, m := range alone.Matches {
-			if !book.Stopped && book.Matches[i] != m {
-				same = fmt.Sprintf("NO (rule %d)", i)
-				break
+	for _, minP := range RuleMinPs {
+		for _, n := range sizes {
+			queries := RulesAbove(n, minP)
+			book, err := MeasureRules(stream, queries, false, limit)
+			if err != nil {
+				return nil, fmt.Errorf("rules: %w", err)
 			}
-		}
-		for _, r := range []RulesResult{book, alone} {
-			run := "rulebook"
-			if r.Alone {
-				run = "alone"
-				if r.Stopped {
-					run = fmt.Sprintf("alone %d", r.Done)
+			alone, err := MeasureRules(stream, queries, true, limit)
+			if err != nil {
+				return nil, fmt.Errorf("rules: %w", err)
+			}
+			same := "yes"
+			if book.Stopped {
+				same = "(cut)"
+			}
+			for i, m := range alone.Matches {
+				if !book.Stopped && book.Matches[i] != m {
+					same = fmt.Sprintf("NO (rule %d)", i)
+					break
 				}
 			}
-			if err := row(strconv.Itoa(n), run, strconv.FormatInt(r.Result.Matches, 10), r.Elapsed.Round(time.Millisecond).String(),
-				si(r.EventsPerSecond()), r.CPUPerEvent().String(), (r.CPUPerEvent() / time.Duration(n)).String(), megabytes(r.PeakHeap), same); err != nil {
-				return nil, err
+			for _, r := range []RulesResult{book, alone} {
+				run := "rulebook"
+				if r.Alone {
+					run = "alone"
+					if r.Stopped {
+						run = fmt.Sprintf("alone %d", r.Done)
+					}
+				}
+				if err := row(fmt.Sprintf(">= %d", minP), strconv.Itoa(n), run, strconv.FormatInt(r.Result.Matches, 10), r.Elapsed.Round(time.Millisecond).String(),
+					si(r.EventsPerSecond()), r.CPUPerEvent().String(), (r.CPUPerEvent() / time.Duration(n)).String(), megabytes(r.PeakHeap), same); err != nil {
+					return nil, err
+				}
+				out = append(out, r)
 			}
-			out = append(out, r)
 		}
 	}
 	_, err := fmt.Fprintln(w)
