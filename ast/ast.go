@@ -45,6 +45,9 @@ type Query struct {
 	// Into names the derived stream the matches become events of
 	// (docs/LANGUAGE.md, Derived streams); nil when absent.
 	Into *Ident
+	// Rule names the query as a rule of a rulebook (RULE name: query);
+	// nil when absent.
+	Rule *Ident
 }
 
 // Load is LOAD 'path' [FOLLOW] [AS name] [FORMAT f] [WITH (k = v, ...)].

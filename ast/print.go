@@ -17,6 +17,7 @@ var keywords = map[string]bool{
 	"show": true, "streams": true, "types": true, "describe": true, "set": true,
 	"follow": true, "true": true, "false": true, "len": true, "listen": true,
 	"queries": true, "query": true, "stop": true, "settings": true, "select": true,
+	"rule": true,
 }
 
 // IsKeyword reports whether name is a keyword of the language, in any case.
@@ -73,6 +74,9 @@ func (n *Ident) String() string {
 
 func (n *Query) String() string {
 	var b strings.Builder
+	if n.Rule != nil {
+		b.WriteString("RULE " + n.Rule.String() + ": ")
+	}
 	if n.Explain {
 		b.WriteString("EXPLAIN ")
 		if n.Analyze {

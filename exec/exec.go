@@ -120,13 +120,8 @@ func Run(ctx context.Context, plan *planner.Plan, events iter.Seq[*event.Event],
 		}
 		r.stats.Split = &sp
 	}
-	counted := r.countOnly()
-	var items *itemOrder
-	if counted == nil {
-		items = r.holdItems()
-	}
 	start := time.Now()
-	r.begin(start)
+	counted, items := r.prepare(start)
 	defer func() {
 		r.end(start)
 		if rec := recover(); rec != nil {

@@ -28,6 +28,14 @@ statement
     | STOP QUERY INT                              # stopStmt
     | DESCRIBE name                               # describeStmt
     | SET word EQ value                           # setStmt
+    | rule                                        # ruleStmt
+    ;
+
+// ---- rulebooks (issue 31): RULE name: query names a query as one rule of
+// a rulebook; a script's consecutive rules on one stream run in one pass
+// (README, Many rules). RULE stays a name (ident) everywhere else.
+rule
+    : RULE name COLON query
     ;
 
 loadClause
@@ -226,7 +234,7 @@ ident
     | EXPLAIN | ANALYZE | LOAD | FORMAT | FOLLOW | GENERATE | STOCKS | USE
     | SHOW | STREAMS | TYPES | DESCRIBE | SET
     | LISTEN | QUERIES | QUERY | STOP | SETTINGS
-    | SELECT
+    | SELECT | RULE
     ;
 
 // attrName follows a '.', where every keyword is unambiguous except LEN
@@ -281,6 +289,7 @@ TRUE     : 'true';
 FALSE    : 'false';
 LEN      : 'len';
 SELECT   : 'select'; // MATCH_RECOGNIZE
+RULE     : 'rule';   // a rulebook's RULE name: query
 
 // A strategy word with at least one '-'; the all-underscore spelling lexes
 // as ID and parse.go recognizes it where a condition is expected.
@@ -324,6 +333,7 @@ DOTDOT  : '..';
 DOT     : '.';
 DOLLAR   : '$'; // MATCH_RECOGNIZE's end anchor
 PIPE     : '|'; // MATCH_RECOGNIZE's alternation
+COLON    : ':'; // RULE name: query
 
 LINE_COMMENT  : '--' ~[\r\n]* -> skip;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip;

@@ -174,6 +174,8 @@ func (b *builder) statement(ctx gen.IStatementContext) ast.Stmt {
 			return b.matchRecognize(c.Query())
 		}
 		return b.query(c.Query())
+	case *gen.RuleStmtContext:
+		return b.rule(c.Rule_())
 	case *gen.LoadStmtContext:
 		return b.load(c)
 	case *gen.ListenStmtContext:
@@ -306,6 +308,19 @@ func (b *builder) value(ctx gen.IValueContext) *ast.Literal {
 }
 
 // ---- queries ----
+
+// rule is RULE name: query, a named rule of a rulebook; a rule is a
+// PATTERN query.
+func (b *builder) rule(ctx gen.IRuleContext) ast.Stmt {
+	if ctx.Query().MatchRecognize() != nil {
+		b.errorf(b.off(ctx.Query().GetStart()), "a rule is a PATTERN query, not MATCH_RECOGNIZE")
+		return b.matchRecognize(ctx.Query())
+	}
+	q := b.query(ctx.Query())
+	q.Rule = b.name(ctx.Name())
+	q.Span.Start = b.span(ctx).Start
+	return q
+}
 
 func (b *builder) query(ctx gen.IQueryContext) *ast.Query {
 	q := &ast.Query{

@@ -123,7 +123,7 @@ func TestParseErrors(t *testing.T) {
     LOAD 'x.csv' FORMAT xml
                         ^`},
 		{"SHOW STREAMS;\n\tFOO", `
-<input>:2:2: unknown statement FOO; statements are PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP or SELECT
+<input>:2:2: unknown statement FOO; statements are PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP, SELECT or RULE
     	FOO
     	^`},
 		{"SHOW", `
@@ -191,7 +191,7 @@ func TestParseErrors(t *testing.T) {
 // TestParseErrorsPointAtTheFix: an error names what the grammar accepts
 // where the caret is, and the caret is on the token to fix.
 func TestParseErrorsPointAtTheFix(t *testing.T) {
-	const statements = "PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP or SELECT"
+	const statements = "PATTERN, EVENT, EXPLAIN, LOAD, GENERATE, USE, SHOW, DESCRIBE, SET, LISTEN, STOP, SELECT or RULE"
 	tests := []struct{ src, want string }{
 		{"USE ;", `
 <input>:1:5: expected a name at ';'
@@ -338,6 +338,8 @@ var canonical = []string{
 	"EXPLAIN SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
 	"EXPLAIN ANALYZE (FORMAT json) SELECT * FROM T MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true)",
 	"PATTERN SEQ(A a, B b)",
+	"RULE dip: PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > 90 WITHIN 20",
+	"RULE `rule`: EXPLAIN PATTERN SEQ(`rule` a, B b) RETURN a.`rule`",
 	// The pattern algebra: every node, and docs/LANGUAGE.md's examples.
 	"PATTERN SEQ(A a, OR(B b, SEQ(C c, AND(D d, E? e))?), (F f; G* g[]; H h)?, I{2,5} i[], J{3} j[], K k) WITHIN 9",
 	"PATTERN OR(A x, ANY(A, B)? x, AND(C c, D d))",

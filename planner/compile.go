@@ -73,6 +73,7 @@ func (c *compiler) lower() {
 	for _, pr := range c.preds {
 		pr.Eval = p.lowerCond(pr.Expr)
 	}
+	p.Where = c.preds
 	for i := range p.Columns {
 		if col := &p.Columns[i]; col.Kind == ColValue {
 			col.Eval = p.lowerExpr(col.Expr)

@@ -106,7 +106,11 @@ type Plan struct {
 	HasWindow  bool
 	Window     int64 // in the stream's ticks
 	Equivs     []*Equiv
-	Columns    []Column
+	// Where are the WHERE conjuncts (but the equivalence tests and the
+	// strategy), resolved, wherever the plan checks them: a rulebook's
+	// filter index reads the constant ones.
+	Where   []*Pred
+	Columns []Column
 	// Strategy is the event selection strategy the query names; with one,
 	// the Source is a RunScan (docs/STRATEGIES.md).
 	Strategy Strategy

@@ -30,7 +30,7 @@ func TestComplete(t *testing.T) {
 	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LOAD 'trades.csv'; LOAD 'trips.jsonl'; USE stocks;"}); err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
-	statements := []string{"DESCRIBE ", "EVENT ", "EXPLAIN ", "GENERATE ", "LISTEN ", "LOAD ", "PATTERN ", "SET ", "SHOW ", "STOP ", "USE "}
+	statements := []string{"DESCRIBE ", "EVENT ", "EXPLAIN ", "GENERATE ", "LISTEN ", "LOAD ", "PATTERN ", "RULE ", "SET ", "SHOW ", "STOP ", "USE "}
 	types := []string{"stock1 ", "stock10 ", "stock2 ", "stock3 ", "stock4 ", "stock5 ", "stock6 ", "stock7 ", "stock8 ", "stock9 "}
 	tests := []struct {
 		name, text string

@@ -35,6 +35,7 @@ var ErrFailed = errors.New("a statement failed")
 type Session struct {
 	outs   *outputs
 	res    *results // where results go: stdout, or \o's file
+	rules  *rules   // a script's RULE statements waiting to run as one rulebook (rules.go)
 	stdout io.Writer
 	out    *bufio.Writer                                   // results, to res; flushed after each statement
 	errw   io.Writer                                       // messages, summaries, errors
@@ -223,6 +224,10 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		}
 		s.deferred(w, run)
 	}
+	if err := s.runRules(ctx); err != nil { // the script's last rules
+		s.fail(err)
+		failed = true
+	}
 	if ctx.Err() != nil {
 		s.reportSkipped(src, pieces, ran)
 	}
@@ -366,6 +371,11 @@ func rebase(err error, sub, src *ast.Source, start int) {
 
 // run executes one parsed statement.
 func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
+	if q, ok := st.(*ast.Query); !ok || q.Rule == nil {
+		if err := s.runRules(ctx); err != nil { // the rules before it run first
+			s.fail(err)
+		}
+	}
 	switch st := st.(type) {
 	case *ast.Query:
 		return s.query(ctx, src, st)

@@ -22,7 +22,8 @@ a 30-component SEQ on 1K and 10K), fig8, fig10
 (SASE's Figures 8 and 10), strategies (W3 and SASE's Kleene suite on 1M events), workers (1, 2, ...
 up to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without
 matches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV
-and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events); default all.
+and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (rulebooks of 1 to
+10,000 rules on 1M events, as one pass and each rule alone); default all.
 
        sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)`)
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")

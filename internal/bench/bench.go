@@ -288,17 +288,13 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, sink outp
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	runtime.GC()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	go sampleHeap(&peak, done)
-	cpu := CPUTime()
+	stop := watch()
 	stats, err := q.Run(ctx, stream.All(), each, opts...)
 	if w != nil && err == nil {
 		err = w.Finish()
 	}
-	close(done)
-	res := Result{Engine: engine, Workers: workers, Sink: sink, PeakHeap: peak.Load(), CPU: CPUTime() - cpu}
+	res := Result{Engine: engine, Workers: workers, Sink: sink}
+	res.PeakHeap, res.CPU = stop()
 	if stats != nil {
 		res.Events, res.Matches, res.Elapsed = stats.Events, stats.Matches, stats.Elapsed
 	}
@@ -360,6 +356,20 @@ func median[R timed](measure func() (R, error)) (R, error) {
 	return runs[len(runs)/2], nil
 }
 
+// watch starts measuring a run, after a collection: stop returns the
+// largest live heap seen and the CPU time since.
+func watch() (stop func() (peak uint64, cpu time.Duration)) {
+	runtime.GC()
+	var max atomic.Uint64
+	done := make(chan struct{})
+	go sampleHeap(&max, done)
+	start := CPUTime()
+	return func() (uint64, time.Duration) {
+		close(done)
+		return max.Load(), CPUTime() - start
+	}
+}
+
 // sampleHeap records the largest live heap seen; runtime/metrics reads it
 // without stopping the world, unlike runtime.ReadMemStats.
 func sampleHeap(peak *atomic.Uint64, done chan struct{}) {
@@ -389,11 +399,11 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 	}
 	suites := Suites()
 	if len(names) == 0 {
-		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested", "scaling", "io", "mr"}
+		names = []string{"workloads", "fig8", "fig10", "strategies", "workers", "nested", "scaling", "io", "mr", "rules"}
 	}
 	for _, name := range names {
-		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" && name != "mr" {
-			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, nested, scaling, io, mr)", name)
+		if _, ok := suites[name]; !ok && name != "io" && name != "scaling" && name != "mr" && name != "rules" {
+			return fmt.Errorf("unknown suite %q (suites: workloads, fig8, fig10, strategies, workers, nested, scaling, io, mr, rules)", name)
 		}
 	}
 	for _, name := range names {
@@ -406,6 +416,8 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 			}
 		case "mr":
 			err = runMR(w)
+		case "rules":
+			_, err = runRules(w, RuleSizes, RuleEvents, limit)
 		case "scaling":
 			var rs []ScalingResult
 			if rs, err = runScaling(w, Scaling, limit); err == nil {

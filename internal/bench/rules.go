@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/rulebook"
+)
+
+// RuleSizes are the rulebooks of `sase bench rules`, on RuleEvents
+// uniform stock events.
+var (
+	RuleSizes  = []int{1, 10, 100, 1_000, 10_000}
+	RuleEvents = 1_000_000
+)
+
+// Rules is a rulebook of n random rules of issue 31's shape: SEQ(stockX
+// a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, on
+// the uniform stream's 10 symbols (prices 1 to 100).
+func Rules(n int) []string { return RulesAbove(n, 0) }
+
+// RulesAbove is Rules with P from minP to 99: with minP 90 a start's
+// filter passes one event of its type in 20, and matches are rare.
+func RulesAbove(n, minP int) []string {
+	r := rand.New(rand.NewPCG(uint64(n), 31))
+	qs := make([]string, n)
+	for i := range qs {
+		qs[i] = fmt.Sprintf("PATTERN SEQ(stock%d a, stock%d b) WHERE a.price > %d AND b.price < a.price - %d WITHIN %d",
+			1+r.IntN(10), 1+r.IntN(10), minP+r.IntN(100-minP), r.IntN(20), 5+r.IntN(50))
+	}
+	return qs
+}
+
+// RulesResult is one run of a rulebook: as one pass, or each rule alone
+// (Alone; Done of the rules ran before the time limit).
+type RulesResult struct {
+	Rules int
+	Alone bool
+	Done  int
+	// Matches are each rule's, for the rules that ran.
+	Matches []int64
+	Result
+}
+
+// EventsPerSecond is the stream's events per second for the whole
+// rulebook: for rules run alone, the stream's events times the share of
+// the rules that ran, over the time.
+func (r RulesResult) EventsPerSecond() float64 {
+	return float64(r.Events) * float64(r.Done) / float64(r.Rules) / r.Elapsed.Seconds()
+}
+
+// CPUPerEvent is the CPU time per event of the stream for the whole
+// rulebook.
+func (r RulesResult) CPUPerEvent() time.Duration {
+	done := float64(r.Events) * float64(r.Done) / float64(r.Rules)
+	if done == 0 {
+		return 0
+	}
+	return time.Duration(float64(r.CPU) / done)
+}
+
+// MeasureRules compiles the queries on stream and runs them as one
+// rulebook, or each alone over the whole stream (as a script's queries
+// ran before rulebooks) until limit.
+func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time.Duration) (RulesResult, error) {
+	rules := make([]rulebook.Rule, len(queries))
+	for i, text := range queries {
+		q, err := sase.Compile(text, stream)
+		if err != nil {
+			return RulesResult{}, err
+		}
+		rules[i] = rulebook.Rule{Query: q}
+	}
+	res := RulesResult{Rules: len(rules), Alone: alone, Matches: make([]int64, len(rules))}
+	sinks := make([]sase.Sink, len(rules))
+	for i := range sinks {
+		sinks[i] = func([]sase.Cell) bool { res.Matches[i]++; return true }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	stop, start := watch(), time.Now()
+	if alone {
+		for i, r := range rules {
+			if _, err := r.Query.Run(ctx, stream.All(), sinks[i]); err != nil {
+				if ctx.Err() != nil {
+					res.Stopped = true
+					break
+				}
+				return res, err
+			}
+			res.Done++
+		}
+		for range stream.All() {
+			res.Events++
+		}
+	} else {
+		book := rulebook.New(stream.Schema, rules)
+		counted := func(yield func(*event.Event) bool) {
+			for e := range stream.All() {
+				res.Events++
+				if !yield(e) {
+					return
+				}
+			}
+		}
+		for _, r := range book.Run(ctx, counted, sinks) {
+			if r.Err != nil && ctx.Err() == nil {
+				return res, r.Err
+			}
+		}
+		res.Done, res.Stopped = len(rules), ctx.Err() != nil
+	}
+	res.Elapsed = time.Since(start)
+	res.PeakHeap, res.CPU = stop()
+	res.Matches = res.Matches[:res.Done]
+	for _, m := range res.Matches {
+		res.Result.Matches += m
+	}
+	return res, nil
+}
+
+// RuleMinPs are the rules suite's shapes: P from 0 (dense: a start's
+// filter passes half its type's events, and matches dominate) and from
+// 90 (selective).
+var RuleMinPs = []int{0, 90}
+
+// runRules prints the rules table: each rulebook as one pass, then each
+// rule alone, with whether each rule's matches agree.
+func runRules(w io.Writer, sizes []int, events int, limit time.Duration) ([]RulesResult, error) {
+	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
+	widths := []int{6, 6, 8, 10, 10, 8, 9, 9, 9, 12}
+	row := tableRow(w, widths)
+	if err := row("P", "rules", "run", "matches", "time", "events/s", "CPU/event", "CPU/rule", "peak heap", "same matches"); err != nil {
+		return nil, err
+	}
+	stream := Stocks(events, 0)()
+	var out []RulesResult
+	for _, minP := range RuleMinPs {
+		for _, n := range sizes {
+			queries := RulesAbove(n, minP)
+			book, err := MeasureRules(stream, queries, false, limit)
+			if err != nil {
+				return nil, fmt.Errorf("rules: %w", err)
+			}
+			alone, err := MeasureRules(stream, queries, true, limit)
+			if err != nil {
+				return nil, fmt.Errorf("rules: %w", err)
+			}
+			same := "yes"
+			if book.Stopped {
+				same = "(cut)"
+			}
+			for i, m := range alone.Matches {
+				if !book.Stopped && book.Matches[i] != m {
+					same = fmt.Sprintf("NO (rule %d)", i)
+					break
+				}
+			}
+			for _, r := range []RulesResult{book, alone} {
+				run := "rulebook"
+				if r.Alone {
+					run = "alone"
+					if r.Stopped {
+						run = fmt.Sprintf("alone %d", r.Done)
+					}
+				}
+				if err := row(fmt.Sprintf(">= %d", minP), strconv.Itoa(n), run, strconv.FormatInt(r.Result.Matches, 10), r.Elapsed.Round(time.Millisecond).String(),
+					si(r.EventsPerSecond()), r.CPUPerEvent().String(), (r.CPUPerEvent() / time.Duration(n)).String(), megabytes(r.PeakHeap), same); err != nil {
+					return nil, err
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return out, err
+}

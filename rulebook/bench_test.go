@@ -1,0 +1,65 @@
+package rulebook_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/rulebook"
+)
+
+// BenchmarkRulebook runs rulebooks of issue 31's shape over 100K uniform
+// stock events, as one pass (book) and each rule alone, with P from 0
+// (dense: matches dominate) or from 90 (selective); ns/event is per
+// event of the stream.
+func BenchmarkRulebook(b *testing.B) {
+	for _, minP := range []int{0, 90} {
+		b.Run(fmt.Sprintf("P>=%d", minP), func(b *testing.B) { benchmarkRules(b, minP) })
+	}
+}
+
+func benchmarkRules(b *testing.B, minP int) {
+	const events = 100_000
+	stream := bench.Stocks(events, 0)()
+	for _, n := range []int{1, 10, 100, 1000} {
+		rules := make([]rulebook.Rule, n)
+		for i, text := range bench.RulesAbove(n, minP) {
+			q, err := sase.Compile(text, stream)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rules[i] = rulebook.Rule{Query: q}
+		}
+		sinks := make([]sase.Sink, n)
+		var matches int64
+		for i := range sinks {
+			sinks[i] = func([]sase.Cell) bool { matches++; return true }
+		}
+		book := rulebook.New(stream.Schema, rules)
+		b.Run(fmt.Sprintf("rules=%d/book", n), func(b *testing.B) {
+			for b.Loop() {
+				book.Run(context.Background(), stream.All(), sinks)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+			b.ReportMetric(float64(matches)/float64(b.N), "matches")
+			matches = 0
+		})
+		if n > 100 {
+			continue // alone: n passes, minutes
+		}
+		b.Run(fmt.Sprintf("rules=%d/alone", n), func(b *testing.B) {
+			for b.Loop() {
+				for i, r := range rules {
+					if _, err := r.Query.Run(context.Background(), stream.All(), sinks[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+			b.ReportMetric(float64(matches)/float64(b.N), "matches")
+			matches = 0
+		})
+	}
+}

@@ -1,0 +1,193 @@
+package rulebook_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/source"
+)
+
+// row formats a match's cells, values and events alike, so that two runs'
+// outputs compare byte for byte.
+func row(cells []sase.Cell) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		switch {
+		case c.Event != nil:
+			fmt.Fprintf(&b, "#%d", c.Event.Seq)
+		case c.List != nil:
+			b.WriteByte('[')
+			for _, e := range c.List {
+				fmt.Fprintf(&b, "%d ", e.Seq)
+			}
+			b.WriteByte(']')
+		default:
+			b.WriteString(c.Value.String())
+		}
+	}
+	return b.String()
+}
+
+// collect is a sink per rule that keeps its rows.
+func collect(n int) ([][]string, []sase.Sink) {
+	out := make([][]string, n)
+	sinks := make([]sase.Sink, n)
+	for i := range sinks {
+		sinks[i] = func(cells []sase.Cell) bool {
+			out[i] = append(out[i], row(cells))
+			return true
+		}
+	}
+	return out, sinks
+}
+
+// filterQuery is a rule the filter index files: its first component
+// compares an attribute with a constant, in every form the index reads.
+func filterQuery(r *rand.Rand) string {
+	types := []string{"A", "B", "C", "D"}
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	var conj []string
+	for range 1 + r.IntN(2) {
+		op := pick([]string{"=", "<", "<=", ">", ">="})
+		switch r.IntN(4) {
+		case 0:
+			conj = append(conj, fmt.Sprintf("a.price %s %d", op, r.IntN(22)))
+		case 1:
+			conj = append(conj, fmt.Sprintf("%d.5 %s a.price", r.IntN(22), op))
+		case 2:
+			conj = append(conj, fmt.Sprintf("a.sym %s '%s'", op, pick([]string{"x", "y", "z", "w"})))
+		default:
+			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3"})))
+		}
+	}
+	conj = append(conj, "b.price < a.price + "+fmt.Sprint(r.IntN(5)))
+	if r.IntN(4) == 0 {
+		conj = append(conj, pick([]string{"skip-till-next-match", "skip-till-any-match", "strict-contiguity", "partition-contiguity"}))
+	}
+	pattern := fmt.Sprintf("SEQ(%s a, %s b)", pick(types), pick(types))
+	if r.IntN(3) == 0 {
+		pattern = fmt.Sprintf("SEQ(%s a, !(%s n), %s b)", pick(types), pick(types), pick(types))
+	}
+	return fmt.Sprintf("PATTERN %s WHERE %s WITHIN %d", pattern, strings.Join(conj, " AND "), 1+r.IntN(10))
+}
+
+// TestDifferential runs random rulebooks, each rule on a random engine:
+// every rule's matches through the rulebook are those it finds alone,
+// in the same order.
+func TestDifferential(t *testing.T) {
+	ctx := context.Background()
+	engines := sase.Engines
+	trials := 30
+	if testing.Short() {
+		trials = 10
+	}
+	for trial := range trials {
+		r := rand.New(rand.NewPCG(uint64(trial), 31))
+		base := randquery.Generate(r, randquery.Strategies())
+		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Name = "s"
+		n := 1 + r.IntN(200)
+		if trial%4 == 0 {
+			n = 1 + r.IntN(10)
+		}
+		var rules []rulebook.Rule
+		for len(rules) < n {
+			text := randquery.Generate(r, randquery.Strategies()).Query
+			if r.IntN(2) == 0 {
+				text = filterQuery(r)
+			}
+			q, err := sase.Compile(text, stream, sase.WithEngine(engines[r.IntN(len(engines))]))
+			if err != nil {
+				continue // a generated query may not compile on this stream
+			}
+			rules = append(rules, rulebook.Rule{Name: fmt.Sprint("r", len(rules)), Query: q})
+		}
+		book := rulebook.New(stream.Schema, rules)
+		// Small batches, so that the rules read theirs mid-stream too.
+		defer rulebook.SetBatch(1 + r.IntN(8))()
+		for _, live := range []bool{false, true} {
+			events := stream.All()
+			if live {
+				events = withTicks(stream, r)
+			}
+			got, sinks := collect(len(rules))
+			res := book.Run(ctx, events, sinks)
+			for i, rule := range rules {
+				var alone []string
+				_, err := rule.Query.Run(ctx, events, func(cells []sase.Cell) bool {
+					alone = append(alone, row(cells))
+					return true
+				})
+				if fmt.Sprint(err) != fmt.Sprint(res[i].Err) {
+					t.Fatalf("trial %d live=%v rule %d %q on %s: error %v, alone %v", trial, live, i, rule.Query.Plan().Query, rule.Query.Plan().Engine, res[i].Err, err)
+				}
+				if !slices.Equal(got[i], alone) {
+					t.Fatalf("trial %d live=%v rule %d (%s) on %s:\n%s\nrulebook: %v\nalone:    %v\nindex:\n%s", trial, live, i, rule.Query.Plan().Engine, rule.Query.Plan().Query, base.StreamCSV, got[i], alone, book.Explain())
+				}
+			}
+		}
+	}
+}
+
+// withTicks is the stream's events with ticks among them, as a live
+// stream's idle time makes them.
+func withTicks(stream *event.Stream, r *rand.Rand) func(func(*event.Event) bool) {
+	var items []*event.Event
+	prev := int64(math.MinInt64)
+	for e := range stream.All() {
+		if r.IntN(4) == 0 && prev != math.MinInt64 {
+			items = append(items, event.Tick(prev+r.Int64N(e.TS-prev+1)))
+		}
+		items, prev = append(items, e), e.TS
+	}
+	return func(yield func(*event.Event) bool) {
+		for _, e := range items {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// TestCancelled: a cancelled pass ends every rule with the context's
+// error, and releases nothing that waits on the end of the stream.
+func TestCancelled(t *testing.T) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = 3000
+	stream := source.GenerateStocks("stocks", cfg)
+	var rules []rulebook.Rule
+	for _, text := range []string{
+		"PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > 50 WITHIN 20",
+		"PATTERN SEQ(stock1 a, stock2 b, !(stock3 n)) WITHIN 20", // waits on its window
+	} {
+		q, err := sase.Compile(text, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, rulebook.Rule{Query: q})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, sinks := collect(len(rules))
+	for i, res := range rulebook.New(stream.Schema, rules).Run(ctx, stream.All(), sinks) {
+		if !errors.Is(res.Err, context.Canceled) || len(got[i]) > 0 {
+			t.Errorf("rule %d: %d matches, error %v; want none and %v", i, len(got[i]), res.Err, context.Canceled)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/rulebook"
+)
+
+// rules are a script's consecutive RULE statements on one loaded stream:
+// they run as one rulebook, in one pass over the stream, when the run of
+// rules ends (at the next statement that is not a rule on that stream,
+// or at the end of the script). Each rule's matches come out as it would
+// alone, with a first column naming the rule, one rule after another.
+// A rule written with EXPLAIN does not run: the rulebook's index is
+// shown, then its plan.
+type rules struct {
+	e     *entry
+	book  []rulebook.Rule
+	asts  []*ast.Query
+	limit int64 // the limit of matches per rule as the first rule set it
+	odd   []*sase.Query
+	stmts []stmtBase // by rule: where its statement is, for its errors
+}
+
+// addRule holds a compiled RULE query on loaded stream e for the
+// session's rulebook on e, running the rulebook on another stream first.
+func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
+	if s.rules != nil && s.rules.e != e {
+		if err := s.runRules(context.Background()); err != nil {
+			return err
+		}
+	}
+	if s.rules == nil {
+		s.rules = &rules{e: e, limit: s.set.Limit}
+	}
+	s.rules.book = append(s.rules.book, rulebook.Rule{Name: q.Rule.Name, Query: cq})
+	s.rules.asts = append(s.rules.asts, q)
+	s.rules.odd = append(s.rules.odd, cq)
+	s.rules.stmts = append(s.rules.stmts, s.stmt)
+	return nil
+}
+
+// runRules runs the rules held, if any, as one rulebook over their
+// stream, and prints each rule's matches and counts.
+func (s *Session) runRules(ctx context.Context) error {
+	rs := s.rules
+	if rs == nil {
+		return nil
+	}
+	s.rules = nil
+	stream := rs.e.stream
+	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
+		s.out.WriteString(rulebook.New(stream.Schema, rs.book).Explain())
+		keep := 0
+		for i, q := range rs.asts {
+			if q.Explain {
+				fmt.Fprintf(s.out, "rule %s:\n", rs.book[i].Name)
+				if err := s.explain(rs.book[i].Query, q, rs.e.name, nil, len(stream.Events), nil); err != nil {
+					return err
+				}
+				continue
+			}
+			rs.book[keep], rs.asts[keep], rs.odd[keep], rs.stmts[keep] = rs.book[i], q, rs.odd[i], rs.stmts[i]
+			keep++
+		}
+		rs.book, rs.asts, rs.odd, rs.stmts = rs.book[:keep], rs.asts[:keep], rs.odd[:keep], rs.stmts[:keep]
+		if keep == 0 {
+			return nil
+		}
+	}
+	defer s.prog.begin("rulebook", int64(len(stream.Events)))()
+	outs := make([]bytes.Buffer, len(rs.book))
+	writers := make([]output.Writer, len(rs.book))
+	sinks := make([]sase.Sink, len(rs.book))
+	counts := make([]int64, len(rs.book))
+	errs := make([]error, len(rs.book))
+	for i, r := range rs.book {
+		sc := schemaOf(r.Query, stream.Schema, stream.Unit, nil)
+		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
+		w := s.writer(&outs[i], sc, 0)
+		writers[i] = w
+		name := sase.Cell{Value: event.StringValue(r.Name)}
+		row := []sase.Cell{name}
+		sinks[i] = func(cells []sase.Cell) bool {
+			row = append(row[:1], cells...)
+			if errs[i] = w.Row(row); errs[i] != nil {
+				return false
+			}
+			counts[i]++
+			return rs.limit == 0 || counts[i] < rs.limit
+		}
+	}
+	results := rulebook.New(stream.Schema, rs.book).Run(ctx, stream.All(), sinks)
+	var failed []error
+	for i, r := range rs.book {
+		if err := writers[i].Finish(); errs[i] == nil {
+			errs[i] = err
+		}
+		s.out.Write(outs[i].Bytes())
+		res := results[i]
+		switch {
+		case res.Err != nil:
+			st := rs.stmts[i]
+			rebase(res.Err, st.sub, st.src, st.start)
+			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, res.Err))
+			continue
+		case errs[i] != nil:
+			failed = append(failed, fmt.Errorf("rule %s: writing the results: %w", r.Name, errs[i]))
+			continue
+		}
+		s.note("(rule %s: %s)", r.Name, countsOn(counts[i], res.Stats, rs.e.name, len(stream.Events), s.set.Timing))
+		if rs.limit > 0 && counts[i] >= rs.limit {
+			s.note("(rule %s stopped at the limit of %s; SET limit = 0 for all)", r.Name, plural(rs.limit, "match", "matches"))
+		}
+	}
+	for _, cq := range rs.odd {
+		s.oddValues(cq, rs.e.name, stream.Schema)
+	}
+	return errors.Join(failed...)
+}
+
+// countsOn is counts for a rule of a rulebook, which read only the events
+// of the stream it could use: it names the stream's events, not the
+// rule's.
+func countsOn(matches int64, stats *sase.Stats, stream string, events int, timing bool) string {
+	all := *stats
+	all.Events = int64(events)
+	return counts(matches, &all, stream, timing)
+}

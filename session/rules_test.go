@@ -1,0 +1,50 @@
+package session_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestRulesAsAlone: a script's rules print, rule by rule, what each
+// prints as a query of its own, with the rule's name as the first column.
+func TestRulesAsAlone(t *testing.T) {
+	queries := []string{
+		"PATTERN SEQ(stock1 a, stock2 b) WHERE a.price > 90 AND b.price < a.price - 40 WITHIN 30 RETURN a.seq, b.price",
+		"PATTERN SEQ(stock2 a, !(stock3 n), stock4 b) WHERE a.price >= 97 AND n.price > a.price WITHIN 25",
+		"PATTERN SEQ(stock7 a, stock8+ b[], stock9 c) WHERE a.volume = 100 AND b[i].price > a.price WITHIN 9 RETURN a, count(b[]) AS n, c.seq",
+		"PATTERN SEQ(stock3 a, stock3 b) WHERE skip-till-next-match AND a.price < 5 AND b.price > 95 WITHIN 50",
+	}
+	for _, format := range []string{"csv", "jsonl"} {
+		var rules, alone strings.Builder
+		fmt.Fprintf(&rules, "SET format = %s;\n", format)
+		for i, q := range queries {
+			fmt.Fprintf(&rules, "RULE r%d: %s;\n", i, q)
+		}
+		s, stdout, _ := newSession(t)
+		if err := exec(t, s, rules.String()); err != nil {
+			t.Fatal(err)
+		}
+		got := stdout.String()
+		for i, q := range queries {
+			s, stdout, _ := newSession(t)
+			if err := exec(t, s, fmt.Sprintf("SET format = %s; %s", format, q)); err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+				switch {
+				case line == "":
+				case format == "jsonl":
+					alone.WriteString(`{"rule":"` + fmt.Sprint("r", i) + `",` + line[1:])
+				case strings.HasPrefix(line, "a"): // the header
+					alone.WriteString("rule," + line)
+				default:
+					alone.WriteString(fmt.Sprint("r", i) + "," + line)
+				}
+			}
+		}
+		if got != alone.String() {
+			t.Errorf("%s: rules printed\n%s\nalone, with their names:\n%s", format, got, alone.String())
+		}
+	}
+}
