@@ -76,26 +76,32 @@ const AutoEvents = 1 << 16
 // the output's bytes, which the merge copies and the one writer writes,
 // cost more than the engines' work that the split divides
 // (docs/LANGUAGE.md, Why the default).
-const autoMatchesPerEvent = 4
+const autoMatchesPerEvent = 1.0
 
 // Auto is how many workers workers = auto runs the query on, over a loaded
 // stream of events events (< 0: a live stream) into sink, and why one
-// when the query could split but auto does not ("" when it splits or
-// cannot split anyway, which EXPLAIN says on its own).
+// where it could run more ("" otherwise; a query that does not split
+// says why itself, on any number of workers). It splits only where the
+// split pays: where the workers encode or count the matches themselves,
+// on AutoEvents events a worker at least, and, into an encoded output,
+// on an estimated autoMatchesPerEvent matches an event at most.
 func (s *Split) Auto(events int, sink Sink) (n int, why string) {
-	cpus := runtime.NumCPU()
-	switch {
-	case events < 0 || sink == SinkRows || cpus == 1 || s.Kind == SplitNone:
+	if events < 0 || sink == SinkRows {
 		return 1, ""
-	case events/AutoEvents < 2:
-		return 1, fmt.Sprintf("workers = auto and %d %s: a split needs %d a worker", events, plural(events, "event", "events"), AutoEvents)
-	case sink == SinkChunks && s.MatchesPerEvent > autoMatchesPerEvent:
-		return 1, fmt.Sprintf("workers = auto and an estimated %.3g matches an event: the output, which one writer writes, costs more than the split saves (a split needs at most %d)", s.MatchesPerEvent, autoMatchesPerEvent)
-	case sink == SinkChunks && !s.RowsOfEvents && s.Kind == SplitKey:
-		return 1, "workers = auto and RETURN of values: a worker would decide each match's partition off the engine's direct path to the output"
 	}
-	return min(cpus, events/AutoEvents), ""
+	cpus := runtime.NumCPU()
+	n = min(cpus, max(1, events/AutoEvents))
+	switch {
+	case n == 1 && cpus > 1:
+		why = fmt.Sprintf("workers = auto and %d %s: a split needs %d a worker", events, plural(events, "event", "events"), AutoEvents)
+	case n > 1 && s.Kind != SplitNone && sink == SinkChunks && s.MatchesPerEvent > autoMatchesPerEvent:
+		n, why = 1, fmt.Sprintf("workers = auto and an estimated %s matches an event: their output, which one writer writes, costs more than the split saves (a split needs at most %g)", num(s.MatchesPerEvent), autoMatchesPerEvent)
+	}
+	return n, why
 }
+
+// num prints an estimate with three significant digits.
+func num(x float64) string { return fmt.Sprintf("%.3g", x) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -104,13 +110,7 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// String says how the query may split, for EXPLAIN.
-func (s *Split) String() string {
-	switch s.Kind {
-	case SplitKey:
-		return "by partition " + s.By.Text
-	case SplitSegments:
-		return fmt.Sprintf("by time segments of a loaded stream overlapping by %d (%s)", s.Overlap, s.Why)
-	}
-	return "none (" + s.Why + ")"
+// KindName names the kind, for EXPLAIN in JSON: key, segments or none.
+func (s *Split) KindName() string {
+	return [...]string{SplitNone: "none", SplitKey: "key", SplitSegments: "segments"}[s.Kind]
 }

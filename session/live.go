@@ -236,7 +236,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 	sc := schemaOf(cq, view.Schema, tick, l.Update)
 	id := len(s.queries) + 1
 	// As they were at the start: SET may change them meanwhile.
-	workers, _ := s.set.workers("", -1)
+	workers, _ := s.set.workers(cq, "", -1)
 	var w output.Writer
 	ls := &liveSource{live: l, unit: unit}
 	var res *results // where its lines go, if not to SET output
