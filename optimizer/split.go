@@ -14,9 +14,16 @@ import (
 // query has a window, else not at all. est is the basic plan's estimate
 // (nil: none, a v3 pattern).
 func decideSplit(p *planner.Plan, e *Engine, est *estimate) {
-	s := planner.Split{Kind: planner.SplitKey, By: partitionOf(p), MatchesPerEvent: -1, RowsOfEvents: rowsOfEvents(p)}
+	s := planner.Split{Kind: planner.SplitKey, By: partitionOf(p), MatchesPerEvent: -1, RowsOfEvents: rowsOfEvents(p), EventsPerKey: -1}
 	if est != nil {
 		s.MatchesPerEvent = est.matchesPerEvent()
+	}
+	if n := len(p.Stream.Events); s.By != nil && n > 0 && !p.Stream.Live {
+		d := s.By.Distinct // pushPartition's count, if it made one
+		if d == 0 {
+			d = distinct(p, s.By)
+		}
+		s.EventsPerKey = float64(min(n, distinctSample)) / float64(max(d, 1))
 	}
 	for _, q := range p.Equivs {
 		s.Keys = append(s.Keys, q.Attr)

@@ -114,6 +114,7 @@ func (p *Plan) ExplainJSON(analyzed func(op int) Analyzed) string {
 		Keys            []string `json:"keys"`
 		MatchesPerEvent *float64 `json:"matches_per_event"`
 		RowsOfEvents    bool     `json:"rows_of_events"`
+		EventsPerKey    *float64 `json:"events_per_key"`
 	}
 	out := struct {
 		Engine    string     `json:"engine"`
@@ -127,10 +128,15 @@ func (p *Plan) ExplainJSON(analyzed func(op int) Analyzed) string {
 	if sp.Kind == SplitKey {
 		out.Split.By = sp.By.Text
 	}
-	if m := sp.MatchesPerEvent; m >= 0 {
-		m, _ = strconv.ParseFloat(num(m), 64) // three digits, not the estimate's noise
-		out.Split.MatchesPerEvent = &m
+	// Three digits, not the estimates' noise; null when unknown.
+	estimate := func(x float64) *float64 {
+		if x < 0 {
+			return nil
+		}
+		x, _ = strconv.ParseFloat(num(x), 64)
+		return &x
 	}
+	out.Split.MatchesPerEvent, out.Split.EventsPerKey = estimate(sp.MatchesPerEvent), estimate(sp.EventsPerKey)
 	for i, op := range p.Operators() {
 		o := operator{ID: i, Name: op.Name(), Details: nonNil(op.Details(p))}
 		if i > 0 {

@@ -49,6 +49,9 @@ type Split struct {
 	// engine's direct path to the output.
 	MatchesPerEvent float64
 	RowsOfEvents    bool
+	// EventsPerKey is the loaded stream's events per value of By, from a
+	// sample (< 0: unknown): how finely a split by key can balance.
+	EventsPerKey float64
 }
 
 // A Sink is what workers = auto knows of where a run's matches go.
