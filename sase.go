@@ -112,11 +112,49 @@ func compile(q *ast.Query, src *ast.Source, stream *event.Stream, c config) (*Qu
 	return &Query{plan: plan}, nil
 }
 
-// Plan is the optimized plan (for EXPLAIN and for tests that inspect it).
+// Plan is the optimized plan, for tests and benchmarks that inspect it;
+// the layers above the facade use the query's own methods.
 func (q *Query) Plan() *planner.Plan { return q.plan }
 
+// ColumnKind is what a column of a query's rows holds: a computed value
+// (Cell.Value), a positive variable's event (Cell.Event) or a closure
+// variable's events (Cell.List).
+type ColumnKind = planner.ColumnKind
+
+// The kinds of column.
+const (
+	ValueColumn = planner.ColValue
+	EventColumn = planner.ColEvent
+	ListColumn  = planner.ColList
+)
+
+// Column is one column of the rows a query's sink receives.
+type Column struct {
+	Name string
+	Kind ColumnKind
+	// Time marks a Value column that holds timestamps (a.ts), in the
+	// stream's ticks.
+	Time bool
+}
+
 // Columns describes the rows the query's sink receives.
-func (q *Query) Columns() []planner.Column { return q.plan.Columns }
+func (q *Query) Columns() []Column {
+	cols := make([]Column, len(q.plan.Columns))
+	for i, c := range q.plan.Columns {
+		a, isAttr := c.Expr.(*planner.Attr)
+		cols[i] = Column{Name: c.Name, Kind: c.Kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
+	}
+	return cols
+}
+
+// Odd is a notice on the events a query's comparisons read an absent
+// attribute or a value of another kind on.
+type Odd = planner.Odd
+
+// OddValues lists the notices for the events of schema sc, less those of
+// base (nil for none: a live stream's schema when the query started),
+// counted from the schema, never the events.
+func (q *Query) OddValues(sc, base *event.Schema) []Odd { return q.plan.OddValues(sc, base) }
 
 // Window is the query's WITHIN in the stream's ticks; ok is false when it
 // has none.
@@ -175,15 +213,15 @@ type Split = exec.Split
 func (q *Query) Split(workers int, live bool) Split { return exec.SplitOf(q.plan, workers, live) }
 
 // SinkKind is what workers = auto knows of where a run's matches go.
-type SinkKind = planner.Sink
+type SinkKind int
 
 // The sinks AutoWorkers tells apart: each match through the ordered merge
 // to a callback (a table, INTO, ...); rows the workers encode (jsonl,
 // csv); matches the workers count in bulk.
 const (
-	SinkRows   = planner.SinkRows
-	SinkChunks = planner.SinkChunks
-	SinkCount  = planner.SinkCount
+	SinkRows   = SinkKind(planner.SinkRows)
+	SinkChunks = SinkKind(planner.SinkChunks)
+	SinkCount  = SinkKind(planner.SinkCount)
 )
 
 // AutoWorkers is how many workers workers = auto runs the query on, over
@@ -191,12 +229,12 @@ const (
 // why one where it could run more, by the plan's split record
 // (planner.Split.Auto).
 func (q *Query) AutoWorkers(events int, sink SinkKind) (int, string) {
-	return q.plan.Split.Auto(events, sink)
+	return q.plan.Split.Auto(events, planner.Sink(sink))
 }
 
 // AutoWorkers is workers = auto for a query without a plan's estimate.
 func AutoWorkers(events int, sink SinkKind) (int, string) {
-	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, sink)
+	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, planner.Sink(sink))
 }
 
 // SplitKeys are the attributes of the query's top-level equivalence

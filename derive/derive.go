@@ -25,7 +25,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/internal/minheap"
+	"github.com/sase-cep/sase/minheap"
 )
 
 // Hidden column names: a producer's query returns, after its own columns,

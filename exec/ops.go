@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/internal/minheap"
+	"github.com/sase-cep/sase/minheap"
 	"github.com/sase-cep/sase/planner"
 )
 

@@ -411,9 +411,12 @@ var errLost = errors.New("lost the partition to another member")
 // fetch that found it pinned got.
 func (g *group) own(ctx context.Context, p string, cons jetstream.Consumer, probed int) error {
 	key := "p" + p
-	rev, err := g.claim(ctx, key)
+	rev, before, err := g.claim(ctx, key)
 	if err != nil {
 		return err
+	}
+	if before {
+		g.cfg.Stats.takeovers.Add(1)
 	}
 	// What an owner before was delivered and did not ack is read again.
 	info, err := cons.Info(ctx)
@@ -452,16 +455,19 @@ func (o *owner) release(ctx context.Context) error {
 }
 
 // claim takes key by compare-and-set: whoever held it fails its next
-// check.
-func (g *group) claim(ctx context.Context, key string) (uint64, error) {
+// check. before says the key existed: the partition had an owner (a
+// takeover, GroupStats.Takeovers).
+func (g *group) claim(ctx context.Context, key string) (rev uint64, before bool, err error) {
 	e, err := g.checkpoints.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return g.checkpoints.Create(ctx, key, []byte(g.cfg.Member))
+		rev, err = g.checkpoints.Create(ctx, key, []byte(g.cfg.Member))
+		return rev, false, err
 	case err != nil:
-		return 0, err
+		return 0, false, err
 	}
-	return g.checkpoints.Update(ctx, key, []byte(g.cfg.Member), e.Revision())
+	rev, err = g.checkpoints.Update(ctx, key, []byte(g.cfg.Member), e.Revision())
+	return rev, true, err
 }
 
 // owner is the state of one owned partition.
@@ -924,14 +930,14 @@ func (g *groupSource) GroupSummary(query string) string {
 	return st.Summary()
 }
 
-// GroupStatus is what this instance does for a query RunGroupQuery runs:
-// the matches it stored, and its partitions (GroupStats.String).
-func (g *groupSource) GroupStatus(query string) (matches int64, status string) {
+// GroupStats is what this instance does for a query RunGroupQuery runs:
+// the matches it stored, its partitions and their counters.
+func (g *groupSource) GroupStats(query string) source.GroupStats {
 	g.mu.Lock()
 	st := g.stats[query]
 	g.mu.Unlock()
 	if st == nil {
-		return 0, ""
+		return source.GroupStats{Group: g.cfg.Group} // not started yet
 	}
-	return st.Matches(), st.String()
+	return st.Stats(g.cfg.Group)
 }

@@ -126,15 +126,24 @@ func expectedOf(t testing.TB, csv, query string) []string {
 // stored twice (or wrong).
 func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []string) (lost, duplicated int) {
 	t.Helper()
+	// It waits while matches keep coming: on a loaded machine a takeover
+	// and its replay can take long; 20 s with none new is a stall.
 	deadline := time.Now().Add(20 * time.Second)
 	late := "" // says whether a shortfall may be slowness rather than loss
+	var stored uint64
 	for {
 		st, err := js.Stream(context.Background(), "MATCHES")
-		if err == nil && storedMatches(st) >= uint64(len(want)) {
-			break
+		if err == nil {
+			n := storedMatches(st)
+			if n >= uint64(len(want)) {
+				break
+			}
+			if n > stored {
+				stored, deadline = n, time.Now().Add(20*time.Second)
+			}
 		}
 		if time.Now().After(deadline) {
-			late = " (stopped waiting after 20 s)"
+			late = fmt.Sprintf(" (stopped waiting after 20 s with no new match, at %d)", stored)
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -859,6 +868,15 @@ func TestTakeoverAfterTick(t *testing.T) {
 			}
 			if want := fmt.Sprintf("b: owns partition 0 (replays %d messages)", c.replays); !strings.Contains(notes.String(), want) {
 				t.Errorf("want %q in b's notes:\n%s", want, notes)
+			}
+			// a was the partition's first owner; b took it over from a.
+			if a.Stats.Takeovers() != 0 || b.Stats.Takeovers() != 1 || b.Stats.Replayed() != int64(c.replays) {
+				t.Errorf("takeovers: a %d, b %d (want 0 and 1); b replayed %d messages, want %d",
+					a.Stats.Takeovers(), b.Stats.Takeovers(), b.Stats.Replayed(), c.replays)
+			}
+			st := b.Stats.Stats("alerts")
+			if st.Group != "alerts" || st.Total != 1 || len(st.Owned) != 1 || st.Owned[0].Partition != "0" || st.Takeovers != 1 || st.Matches != b.Stats.Matches() {
+				t.Errorf("b's stats: %+v", st)
 			}
 		})
 	}

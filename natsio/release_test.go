@@ -92,7 +92,7 @@ func TestReleaseOnEnd(t *testing.T) {
 		{"a run-time error", false, func(*group) error { return errBroken }, errBroken, ""},
 		{"claimed since", false, func(g *group) error {
 			y := &group{cfg: GroupConfig{Member: "y"}, checkpoints: g.checkpoints}
-			_, err := y.claim(ctx, "p0")
+			_, _, err := y.claim(ctx, "p0")
 			return errors.Join(err, errBroken)
 		}, errBroken, "y"},
 	} {
@@ -140,7 +140,7 @@ func TestGuardOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	owned := func(key string) *owner {
-		rev, err := g.claim(ctx, key)
+		rev, _, err := g.claim(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sase-cep/sase/source"
 )
 
 // GroupStats is what one member does for a query, as SHOW QUERIES lists
@@ -15,9 +17,10 @@ import (
 // pending acks. Lag, pending acks and replays count messages, as the
 // server does: a batch of events is one. Safe for concurrent use.
 type GroupStats struct {
-	matches  atomic.Int64
-	replayed atomic.Int64
-	read     atomic.Int64
+	matches   atomic.Int64
+	replayed  atomic.Int64
+	takeovers atomic.Int64
+	read      atomic.Int64
 
 	mu     sync.Mutex
 	owners map[*owner]bool
@@ -49,12 +52,16 @@ func plural(n int64, one, many string) string {
 // acked.
 func (s *GroupStats) Replayed() int64 { return s.replayed.Load() }
 
-// PartitionStats is one owned partition's.
-type PartitionStats struct {
-	Partition   string
-	Lag         uint64 // the consumer's messages not yet delivered (num pending)
-	PendingAcks int64  // delivered and not acked
-}
+// Takeovers is the number of times this member took a partition over:
+// began owning one that had an owner before (its checkpoint key existed:
+// another member, dead, paused, stopped or handing it over, or this one
+// in a run that ended), as opposed to being a partition's first owner.
+// Each replays from the partition's ack floor.
+func (s *GroupStats) Takeovers() int64 { return s.takeovers.Load() }
+
+// PartitionStats is one owned partition's: Lag is its consumer's
+// messages not yet delivered (num pending).
+type PartitionStats = source.PartitionStats
 
 // Partitions lists the partitions owned now, in order.
 func (s *GroupStats) Partitions() []PartitionStats {
@@ -73,6 +80,15 @@ func (s *GroupStats) Partitions() []PartitionStats {
 		return x - y
 	})
 	return ps
+}
+
+// Stats is the counters as they are now; group names the group.
+func (s *GroupStats) Stats(group string) source.GroupStats {
+	s.mu.Lock()
+	total := s.total
+	s.mu.Unlock()
+	return source.GroupStats{Group: group, Status: s.String(), Matches: s.Matches(), Total: total,
+		Owned: s.Partitions(), Replayed: s.Replayed(), Takeovers: s.Takeovers()}
 }
 
 // String is "partitions 1 4 of 8, lag 0, 12 pending acks, 57 replayed

@@ -6,6 +6,15 @@ import (
 	"github.com/sase-cep/sase"
 )
 
+// Count is only the number of matches, one line.
+const Count Format = "count"
+
+func init() {
+	register(Count, formatSpec{rank: 3, chunks: Counted, new: func(out sink, _ Schema, _ *eventFormat, _ config) Writer {
+		return &countWriter{out: out}
+	}})
+}
+
 // countWriter counts the rows and writes only their number, at Finish:
 // the cheapest sink there is, so a query runs at the engine's speed.
 type countWriter struct {

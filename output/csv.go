@@ -7,6 +7,15 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
+// CSV is a header row, then one row per match.
+const CSV Format = "csv"
+
+func init() {
+	register(CSV, formatSpec{rank: 1, chunks: Encoded, new: func(out sink, sc Schema, _ *eventFormat, _ config) Writer {
+		return newCSV(out, sc.Columns)
+	}})
+}
+
 // csvWriter writes RFC 4180 CSV. An event cell is the event's seq (its
 // position in the stream, as in the conformance cases); a closure list is
 // its elements' seqs as [3;5;8]. RETURN a.price etc. gives attributes.

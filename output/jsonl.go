@@ -5,6 +5,15 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
+// JSONL is one JSON object per match.
+const JSONL Format = "jsonl"
+
+func init() {
+	register(JSONL, formatSpec{rank: 2, chunks: Encoded, new: func(out sink, sc Schema, ev *eventFormat, _ config) Writer {
+		return newJSONL(out, sc.Columns, ev)
+	}})
+}
+
 type jsonlWriter struct {
 	out sink
 	buf []byte // rows not written yet

@@ -15,6 +15,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,26 +23,54 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
-// Format is an encoding of results.
+// Format is an encoding of results, by name: each is one file of this
+// package that registers itself (register), and Formats lists them.
 type Format string
 
+// Chunks is how the workers of a split run hand a format its rows.
+type Chunks uint8
+
 const (
-	Table Format = "table" // aligned columns, for people
-	CSV   Format = "csv"   // a header row, then one row per match
-	JSONL Format = "jsonl" // one JSON object per match
-	Count Format = "count" // only the number of matches, one line
+	// OneByOne: each row comes through the ordered merge (a table lays
+	// its rows out by page).
+	OneByOne Chunks = iota
+	// Encoded: the workers encode the rows into chunks of bytes
+	// themselves (Chunked), with or without a limit.
+	Encoded
+	// Counted: the workers count the rows in bulk, with no row made,
+	// when there is no limit; under one, rows come one by one.
+	Counted
 )
 
-// Formats lists the formats.
-var Formats = []Format{Table, CSV, JSONL, Count}
+// formatSpec is what a format's file registers: its place in Formats
+// (listings, --help and errors name the formats in that order), how
+// workers hand it rows, and its writer.
+type formatSpec struct {
+	rank   int
+	chunks Chunks
+	new    func(out sink, sc Schema, ev *eventFormat, c config) Writer
+}
+
+var formats = map[Format]formatSpec{}
+
+// Formats lists the formats, in the order of their ranks.
+var Formats []Format
+
+// register adds format f; each format's file calls it from its init.
+func register(f Format, spec formatSpec) {
+	if _, dup := formats[f]; dup {
+		panic("output: format " + string(f) + " registered twice")
+	}
+	formats[f] = spec
+	Formats = append(Formats, f)
+	slices.SortStableFunc(Formats, func(a, b Format) int { return formats[a].rank - formats[b].rank })
+}
 
 // ParseFormat finds a format by name, case-insensitively.
 func ParseFormat(name string) (Format, error) {
 	f := Format(strings.ToLower(strings.TrimSpace(name)))
-	for _, known := range Formats {
-		if f == known {
-			return f, nil
-		}
+	if _, ok := formats[f]; ok {
+		return f, nil
 	}
 	names := make([]string, len(Formats))
 	for i, f := range Formats {
@@ -50,23 +79,43 @@ func ParseFormat(name string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (formats: %s)", name, strings.Join(names, ", "))
 }
 
-// Kind is what a column's cells hold.
-type Kind uint8
+// FormatList names the formats for a usage line: "table, csv, jsonl or
+// count".
+func FormatList() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// TakesChunks reports whether the workers of a split run, under limit (0:
+// none), hand f's writer their rows in chunks rather than one by one
+// through the merge: what makes a split pay (workers = auto).
+func (f Format) TakesChunks(limit int64) bool {
+	switch formats[f].chunks {
+	case Encoded:
+		return true
+	case Counted:
+		return limit <= 0
+	}
+	return false
+}
+
+// Kind is what a column's cells hold: the query's own (sase.ColumnKind).
+type Kind = sase.ColumnKind
 
 const (
-	Value Kind = iota // a value: Cell.Value (RETURN a.price)
-	Event             // one event: Cell.Event (a variable)
-	List              // a closure's events: Cell.List
+	Value = sase.ValueColumn // a value: Cell.Value (RETURN a.price)
+	Event = sase.EventColumn // one event: Cell.Event (a variable)
+	List  = sase.ListColumn  // a closure's events: Cell.List
 )
 
-// Column is one column of the rows: its name (the header) and kind.
-type Column struct {
-	Name string
-	Kind Kind
-	// Time marks a Value column that holds timestamps (a.ts): a table
-	// prints them as times of day when Schema.Unit is set.
-	Time bool
-}
+// Column is one column of the rows, as a query describes it
+// (sase.Query.Columns): its name (the header), kind, and whether it holds
+// timestamps (a.ts), which a table prints as times of day when
+// Schema.Unit is set.
+type Column = sase.Column
 
 // Schema describes the rows a writer receives.
 type Schema struct {
@@ -168,15 +217,11 @@ func New(f Format, w io.Writer, sc Schema, opts ...Option) Writer {
 	}
 	out := sink{w: w, vec: BuffersOf(w)}
 	ev.unit = sc.Unit // only tables print text for events
-	switch f {
-	case JSONL:
-		return newJSONL(out, sc.Columns, ev)
-	case CSV:
-		return newCSV(out, sc.Columns)
-	case Count:
-		return &countWriter{out: out}
+	spec, ok := formats[f]
+	if !ok {
+		spec = formats[Table]
 	}
-	return newTable(out, sc.Columns, ev, c)
+	return spec.new(out, sc, ev, c)
 }
 
 // sink is a writer's io.Writer, its vectored writes if it has them, and

@@ -7,6 +7,15 @@ import (
 	"github.com/sase-cep/sase"
 )
 
+// Table is aligned columns, for people.
+const Table Format = "table"
+
+func init() {
+	register(Table, formatSpec{rank: 0, chunks: OneByOne, new: func(out sink, sc Schema, ev *eventFormat, c config) Writer {
+		return newTable(out, sc.Columns, ev, c)
+	}})
+}
+
 // tablePage is how many rows the table collects before it prints. The
 // column widths come from the first page and then stay, so that the
 // columns line up over the whole result however long it is: a later cell

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/session"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // Tab completion. What fits where is package grammar's to say
-// (grammar.CompletionContext asks the parser); the shell finds the names of
+// (syntax.CompletionContext asks the parser); the shell finds the names of
 // each kind in the session: streams, types, attributes, settings, queries
 // and files. File names complete inside LOAD '...' and after \i and \o.
 
@@ -21,20 +21,20 @@ import (
 // pending input and the line being edited up to the cursor: the word and
 // the candidates, each of which begins with it.
 func Complete(s *session.Session, text string) (word string, candidates []string) {
-	pieces := grammar.Split(text)
+	pieces := syntax.Split(text)
 	stmt := ""
 	if n := len(pieces); n > 0 && pieces[n-1].End == len(text) {
 		last := pieces[n-1]
 		switch last.Kind {
-		case grammar.Command:
+		case syntax.Command:
 			return completeCommand(s, text[last.Start:])
-		case grammar.OpenComment:
+		case syntax.OpenComment:
 			return "", nil
 		}
 		stmt = text[last.Start:]
 	}
-	ctx := grammar.CompletionContext(stmt)
-	if ctx.Expect&grammar.ExpectPath != 0 {
+	ctx := syntax.CompletionContext(stmt)
+	if ctx.Expect&syntax.ExpectPath != 0 {
 		return completePath(ctx.Word, "'")
 	}
 	c := completer{s: s, ctx: &ctx}
@@ -44,50 +44,50 @@ func Complete(s *session.Session, text string) (word string, candidates []string
 // completer finds the names that fit where ctx says.
 type completer struct {
 	s     *session.Session
-	ctx   *grammar.Completion
+	ctx   *syntax.Completion
 	names []string
 }
 
 func (c *completer) candidates() []string {
 	ctx := c.ctx
-	if ctx.Expect&grammar.ExpectStream != 0 {
+	if ctx.Expect&syntax.ExpectStream != 0 {
 		for _, st := range c.s.Streams() {
 			c.name(st.Name, " ")
 		}
 	}
-	if ctx.Expect&grammar.ExpectType != 0 {
+	if ctx.Expect&syntax.ExpectType != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, t := range sc.Types {
 				c.name(t.Name, " ")
 			}
 		}
 	}
-	if ctx.Expect&grammar.ExpectVariable != 0 {
+	if ctx.Expect&syntax.ExpectVariable != 0 {
 		for _, v := range ctx.Vars {
 			c.name(v.Name, "")
 		}
 	}
-	if ctx.Expect&grammar.ExpectAttribute != 0 {
+	if ctx.Expect&syntax.ExpectAttribute != 0 {
 		c.attributes()
 	}
-	if ctx.Expect&grammar.ExpectStreamAttribute != 0 {
+	if ctx.Expect&syntax.ExpectStreamAttribute != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, a := range sc.Attrs {
 				c.name(a, "")
 			}
 		}
 	}
-	if ctx.Expect&grammar.ExpectSetting != 0 {
+	if ctx.Expect&syntax.ExpectSetting != 0 {
 		for _, k := range session.SettingKeys() {
 			c.name(k, " ")
 		}
 	}
-	if ctx.Expect&grammar.ExpectSettingValue != 0 {
+	if ctx.Expect&syntax.ExpectSettingValue != 0 {
 		for _, v := range session.SettingValues(ctx.Key) {
 			c.name(v, "")
 		}
 	}
-	if ctx.Expect&grammar.ExpectQueryID != 0 {
+	if ctx.Expect&syntax.ExpectQueryID != 0 {
 		for _, q := range c.s.Queries() {
 			if q.State == session.Running {
 				c.name(strconv.Itoa(q.ID), " ")

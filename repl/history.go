@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // The history file keeps one entry per statement or command: a statement
@@ -96,7 +96,7 @@ func (h *history) close() error { return h.f.Close() }
 func historyEntry(text string) string {
 	var b strings.Builder
 	prev := 0
-	for _, sp := range grammar.TokenSpans(text) {
+	for _, sp := range syntax.TokenSpans(text) {
 		b.WriteString(joinGap(text[prev:sp.Start]))
 		b.WriteString(text[sp.Start:sp.End])
 		prev = sp.End

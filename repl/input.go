@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/session"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // Prompts of the shell: a new statement, and a statement's continuation.
@@ -77,19 +77,19 @@ func (sh *Shell) Process(ctx context.Context, line string) (complete bool) {
 	sh.pending.WriteString(line)
 	sh.pending.WriteByte('\n')
 	text := sh.pending.String()
-	pieces := grammar.Split(text)
+	pieces := syntax.Split(text)
 	done := 0
 	for _, p := range pieces {
-		if p.Kind == grammar.Statement {
+		if p.Kind == syntax.Statement {
 			done = p.End
 		}
 	}
 	for _, p := range pieces {
 		switch {
 		case p.End > done:
-		case p.Kind == grammar.Statement:
+		case p.Kind == syntax.Statement:
 			sh.record(historyEntry(text[p.Start:p.End]))
-		case p.Kind == grammar.Command:
+		case p.Kind == syntax.Command:
 			sh.record(strings.TrimSpace(text[p.Start:p.End]))
 		}
 	}

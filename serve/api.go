@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/session"
+	"github.com/sase-cep/sase/syntax"
 )
 
 func (sv *Server) routes() {
@@ -265,7 +265,7 @@ func (sv *Server) explain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("format %q: EXPLAIN's formats are text, json and dot", format))
 		return
 	}
-	stmts, err := grammar.Parse(&ast.Source{Name: apiSource, Text: q.Text})
+	stmts, err := syntax.Parse(&ast.Source{Name: apiSource, Text: q.Text})
 	aq, isQuery := firstQuery(stmts)
 	if err != nil || !isQuery {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("query %d's text does not parse again: %v", q.ID, err))

@@ -8,3 +8,11 @@ func FastWebhook() (restore func()) {
 	webhookBackoff = time.Millisecond
 	return func() { webhookBackoff = backoff }
 }
+
+// SmallWebhook gives webhooks a queue of queue batches of one match each,
+// and drain for a query's end to wait for it.
+func SmallWebhook(queue int, drain time.Duration) (restore func()) {
+	q, rows, d := webhookQueue, webhookRows, webhookDrain
+	webhookQueue, webhookRows, webhookDrain = queue, 1, drain
+	return func() { webhookQueue, webhookRows, webhookDrain = q, rows, d }
+}

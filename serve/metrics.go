@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sase-cep/sase/source"
 )
 
 // The metrics are read from the session at each scrape (a collector),
@@ -18,6 +20,8 @@ import (
 var (
 	streamLabels = []string{"stream"}
 	queryLabels  = []string{"query", "stream"}
+	groupLabels  = []string{"query", "stream", "group"}
+	partLabels   = append(groupLabels[:len(groupLabels):len(groupLabels)], "partition")
 
 	mRead     = prometheus.NewDesc("sase_stream_lines_read_total", "Event lines a live stream has read.", streamLabels, nil)
 	mUsed     = prometheus.NewDesc("sase_stream_events_used_total", "Events a live stream has delivered to its queries.", streamLabels, nil)
@@ -29,6 +33,15 @@ var (
 	mEvents   = prometheus.NewDesc("sase_query_events_total", "Events a live query has read.", queryLabels, nil)
 	mState    = prometheus.NewDesc("sase_query_state", "A live query's state: 1 for the one it is in.", append(queryLabels, "state"), nil)
 	mDelay    = prometheus.NewDesc("sase_query_match_delay_seconds", "Seconds from a live query reading the event that completed or released a match to its writing the match.", queryLabels, nil)
+
+	// A NATS group query's, as this instance runs it: the counts of lag,
+	// pending acks and replays are of messages (an event or a batch).
+	mOwned     = prometheus.NewDesc("sase_nats_group_partitions_owned", "Partitions of a group query's stream this instance owns now.", groupLabels, nil)
+	mParts     = prometheus.NewDesc("sase_nats_group_partitions", "Partitions of a group query's stream (1: one global consumer).", groupLabels, nil)
+	mGroupLag  = prometheus.NewDesc("sase_nats_group_lag_messages", "Messages of an owned partition not yet delivered to this instance.", partLabels, nil)
+	mAcks      = prometheus.NewDesc("sase_nats_group_pending_acks", "Messages of an owned partition delivered to this instance and not acked.", partLabels, nil)
+	mReplayed  = prometheus.NewDesc("sase_nats_group_replayed_messages_total", "Messages this instance read again on taking partitions over.", groupLabels, nil)
+	mTakeovers = prometheus.NewDesc("sase_nats_group_takeovers_total", "Partitions this instance took over: began owning after an owner before.", groupLabels, nil)
 )
 
 // delayBuckets is the number of the match delay histogram's buckets,
@@ -77,7 +90,8 @@ func (d *delays) metric() prometheus.Metric {
 type collector struct{ sv *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mRead, mUsed, mLate, mRejected, mTime, mLag, mMatches, mEvents, mState, mDelay} {
+	for _, d := range []*prometheus.Desc{mRead, mUsed, mLate, mRejected, mTime, mLag, mMatches, mEvents, mState, mDelay,
+		mOwned, mParts, mGroupLag, mAcks, mReplayed, mTakeovers} {
 		ch <- d
 	}
 }
@@ -114,6 +128,22 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(mMatches, prometheus.CounterValue, float64(q.Matches), id, q.Stream)
 		ch <- prometheus.MustNewConstMetric(mEvents, prometheus.CounterValue, float64(q.Events), id, q.Stream)
 		ch <- prometheus.MustNewConstMetric(mState, prometheus.GaugeValue, 1, id, q.Stream, q.State.String())
+		if g := q.GroupStats; g != nil {
+			collectGroup(ch, g, id, q.Stream)
+		}
+	}
+}
+
+// collectGroup sends a NATS group query's metrics.
+func collectGroup(ch chan<- prometheus.Metric, g *source.GroupStats, query, stream string) {
+	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
+	ch <- prometheus.MustNewConstMetric(mOwned, gauge, float64(len(g.Owned)), query, stream, g.Group)
+	ch <- prometheus.MustNewConstMetric(mParts, gauge, float64(g.Total), query, stream, g.Group)
+	ch <- prometheus.MustNewConstMetric(mReplayed, counter, float64(g.Replayed), query, stream, g.Group)
+	ch <- prometheus.MustNewConstMetric(mTakeovers, counter, float64(g.Takeovers), query, stream, g.Group)
+	for _, p := range g.Owned {
+		ch <- prometheus.MustNewConstMetric(mGroupLag, gauge, float64(p.Lag), query, stream, g.Group, p.Partition)
+		ch <- prometheus.MustNewConstMetric(mAcks, gauge, float64(p.PendingAcks), query, stream, g.Group, p.Partition)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -498,36 +499,14 @@ func TestMetrics(t *testing.T) {
 	// to release the last pair, and a tick to release that event.
 	testkit.Send(t, addr, events(4)+"A,5,0\nA,notanumber,1\nA,100,9\n"+tick)
 	waitQuery(t, hs, 9, 4)
-	r := do(t, "GET", hs.URL+"/metrics", "", "")
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(r.body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := scrape(t, hs)
 	value := func(name string, labels ...string) float64 {
 		t.Helper()
-		f := fams[name]
-		if f == nil {
-			t.Fatalf("no %s in /metrics", name)
+		v, ok := lookup(fams, name, labels...)
+		if !ok {
+			t.Fatalf("no %s%v in /metrics", name, labels)
 		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, l := range m.GetLabel() {
-					found = found || (l.GetName() == labels[i] && l.GetValue() == labels[i+1])
-				}
-				if !found {
-					continue metrics
-				}
-			}
-			if c := m.GetCounter(); c != nil {
-				return c.GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-		t.Fatalf("no %s%v", name, labels)
-		return 0
+		return v
 	}
 	read := value("sase_stream_lines_read_total", "stream", "s")
 	used := value("sase_stream_events_used_total", "stream", "s")
@@ -548,6 +527,40 @@ func TestMetrics(t *testing.T) {
 	if value("go_goroutines") <= 0 {
 		t.Error("no goroutines")
 	}
+}
+
+// scrape reads /metrics with Prometheus' text parser.
+func scrape(t *testing.T, hs *httptest.Server) map[string]*dto.MetricFamily {
+	t.Helper()
+	r := do(t, "GET", hs.URL+"/metrics", "", "")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// lookup is the value of the first counter or gauge called name with
+// labels (name, value, name, value...).
+func lookup(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+metrics:
+	for _, m := range fams[name].GetMetric() {
+		for i := 0; i+1 < len(labels); i += 2 {
+			found := false
+			for _, l := range m.GetLabel() {
+				found = found || (l.GetName() == labels[i] && l.GetValue() == labels[i+1])
+			}
+			if !found {
+				continue metrics
+			}
+		}
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue(), true
+		}
+		return m.GetGauge().GetValue(), true
+	}
+	return 0, false
 }
 
 // TestMatchDelay checks the histogram of a live query's match delays:

@@ -12,7 +12,6 @@ import (
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
-	"github.com/sase-cep/sase/planner"
 )
 
 // Derived streams (docs/LANGUAGE.md, Derived streams): `RETURN ... INTO
@@ -89,9 +88,9 @@ func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase
 	for i, col := range cq.Columns() {
 		at := q.Return.Items[i].Span.Start
 		switch {
-		case col.Kind == planner.ColEvent:
+		case col.Kind == sase.EventColumn:
 			return nil, errAt(src, at, "column %s is a whole event; %s", col.Name, scalars)
-		case col.Kind == planner.ColList:
+		case col.Kind == sase.ListColumn:
 			return nil, errAt(src, at, "column %s is a closure list; %s", col.Name, scalars)
 		}
 		if alias := q.Return.Items[i].Alias; alias != nil {

@@ -50,6 +50,9 @@ type QueryInfo struct {
 	Events  int64 // events it has read so far (a group query's: 0)
 	Text    string
 	Group   string // a group query's: what this instance does for it (its partitions, lag, pending acks)
+	// GroupStats is a group query's counters (Group is its Status); nil
+	// for the others.
+	GroupStats *source.GroupStats
 }
 
 // liveQuery is one query started on a live stream.
@@ -58,10 +61,10 @@ type liveQuery struct {
 	live   *source.Live
 	text   string
 	cancel context.CancelFunc
-	done   chan struct{}                         // closed once the query has ended and written its summary
-	job    *job.Job                              // its run; nil for a group query, which its group runs
-	state  atomic.Int32                          // a group query's State
-	group  func() (matches int64, status string) // a group query's (remote.go)
+	done   chan struct{}            // closed once the query has ended and written its summary
+	job    *job.Job                 // its run; nil for a group query, which its group runs
+	state  atomic.Int32             // a group query's State
+	group  func() source.GroupStats // a group query's (remote.go)
 	// matches and events count what it wrote and read so far, exactly
 	// (SHOW QUERIES, metrics; a group query's are its group's).
 	matches atomic.Int64
@@ -98,7 +101,8 @@ func (s *Session) Queries() []QueryInfo {
 	for i, q := range s.queries {
 		infos[i] = QueryInfo{ID: q.id, Stream: q.live.Name(), State: q.State(), Matches: q.matches.Load(), Events: q.events.Load(), Text: q.text}
 		if q.group != nil {
-			infos[i].Matches, infos[i].Group = q.group()
+			st := q.group()
+			infos[i].Matches, infos[i].Group, infos[i].GroupStats = st.Matches, st.Status, &st
 		}
 	}
 	return infos

@@ -112,9 +112,9 @@ func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
 
 // oddValues warns about the events of loaded stream name, of schema sc,
 // that the comparisons of query cq read an absent attribute or a value
-// of another kind on (planner.Odd), once it has run.
+// of another kind on (sase.Odd), once it has run.
 func (s *Session) oddValues(cq *sase.Query, name string, sc *event.Schema) {
-	for _, o := range cq.Plan().OddValues(sc, nil) {
+	for _, o := range cq.OddValues(sc, nil) {
 		s.note("warning: stream %s: %s", name, o)
 	}
 }
@@ -125,7 +125,7 @@ func (s *Session) oddValues(cq *sase.Query, name string, sc *event.Schema) {
 const oddEvery = 4096
 
 // oddWatch returns what says, once each, the notices on absent and mixed
-// values (planner.Odd) of live query id, cq, on stream l: counted from
+// values (sase.Odd) of live query id, cq, on stream l: counted from
 // the events of l since now.
 func (s *Session) oddWatch(id int, cq *sase.Query, l *source.Live) func() {
 	base := l.Snapshot().Schema
@@ -134,7 +134,7 @@ func (s *Session) oddWatch(id int, cq *sase.Query, l *source.Live) func() {
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, o := range cq.Plan().OddValues(l.Snapshot().Schema, base) {
+		for _, o := range cq.OddValues(l.Snapshot().Schema, base) {
 			key := fmt.Sprint(o.Attr, o.Absent, o.Want)
 			if !said[key] {
 				said[key] = true

@@ -12,7 +12,6 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -133,7 +132,7 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 			text += sase.Split{Workers: 1, Why: why}.String() + "\n"
 		}
 		if e := s.cat.entries[from]; stats != nil && e != nil && e.kind != Live {
-			for _, o := range cq.Plan().OddValues(e.stream.Schema, nil) {
+			for _, o := range cq.OddValues(e.stream.Schema, nil) {
 				text += "Warning: " + o.String() + "\n"
 			}
 		}
@@ -178,20 +177,7 @@ func (s *Session) writer(w io.Writer, sc output.Schema, indent int) output.Write
 // with schema events and tick unit; update reads a live stream's growing
 // schema (nil for a loaded one).
 func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update func(func(*event.Schema))) output.Schema {
-	cols := cq.Columns()
-	sc := output.Schema{Columns: make([]output.Column, len(cols)), Events: events, Update: update, Unit: unit}
-	for i, c := range cols {
-		kind := output.Value
-		switch c.Kind {
-		case planner.ColEvent:
-			kind = output.Event
-		case planner.ColList:
-			kind = output.List
-		}
-		a, isAttr := c.Expr.(*planner.Attr)
-		sc.Columns[i] = output.Column{Name: c.Name, Kind: kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
-	}
-	return sc
+	return output.Schema{Columns: cq.Columns(), Events: events, Update: update, Unit: unit}
 }
 
 // counts is "N matches, M events on stream, 12.3ms, 8.1M events/s" for a

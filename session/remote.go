@@ -65,13 +65,14 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 // URL. partitionedBy says whether the query holds an equivalence test on
 // the stream's key (each partition then runs its own query); compile
 // compiles it on a partition's schema. GroupStatus says what this
-// instance does for a query it runs (SHOW QUERIES): the matches it
-// stored, and its partitions, their lag and pending acks; GroupSummary
-// what it did, for the note at the query's end.
+// instance does for a query it runs (SHOW QUERIES, metrics): the
+// matches it stored, and its partitions, their lag and pending acks, its
+// replays and takeovers; GroupSummary what it did, for the note at the
+// query's end.
 type groupSource interface {
 	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
 		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
-	GroupStatus(query string) (matches int64, status string)
+	GroupStats(query string) source.GroupStats
 	GroupSummary(query string) string
 }
 
@@ -91,7 +92,8 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}
-		return cq, schemaOf(cq, sc, 0, nil), cq.Plan().Window, nil
+		window, _ := cq.Window()
+		return cq, schemaOf(cq, sc, 0, nil), window, nil
 	}
 	// A first compilation, so that a bad query fails its statement; its
 	// split record says by which keys the group may partition it.
@@ -105,7 +107,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := s.addQuery(l, q)
 	name := "q" + strconv.Itoa(lq.id)
-	lq.cancel, lq.group = cancel, func() (int64, string) { return g.GroupStatus(name) }
+	lq.cancel, lq.group = cancel, func() source.GroupStats { return g.GroupStats(name) }
 	s.note("query %d started on %s, with the other instances of its group", lq.id, l.Name())
 	go func() {
 		defer close(lq.done)

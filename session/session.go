@@ -20,8 +20,8 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/source"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -175,9 +175,9 @@ func (s *Session) Quit() bool { return s.quit }
 // it waits until those producers have run (dependencies). A statement that
 // fails is reported on stderr (with its position) and the next one runs;
 // Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
-// query) the rest of src is skipped.
+// query) the rest of src is skipped, and a note says from which line.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
-	pieces := grammar.Split(src.Text)
+	pieces := syntax.Split(src.Text)
 	writers := producers(src, pieces)
 	ran := make([]bool, len(pieces))
 	failed := false
@@ -185,9 +185,9 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		ran[i] = true
 		p, ok := pieces[i], true
 		switch p.Kind {
-		case grammar.Command:
+		case syntax.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
-		case grammar.Statement, grammar.Unfinished:
+		case syntax.Statement, syntax.Unfinished:
 			ok = s.statement(ctx, src, p.Start, p.End)
 		}
 		failed = failed || !ok
@@ -223,10 +223,30 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		}
 		s.deferred(w, run)
 	}
+	if ctx.Err() != nil {
+		s.reportSkipped(src, pieces, ran)
+	}
 	if failed {
 		return ErrFailed
 	}
 	return nil
+}
+
+// reportSkipped says which of a cancelled script's statements did not run, so
+// that Ctrl-C between statements does not pass for the script's end.
+func (s *Session) reportSkipped(src *ast.Source, pieces []syntax.Piece, ran []bool) {
+	n, first := 0, -1
+	for i, p := range pieces {
+		if !ran[i] && p.Kind != syntax.OpenComment {
+			if n++; first < 0 {
+				first = p.Start
+			}
+		}
+	}
+	if n > 0 {
+		line, _ := src.Position(first)
+		s.note("(interrupted: %s of %s not run, from line %d)", plural(int64(n), "statement", "statements"), src.Name, line)
+	}
 }
 
 // waiter is a query of a script that waits for the producers of the
@@ -249,13 +269,13 @@ func (s *Session) deferred(w waiter, run func(int)) {
 // errors when it runs), for what Exec orders by: by piece, the stream each
 // query reads with FROM, and the pieces whose INTO
 // writes each stream.
-func producers(src *ast.Source, pieces []grammar.Piece) scriptDeps {
+func producers(src *ast.Source, pieces []syntax.Piece) scriptDeps {
 	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
 	for i, p := range pieces {
-		if p.Kind != grammar.Statement && p.Kind != grammar.Unfinished {
+		if p.Kind != syntax.Statement && p.Kind != syntax.Unfinished {
 			continue
 		}
-		stmts, err := grammar.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		stmts, err := syntax.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
 		if err != nil {
 			continue
 		}
@@ -308,7 +328,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
 	s.stmt = stmtBase{sub: sub, src: src, start: start}
-	stmts, err := grammar.Parse(sub)
+	stmts, err := syntax.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {
 			break

@@ -734,3 +734,28 @@ func TestQueryTextLimits(t *testing.T) {
 		t.Errorf("SHOW STREAMS after them printed %q", stdout)
 	}
 }
+
+// TestInterruptedScript checks that a script cancelled before its end says
+// which statements did not run, rather than end as if it had finished.
+func TestInterruptedScript(t *testing.T) {
+	for _, tt := range []struct {
+		name, script, want string
+	}{
+		{"before any", "-- a comment\nSET format = jsonl;\nSHOW STREAMS;\n\\timing on\n",
+			"(interrupted: 3 statements of <test> not run, from line 2)\n"},
+		{"one left", "SHOW STREAMS;", "(interrupted: 1 statement of <test> not run, from line 1)\n"},
+		{"nothing left", "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, stderr := newSession(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := s.Exec(ctx, &ast.Source{Name: "<test>", Text: tt.script}); err != nil {
+				t.Fatalf("Exec = %v", err)
+			}
+			if got := stderr.String(); got != tt.want {
+				t.Errorf("stderr %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -43,16 +43,16 @@ func DefaultSettings() Settings {
 // EXPLAIN ANALYZE, INTO, a live query), on a loaded stream of events
 // events (< 0: a live stream); why says why auto runs one worker where
 // the query could split (EXPLAIN shows it). Auto splits only where the
-// workers encode the matches themselves (jsonl, csv) or count them in
-// bulk (count without a limit): elsewhere each match goes through the
-// merge, which costs the engines' work several times over; and only where
-// the split record's estimate says it pays (docs/LANGUAGE.md, Why the
-// default).
+// format takes the workers' matches in chunks (output.Format.AutoSink),
+// encoded (jsonl, csv) or counted in bulk (count without a limit):
+// elsewhere each match goes through the merge, which costs the engines'
+// work several times over; and only where the split record's estimate
+// says it pays (docs/LANGUAGE.md, Why the default).
 func (st *Settings) workers(q *sase.Query, f output.Format, events int) (n int, why string) {
 	if st.Workers > 0 {
 		return st.Workers, ""
 	}
-	sink := output.AutoSink(f, st.Limit)
+	sink := f.AutoSink(st.Limit)
 	if q == nil {
 		return sase.AutoWorkers(events, sink)
 	}

@@ -15,6 +15,16 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
+func init() {
+	registerInput(inputFormat{
+		names: []string{"csv"},
+		file: func(r io.Reader, name string, opts Options, release func()) Source {
+			return newCSVFile(r, name, opts, release)
+		},
+		lines: func() lineDecoder { return newCSVLines() },
+	})
+}
+
 // LoadCSV reads a CSV stream with a header row (docs/LANGUAGE.md, Events and streams). Every
 // header column but the type and timestamp columns is an attribute of every
 // type, in header order; cells are typed by event.ParseCell and an empty

@@ -11,6 +11,16 @@ import (
 	"github.com/sase-cep/sase/event"
 )
 
+func init() {
+	registerInput(inputFormat{
+		names: []string{"jsonl", "ndjson", "json"},
+		file: func(r io.Reader, name string, opts Options, release func()) Source {
+			return newJSONLFile(r, name, opts, release)
+		},
+		lines: func() lineDecoder { return &jsonLines{} },
+	})
+}
+
 // LoadJSONL reads a JSON Lines stream: one JSON object per line, blank
 // lines skipped. The type key's value must be a string; the timestamp key's
 // an integer or an RFC 3339 string. Every other top-level key is an

@@ -424,9 +424,4 @@ type fastRunner interface {
 	fastRun(b *builder, r *lineReader, batch []*event.Event) []*event.Event
 }
 
-func (s *lineSource) decoder() lineDecoder {
-	if s.format == "jsonl" {
-		return &jsonLines{}
-	}
-	return newCSVLines()
-}
+func (s *lineSource) decoder() lineDecoder { return inputOf(s.format).lines() }

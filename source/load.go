@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase/event"
@@ -78,13 +79,49 @@ func openFinite(path string, c Config) (Source, error) {
 		}
 		name, r, release = path, f, func() { f.Close() } // read-only: a close error cannot lose data
 	}
-	if format == "jsonl" {
-		return newJSONLFile(r, name, c.Options, release), nil
-	}
-	return newCSVFile(r, name, c.Options, release), nil
+	return inputOf(format).file(r, name, c.Options, release), nil
 }
 
-// formatOf resolves a LOAD's format to "csv" or "jsonl" (see Load).
+// inputFormat is an input format as its file registers it
+// (registerInput): its names, the first its own and the others synonyms,
+// each also a file extension that tells it; how it reads a whole file; and
+// the decoder of a live stream's lines.
+type inputFormat struct {
+	names []string
+	file  func(r io.Reader, name string, opts Options, release func()) Source
+	lines func() lineDecoder
+}
+
+// inputs are the input formats, by name.
+var inputs []inputFormat
+
+// registerInput adds an input format; its file calls it from its init.
+func registerInput(f inputFormat) {
+	inputs = append(inputs, f)
+	slices.SortFunc(inputs, func(a, b inputFormat) int { return strings.Compare(a.names[0], b.names[0]) })
+}
+
+// InputFormats names the input formats (LOAD's FORMAT), sorted.
+func InputFormats() []string {
+	names := make([]string, len(inputs))
+	for i, f := range inputs {
+		names[i] = f.names[0]
+	}
+	return names
+}
+
+// inputOf is the input format formatOf resolved name to.
+func inputOf(name string) *inputFormat {
+	for i := range inputs {
+		if inputs[i].names[0] == name {
+			return &inputs[i]
+		}
+	}
+	panic("source: no input format " + name)
+}
+
+// formatOf resolves a LOAD's format to an input format's own name (see
+// Load).
 func formatOf(path, format string) (string, error) {
 	fromExt := false
 	if format == "" {
@@ -95,14 +132,14 @@ func formatOf(path, format string) (string, error) {
 			format = strings.TrimPrefix(filepath.Ext(path), ".")
 		}
 	}
-	switch strings.ToLower(format) {
-	case "csv":
-		return "csv", nil
-	case "jsonl", "ndjson", "json":
-		return "jsonl", nil
+	for _, f := range inputs {
+		if slices.Contains(f.names, strings.ToLower(format)) {
+			return f.names[0], nil
+		}
 	}
+	names := InputFormats()
 	if fromExt {
-		return "", fmt.Errorf("%s: cannot tell the format from the extension: write FORMAT csv or FORMAT jsonl", path)
+		return "", fmt.Errorf("%s: cannot tell the format from the extension: write FORMAT %s", path, strings.Join(names, " or FORMAT "))
 	}
-	return "", fmt.Errorf("unknown format %q (valid: csv, jsonl)", format)
+	return "", fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(names, ", "))
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/internal/minheap"
+	"github.com/sase-cep/sase/minheap"
 )
 
 // reorder is a stream's event time (docs/LANGUAGE.md, Event time): it

@@ -102,7 +102,7 @@ func run(args []string) int {
 	var in inputs
 	fs.Var(in.adder(true), "f", "run the statements in `FILE`, - for stdin (repeatable)")
 	fs.Var(in.adder(false), "c", "run `STATEMENTS` (repeatable)")
-	format := fs.String("format", "table", "result format: table, csv, jsonl or count")
+	format := fs.String("format", string(output.Table), "result format: "+output.FormatList())
 	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
 	limit := fs.String("limit", "", "stop each query after `N` matches; 0: no limit (the default, but "+strconv.Itoa(shellLimit)+" in the shell on a terminal)")
 	workers := fs.String("workers", "", "split a query over `N` workers, by partition or, on a loaded stream, by time; auto (the default): as many as the CPUs, but at most one per 65536 events of a loaded stream, for --format count (without --limit), or jsonl or csv where the plan estimates at most 1 match an event (EXPLAIN says), else 1 (SET workers likewise)")

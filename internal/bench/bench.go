@@ -563,7 +563,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 					if err != nil {
 						return nil, err
 					}
-					n, _ := q.AutoWorkers(len(stream.Events), output.AutoSink(sink, 0))
+					n, _ := q.AutoWorkers(len(stream.Events), sink.AutoSink(0))
 					if r, ok := byWorkers[n]; ok {
 						if err := result(c, r, one, "", fmt.Sprintf("auto=%d", n)); err != nil {
 							return nil, err

@@ -14,7 +14,6 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -63,18 +62,7 @@ func MeasureOutput(stream *event.Stream, query string, format output.Format) (IO
 
 // outputSchema is the schema of q's rows on stream, for a writer.
 func outputSchema(q *sase.Query, stream *event.Stream) output.Schema {
-	var cols []output.Column
-	for _, c := range q.Columns() {
-		kind := output.Value
-		switch c.Kind {
-		case planner.ColEvent:
-			kind = output.Event
-		case planner.ColList:
-			kind = output.List
-		}
-		cols = append(cols, output.Column{Name: c.Name, Kind: kind})
-	}
-	return output.Schema{Columns: cols, Events: stream.Schema}
+	return output.Schema{Columns: q.Columns(), Events: stream.Schema}
 }
 
 // MeasureLoad loads data with load and reports the rows/s and the heap

@@ -20,7 +20,6 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
-	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -320,8 +319,9 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 		return nil, err
 	}
 	got := []string{}
+	cols := cq.Columns()
 	_, err = cq.Run(ctx, events, func(row []sase.Cell) bool {
-		got = append(got, Binding(cq.Columns(), row))
+		got = append(got, Binding(cols, row))
 		return true
 	})
 	slices.Sort(got)
@@ -331,15 +331,15 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 // Binding is a row of a query compiled without RETURN as a canonical
 // string: variables to seq numbers. An unbound variable of a v3 pattern
 // (a nil event or list) has no key; a bound empty closure is [].
-func Binding(cols []planner.Column, row []sase.Cell) string {
+func Binding(cols []sase.Column, row []sase.Cell) string {
 	m := map[string]any{}
 	for i, col := range cols {
 		switch {
-		case col.Kind == planner.ColList && row[i].List == nil,
-			col.Kind == planner.ColEvent && row[i].Event == nil:
+		case col.Kind == sase.ListColumn && row[i].List == nil,
+			col.Kind == sase.EventColumn && row[i].Event == nil:
 			continue
 		}
-		if col.Kind == planner.ColList {
+		if col.Kind == sase.ListColumn {
 			seqs := []int64{}
 			for _, e := range row[i].List {
 				seqs = append(seqs, e.Seq)

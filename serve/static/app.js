@@ -124,10 +124,13 @@ async function select(q) {
 // can send the token, as EventSource cannot).
 async function followMatches(id, signal) {
   const state = $("follow-state");
-  state.textContent = "(following)";
+  state.textContent = "(connecting)";
   try {
     const r = await api(`api/queries/${id}/matches`, {signal});
     if (!r.ok) { state.textContent = `(${(await r.json()).errors[0].message})`; return; }
+    // The server answers once it has the follower: no match is missed
+    // from here on.
+    state.textContent = "(following)";
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     for (;;) {

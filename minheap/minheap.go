@@ -1,6 +1,8 @@
 // Package minheap is a binary min-heap over a slice of values ordered by
 // their Less method. container/heap would box each element in an
-// interface; a type parameter keeps them unboxed.
+// interface; a type parameter keeps them unboxed. It imports nothing, so
+// that every layer that orders things by time (exec, source, derive)
+// imports it downward.
 package minheap
 
 // Heap holds its elements in a slice; the zero value is empty.
