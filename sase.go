@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -210,6 +211,35 @@ type Split = exec.Split
 // Split says how a run on the given number of workers splits the query,
 // on a live stream (a run WithLive) or a loaded one.
 func (q *Query) Split(workers int, live bool) Split { return exec.SplitOf(q.plan, workers, live) }
+
+// SinkKind is what workers = auto knows of where a run's matches go.
+type SinkKind int
+
+// The sinks AutoWorkers tells apart: each match through the ordered merge
+// to a callback (a table, INTO, ...); rows the workers encode (jsonl,
+// csv); matches the workers count in bulk.
+const (
+	SinkRows   = SinkKind(planner.SinkRows)
+	SinkChunks = SinkKind(planner.SinkChunks)
+	SinkCount  = SinkKind(planner.SinkCount)
+)
+
+// AutoWorkers is how many workers workers = auto runs the query on, over
+// a loaded stream of events events (< 0: a live stream) into sink, and
+// why one where it could run more, by the plan's split record
+// (planner.Split.Auto).
+func (q *Query) AutoWorkers(events int, sink SinkKind) (int, string) {
+	return q.plan.Split.Auto(events, planner.Sink(sink))
+}
+
+// AutoWorkers is workers = auto for a query without a plan's estimate.
+func AutoWorkers(events int, sink SinkKind) (int, string) {
+	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, planner.Sink(sink))
+}
+
+// SplitKeys are the attributes of the query's top-level equivalence
+// tests: no match spans two of their values.
+func (q *Query) SplitKeys() []string { return slices.Clone(q.plan.Split.Keys) }
 
 // Run executes the query over events, calling sink for each match, until
 // the events end, sink returns false, or ctx is cancelled (then it returns

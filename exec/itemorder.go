@@ -36,13 +36,13 @@ type itemOrder struct {
 // partition-value order; it returns nil when the plan has no partition
 // (no equivalence test), whose matches go straight to the consumer.
 func (r *runner) holdItems() *itemOrder {
-	by := partitionOf(r.plan)
+	by := r.plan.Split.By
 	if by == nil {
 		return nil
 	}
 	_, runScan := r.plan.Source.(*planner.RunScan)
 	l := layoutOf(r.plan)
-	o := &itemOrder{by: by, lists: runScan || partitionable(r.plan) != "", rk: rowKeyOf(r.plan, by), l: l, row: make([]Cell, l.width), emit: r.emit}
+	o := &itemOrder{by: by, lists: runScan || r.plan.Split.ByKeyWhy != "", rk: rowKeyOf(r.plan, by), l: l, row: make([]Cell, l.width), emit: r.emit}
 	if o.rk == nil {
 		r.own = func(b *planner.Binding) bool {
 			o.key = o.bindingKey(r, b)

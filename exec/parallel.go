@@ -120,85 +120,22 @@ func (s *Stats) explainSplit() string {
 }
 
 // SplitOf says how a run of plan on the given number of workers splits,
-// on a live stream or a loaded one. A partitioned run reads the partition
-// attribute from the plan: the one its source partitions on, else its
-// first top-level equivalence test (one the optimizer recognised from a
-// chain included). A query that does not partition splits a loaded stream
-// into time segments (segments.go). The basic engine stays the reference:
-// one run.
+// on a live stream or a loaded one, as the optimizer recorded it
+// (planner.Split): by partition, in time segments of a loaded stream
+// (segments.go), or on one worker.
 func SplitOf(plan *planner.Plan, workers int, live bool) Split {
-	if workers <= 1 {
-		return Split{Workers: 1, Why: "workers = 1"}
-	}
-	if plan.Engine == "basic" {
-		return Split{Workers: 1, Why: "the basic engine runs on one worker"}
-	}
-	switch plan.Source.(type) {
-	case *planner.Algebra, *planner.Union:
-		// A split by key would need the equivalence test to cover every
-		// branch's events (docs/LANGUAGE.md).
-		return Split{Workers: 1, Why: "a v3 pattern (nested, AND, OR, optional) runs on one worker"}
-	}
-	why := partitionable(plan)
+	sp := &plan.Split
 	switch {
-	case why == "":
-		return Split{Workers: workers, By: partitionOf(plan)}
-	case live:
-		return Split{Workers: 1, Why: why + "; a live stream is not cut into time segments"}
-	case !plan.HasWindow:
-		return Split{Workers: 1, Why: why + "; without WITHIN a match may span the whole stream, so no time segments"}
+	case workers <= 1:
+		return Split{Workers: 1, Why: "workers = 1"}
+	case sp.Kind == planner.SplitKey:
+		return Split{Workers: workers, By: sp.By}
+	case live && sp.LiveWhy != "":
+		return Split{Workers: 1, Why: sp.LiveWhy}
+	case sp.Kind == planner.SplitSegments:
+		return Split{Workers: workers, Segmented: true, Overlap: sp.Overlap, By: sp.By}
 	}
-	return Split{Workers: workers, Segmented: true, Overlap: overlap(plan), By: partitionOf(plan)}
-}
-
-// partitionable says why plan does not split by partition ("" when it
-// does).
-func partitionable(plan *planner.Plan) string {
-	if s := plan.Strategy; s != planner.NoStrategy && s != planner.AnyMatch {
-		// A run takes the next event that fits, and while its partition is
-		// open (its events so far lack the attribute) that may be any
-		// partition's: the partitions are not independent.
-		return s.String() + ": a run's next event may be any partition's"
-	}
-	if partitionOf(plan) == nil {
-		return "no equivalence test to partition on"
-	}
-	if _, ok := plan.Source.(*planner.ReCEP); ok && len(plan.Positives) < len(plan.Components) {
-		// The negations and closures of a match whose events lack the
-		// attribute read ReCEP's own buffers of every partition's events.
-		return "recep with negation or closure reads every partition's buffers"
-	}
-	return ""
-}
-
-// partitionOf is the attribute a partitioned run splits by, nil if none.
-func partitionOf(plan *planner.Plan) *planner.Equiv {
-	if by := sourcePartition(plan.Source); by != nil {
-		if by.Const != nil {
-			return nil
-		}
-		return by
-	}
-	for _, q := range plan.Equivs {
-		if q.Const == nil {
-			return q
-		}
-	}
-	return nil
-}
-
-func sourcePartition(src planner.Source) *planner.Equiv {
-	switch s := src.(type) {
-	case *planner.AISScan:
-		return s.Partition
-	case *planner.RunScan:
-		if len(s.Partition) > 0 {
-			return s.Partition[0]
-		}
-	case *planner.ReCEP:
-		return s.Cache.Partition
-	}
-	return nil
+	return Split{Workers: 1, Why: sp.Why}
 }
 
 // batchSize is how many stream items go to the workers in one hand-off.

@@ -248,3 +248,61 @@ func TestWorkersBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersV3: a v3 pattern (OR, AND, optional, nested, closure with a
+// maximum) with a top-level equivalence test splits by it when every
+// event has the attribute, on a union of flat plans and on the algebra
+// alike, and gives one worker's matches in one worker's order; on a
+// stream where an event lacks it, it runs on one worker.
+func TestWorkersV3(t *testing.T) {
+	stream := func(syms []string) string {
+		rng := rand.New(rand.NewPCG(5, 8))
+		var csv strings.Builder
+		csv.WriteString("type,ts,price,sym\n")
+		ts := 0
+		for range 150 {
+			ts += rng.IntN(2)
+			fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D", "N"}[rng.IntN(5)], ts, rng.IntN(10), syms[rng.IntN(len(syms))])
+		}
+		return csv.String()
+	}
+	everywhere, lacking := stream([]string{"x", "y", "z", "w"}), stream([]string{"x", "y", "z", ""})
+	queries := []string{
+		"PATTERN SEQ(A a, OR(B b, C c), D d) WHERE [sym] WITHIN 6",
+		"PATTERN OR(SEQ(A a, !N n, B b), SEQ(A a, C c)) WHERE [sym] WITHIN 5",
+		"PATTERN SEQ(A a, B? b, C c) WHERE [sym] AND b.price > a.price WITHIN 5",
+		"PATTERN SEQ(A a, B{1,2} b[], C c) WHERE [sym] WITHIN 5",
+		"PATTERN AND(A a, B b) WHERE [sym] WITHIN 3",
+		"PATTERN SEQ(A a, AND(B b, C c), D d) WHERE [sym] WITHIN 12",
+		"PATTERN AND(SEQ(A a, !N n, C c), B x) WHERE [sym] WITHIN 5",
+	}
+	for _, q := range queries {
+		for _, engine := range []string{"auto", "pais", "recep"} {
+			c := conformanceCase{Name: "v3", StreamCSV: everywhere, Query: q}
+			want, _, err := runOrdered(c, engine, 1)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", q, engine, err)
+			}
+			if len(want) == 0 {
+				t.Fatalf("%s, %s: no match to compare", q, engine)
+			}
+			for _, workers := range []int{2, 3} {
+				got, sp, err := runOrdered(c, engine, workers)
+				if err != nil {
+					t.Fatalf("%s, %s, %d workers: %v", q, engine, workers, err)
+				}
+				if sp.Workers != workers || sp.By == nil {
+					t.Fatalf("%s, %s, %d workers: %s, want a split by [sym]", q, engine, workers, sp)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s, %s, %d workers: got %d %v\nwant %d %v", q, engine, workers, len(got), got, len(want), want)
+				}
+				checkCount(t, c, engine, workers, len(want))
+			}
+			c.StreamCSV = lacking
+			if _, sp, err := runOrdered(c, engine, 2); err != nil || sp.Workers != 1 {
+				t.Fatalf("%s, %s, an event lacking sym: %s (%v), want one worker", q, engine, sp, err)
+			}
+		}
+	}
+}

@@ -35,22 +35,6 @@ import (
 // therefore puts the matches that one item completes or releases in the
 // order of their partition values, as a partitioned run does.
 
-// overlap is how far before a segment's first item, t the ts of the item
-// before it, its worker must start reading. A match that comes out from
-// the cut on either completes there, its events within W before that, or
-// is released by time passing ts(P1)+W, which had not passed at t, so
-// ts(P1) >= t-W and its events are after that. A negation or closure
-// before P1 reads back from ts(Pn)-W: to t-W for a completed match, to
-// t-2W for a released one (a negation or closure after Pn holds it).
-func overlap(plan *planner.Plan) int64 {
-	before := plan.Components[0].Kind != planner.Single
-	after := plan.Components[len(plan.Components)-1].Kind != planner.Single
-	if before && after {
-		return satAdd(plan.Window, plan.Window)
-	}
-	return plan.Window
-}
-
 // segmentItems is the fewest items of a segment's own, and overlapRatio
 // how many times the items it reads again a segment's own are at least,
 // so that reading again costs at most 1/overlapRatio more. Tests make them

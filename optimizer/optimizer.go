@@ -102,8 +102,13 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("optimizer: the basic plan is invalid: %w", err)
 	}
-	if a, ok := p.Source.(*planner.Algebra); ok && a.Union != nil && e != Basic {
+	a, v3 := p.Source.(*planner.Algebra)
+	if v3 && a.Union != nil && e != Basic {
 		return union(p, a.Union, e)
+	}
+	var est *estimate
+	if !v3 {
+		est = newEstimate(p) // of the basic plan, which the rules rewrite
 	}
 	rules := e.Rules
 	if e.Choose != nil {
@@ -132,6 +137,7 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 		}
 	}
 	p.Notes = append(p.Notes, shapeNotes(p, e)...)
+	decideSplit(p, e, est)
 	return p, nil
 }
 
@@ -161,6 +167,7 @@ func union(p *planner.Plan, u *planner.Union, e *Engine) (*planner.Plan, error) 
 	}
 	p.Source = u
 	p.Notes = append(p.Notes, fmt.Sprintf("the v3 pattern runs as the union of %d flat plans on %s", len(u.Branches), e.Name))
+	decideSplit(p, e, nil)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("optimizer: the union plan is invalid: %w", err)
 	}

@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -105,12 +106,37 @@ func (p *Plan) ExplainJSON(analyzed func(op int) Analyzed) string {
 		Input   *int     `json:"input"`
 		Analyze *counts  `json:"analyze,omitempty"`
 	}
+	type split struct {
+		Kind            string   `json:"kind"`
+		By              string   `json:"by,omitempty"`
+		Overlap         int64    `json:"overlap,omitempty"`
+		Why             string   `json:"why,omitempty"`
+		Keys            []string `json:"keys"`
+		MatchesPerEvent *float64 `json:"matches_per_event"`
+		RowsOfEvents    bool     `json:"rows_of_events"`
+		EventsPerKey    *float64 `json:"events_per_key"`
+	}
 	out := struct {
 		Engine    string     `json:"engine"`
 		Operators []operator `json:"operators"`
 		Rules     []string   `json:"rules"`
 		Notes     []string   `json:"notes"`
+		Split     split      `json:"split"`
 	}{Engine: p.Engine, Rules: nonNil(p.Rules), Notes: nonNil(p.Notes)}
+	sp := &p.Split
+	out.Split = split{Kind: sp.KindName(), Overlap: sp.Overlap, Why: sp.Why, Keys: nonNil(sp.Keys), RowsOfEvents: sp.RowsOfEvents}
+	if sp.Kind == SplitKey {
+		out.Split.By = sp.By.Text
+	}
+	// Three digits, not the estimates' noise; null when unknown.
+	estimate := func(x float64) *float64 {
+		if x < 0 {
+			return nil
+		}
+		x, _ = strconv.ParseFloat(num(x), 64)
+		return &x
+	}
+	out.Split.MatchesPerEvent, out.Split.EventsPerKey = estimate(sp.MatchesPerEvent), estimate(sp.EventsPerKey)
 	for i, op := range p.Operators() {
 		o := operator{ID: i, Name: op.Name(), Details: nonNil(op.Details(p))}
 		if i > 0 {

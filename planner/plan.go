@@ -125,6 +125,9 @@ type Plan struct {
 	Rules  []string
 	Notes  []string
 	Engine string
+	// Split is how a run may divide over workers, which the optimizer
+	// decides (Split).
+	Split Split
 	// reads and guards are what the comparisons read and what has()
 	// tests, for OddValues.
 	reads  []read

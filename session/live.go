@@ -239,7 +239,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 	}
 	sc := schemaOf(cq, view.Schema, tick, l.Update)
 	// As they were at the start: SET may change them meanwhile.
-	workers, _ := s.set.workers("", -1)
+	workers, _ := s.set.workers(cq, "", -1)
 	lw, err := s.liveWriter(src, q.Span.Start, l, sc, cq.Split(workers, true).Workers > 1)
 	if err != nil {
 		return err

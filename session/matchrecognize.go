@@ -35,7 +35,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	cells := make([]sase.Cell, len(q.Columns()))
 	limit, written := s.set.Limit, int64(0)
 	var werr error
-	workers, _ := s.set.workers(s.set.Format, len(stream.Events))
+	workers, _ := s.set.workers(nil, s.set.Format, len(stream.Events))
 	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value, _ *event.Event) bool {
 		for i, v := range row {
 			cells[i] = sase.Cell{Value: v}

@@ -201,7 +201,7 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	if err != nil {
 		return err // a new stream has started nothing
 	}
-	workers, _ := s.set.workers(s.set.Format, len(from.stream.Events))
+	workers, _ := s.set.workers(nil, s.set.Format, len(from.stream.Events))
 	var werr error
 	stats, err := q.Run(ctx, from.stream.Events, workers, mrCells(len(cols), true, func(row []sase.Cell) bool {
 		werr = p.Row(row)

@@ -107,7 +107,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 // workers SET workers gives, which encode the matches when the sink can
 // take them so (output.Chunked), counted for the session's progress.
 func (s *Session) job(cfg job.Config, f output.Format, events int) *job.Job {
-	cfg.Workers, _ = s.set.workers(f, events)
+	cfg.Workers, _ = s.set.workers(cfg.Query, f, events)
 	cfg.AnyOrder, cfg.Chunks, cfg.Progress = s.set.AnyOrder, true, s.prog != nil
 	j := job.New(cfg)
 	s.prog.running(j)
@@ -125,7 +125,7 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 	if live != nil {
 		events = -1
 	}
-	workers, why := s.set.workers(f, events)
+	workers, why := s.set.workers(cq, f, events)
 	text, err := cq.ExplainAs(q.ExplainFormat, workers, live != nil, stats)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"strings"
@@ -94,12 +95,15 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		window, _ := cq.Window()
 		return cq, schemaOf(cq, sc, 0, nil), window, nil
 	}
-	// A first compilation, so that a bad query fails its statement.
+	// A first compilation, so that a bad query fails its statement; its
+	// split record says by which keys the group may partition it.
+	var first *sase.Query
 	var err error
-	l.Update(func(sc *event.Schema) { _, _, _, err = compile(sc) })
+	l.Update(func(sc *event.Schema) { first, _, _, err = compile(sc) })
 	if err != nil {
 		return err
 	}
+	keys := first.SplitKeys()
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := s.addQuery(l, q)
 	name := "q" + strconv.Itoa(lq.id)
@@ -108,7 +112,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		err := g.RunGroupQuery(ctx, name, out, func(key string) bool { return equivalentOn(q, key) }, compile)
+		err := g.RunGroupQuery(ctx, name, out, func(key string) bool { return key != "" && slices.Contains(keys, key) }, compile)
 		state := Stopped
 		if err != nil && ctx.Err() == nil {
 			state = Failed
@@ -118,24 +122,4 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		s.bgNote("(query %d %s: %s)", lq.id, state, g.GroupSummary(name))
 	}()
 	return nil
-}
-
-// equivalentOn reports whether q's WHERE has [key] as a top-level
-// conjunct: its matches then never span two values of key.
-func equivalentOn(q *ast.Query, key string) bool {
-	var conj func(e ast.Expr) bool
-	conj = func(e ast.Expr) bool {
-		switch x := e.(type) {
-		case *ast.BinaryExpr:
-			return x.Op == ast.OpAnd && (conj(x.X) || conj(x.Y))
-		case *ast.Equivalence:
-			for _, a := range x.Attrs {
-				if a.Attr.Name == key {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return key != "" && q.Where != nil && conj(q.Where)
 }

@@ -38,35 +38,26 @@ func DefaultSettings() Settings {
 	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
 }
 
-// workers is how many workers run a query whose matches go to a writer in
-// format f (none: EXPLAIN ANALYZE, INTO, a live query), on a loaded
-// stream of events events (< 0: a live stream); why says why auto runs one
-// worker on a loaded stream where it would split a larger one (EXPLAIN
-// shows it). Auto splits only where the format takes the workers'
-// matches in chunks (output.Format.TakesChunks), encoded (jsonl, csv) or
-// counted in bulk (count without a limit): elsewhere each match goes
-// through the merge, which costs the engines' work several times over (docs/LANGUAGE.md, Why the default). And it
-// gives each worker autoEvents events at least.
-func (st *Settings) workers(f output.Format, events int) (n int, why string) {
+// workers is how many workers run q (nil: a MATCH_RECOGNIZE query, which
+// has no plan's estimate) whose matches go to a writer in format f (none:
+// EXPLAIN ANALYZE, INTO, a live query), on a loaded stream of events
+// events (< 0: a live stream); why says why auto runs one worker where
+// the query could split (EXPLAIN shows it). Auto splits only where the
+// format takes the workers' matches in chunks (output.Format.AutoSink),
+// encoded (jsonl, csv) or counted in bulk (count without a limit):
+// elsewhere each match goes through the merge, which costs the engines'
+// work several times over; and only where the split record's estimate
+// says it pays (docs/LANGUAGE.md, Why the default).
+func (st *Settings) workers(q *sase.Query, f output.Format, events int) (n int, why string) {
 	if st.Workers > 0 {
 		return st.Workers, ""
 	}
-	if events < 0 || !f.TakesChunks(st.Limit) {
-		return 1, ""
+	sink := f.AutoSink(st.Limit)
+	if q == nil {
+		return sase.AutoWorkers(events, sink)
 	}
-	n = min(runtime.NumCPU(), max(1, events/autoEvents))
-	if n == 1 && runtime.NumCPU() > 1 {
-		why = fmt.Sprintf("workers = auto and %s: a split needs %d a worker", plural(int64(events), "event", "events"), autoEvents)
-	}
-	return n, why
+	return q.AutoWorkers(events, sink)
 }
-
-// autoEvents is the fewest events of a loaded stream that workers = auto
-// gives each worker: eight of the batches a split run hands its workers.
-// Below that, starting the workers and the hand-offs of a few batches,
-// which the workers wait on, cost more than the split saves: Fig. 8's 30K
-// events took 7 ms on 2 workers, 3 ms on 1 (docs/LANGUAGE.md, workers).
-const autoEvents = 1 << 16
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
 var settingKeys = []string{"engine", "format", "limit", "timing", "expanded", "workers", "output", "order"}

@@ -182,16 +182,36 @@ func TestWorkersAuto(t *testing.T) {
 		// SET workers splits a stream of any size.
 		{2000, "SET format = table; SET workers = 2;", "EXPLAIN", "Parallel: 2 workers, partitioned by [symbol]\n"},
 	} {
-		s, stdout, _ := newSession(t)
-		gen := fmt.Sprintf("GENERATE STOCKS AS walk WITH (events = %d, symbols = 5, increase_probability = 55); SET workers = auto; ", c.events)
-		if err := exec(t, s, gen+c.settings+" "+c.explain+" "+query); err != nil {
-			t.Fatal(err)
-		}
-		got := regexp.MustCompile(`(?m)^Parallel: .*\n`).FindString(stdout.String())
-		if got != c.want {
+		if got := parallelLine(t, c.events, c.settings+" "+c.explain+" "+query); got != c.want {
 			t.Errorf("%d events, %s %s: split %q, want %q", c.events, c.settings, c.explain, got, c.want)
 		}
 	}
+	// Hundreds of matches an event: their output costs more than a split
+	// saves (planner.Split.Auto), and EXPLAIN gives the estimate; workers
+	// that count them in bulk still split.
+	many := "EXPLAIN PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] WITHIN 100;"
+	for _, c := range []struct{ settings, want string }{
+		{"SET format = jsonl;", "Parallel: one worker (workers = auto and an estimated "},
+		{"SET format = csv;", "Parallel: one worker (workers = auto and an estimated "},
+		{"SET format = count;", split(2)},
+	} {
+		got := parallelLine(t, 2*perWorker, c.settings+" "+many)
+		if cpus == 1 && got != "" || cpus > 1 && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s %s: split %q, want %q...", c.settings, many, got, c.want)
+		}
+	}
+}
+
+// parallelLine runs statements on a walk of events stock events with
+// workers = auto and returns EXPLAIN's Parallel line, if any.
+func parallelLine(t *testing.T, events int, statements string) string {
+	t.Helper()
+	s, stdout, _ := newSession(t)
+	gen := fmt.Sprintf("GENERATE STOCKS AS walk WITH (events = %d, symbols = 5, increase_probability = 55); SET workers = auto; ", events)
+	if err := exec(t, s, gen+statements); err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`(?m)^Parallel: .*\n`).FindString(stdout.String())
 }
 
 // TestWorkersOutputFile: results that go to a file, as standard output or

@@ -109,6 +109,8 @@ const W1 = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120"
 const (
 	W2  = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120"
 	W2r = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 WITHIN 120"
+	// W2w800 is W2 with a window of 800.
+	W2w800 = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 800"
 )
 
 // Exp1 is the ReCEP paper's Experiment 1 (recepbench.Query(3, 120)), on
@@ -196,6 +198,10 @@ func Suites() map[string][]Case {
 		{Name: "W2 random walk 1M, 100 symbols", Stream: StocksOf(1_000_000, 55, 100), Query: W2, Engines: []string{"auto"}, Workers: upTo, Sinks: sinks},
 		{Name: "W1 uniform 1M (segmented)", Stream: Stocks(1_000_000, 0), Query: "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120", Engines: []string{"auto"}, Workers: upTo, Sinks: sinks},
 		{Name: "fig8 V=1000", Stream: Partitioned(30_000, 1000, 0), Query: "PATTERN SEQ(A a, B b, C c) WHERE [a1] WITHIN 10000", Engines: []string{"pais"}, Workers: upTo, Sinks: sinks},
+		// Issue 26's: 14.5 matches an event, which a split wrote more
+		// slowly than one worker.
+		{Name: "W2 1M, 100 symbols, WITHIN 800 RETURN", Stream: StocksOf(1_000_000, 55, 100), Query: W2w800 + " RETURN a.seq, b.seq, c.seq", Engines: []string{"auto"}, Workers: upTo, Sinks: []output.Format{output.CSV}},
+		{Name: "W2 1M, 100 symbols, WITHIN 800", Stream: StocksOf(1_000_000, 55, 100), Query: W2w800, Engines: []string{"auto"}, Workers: upTo, Sinks: []output.Format{output.JSONL}},
 	}
 	return map[string][]Case{
 		"nested":     nested(),
@@ -495,7 +501,11 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 	if err := row(headers...); err != nil {
 		return nil, err
 	}
-	result := func(c Case, r, one Result, ratio string) error {
+	// workers, when not "", labels the workers column (auto's run).
+	result := func(c Case, r, one Result, ratio, workers string) error {
+		if workers == "" {
+			workers = strconv.Itoa(r.Workers)
+		}
 		out = append(out, SuiteResult{Case: c.Name, Result: r})
 		events := strconv.FormatInt(r.Events, 10)
 		if r.Stopped {
@@ -505,7 +515,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 		if sink == "" {
 			sink = "callback"
 		}
-		cell := map[string]string{"case": c.Name, "engine": r.Engine, "sink": sink, "workers": strconv.Itoa(r.Workers), "events": events,
+		cell := map[string]string{"case": c.Name, "engine": r.Engine, "sink": sink, "workers": workers, "events": events,
 			"matches": strconv.FormatInt(r.Matches, 10), "time": r.Elapsed.Round(time.Millisecond).String(), "events/s": si(r.EventsPerSecond()), "ns/match": nsPerMatch(r),
 			"CPU/event": r.CPUPerEvent().String(), "peak heap": megabytes(r.PeakHeap), "vs floor": ratio}
 		if c.Paper > 0 && r.Elapsed > 0 && !r.Stopped {
@@ -533,13 +543,14 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 			if floor, err = median(func() (Result, error) { return c.Floor(stream) }); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Name, err)
 			}
-			if err := result(c, floor, Result{}, "1.0×"); err != nil {
+			if err := result(c, floor, Result{}, "1.0×", ""); err != nil {
 				return nil, err
 			}
 		}
 		for _, engine := range c.Engines {
 			for _, sink := range c.Into() {
 				var one Result // the run on one worker, which the others compare with
+				byWorkers := map[int]Result{}
 				for _, workers := range c.RunsOn() {
 					r, err := median(func() (Result, error) { return Measure(c, stream, engine, workers, sink, limit) })
 					if err != nil {
@@ -555,8 +566,22 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 							ratio += fmt.Sprintf(" (floor has %d matches)", floor.Matches)
 						}
 					}
-					if err := result(c, r, one, ratio); err != nil {
+					if err := result(c, r, one, ratio, ""); err != nil {
 						return nil, err
+					}
+					byWorkers[workers] = r
+				}
+				if len(c.Workers) > 0 {
+					// What workers = auto runs: the run on as many workers.
+					q, err := Compile(stream, c.Query, engine)
+					if err != nil {
+						return nil, err
+					}
+					n, _ := q.AutoWorkers(len(stream.Events), sink.AutoSink(0))
+					if r, ok := byWorkers[n]; ok {
+						if err := result(c, r, one, "", fmt.Sprintf("auto=%d", n)); err != nil {
+							return nil, err
+						}
 					}
 				}
 			}
