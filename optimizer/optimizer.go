@@ -105,6 +105,10 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	if a, ok := p.Source.(*planner.Algebra); ok && a.Union != nil && e != Basic {
 		return union(p, a.Union, e)
 	}
+	if a, ok := p.Source.(*planner.Algebra); ok && a.Root.FlatAnd() && e != Basic {
+		a.Join = true
+		p.Rules = append(p.Rules, "join-flat-and")
+	}
 	rules := e.Rules
 	if e.Choose != nil {
 		var note string

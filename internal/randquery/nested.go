@@ -192,7 +192,13 @@ func (g *nested) seq(d int, top bool) item {
 func nestedQuery(r Source, cfg config) string {
 	g := &nested{r: r}
 	var top item
-	switch r.IntN(5) {
+	switch r.IntN(6) {
+	case 5: // an AND of single events, which engines run as a join
+		its := []item{g.single(true), g.single(true)}
+		for range r.IntN(3) {
+			its = append(its, g.single(true))
+		}
+		top = item{"AND(" + texts(its) + ")", false}
 	case 0:
 		top = g.and(1)
 		if top.nullable {
