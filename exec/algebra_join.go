@@ -30,12 +30,19 @@ type andJoin struct {
 	// equivalence values fixed by its first d items (row d).
 	bound []*event.Event
 	refs  [][]event.Value
+	// cands are the buffers each depth of the join reads: its item's
+	// wild events, and its bucket of the new event's key (nil: every
+	// bucket, for a new event without the attribute).
+	cands []*buffer
 	// plans are the joins from each item's new event: plan is the one
 	// running.
 	plans []joinPlan
 	plan  *joinPlan
 	lo    int64 // the oldest ts the current join may bind
-	swept int64
+	// agreed: the current join's candidates agree on the equivalence
+	// test by their bucket (one test, a new event with an exact key).
+	agreed bool
+	swept  int64
 }
 
 // joinPlan is the join from a new event of one item: the order it binds
@@ -52,18 +59,21 @@ type joinPlan struct {
 type joinItem struct {
 	comp    int
 	filters []*planner.Pred
-	buckets map[event.Key][]*event.Event
-	wild    []*event.Event
+	buckets map[event.Key]*buffer
+	wild    buffer
 }
+
+// buffer is an item's events of one key in the window, oldest first.
+type buffer struct{ evs []*event.Event }
 
 func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	k := len(op.Root.Items)
-	j := &andJoin{r: r, op: op, next: next, b: r.bind(), bound: make([]*event.Event, k), refs: make([][]event.Value, k+1)}
+	j := &andJoin{r: r, op: op, next: next, b: r.bind(), bound: make([]*event.Event, k), refs: make([][]event.Value, k+1), cands: make([]*buffer, k)}
 	for i := range j.refs {
 		j.refs[i] = make([]event.Value, len(op.Equivs))
 	}
 	for i, n := range op.Root.Items {
-		it := &joinItem{comp: n.Comp, buckets: map[event.Key][]*event.Event{}}
+		it := &joinItem{comp: n.Comp, buckets: map[event.Key]*buffer{}}
 		j.items = append(j.items, it)
 		for _, t := range n.Types {
 			for len(j.byType) <= t {
@@ -119,11 +129,14 @@ func (j *andJoin) process(ev *event.Event) {
 	}
 	for _, i := range fit {
 		it := j.items[i]
-		if wild {
-			it.wild = append(it.wild, ev)
-		} else {
-			it.buckets[key] = append(it.buckets[key], ev)
+		buf := &it.wild
+		if !wild {
+			if buf = it.buckets[key]; buf == nil {
+				buf = &buffer{}
+				it.buckets[key] = buf
+			}
 		}
+		buf.evs = append(buf.evs, ev)
 	}
 }
 
@@ -143,10 +156,24 @@ func (j *andJoin) join(ev *event.Event, i int, key event.Key, wild bool) {
 		j.lo = satSub(ev.TS, j.op.Window)
 	}
 	j.plan = &j.plans[i]
+	for d, x := range j.plan.order[1:] {
+		it := j.items[x]
+		it.wild.evs = j.live(it.wild.evs)
+		j.cands[d+1] = nil
+		if buf := it.buckets[key]; !wild && buf != nil {
+			buf.evs = j.live(buf.evs)
+			j.cands[d+1] = buf
+		}
+	}
+	j.agreed = false
+	if !wild && len(j.op.Equivs) == 1 {
+		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its bucket
+		j.agreed = !v.IsFloat() || !math.IsNaN(v.Float())
+	}
 	clear(j.b.Events)
 	j.b.Events[j.items[i].comp] = ev
 	clear(j.refs[0])
-	if !j.bind(0, ev) {
+	if !j.bind(0, ev, false) {
 		return
 	}
 	j.extend(1, key, wild)
@@ -180,12 +207,15 @@ func (j *andJoin) planFrom(i int) joinPlan {
 }
 
 // bind puts e at depth d: it must agree with the equivalence values fixed
-// so far (which it extends into refs[d+1]) and pass the conjuncts filed at d.
-func (j *andJoin) bind(d int, e *event.Event) bool {
-	copy(j.refs[d+1], j.refs[d])
-	for q, eq := range j.op.Equivs {
-		if !eq.Agrees(&j.refs[d+1][q], e) {
-			return false
+// so far (which it extends into refs[d+1]), unless agreed says it does,
+// and pass the conjuncts filed at d.
+func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
+	if !agreed {
+		copy(j.refs[d+1], j.refs[d])
+		for q, eq := range j.op.Equivs {
+			if !eq.Agrees(&j.refs[d+1][q], e) {
+				return false
+			}
 		}
 	}
 	j.bound[d] = e
@@ -200,31 +230,33 @@ func (j *andJoin) extend(d int, key event.Key, wild bool) {
 		return
 	}
 	it := j.items[j.plan.order[d]]
-	try := func(evs []*event.Event) []*event.Event {
-		evs = j.live(evs)
-		for _, e := range evs {
-			j.r.tick()
-			if slices.Contains(j.bound[:d], e) {
-				continue
-			}
-			j.b.Events[it.comp] = e
-			if j.bind(d, e) {
-				j.extend(d+1, key, wild)
-			}
-		}
-		j.b.Events[it.comp] = nil
-		return evs
-	}
-	it.wild = try(it.wild)
+	j.try(d, it, &it.wild, key, wild)
 	if !wild {
-		if evs, ok := it.buckets[key]; ok {
-			it.buckets[key] = try(evs)
+		if buf := j.cands[d]; buf != nil {
+			j.try(d, it, buf, key, wild)
 		}
 		return
 	}
-	for k, evs := range it.buckets {
-		it.buckets[k] = try(evs)
+	for _, buf := range it.buckets {
+		buf.evs = j.live(buf.evs)
+		j.try(d, it, buf, key, wild)
 	}
+}
+
+// try binds each event of buf, pruned to the join's window, as item it
+// at depth d, and goes on.
+func (j *andJoin) try(d int, it *joinItem, buf *buffer, key event.Key, wild bool) {
+	for _, e := range buf.evs {
+		j.r.tick()
+		if slices.Contains(j.bound[:d], e) {
+			continue
+		}
+		j.b.Events[it.comp] = e
+		if j.bind(d, e, j.agreed) {
+			j.extend(d+1, key, wild)
+		}
+	}
+	j.b.Events[it.comp] = nil
 }
 
 // live drops the events before j.lo from a buffer (ts order): copied down
@@ -252,12 +284,10 @@ func (j *andJoin) advance(ts int64) {
 	}
 	j.swept, j.lo = ts, satSub(ts, j.op.Window)
 	for _, it := range j.items {
-		it.wild = j.live(it.wild)
-		for k, evs := range it.buckets {
-			if evs = j.live(evs); len(evs) == 0 {
+		it.wild.evs = j.live(it.wild.evs)
+		for k, buf := range it.buckets {
+			if buf.evs = j.live(buf.evs); len(buf.evs) == 0 {
 				delete(it.buckets, k)
-			} else {
-				it.buckets[k] = evs
 			}
 		}
 	}
