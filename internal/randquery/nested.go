@@ -220,7 +220,7 @@ func nestedQuery(r Source, cfg config) string {
 	}
 	if g.edgeClosure || g.positives > 3 || r.IntN(6) > 0 {
 		w := fmt.Sprint(r.IntN(12))
-		if cfg.extremes && r.IntN(3) == 0 {
+		if cfg.extremes && r.IntN(3) == 0 && g.positives <= 3 { // a huge window holds the whole stream
 			w = g.pick(hugeWindows)
 		}
 		q += " WITHIN " + w
