@@ -35,8 +35,9 @@ var fuzzSeeds = []struct{ query, csv string }{
 // the matches with basic's, as multisets: no engine may panic, find other
 // matches, or reject a query another compiles. The case is made from
 // choices by the differential test's generator, with extreme timestamps,
-// huge windows and strategies; a non-empty query is run on csv as
-// written instead (the reproducers, and what the fuzzer makes of them).
+// huge windows and strategies (with an odd number of choices: a v3
+// pattern, LANGUAGE.md §9); a non-empty query is run on csv as written
+// instead (the reproducers, and what the fuzzer makes of them).
 //
 //	go test -run x -fuzz FuzzEngines -fuzztime 1m .
 func FuzzEngines(f *testing.F) {
@@ -44,8 +45,8 @@ func FuzzEngines(f *testing.F) {
 		f.Add([]byte{}, s.query, s.csv)
 	}
 	r := rand.New(rand.NewPCG(16, 9))
-	for range 32 {
-		choices := make([]byte, 128)
+	for i := range 64 {
+		choices := make([]byte, 128+i%2)
 		for i := range choices {
 			choices[i] = byte(r.IntN(256))
 		}
@@ -54,7 +55,11 @@ func FuzzEngines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, choices []byte, query, csv string) {
 		c := randquery.Case{Name: "fuzz", Query: query, StreamCSV: csv}
 		if query == "" {
-			c = randquery.Generate(randquery.Bytes(choices), randquery.Extremes(), randquery.Strategies())
+			opts := []randquery.Option{randquery.Extremes(), randquery.Strategies()}
+			if len(choices)%2 == 1 {
+				opts = append(opts, randquery.Nested())
+			}
+			c = randquery.Generate(randquery.Bytes(choices), opts...)
 		}
 		stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), "fuzz.csv", source.Options{})
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,12 +39,28 @@ const (
 
 // Query returns q as a producer runs it: its RETURN columns, then the last
 // positive variable's event and, for a pattern that ends with a closure,
-// that closure's list. q must have a RETURN list; it is not changed.
+// that closure's list; for a v3 pattern (LANGUAGE.md §9), whose last bound
+// event may be any variable's, every positive variable's event or list
+// (an unbound one is null). q must have a RETURN list; it is not changed.
 func Query(q *ast.Query) *ast.Query {
 	comps := q.Pattern.Components
 	items := slices.Clip(q.Return.Items)
 	hide := func(name, alias string) {
 		items = append(items, &ast.ReturnItem{Expr: &ast.VarRef{Var: &ast.Ident{Name: name}}, Alias: &ast.Ident{Name: alias}})
+	}
+	p := *q
+	ret := *q.Return
+	p.Return = &ret
+	if q.Pattern.Root != nil {
+		seen := map[string]bool{} // OR branches may share a variable
+		for i, c := range comps {
+			if !c.Negated && !seen[c.VarName()] {
+				seen[c.VarName()] = true
+				hide(c.VarName(), hiddenLast+strconv.Itoa(i))
+			}
+		}
+		ret.Items = items
+		return &p
 	}
 	for i := len(comps) - 1; i >= 0; i-- {
 		if c := comps[i]; !c.Negated && c.Closure == nil {
@@ -54,17 +71,18 @@ func Query(q *ast.Query) *ast.Query {
 	if last := comps[len(comps)-1]; last.Closure != nil && !last.Negated {
 		hide(last.VarName(), hiddenClosure)
 	}
-	p := *q
-	ret := *q.Return
 	ret.Items = items
-	p.Return = &ret
 	return &p
 }
 
 // Late reports whether q's matches may complete after their last event:
 // a pattern that ends with a negation or a closure waits until its input
-// has passed ts(P1) + W.
+// has passed ts(P1) + W, and so may a v3 pattern's (the Algebra source
+// emits a match once the stream has passed its first ts + W).
 func Late(q *ast.Query) bool {
+	if q.Pattern.Root != nil {
+		return true
+	}
 	comps := q.Pattern.Components
 	last := comps[len(comps)-1]
 	return last.Negated || last.Closure != nil

@@ -37,24 +37,8 @@ func TestDifferential(t *testing.T) {
 		} else if time.Now().After(deadline) {
 			break
 		}
-		c := randomCase(seed)
-		want, err := runCase(c, "basic")
-		if err != nil {
-			t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
-		}
-		for _, engine := range sase.EngineNames() {
-			if engine == "basic" {
-				continue
-			}
-			got, err := runCase(c, engine)
-			if err != nil {
-				t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
-					seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
-			}
-			s, g := checkWorkers(t, seed, c, engine)
+		for _, c := range []conformanceCase{randomCase(seed), nestedCase(seed)} {
+			s, g := compareEngines(t, seed, c)
 			split, segmented = split+s, segmented+g
 		}
 		ran++
@@ -62,10 +46,37 @@ func TestDifferential(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d random cases agree on %s; %d runs split over workers, %d of them into several time segments", ran, strings.Join(sase.EngineNames(), ", "), split, segmented)
+	t.Logf("%d random cases (a flat and a nested one each) agree on %s; %d runs split over workers, %d of them into several time segments", ran, strings.Join(sase.EngineNames(), ", "), split, segmented)
 	if seeds == nil && segmented == 0 {
 		t.Error("no run was cut into time segments")
 	}
+}
+
+// compareEngines runs a case on every engine and compares the matches
+// with basic's, then with workers (checkWorkers); it returns how many
+// runs split, and how many of those into time segments.
+func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmented int) {
+	t.Helper()
+	want, err := runCase(c, "basic")
+	if err != nil {
+		t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
+	}
+	for _, engine := range sase.EngineNames() {
+		if engine == "basic" {
+			continue
+		}
+		got, err := runCase(c, engine)
+		if err != nil {
+			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
+				seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
+		}
+		s, g := checkWorkers(t, seed, c, engine)
+		split, segmented = split+s, segmented+g
+	}
+	return split, segmented
 }
 
 // checkWorkers runs the case on engine with 1, 2, 3 and 7 workers and
@@ -104,6 +115,13 @@ func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (
 // a valid query using every feature of the language; one stream in five is
 // long enough for window pruning.
 func randomCase(seed uint64) conformanceCase { return randomCaseOf(seed, true) }
+
+// nestedCase is the generator's v3 pattern (LANGUAGE.md §9) for a seed
+// on a small stream.
+func nestedCase(seed uint64) conformanceCase {
+	c := randquery.Generate(rand.New(rand.NewPCG(seed, 0x9e57)), randquery.Nested())
+	return conformanceCase{Name: fmt.Sprintf("nested-%d", seed), StreamCSV: c.StreamCSV, Query: c.Query}
+}
 
 // randomCaseOf is randomCase, with long streams only when allowed: the
 // strategy properties run skip-till-any-match, whose matches with a

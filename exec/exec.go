@@ -382,6 +382,9 @@ func (r *runner) newSource(op planner.Source, next stage) source {
 		return newReCEP(r, op, next)
 	case *planner.Algebra:
 		r.store = &store{} // the algebra keeps its own events
+		if op.Join {
+			return newAndJoin(r, op, next)
+		}
 		return newAlgebra(r, op, next)
 	case *planner.Union:
 		r.store = &store{} // each branch keeps its own

@@ -110,6 +110,10 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	if !v3 {
 		est = newEstimate(p) // of the basic plan, which the rules rewrite
 	}
+	if v3 && a.Root.FlatAnd() && e != Basic {
+		a.Join = true
+		p.Rules = append(p.Rules, "join-flat-and")
+	}
 	rules := e.Rules
 	if e.Choose != nil {
 		var note string

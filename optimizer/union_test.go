@@ -45,3 +45,35 @@ func TestUnion(t *testing.T) {
 	}
 	testkit.Golden(t, filepath.Join("..", "testdata", "explain", "union.auto.golden"), p.Explain(nil))
 }
+
+// TestJoinFlatAnd checks which AND patterns run as a join on every engine
+// but basic, and prints one (testdata/explain/join.auto.golden).
+func TestJoinFlatAnd(t *testing.T) {
+	const q = "PATTERN AND(A a, B b, ANY(C, D) c) WHERE [sym] AND a.price > 3 AND b.price < c.price WITHIN 10"
+	for _, tc := range []struct {
+		query string
+		join  bool
+	}{
+		{q, true},
+		{"PATTERN AND(A a, B b)", true},
+		{"PATTERN AND(A a, B? b) WITHIN 5", false},          // an optional item
+		{"PATTERN AND(A a, SEQ(B b, C c)) WITHIN 5", false}, // a group
+		{"PATTERN SEQ(D d, AND(A a, B b)) WITHIN 5", false}, // not at the top
+	} {
+		for _, e := range []*Engine{Basic, Auto} {
+			p, err := Optimize(rulesPlan(t, tc.query), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, ok := p.Source.(*planner.Algebra)
+			if want := tc.join && e != Basic; !ok || a.Join != want {
+				t.Errorf("%s on %s: source %T, join %v, want a join %v", tc.query, e.Name, p.Source, ok && a.Join, want)
+			}
+		}
+	}
+	p, err := Optimize(rulesPlan(t, q), Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Golden(t, filepath.Join("..", "testdata", "explain", "join.auto.golden"), p.Explain(nil))
+}

@@ -78,6 +78,11 @@ func allNullable(items []*AlgNode) bool {
 	return true
 }
 
+// FlatAnd reports whether n is an AND of required single events.
+func (n *AlgNode) FlatAnd() bool {
+	return n.Kind == AlgAnd && !n.Optional && !slices.ContainsFunc(n.Items, func(it *AlgNode) bool { return it.Kind != AlgSingle || it.Optional })
+}
+
 // Algebra is the source of a v3 pattern on every engine: it builds the
 // occurrences of the tree (LANGUAGE.md §9.2), then, per derivation, the
 // closure lists, the window, the equivalence tests, the selection and the
@@ -86,7 +91,12 @@ type Algebra struct {
 	// Union is the pattern as a union of flat plans, nil when it has no
 	// such rewrite; the optimizer chooses it (the basic engine keeps
 	// the Algebra as the reference).
-	Union     *Union
+	Union *Union
+	// Join runs a flat AND (FlatAnd) as a join instead: each event of an
+	// item joins the buffered events of the others in its window, bucketed
+	// by Equivs[0]'s value, and a match is out at its last event. The
+	// optimizer chooses it (basic keeps the products as the reference).
+	Join      bool
 	Root      *AlgNode
 	HasWindow bool
 	Window    int64
@@ -100,12 +110,19 @@ func (s *Algebra) Bounded() (int64, bool) { return s.Window, s.HasWindow }
 
 func (s *Algebra) Details(p *Plan) []string {
 	out := []string{"pattern " + p.Query.Pattern.String()}
-	if s.HasWindow {
+	switch {
+	case s.Join:
+		out = append(out, "joins each event of an item with the other items' events buffered within its window (by the first equivalence test's value), and emits a match at its last event: no product of orders")
+	case s.HasWindow:
 		out = append(out, "runs the matches of each first ts once the stream is past it + window, from the events of that window (state: the last 2 windows)")
-	} else {
+	default:
 		out = append(out, "runs at the end of the stream (without WITHIN a match may span it)")
 	}
-	out = append(out, s.Root.explain(p, "")...)
+	tree := s.Root.explain(p, "")
+	if s.Join {
+		tree[0] = "AND (any order, disjoint)"
+	}
+	out = append(out, tree...)
 	if s.HasWindow {
 		out = append(out, fmt.Sprintf("window %d", s.Window))
 	}

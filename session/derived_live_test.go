@@ -27,16 +27,21 @@ import (
 // A producer and a consumer over a stream piped in (a real pipe, read as
 // LOAD '-') give the derived stream and the consumer matches they give
 // over the same stream loaded from a file; the cases take turns with the
-// engines a live stream allows.
+// engines a live stream allows. From seed 70 on the producer is a v3
+// pattern (LANGUAGE.md §9) whose RETURN reads variables a match may leave
+// unbound (null attributes), and whose events' ts is the largest bound.
 func TestDerivedLiveMatchesLoaded(t *testing.T) {
 	dir := t.TempDir()
 	compared := 0
-	for seed := range uint64(70) {
+	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 41))
 		var c randquery.Case
-		if seed%2 == 0 {
+		switch {
+		case seed >= 70:
+			c = randquery.Generate(r, randquery.Nested())
+		case seed%2 == 0:
 			c = lateCase(r)
-		} else {
+		default:
 			c = randquery.Generate(r, randquery.Strategies())
 		}
 		producer := intoQuery(t, withWindow(t, c.Query), "d", false)
@@ -75,7 +80,7 @@ func TestDerivedLiveMatchesLoaded(t *testing.T) {
 			}
 		}
 	}
-	if compared < 30 {
+	if compared < 45 {
 		t.Errorf("only %d runs derived any event", compared)
 	}
 }
@@ -174,5 +179,25 @@ func TestDerivedSourceColumns(t *testing.T) {
 	})
 	if want := []string{"d@1#0 b=3 c=4", "d@2#1 a=1 b=2"}; !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// TestDerivedAlgebraTS: a v3 pattern's derived event has its match's
+// largest bound ts (LANGUAGE.md §9.3), whichever variable binds it, and
+// no attribute for an unbound variable's (jsonl), loaded and live.
+func TestDerivedAlgebraTS(t *testing.T) {
+	const csv = "type,ts,x\nB,1,10\nA,3,30\nC,4,40\nA,9,90\n"
+	path := filepath.Join(t.TempDir(), "s.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const queries = "PATTERN SEQ(AND(A a, B b), C? c) WITHIN 5 RETURN b.x AS bx, c.x AS cx INTO d; USE d; PATTERN d e WITHIN 0;"
+	want := `{"e":{"type":"d","ts":3,"seq":0,"bx":10}}` + "\n" + `{"e":{"type":"d","ts":4,"seq":1,"bx":10,"cx":40}}` + "\n"
+	loaded, _ := runScript(t, "auto", "LOAD '"+path+"' AS s; "+queries, nil)
+	live, _ := runScript(t, "auto", "LOAD '-' AS s; "+queries, strings.NewReader(csv))
+	for name, out := range map[string]string{"loaded": loaded, "live": live} {
+		if got := byQuery(out)[0]; got != want {
+			t.Errorf("%s: got\n%swant\n%s", name, got, want)
+		}
 	}
 }

@@ -146,11 +146,87 @@ var Nested = []struct{ Name, Query string }{
 	{"closure {2,4}", "PATTERN SEQ(stock1 a, stock2{2,4} b[], stock3 c) WITHIN 50"},
 }
 
-// nested is the suite of Nested on 5,000 events.
+// nested is the suite of Nested on 5,000 events, then AND of 3 and of 5
+// items with [symbol] on 1M events (LANGUAGE.md §9; issue 27's goal),
+// each with the union of its orders run as flat SEQs as its floor
+// (measureOrders): the AND's time shows as a multiple of it.
 func nested() []Case {
 	var out []Case
 	for _, n := range Nested {
 		out = append(out, Case{Name: n.Name + " 5K", Stream: Stocks(5000, 0), Query: n.Query, Engines: []string{"auto"}})
+	}
+	walk := StocksOf(1_000_000, 55, 10)
+	for _, k := range []int{3, 5} {
+		out = append(out, Case{Name: fmt.Sprintf("AND of %d [symbol] 1M", k), Stream: walk, Query: AndOf(k), Engines: []string{"auto"},
+			Floor: func(s *event.Stream) (Result, error) { return measureOrders(s, k) }})
+	}
+	return out
+}
+
+// andWindow keeps AND of 5's matches on 1M random-walk events (10
+// symbols) near 100M.
+const andWindow = 150
+
+// AndOf is AND(stock c1, ..., stock ck) WHERE [symbol] on the random
+// walk, whose events are all of type stock: item i takes the i-th of k
+// bands of volume, so that the items differ (else each set of k events
+// would match in its k! assignments).
+func AndOf(k int) string {
+	items := make([]string, k)
+	for i := range items {
+		items[i] = fmt.Sprintf("stock c%d", i+1)
+	}
+	return fmt.Sprintf("PATTERN AND(%s) WHERE %s", strings.Join(items, ", "), andWhere(k))
+}
+
+// andWhere is AndOf's WHERE and WITHIN: [symbol], each item's band.
+func andWhere(k int) string {
+	conds := []string{"[symbol]"}
+	for i := range k {
+		if i > 0 {
+			conds = append(conds, fmt.Sprintf("c%d.volume >= %d", i+1, 1000*i/k))
+		}
+		if i < k-1 {
+			conds = append(conds, fmt.Sprintf("c%d.volume < %d", i+1, 1000*(i+1)/k))
+		}
+	}
+	return fmt.Sprintf("%s WITHIN %d", strings.Join(conds, " AND "), andWindow)
+}
+
+// measureOrders runs AndOf(k)'s k! orders, each a flat SEQ on auto (the
+// same matches on a stream without equal timestamps), one after the
+// other, and sums them: the union of the orders an engine without a join
+// would run.
+func measureOrders(stream *event.Stream, k int) (Result, error) {
+	res := Result{Engine: fmt.Sprintf("%d SEQs", len(orders(k))), Workers: 1, Events: int64(len(stream.Events))}
+	start, cpu := time.Now(), CPUTime()
+	for _, o := range orders(k) {
+		items := make([]string, k)
+		for i, c := range o {
+			items[i] = fmt.Sprintf("stock c%d", c)
+		}
+		q, err := Compile(stream, fmt.Sprintf("PATTERN SEQ(%s) WHERE %s", strings.Join(items, ", "), andWhere(k)), "auto")
+		if err != nil {
+			return res, err
+		}
+		if _, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { res.Matches++; return true }); err != nil {
+			return res, err
+		}
+	}
+	res.Elapsed, res.CPU = time.Since(start), CPUTime()-cpu
+	return res, nil
+}
+
+// orders lists the permutations of 1..k.
+func orders(k int) [][]int {
+	if k == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, o := range orders(k - 1) {
+		for i := 0; i <= len(o); i++ {
+			out = append(out, slices.Insert(slices.Clone(o), i, k))
+		}
 	}
 	return out
 }

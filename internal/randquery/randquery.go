@@ -66,7 +66,7 @@ type Case struct {
 // Option widens what Generate makes.
 type Option func(*config)
 
-type config struct{ long, extremes, strategies bool }
+type config struct{ long, extremes, strategies, nested bool }
 
 // Long lets one stream in five be long enough for window pruning (with a
 // short pattern, since basic enumerates every sequence of a long stream).
@@ -82,6 +82,11 @@ func Extremes() Option { return func(c *config) { c.extremes = true } }
 // Strategies names an event selection strategy in one query in three.
 func Strategies() Option { return func(c *config) { c.strategies = true } }
 
+// Nested makes a v3 pattern (LANGUAGE.md §9) instead of a flat SEQ; see
+// nested.go. It overrides Long and Strategies (v3 patterns run
+// skip-till-any-match only; basic enumerates their occurrences).
+func Nested() Option { return func(c *config) { c.nested = true } }
+
 // Generate makes a small stream and a valid query using every feature of
 // the language: negation in every position, ANY, closures with
 // per-element and whole-list predicates, constant filters on every kind
@@ -93,7 +98,6 @@ func Generate(r Source, opts ...Option) Case {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	types := []string{"A", "B", "C", "D"}
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 
 	// Stream: ties are common; some streams have missing cells.
@@ -107,7 +111,7 @@ func Generate(r Source, opts ...Option) Case {
 		return s
 	}
 	events := 15 + r.IntN(25)
-	long := cfg.long && r.IntN(5) == 0
+	long := cfg.long && !cfg.nested && r.IntN(5) == 0
 	if long {
 		events = 150 + r.IntN(150)
 	}
@@ -130,6 +134,10 @@ func Generate(r Source, opts ...Option) Case {
 		fmt.Fprintf(&csv, "%s,%d,%s,%s,%s,%s\n", typ, ts,
 			cell(price), cell(fmt.Sprint(r.IntN(8))),
 			cell(pick([]string{"x", "y", "z"})), cell(pick(ids)))
+	}
+
+	if cfg.nested {
+		return Case{StreamCSV: csv.String(), Query: nestedQuery(r, cfg)}
 	}
 
 	// Pattern: kinds chosen so that closures touch neither closures nor
@@ -186,6 +194,28 @@ func Generate(r Source, opts ...Option) Case {
 		}
 	}
 
+	conds := conditions(r, singles, negs, closures)
+	if cfg.strategies && r.IntN(3) == 0 {
+		conds = append([]string{pick(strategyNames)}, conds...)
+	}
+	q := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if needWindow || long || r.IntN(4) > 0 {
+		w := fmt.Sprint(r.IntN(15))
+		if cfg.extremes && r.IntN(3) == 0 {
+			w = pick(hugeWindows)
+		}
+		q += " WITHIN " + w
+	}
+	return Case{StreamCSV: csv.String(), Query: q}
+}
+
+// conditions draws a WHERE clause's conjuncts: maybe equivalence tests,
+// comparisons of the singles, each negation's and closure's own tests.
+func conditions(r Source, singles, negs, closures []string) []string {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	var conds []string
 	attrs := []string{"price", "vol"}
 	if r.IntN(3) == 0 {
@@ -239,21 +269,7 @@ func Generate(r Source, opts ...Option) Case {
 			conds = append(conds, fmt.Sprintf("%s[1].price < %s[%s.LEN].price", v, v, v))
 		}
 	}
-	if cfg.strategies && r.IntN(3) == 0 {
-		conds = append([]string{pick(strategyNames)}, conds...)
-	}
-	q := "PATTERN SEQ(" + strings.Join(comps, ", ") + ")"
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
-	}
-	if needWindow || long || r.IntN(4) > 0 {
-		w := fmt.Sprint(r.IntN(15))
-		if cfg.extremes && r.IntN(3) == 0 {
-			w = pick(hugeWindows)
-		}
-		q += " WITHIN " + w
-	}
-	return Case{StreamCSV: csv.String(), Query: q}
+	return conds
 }
 
 var strategyNames = []string{"skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}

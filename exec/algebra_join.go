@@ -1,0 +1,298 @@
+package exec
+
+import (
+	"math"
+	"slices"
+
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
+)
+
+// andJoin runs a flat AND (planner.Algebra.Join) as a join, not as the
+// products of algebraSource: an event that can be item i (its type, the
+// conjuncts on i alone) joins the events buffered for the other items that
+// are still in its window and share its value of the first equivalence
+// test (or lack the attribute), then is buffered for i. Each match comes
+// out once, at its last event in stream order, as that event's item: the
+// others are earlier events, so an AND of k items costs its matches and
+// their partial joins, never k! orders. §9.5's checks hold per match: no
+// event twice, the window, every equivalence test, then the selection,
+// each conjunct as soon as its variables are bound.
+type andJoin struct {
+	r     *runner
+	op    *planner.Algebra
+	next  stage
+	b     *planner.Binding
+	items []*joinItem
+	// byType lists the items each type can be.
+	byType [][]int
+	// bound is the event of each item in the join being built, refs the
+	// equivalence values fixed by its first d items (row d).
+	bound []*event.Event
+	refs  [][]event.Value
+	// cands are the buffers each depth of the join reads: its item's
+	// wild events, and its bucket of the new event's key (nil: every
+	// bucket, for a new event without the attribute).
+	cands []*buffer
+	// plans are the joins from each item's new event: plan is the one
+	// running.
+	plans []joinPlan
+	plan  *joinPlan
+	lo    int64 // the oldest ts the current join may bind
+	// agreed: the current join's candidates agree on the equivalence
+	// test by their bucket (one test, a new event with an exact key).
+	agreed bool
+	swept  int64
+}
+
+// joinPlan is the join from a new event of one item: the order it binds
+// the items in (that one first), and per depth the conjuncts whose last
+// variable is bound there.
+type joinPlan struct {
+	order []int
+	at    [][]*planner.Pred
+}
+
+// joinItem is one item of the AND: its component, the conjuncts on it
+// alone, and its buffered events by equivalence key (wild: without the
+// attribute), oldest first.
+type joinItem struct {
+	comp    int
+	filters []*planner.Pred
+	buckets map[event.Key]*buffer
+	wild    buffer
+}
+
+// buffer is an item's events of one key in the window, oldest first.
+type buffer struct{ evs []*event.Event }
+
+func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
+	k := len(op.Root.Items)
+	j := &andJoin{r: r, op: op, next: next, b: r.bind(), bound: make([]*event.Event, k), refs: make([][]event.Value, k+1), cands: make([]*buffer, k)}
+	for i := range j.refs {
+		j.refs[i] = make([]event.Value, len(op.Equivs))
+	}
+	for i, n := range op.Root.Items {
+		it := &joinItem{comp: n.Comp, buckets: map[event.Key]*buffer{}}
+		j.items = append(j.items, it)
+		for _, t := range n.Types {
+			for len(j.byType) <= t {
+				j.byType = append(j.byType, nil)
+			}
+			j.byType[t] = append(j.byType[t], i)
+		}
+	}
+	for i := range j.items {
+		j.plans = append(j.plans, j.planFrom(i))
+	}
+	for _, pr := range op.Preds {
+		if len(pr.Vars) == 1 {
+			for _, it := range j.items {
+				if it.comp == pr.Vars[0] {
+					it.filters = append(it.filters, pr)
+				}
+			}
+		}
+	}
+	return j
+}
+
+// key is e's bucket: its value of the first equivalence test, as a key
+// (wild when absent or when there is no test).
+func (j *andJoin) key(e *event.Event) (event.Key, bool) {
+	if len(j.op.Equivs) == 0 {
+		return event.Key{}, true
+	}
+	v := j.op.Equivs[0].Value(e)
+	if v.IsAbsent() {
+		return event.Key{}, true
+	}
+	return event.PartitionKey(v).Key(), false
+}
+
+func (j *andJoin) process(ev *event.Event) {
+	if ev.Type >= len(j.byType) || len(j.byType[ev.Type]) == 0 {
+		return
+	}
+	clear(j.b.Lists)
+	key, wild := j.key(ev)
+	var fit []int // the items ev can be, buffered once every join is done
+	for _, i := range j.byType[ev.Type] {
+		it := j.items[i]
+		clear(j.b.Events)
+		j.b.Events[it.comp] = ev
+		if !j.passes(it.filters) {
+			continue
+		}
+		fit = append(fit, i)
+		j.join(ev, i, key, wild)
+	}
+	for _, i := range fit {
+		it := j.items[i]
+		buf := &it.wild
+		if !wild {
+			if buf = it.buckets[key]; buf == nil {
+				buf = &buffer{}
+				it.buckets[key] = buf
+			}
+		}
+		buf.evs = append(buf.evs, ev)
+	}
+}
+
+func (j *andJoin) passes(preds []*planner.Pred) bool {
+	for _, pr := range preds {
+		if !pr.Eval(j.b) {
+			return false
+		}
+	}
+	return true
+}
+
+// join emits the matches that bind ev as item i with earlier events.
+func (j *andJoin) join(ev *event.Event, i int, key event.Key, wild bool) {
+	j.lo = math.MinInt64
+	if j.op.HasWindow {
+		j.lo = satSub(ev.TS, j.op.Window)
+	}
+	j.plan = &j.plans[i]
+	for d, x := range j.plan.order[1:] {
+		it := j.items[x]
+		it.wild.evs = j.live(it.wild.evs)
+		j.cands[d+1] = nil
+		if buf := it.buckets[key]; !wild && buf != nil {
+			buf.evs = j.live(buf.evs)
+			j.cands[d+1] = buf
+		}
+	}
+	j.agreed = false
+	if !wild && len(j.op.Equivs) == 1 {
+		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its bucket
+		j.agreed = !v.IsFloat() || !math.IsNaN(v.Float())
+	}
+	clear(j.b.Events)
+	j.b.Events[j.items[i].comp] = ev
+	clear(j.refs[0])
+	if !j.bind(0, ev, false) {
+		return
+	}
+	j.extend(1, key, wild)
+}
+
+// planFrom is the join from a new event of item i: the others follow in
+// their order, each multi-variable conjunct at the depth of its last
+// variable.
+func (j *andJoin) planFrom(i int) joinPlan {
+	pl := joinPlan{order: []int{i}, at: make([][]*planner.Pred, len(j.items))}
+	for x := range j.items {
+		if x != i {
+			pl.order = append(pl.order, x)
+		}
+	}
+	depth := map[int]int{}
+	for d, x := range pl.order {
+		depth[j.items[x].comp] = d
+	}
+	for _, pr := range j.op.Preds {
+		if len(pr.Vars) < 2 {
+			continue
+		}
+		d := 0
+		for _, v := range pr.Vars {
+			d = max(d, depth[v])
+		}
+		pl.at[d] = append(pl.at[d], pr)
+	}
+	return pl
+}
+
+// bind puts e at depth d: it must agree with the equivalence values fixed
+// so far (which it extends into refs[d+1]), unless agreed says it does,
+// and pass the conjuncts filed at d.
+func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
+	if !agreed {
+		copy(j.refs[d+1], j.refs[d])
+		for q, eq := range j.op.Equivs {
+			if !eq.Agrees(&j.refs[d+1][q], e) {
+				return false
+			}
+		}
+	}
+	j.bound[d] = e
+	return j.passes(j.plan.at[d])
+}
+
+// extend binds depth d and on from the buffers, then emits.
+func (j *andJoin) extend(d int, key event.Key, wild bool) {
+	if d == len(j.plan.order) {
+		j.r.stats.Operators[0].Out++
+		j.next.push(j.b)
+		return
+	}
+	it := j.items[j.plan.order[d]]
+	j.try(d, it, &it.wild, key, wild)
+	if !wild {
+		if buf := j.cands[d]; buf != nil {
+			j.try(d, it, buf, key, wild)
+		}
+		return
+	}
+	for _, buf := range it.buckets {
+		buf.evs = j.live(buf.evs)
+		j.try(d, it, buf, key, wild)
+	}
+}
+
+// try binds each event of buf, pruned to the join's window, as item it
+// at depth d, and goes on.
+func (j *andJoin) try(d int, it *joinItem, buf *buffer, key event.Key, wild bool) {
+	for _, e := range buf.evs {
+		j.r.tick()
+		if slices.Contains(j.bound[:d], e) {
+			continue
+		}
+		j.b.Events[it.comp] = e
+		if j.bind(d, e, j.agreed) {
+			j.extend(d+1, key, wild)
+		}
+	}
+	j.b.Events[it.comp] = nil
+}
+
+// live drops the events before j.lo from a buffer (ts order): copied down
+// once half of it is dead, so that pruning is linear.
+func (j *andJoin) live(evs []*event.Event) []*event.Event {
+	k, _ := slices.BinarySearchFunc(evs, j.lo, func(e *event.Event, lo int64) int {
+		if e.TS < lo {
+			return -1
+		}
+		return 1
+	})
+	if k > 0 && 2*k >= len(evs) {
+		n := copy(evs, evs[k:])
+		clear(evs[n:])
+		return evs[:n]
+	}
+	return evs[k:]
+}
+
+// advance sweeps the buckets once a window: a key no event comes for
+// would keep its buffer.
+func (j *andJoin) advance(ts int64) {
+	if !j.op.HasWindow || satSub(ts, j.swept) <= j.op.Window {
+		return
+	}
+	j.swept, j.lo = ts, satSub(ts, j.op.Window)
+	for _, it := range j.items {
+		it.wild.evs = j.live(it.wild.evs)
+		for k, buf := range it.buckets {
+			if buf.evs = j.live(buf.evs); len(buf.evs) == 0 {
+				delete(it.buckets, k)
+			}
+		}
+	}
+}
+
+func (j *andJoin) untimed() bool { return !j.op.HasWindow }
+func (j *andJoin) finish()       {}
+func (j *andJoin) report(*Stats) {}
