@@ -51,6 +51,9 @@ func (r *runner) prepare(start time.Time) (counted *Chunks, items *itemOrder) {
 // release matches.
 func (p *Pusher) Timed() bool { return p.r.timed != nil }
 
+// Events is how many events the run has read so far.
+func (p *Pusher) Events() int64 { return p.r.stats.Events }
+
 // Push runs one item (an event or a tick); it returns false once the run
 // has ended: its consumer wants no more matches, or it failed (Finish
 // says why).

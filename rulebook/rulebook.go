@@ -91,22 +91,19 @@ type Pass struct {
 	n      int    // items since the last flush
 	mark   func(int32)
 	ev     *event.Event
+	ended  []*Result // by rule: its result once End ended it alone
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
 	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n), set: newBitset(n), held: newBitset(n),
-		lastTS: math.MinInt64, open: make([]int64, n), queued: make([][]*event.Event, n)}
+		lastTS: math.MinInt64, open: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
-		p.runs[i] = r.Query.Start(ctx, sinks[i], opts...)
-		if p.isTime[i] = p.runs[i].Timed(); p.isTime[i] {
-			p.timed = append(p.timed, int32(i))
-		}
-		p.open[i] = math.MinInt64
+		p.start(i, r, sinks[i], opts)
 	}
 	p.mark = func(i int32) {
-		if g := &b.ix.gates[i]; g.on && slices.Contains(g.first, p.ev.Type) {
+		if g := &p.b.ix.gates[i]; g.on && slices.Contains(g.first, p.ev.Type) {
 			p.open[i] = p.ev.TS
 		}
 		if p.isTime[i] {
@@ -118,6 +115,45 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 	}
 	return p
 }
+
+// start starts rule i's run.
+func (p *Pass) start(i int, r Rule, sink sase.Sink, opts []sase.RunOption) {
+	p.runs[i] = r.Query.Start(p.ctx, sink, opts...)
+	if p.isTime[i] = p.runs[i].Timed(); p.isTime[i] {
+		p.timed = append(p.timed, int32(i))
+	}
+	p.open[i] = math.MinInt64
+}
+
+// Add adds rule r, compiled on a stream of schema, to the running pass,
+// its matches to sink: it reads from the next item on (a rule added to a
+// running live stream). It returns the rule's number; the index is built
+// anew, as a rule is added once and read at every event.
+func (p *Pass) Add(schema *event.Schema, r Rule, sink sase.Sink, opts ...sase.RunOption) int {
+	p.Flush()
+	i := len(p.runs)
+	p.b = New(schema, append(slices.Clip(p.b.Rules), r))
+	p.runs, p.isTime, p.open = append(p.runs, nil), append(p.isTime, false), append(p.open, 0)
+	p.queued, p.ended = append(p.queued, nil), append(p.ended, nil)
+	p.set, p.held = newBitset(i+1), newBitset(i+1) // both empty after a push and a flush
+	p.start(i, r, sink, opts)
+	return i
+}
+
+// End ends rule i alone (STOP QUERY on one rule, or its limit): what
+// waits on the end of the stream goes out to its sink, and the others go
+// on. It returns the rule's result; Finish returns it again.
+func (p *Pass) End(i int) Result {
+	if p.ended[i] == nil {
+		p.Flush()
+		stats, err := p.runs[i].Finish()
+		p.ended[i] = &Result{Stats: stats, Err: err}
+	}
+	return *p.ended[i]
+}
+
+// Events is how many items rule i has read so far.
+func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 
 // Push hands one item (an event or a tick) to the rules it reaches, and
 // its time to the rules that follow time.
@@ -161,6 +197,10 @@ func (p *Pass) Finish() []Result {
 	p.Flush()
 	res := make([]Result, len(p.runs))
 	for i, run := range p.runs {
+		if p.ended[i] != nil {
+			res[i] = *p.ended[i]
+			continue
+		}
 		stats, err := run.Finish()
 		if err == nil {
 			err = p.ctx.Err()

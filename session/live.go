@@ -233,6 +233,9 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 	if q.Into != nil {
 		return s.intoLive(src, q, e, into, cq, view, unit)
 	}
+	if q.Rule != nil && unit == nil && s.set.Output == "" {
+		return s.liveRule(q, e, cq, view, unseen) // with the stream's other rules (rules_live.go)
+	}
 	tick := view.Unit // the stream's unit, which unitView may have set for a unit it does not know yet
 	if unit != nil {
 		tick = 0
@@ -280,19 +283,14 @@ func (s *Session) liveWriter(src *ast.Source, at int, l *source.Live, sc output.
 		}
 		out.src.sub, err = l.Subscribe()
 	} else {
-		res := s.res // the results go where they went at the start, even after \o
-		if s.bgRes != nil && res.file == nil {
-			res = s.bgRes
-		}
-		out.res = res.hold()
-		m := &orderedOut{dst: lockedWriter{s.outs, res.w}, lines: s.set.Format != output.Table, split: split}
+		var m *orderedOut
+		prefix := ""
 		if s.interactive {
-			m.prefix = []byte("[" + strconv.Itoa(id) + "] ")
+			prefix = "[" + strconv.Itoa(id) + "] "
 		}
-		m.w = s.writer(m, sc, len(m.prefix))
-		out.w, out.src.order = m, m
-		if out.src.sub, err = s.order(l).join(l, m); err != nil {
-			out.res.release()
+		if m, out.res, out.src.sub, err = s.ordered(l, split, prefix); err == nil {
+			m.w = s.writer(m, sc, len(m.prefix))
+			out.w, out.src.order = m, m
 		}
 	}
 	if err != nil {
@@ -301,6 +299,26 @@ func (s *Session) liveWriter(src *ast.Source, at int, l *source.Live, sc output.
 	// A header (CSV's) goes out now, before any event, in statement order.
 	out.w.Sync()
 	return out, nil
+}
+
+// ordered is the sink in the order of l's lines of the next live query
+// on l, its writer not set yet, each of its lines led by prefix; res is
+// the results it holds, sub its subscription to l.
+func (s *Session) ordered(l *source.Live, split bool, prefix string) (m *orderedOut, res *results, sub *source.Subscription, err error) {
+	to := s.res // the results go where they went at the start, even after \o
+	if s.bgRes != nil && to.file == nil {
+		to = s.bgRes
+	}
+	res = to.hold()
+	m = &orderedOut{dst: lockedWriter{s.outs, to.w}, lines: s.set.Format != output.Table, split: split}
+	if prefix != "" {
+		m.prefix = []byte(prefix)
+	}
+	if sub, err = s.order(l).join(l, m); err != nil {
+		res.release()
+		return nil, nil, nil, err
+	}
+	return m, res, sub, nil
 }
 
 // end releases the results the query wrote to, adding to its error.

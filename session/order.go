@@ -183,15 +183,7 @@ func (m *orderedOut) track(ctx context.Context, events iter.Seq[*event.Event]) i
 	}
 	return func(yield func(*event.Event) bool) {
 		for e := range events {
-			if m.rows && m.lines {
-				m.w.Sync()
-				m.rows = false
-			}
-			m.tag()
-			if m.n++; m.n == handOver || len(m.buf) >= handOverBytes {
-				m.handOver(m.pos, false)
-			}
-			m.pos++
+			m.step()
 			if !yield(e) {
 				return
 			}
@@ -200,6 +192,20 @@ func (m *orderedOut) track(ctx context.Context, events iter.Seq[*event.Event]) i
 			m.pos = math.MaxInt64 // the stream's end: what the run's end releases
 		}
 	}
+}
+
+// step moves the query to the next item: the lines written so far are
+// its predecessor's.
+func (m *orderedOut) step() {
+	if m.rows && m.lines {
+		m.w.Sync()
+		m.rows = false
+	}
+	m.tag()
+	if m.n++; m.n == handOver || len(m.buf) >= handOverBytes {
+		m.handOver(m.pos, false)
+	}
+	m.pos++
 }
 
 // handOver hands the lines tagged so far to the order, says that the

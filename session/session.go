@@ -59,6 +59,7 @@ type Session struct {
 	queries []*liveQuery                 // started on live streams; query n is queries[n-1]
 	groups  map[*source.Live]groupSource // the LISTENs a group shares (remote.go)
 	orders  map[*source.Live]*lineOrder  // the order of the lines of each live stream's queries (order.go)
+	books   map[*source.Live]*liveBook   // each live stream's running rulebook (rules_live.go)
 	// interactive starts a live stream with its first query and prefixes
 	// each query's lines with "[n] " (the shell); otherwise streams start
 	// at Wait and output is the bare results (a script).

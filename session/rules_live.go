@@ -1,0 +1,303 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/source"
+)
+
+// The RULE queries on one live stream run as one rulebook: one job reads
+// the stream once (one subscription, one decode) and hands each item to
+// the rules it reaches (rulebook.Pass), each rule writing its rows, led by
+// a rule column, with its own writer into the book's one place in the
+// order of the stream's lines. Each rule is a query of its own for SHOW
+// QUERIES and STOP QUERY; a rule added while the book runs reads from the
+// next item on. The book reads one item at a time to its end (no batch),
+// so that each line keeps the position that released it.
+type liveBook struct {
+	s      *Session
+	live   *source.Live
+	lq     *liveQuery // the book's own, unlisted: counts what it reads, stops it when its stream is stopped
+	ctx    context.Context // the book's run's: cancelled, it stops
+	cancel context.CancelFunc
+	m      *orderedOut
+	res    *results
+
+	mu     sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
+	pass   *rulebook.Pass
+	rules  []*liveRule // in pass order
+	dirty  []*liveRule // rules with rows not synced
+	ended  bool        // the book ends: a new rule starts a new book
+	timing bool
+}
+
+// liveRule is one rule of a live rulebook.
+type liveRule struct {
+	lq      *liveQuery
+	i       int // its number in the pass
+	w       output.Writer
+	limit   int64
+	ended   bool // its run has ended (r.res)
+	atLimit bool
+	res     rulebook.Result
+	err     error // its writer's
+	closed  bool  // its summary is out, its done closed
+}
+
+// liveRule adds RULE query q, compiled as cq over view, to the rulebook of
+// the live stream e, starting the book if e has none running.
+func (s *Session) liveRule(q *ast.Query, e *entry, cq *sase.Query, view *event.Stream, unseen []string) error {
+	l := e.live
+	b := s.books[l]
+	if b != nil {
+		b.mu.Lock()
+		if b.ended {
+			b.mu.Unlock()
+			b = nil
+		}
+	}
+	if b == nil {
+		var err error
+		if b, err = s.startBook(l); err != nil {
+			return err
+		}
+		b.mu.Lock()
+	}
+	defer b.mu.Unlock()
+	sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
+	sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
+	r := &liveRule{lq: s.addQuery(l, q), w: s.writer(b.m, sc, 0), limit: s.set.Limit}
+	r.lq.cancel = func() { b.stop(r) }
+	b.rules = append(b.rules, r)
+	r.i = b.pass.Add(view.Schema, rulebook.Rule{Name: q.Rule.Name, Query: cq}, b.sink(r, q.Rule.Name))
+	// A header (CSV's) goes out now, before any event, in statement order.
+	b.dirty = append(b.dirty, r)
+	b.m.Sync()
+	text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
+	if len(unseen) > 0 {
+		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
+	}
+	s.note("%s", text)
+	if s.interactive || s.startLive {
+		l.Start()
+	}
+	return nil
+}
+
+// startBook starts an empty rulebook on l, its job waiting for items.
+func (s *Session) startBook(l *source.Live) (*liveBook, error) {
+	m, res, sub, err := s.ordered(l, false, "")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &liveBook{s: s, live: l, m: m, res: res, ctx: ctx, cancel: cancel, timing: s.set.Timing,
+		lq: &liveQuery{live: l, cancel: cancel}}
+	m.w = bookWriter{b}
+	b.pass = rulebook.New(l.Snapshot().Schema, nil).Start(ctx, nil)
+	if s.books == nil {
+		s.books = map[*source.Live]*liveBook{}
+	}
+	s.books[l] = b
+	j := job.New(job.Config{Run: b.run, Source: &liveSource{sub: sub, live: l, q: b.lq}, Sink: lockedOut{b}, Live: true})
+	j.Start(ctx)
+	go func() {
+		_, err := j.Wait()
+		if rerr := res.release(); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			s.bgNote("%s rulebook on %s: %v", s.style.errorPrefix(), l.Name(), err)
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, r := range b.rules {
+			if !r.closed {
+				b.summary(r)
+			}
+		}
+	}()
+	return b, nil
+}
+
+// sink is rule r's: its rows, led by its name, to its writer, until its
+// limit or its stop.
+func (b *liveBook) sink(r *liveRule, name string) sase.Sink {
+	row := []sase.Cell{{Value: event.StringValue(name)}}
+	return func(cells []sase.Cell) bool {
+		if r.ended || b.ctx.Err() != nil {
+			return false // stopped: the end of its run would release incomplete matches
+		}
+		row = append(row[:1], cells...)
+		if r.err = r.w.Row(row); r.err != nil {
+			return false
+		}
+		b.m.rows = true
+		if len(b.dirty) == 0 || b.dirty[len(b.dirty)-1] != r {
+			b.dirty = append(b.dirty, r)
+		}
+		n := r.lq.matches.Add(1)
+		r.atLimit = r.limit > 0 && n >= r.limit
+		return !r.atLimit
+	}
+}
+
+// run is the book's job's: each item to the rules it reaches, in order.
+func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ func([]sase.Cell) bool) (int64, error) {
+	var n int64
+	for ev := range events {
+		b.mu.Lock()
+		b.m.step()
+		b.pass.Push(ev)
+		b.pass.Flush()
+		for _, r := range b.rules {
+			if r.atLimit && !r.ended {
+				b.end(r, EndedAtLimit)
+			}
+		}
+		ended := b.ended
+		b.mu.Unlock()
+		if !ev.IsTick() {
+			n++
+		}
+		if ended {
+			break
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended = true
+	if ctx.Err() == nil {
+		b.m.pos = math.MaxInt64 // the stream's end: what the run's end releases
+	}
+	results := b.pass.Finish()
+	for _, r := range b.rules {
+		if r.ended {
+			continue
+		}
+		state := Ended
+		switch res := results[r.i]; {
+		case ctx.Err() != nil:
+			state = Stopped
+		case res.Err != nil || r.err != nil:
+			state = Failed
+		case r.atLimit:
+			state = EndedAtLimit
+		}
+		b.finish(r, results[r.i], state)
+	}
+	return n, nil
+}
+
+// end ends rule r alone, in state: its run, its writer, its lines handed
+// over; its summary follows at once unless it was the book's last rule,
+// which ends the book.
+func (b *liveBook) end(r *liveRule, state State) {
+	b.finish(r, b.pass.End(r.i), state)
+	b.m.tag()
+	b.m.handOver(b.m.pos, false)
+	if !slices.ContainsFunc(b.rules, func(r *liveRule) bool { return !r.ended }) {
+		b.ended = true // its summary follows the book's end, once its lines are out
+		return
+	}
+	b.summary(r)
+}
+
+// finish records the end of rule r's run and writes its writer's end.
+func (b *liveBook) finish(r *liveRule, res rulebook.Result, state State) {
+	r.ended, r.res = true, res
+	if err := r.w.Finish(); r.err == nil {
+		r.err = err
+	}
+	if res.Stats != nil {
+		r.lq.events.Store(res.Stats.Events)
+	}
+	r.lq.state.Store(int32(state))
+}
+
+// summary notes how rule r ended and closes its done.
+func (b *liveBook) summary(r *liveRule) {
+	s := b.s
+	state := r.lq.State()
+	if err := errors.Join(r.res.Err, r.err); err != nil && state != Stopped {
+		s.bgNote("%s query %d: %v", s.style.errorPrefix(), r.lq.id, err)
+	}
+	stats := r.res.Stats
+	if stats == nil {
+		stats = &sase.Stats{}
+	}
+	s.bgNote("(query %d %s: %s)", r.lq.id, state, counts(r.lq.matches.Load(), stats, b.live.Name(), b.timing))
+	r.closed = true
+	close(r.lq.done)
+}
+
+// stop is STOP QUERY on rule r: it ends alone, the others go on; the last
+// one stops the book.
+func (b *liveBook) stop(r *liveRule) {
+	b.mu.Lock()
+	if !r.ended && !b.ended {
+		b.end(r, Stopped)
+	}
+	last := b.ended
+	b.mu.Unlock()
+	if last {
+		b.cancel()
+	}
+}
+
+// bookWriter is the book's writer in the order: its rules' writers.
+type bookWriter struct{ b *liveBook }
+
+func (w bookWriter) Row([]sase.Cell) error { return errors.New("a rulebook writes its rules' rows") }
+
+// Sync syncs the rules that have rows; it is the book's pause, where the
+// rules' event counts are published too (SHOW QUERIES).
+func (w bookWriter) Sync() error {
+	b := w.b
+	var errs []error
+	for _, r := range b.dirty {
+		if !r.ended {
+			errs = append(errs, r.w.Sync())
+		}
+	}
+	clear(b.dirty)
+	b.dirty = b.dirty[:0]
+	for _, r := range b.rules {
+		if !r.ended {
+			r.lq.events.Store(b.pass.Events(r.i))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Finish: the rules' writers have finished as their runs ended.
+func (w bookWriter) Finish() error { return nil }
+
+// lockedOut is the book's sink for its job, which calls it at pauses and
+// at the end, under the book's lock.
+type lockedOut struct{ b *liveBook }
+
+func (o lockedOut) Row([]sase.Cell) error { return errors.New("a rulebook writes its rules' rows") }
+
+func (o lockedOut) Sync() error {
+	o.b.mu.Lock()
+	defer o.b.mu.Unlock()
+	return o.b.m.Sync()
+}
+
+// Finish waits until the book's lines are out: not under the lock, which
+// the order's release does not need.
+func (o lockedOut) Finish() error { return o.b.m.Finish() }
