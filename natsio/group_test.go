@@ -515,7 +515,7 @@ func TestGroupScript(t *testing.T) {
 	if err := sessions[0].Exec(ctx, &ast.Source{Name: "<test>", Text: "SET format = csv; SHOW QUERIES;"}); err != nil {
 		t.Fatal(err)
 	}
-	if out := outs[0].String(); !strings.Contains(out, "id,stream,state,matches,query,group\n1,ev,running,") || !strings.Contains(out, " pending acks, ") {
+	if out := outs[0].String(); !strings.Contains(out, "id,stream,state,matches,events,query,group\n1,ev,running,") || !strings.Contains(out, " pending acks, ") {
 		t.Errorf("SHOW QUERIES:\n%s", out)
 	}
 	cancel()

@@ -630,7 +630,7 @@ func (s *Session) stopQuery(src *ast.Source, st *ast.StopQuery) error {
 
 func (s *Session) showQueries() {
 	var rows [][]event.Value
-	names := []string{"id", "stream", "state", "matches", "query"}
+	names := []string{"id", "stream", "state", "matches", "events", "query"}
 	infos := s.Queries()
 	grouped := slices.ContainsFunc(infos, func(q QueryInfo) bool { return q.Group != "" })
 	if grouped {
@@ -642,6 +642,7 @@ func (s *Session) showQueries() {
 			event.StringValue(q.Stream),
 			event.StringValue(q.State.String()),
 			event.IntValue(q.Matches),
+			event.IntValue(q.Events),
 			event.StringValue(q.Text),
 		}
 		if grouped {

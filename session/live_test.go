@@ -25,7 +25,7 @@ func TestInteractiveLiveQueries(t *testing.T) {
 		t.Errorf("no header for query 1:\n%s", stdout)
 	}
 	exec(t, s, "SHOW QUERIES;")
-	testkit.WaitFor(t, stdout, "1,s,running,1,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
+	testkit.WaitFor(t, stdout, "1,s,running,1,2,\"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n")
 
 	exec(t, s, "STOP QUERY 1;") // returns once the query has ended
 	if want := "(query 1 stopped: 1 match, 2 events on s)\n"; !strings.Contains(stderr.String(), want) {

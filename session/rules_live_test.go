@@ -2,9 +2,12 @@ package session_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 // liveRules are rules of every kind on the piped stream of ruleStream:
@@ -82,4 +85,39 @@ func byRule(out, format string, n int) []string {
 		}
 	}
 	return got
+}
+
+// TestLiveRuleStopAndAdd: in the shell, each rule of a live stream's
+// rulebook is a query of its own: SHOW QUERIES lists it with its events
+// and matches, STOP QUERY ends it alone, and a rule added while the
+// stream runs reads from the next event on.
+func TestLiveRuleStopAndAdd(t *testing.T) {
+	s, pw, stdout, stderr := shellOnPipe(t)
+	exec(t, s, "RULE ab: PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
+	exec(t, s, "RULE bc: PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
+	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\nC,3,33\n")
+	testkit.WaitFor(t, stdout, "bc,33\n")
+	exec(t, s, "SHOW QUERIES;")
+	// Each rule reads only the events of its types: ab the A and the B, bc the B and the C.
+	listing := "id,stream,state,matches,events,query\n" +
+		"1,s,running,1,2,\"RULE ab: PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x\"\n" +
+		"2,s,running,1,2,\"RULE bc: PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x\"\n"
+	testkit.WaitFor(t, stdout, listing)
+
+	exec(t, s, "STOP QUERY 1;") // returns once the rule has ended
+	if want := "(query 1 stopped: 1 match, 2 events on s)\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	exec(t, s, "RULE ca: PATTERN SEQ(C c, A a) WITHIN 5 RETURN a.x;") // C,3 is before its start
+	io.WriteString(pw, "A,4,44\nC,5,55\nA,6,66\nB,7,77\nC,8,88\n")
+	testkit.WaitFor(t, stdout, "bc,88\n")
+	testkit.WaitFor(t, stdout, "ca,66\n")
+	// ca does not match C,3 and A,4, nor ab A,6 and B,7.
+	want := "rule,a.x,b.x\nrule,c.x\nab,10,20\nbc,33\n" + listing + "rule,a.x\nbc,55\nca,66\nbc,88\n"
+	if got := stdout.String(); got != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", got, want)
+	}
+	pw.Close() // the stream ends, and with it the rules that run
+	testkit.WaitFor(t, stderr, "(query 2 ended: 3 matches, 5 events on s)")
+	testkit.WaitFor(t, stderr, "(query 3 ended: 1 match, 4 events on s)")
 }
