@@ -206,6 +206,7 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 // over; its summary follows at once unless it was the book's last rule,
 // which ends the book.
 func (b *liveBook) end(r *liveRule, state State) {
+	r.ended = true // what its run's end releases is not written: a stop's is not complete
 	b.finish(r, b.pass.End(r.i), state)
 	b.m.tag()
 	b.m.handOver(b.m.pos, false)
