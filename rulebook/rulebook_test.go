@@ -191,3 +191,67 @@ func TestCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestAddAndEnd: a rule added to a running pass finds what it finds
+// alone on the items from there on, a rule ended mid-pass what it finds
+// alone on the items until then, and the other rules what they find
+// alone on all.
+func TestAddAndEnd(t *testing.T) {
+	ctx := context.Background()
+	for trial := range 10 {
+		r := rand.New(rand.NewPCG(uint64(trial), 37))
+		base := randquery.Generate(r, randquery.Strategies())
+		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rules []rulebook.Rule
+		for len(rules) < 12 {
+			text := randquery.Generate(r, randquery.Strategies()).Query
+			if r.IntN(2) == 0 {
+				text = filterQuery(r)
+			}
+			if q, err := sase.Compile(text, stream); err == nil {
+				rules = append(rules, rulebook.Rule{Name: fmt.Sprint("r", len(rules)), Query: q})
+			}
+		}
+		items := slices.Collect(withTicks(stream, r))
+		first, ended := 6, r.IntN(6)
+		addAt, endAt := r.IntN(len(items)+1), r.IntN(len(items)+1)
+		got, sinks := collect(len(rules))
+		p := rulebook.New(stream.Schema, rules[:first]).Start(ctx, sinks[:first])
+		for at := 0; at <= len(items); at++ {
+			if at == addAt {
+				for i := first; i < len(rules); i++ {
+					if n := p.Add(stream.Schema, rules[i], sinks[i]); n != i {
+						t.Fatalf("Add gave rule %d number %d", i, n)
+					}
+				}
+			}
+			if at == endAt {
+				p.End(ended)
+			}
+			if at < len(items) {
+				p.Push(items[at])
+			}
+		}
+		p.Finish()
+		for i, rule := range rules {
+			from, to := 0, len(items)
+			switch {
+			case i >= first:
+				from = addAt
+			case i == ended:
+				to = endAt
+			}
+			var alone []string
+			rule.Query.Run(ctx, slices.Values(items[from:to]), func(cells []sase.Cell) bool {
+				alone = append(alone, row(cells))
+				return true
+			})
+			if !slices.Equal(got[i], alone) {
+				t.Fatalf("trial %d rule %d %q (items %d to %d of %d):\nin the pass: %v\nalone:       %v", trial, i, rule.Query.Plan().Query, from, to, len(items), got[i], alone)
+			}
+		}
+	}
+}
