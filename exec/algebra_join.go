@@ -116,6 +116,10 @@ func (j *andJoin) process(ev *event.Event) {
 	}
 	clear(j.b.Lists)
 	key, wild := j.key(ev)
+	// Every match binds ev: with the partition's attribute, ev fixes the
+	// partition of them all.
+	by := j.r.plan.Split.By
+	j.r.onePartition = by != nil && !by.Value(ev).IsAbsent()
 	var fit []int // the items ev can be, buffered once every join is done
 	for _, i := range j.byType[ev.Type] {
 		it := j.items[i]
