@@ -43,6 +43,15 @@ type andJoin struct {
 	// test by their bucket (one test, a new event with an exact key).
 	agreed bool
 	swept  int64
+	// cols is each item's column in the run's row when the output is
+	// the items' events (a query without RETURN), else nil; direct: the
+	// current join writes the row itself as it binds and hands it to the
+	// consumer, the output stage's work without its call per match (not
+	// in a worker that decides at the binding which matches are its own,
+	// nor with the operators timed).
+	cols   []int
+	direct bool
+	outID  int // the output stage's operator
 }
 
 // joinPlan is the join from a new event of one item: the order it binds
@@ -85,6 +94,7 @@ func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	for i := range j.items {
 		j.plans = append(j.plans, j.planFrom(i))
 	}
+	j.cols, j.outID = j.rowCols(r.plan.Output), len(r.stats.Operators)-1
 	for _, pr := range op.Preds {
 		if len(pr.Vars) == 1 {
 			for _, it := range j.items {
@@ -95,6 +105,23 @@ func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 		}
 	}
 	return j
+}
+
+// rowCols is each item's column of out when out is the items' events
+// only, else nil.
+func (j *andJoin) rowCols(out planner.Operator) []int {
+	t, ok := out.(*planner.Transformation)
+	if !ok {
+		return nil
+	}
+	cols := make([]int, len(j.items))
+	for x, it := range j.items {
+		cols[x] = slices.IndexFunc(t.Columns, func(c planner.Column) bool { return c.Kind == planner.ColEvent && c.Comp == it.comp })
+	}
+	if len(t.Columns) != len(cols) || slices.Contains(cols, -1) {
+		return nil
+	}
+	return cols
 }
 
 // key is e's bucket: its value of the first equivalence test, as a key
@@ -176,6 +203,9 @@ func (j *andJoin) join(ev *event.Event, i int, key event.Key, wild bool) {
 	}
 	clear(j.b.Events)
 	j.b.Events[j.items[i].comp] = ev
+	if j.direct = j.cols != nil && j.r.own == nil && !j.r.clock.on; j.direct {
+		j.r.row[j.cols[i]].Event = ev
+	}
 	clear(j.refs[0])
 	if !j.bind(0, ev, false) {
 		return
@@ -229,8 +259,15 @@ func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
 // extend binds depth d and on from the buffers, then emits.
 func (j *andJoin) extend(d int, key event.Key, wild bool) {
 	if d == len(j.plan.order) {
-		j.r.stats.Operators[0].Out++
-		j.next.push(j.b)
+		ops := j.r.stats.Operators
+		ops[0].Out++
+		if !j.direct {
+			j.next.push(j.b)
+			return
+		}
+		ops[j.outID].In++
+		ops[j.outID].Out++
+		j.r.deliver()
 		return
 	}
 	it := j.items[j.plan.order[d]]
@@ -250,12 +287,16 @@ func (j *andJoin) extend(d int, key event.Key, wild bool) {
 // try binds each event of buf, pruned to the join's window, as item it
 // at depth d, and goes on.
 func (j *andJoin) try(d int, it *joinItem, buf *buffer, key event.Key, wild bool) {
+	x := j.plan.order[d]
 	for _, e := range buf.evs {
 		j.r.tick()
 		if slices.Contains(j.bound[:d], e) {
 			continue
 		}
 		j.b.Events[it.comp] = e
+		if j.direct {
+			j.r.row[j.cols[x]].Event = e
+		}
 		if j.bind(d, e, j.agreed) {
 			j.extend(d+1, key, wild)
 		}
