@@ -212,10 +212,13 @@ func (j *andJoin) join(ev *event.Event, i int, g *group, wild bool) {
 		j.r.row[j.cols[i]].Event = ev
 	}
 	clear(j.refs[0])
-	if !j.bind(0, ev, false) {
-		return
+	switch {
+	case !j.bind(0, ev, false):
+	case len(j.plan.order) == 1: // an AND of one item
+		j.emit()
+	default:
+		j.extend(1, wild)
 	}
-	j.extend(1, wild)
 }
 
 // planFrom is the join from a new event of item i: the others follow in
@@ -261,20 +264,21 @@ func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
 	return j.passes(j.plan.at[d])
 }
 
-// extend binds depth d and on from the buffers, then emits.
-func (j *andJoin) extend(d int, wild bool) {
-	if d == len(j.plan.order) {
-		ops := j.r.stats.Operators
-		ops[0].Out++
-		if !j.direct {
-			j.next.push(j.b)
-			return
-		}
-		ops[j.outID].In++
-		ops[j.outID].Out++
-		j.r.deliver()
+// emit hands on the match the join has bound.
+func (j *andJoin) emit() {
+	ops := j.r.stats.Operators
+	ops[0].Out++
+	if !j.direct {
+		j.next.push(j.b)
 		return
 	}
+	ops[j.outID].In++
+	ops[j.outID].Out++
+	j.r.deliver()
+}
+
+// extend binds depth d and on from the buffers, emitting each match.
+func (j *andJoin) extend(d int, wild bool) {
 	x := j.plan.order[d]
 	j.try(d, x, &j.wild.bufs[x], wild)
 	if !wild {
@@ -293,7 +297,7 @@ func (j *andJoin) extend(d int, wild bool) {
 // try binds each event of buf, pruned to the join's window, as item x
 // at depth d, and goes on.
 func (j *andJoin) try(d, x int, buf *buffer, wild bool) {
-	it := j.items[x]
+	it, last := j.items[x], d == len(j.plan.order)-1
 	for _, e := range buf.evs {
 		j.r.tick()
 		if slices.Contains(j.bound[:d], e) {
@@ -303,7 +307,11 @@ func (j *andJoin) try(d, x int, buf *buffer, wild bool) {
 		if j.direct {
 			j.r.row[j.cols[x]].Event = e
 		}
-		if j.bind(d, e, j.agreed) {
+		switch {
+		case !j.bind(d, e, j.agreed):
+		case last:
+			j.emit()
+		default:
 			j.extend(d+1, wild)
 		}
 	}
