@@ -24,6 +24,10 @@ type andJoin struct {
 	next  stage
 	b     *planner.Binding
 	items []*joinItem
+	// groups are the buffered events by equivalence key, wild those
+	// without the attribute: one look-up per event, not one per item.
+	groups map[event.Key]*group
+	wild   group
 	// byType lists the items each type can be.
 	byType [][]int
 	// bound is the event of each item in the join being built, refs the
@@ -31,8 +35,8 @@ type andJoin struct {
 	bound []*event.Event
 	refs  [][]event.Value
 	// cands are the buffers each depth of the join reads: its item's
-	// wild events, and its bucket of the new event's key (nil: every
-	// bucket, for a new event without the attribute).
+	// wild events, and its group of the new event's key (nil: every
+	// group, for a new event without the attribute).
 	cands []*buffer
 	// plans are the joins from each item's new event: plan is the one
 	// running.
@@ -40,9 +44,18 @@ type andJoin struct {
 	plan  *joinPlan
 	lo    int64 // the oldest ts the current join may bind
 	// agreed: the current join's candidates agree on the equivalence
-	// test by their bucket (one test, a new event with an exact key).
+	// test by their group (one test, a new event with an exact key).
 	agreed bool
 	swept  int64
+	// cols is each item's column in the run's row when the output is
+	// the items' events (a query without RETURN), else nil; direct: the
+	// current join writes the row itself as it binds and hands it to the
+	// consumer, the output stage's work without its call per match (not
+	// in a worker that decides at the binding which matches are its own,
+	// nor with the operators timed).
+	cols   []int
+	direct bool
+	outID  int // the output stage's operator
 }
 
 // joinPlan is the join from a new event of one item: the order it binds
@@ -53,27 +66,27 @@ type joinPlan struct {
 	at    [][]*planner.Pred
 }
 
-// joinItem is one item of the AND: its component, the conjuncts on it
-// alone, and its buffered events by equivalence key (wild: without the
-// attribute), oldest first.
+// joinItem is one item of the AND: its component and the conjuncts on it
+// alone.
 type joinItem struct {
 	comp    int
 	filters []*planner.Pred
-	buckets map[event.Key]*buffer
-	wild    buffer
 }
+
+// group is the buffered events of one key, by item.
+type group struct{ bufs []buffer }
 
 // buffer is an item's events of one key in the window, oldest first.
 type buffer struct{ evs []*event.Event }
 
 func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	k := len(op.Root.Items)
-	j := &andJoin{r: r, op: op, next: next, b: r.bind(), bound: make([]*event.Event, k), refs: make([][]event.Value, k+1), cands: make([]*buffer, k)}
+	j := &andJoin{r: r, op: op, next: next, b: r.bind(), groups: map[event.Key]*group{}, wild: group{bufs: make([]buffer, k)}, bound: make([]*event.Event, k), refs: make([][]event.Value, k+1), cands: make([]*buffer, k)}
 	for i := range j.refs {
 		j.refs[i] = make([]event.Value, len(op.Equivs))
 	}
 	for i, n := range op.Root.Items {
-		it := &joinItem{comp: n.Comp, buckets: map[event.Key]*buffer{}}
+		it := &joinItem{comp: n.Comp}
 		j.items = append(j.items, it)
 		for _, t := range n.Types {
 			for len(j.byType) <= t {
@@ -85,6 +98,7 @@ func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	for i := range j.items {
 		j.plans = append(j.plans, j.planFrom(i))
 	}
+	j.cols, j.outID = j.rowCols(r.plan.Output), len(r.stats.Operators)-1
 	for _, pr := range op.Preds {
 		if len(pr.Vars) == 1 {
 			for _, it := range j.items {
@@ -97,7 +111,24 @@ func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	return j
 }
 
-// key is e's bucket: its value of the first equivalence test, as a key
+// rowCols is each item's column of out when out is the items' events
+// only, else nil.
+func (j *andJoin) rowCols(out planner.Operator) []int {
+	t, ok := out.(*planner.Transformation)
+	if !ok {
+		return nil
+	}
+	cols := make([]int, len(j.items))
+	for x, it := range j.items {
+		cols[x] = slices.IndexFunc(t.Columns, func(c planner.Column) bool { return c.Kind == planner.ColEvent && c.Comp == it.comp })
+	}
+	if len(t.Columns) != len(cols) || slices.Contains(cols, -1) {
+		return nil
+	}
+	return cols
+}
+
+// key is e's group: its value of the first equivalence test, as a key
 // (wild when absent or when there is no test).
 func (j *andJoin) key(e *event.Event) (event.Key, bool) {
 	if len(j.op.Equivs) == 0 {
@@ -116,6 +147,14 @@ func (j *andJoin) process(ev *event.Event) {
 	}
 	clear(j.b.Lists)
 	key, wild := j.key(ev)
+	g := &j.wild
+	if !wild {
+		g = j.groups[key] // nil: no event of ev's key is buffered
+	}
+	// Every match binds ev: with the partition's attribute, ev fixes the
+	// partition of them all.
+	by := j.r.plan.Split.By
+	j.r.onePartition = by != nil && !by.Value(ev).IsAbsent()
 	var fit []int // the items ev can be, buffered once every join is done
 	for _, i := range j.byType[ev.Type] {
 		it := j.items[i]
@@ -125,18 +164,14 @@ func (j *andJoin) process(ev *event.Event) {
 			continue
 		}
 		fit = append(fit, i)
-		j.join(ev, i, key, wild)
+		j.join(ev, i, g, wild)
+	}
+	if len(fit) > 0 && g == nil {
+		g = &group{bufs: make([]buffer, len(j.items))}
+		j.groups[key] = g
 	}
 	for _, i := range fit {
-		it := j.items[i]
-		buf := &it.wild
-		if !wild {
-			if buf = it.buckets[key]; buf == nil {
-				buf = &buffer{}
-				it.buckets[key] = buf
-			}
-		}
-		buf.evs = append(buf.evs, ev)
+		g.bufs[i].evs = append(g.bufs[i].evs, ev)
 	}
 }
 
@@ -150,33 +185,40 @@ func (j *andJoin) passes(preds []*planner.Pred) bool {
 }
 
 // join emits the matches that bind ev as item i with earlier events.
-func (j *andJoin) join(ev *event.Event, i int, key event.Key, wild bool) {
+func (j *andJoin) join(ev *event.Event, i int, g *group, wild bool) {
 	j.lo = math.MinInt64
 	if j.op.HasWindow {
 		j.lo = satSub(ev.TS, j.op.Window)
 	}
 	j.plan = &j.plans[i]
 	for d, x := range j.plan.order[1:] {
-		it := j.items[x]
-		it.wild.evs = j.live(it.wild.evs)
+		w := &j.wild.bufs[x]
+		w.evs = j.live(w.evs)
 		j.cands[d+1] = nil
-		if buf := it.buckets[key]; !wild && buf != nil {
+		if !wild && g != nil {
+			buf := &g.bufs[x]
 			buf.evs = j.live(buf.evs)
 			j.cands[d+1] = buf
 		}
 	}
 	j.agreed = false
 	if !wild && len(j.op.Equivs) == 1 {
-		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its bucket
+		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its group
 		j.agreed = !v.IsFloat() || !math.IsNaN(v.Float())
 	}
 	clear(j.b.Events)
 	j.b.Events[j.items[i].comp] = ev
-	clear(j.refs[0])
-	if !j.bind(0, ev, false) {
-		return
+	if j.direct = j.cols != nil && j.r.own == nil && !j.r.clock.on; j.direct {
+		j.r.row[j.cols[i]].Event = ev
 	}
-	j.extend(1, key, wild)
+	clear(j.refs[0])
+	switch {
+	case !j.bind(0, ev, false):
+	case len(j.plan.order) == 1: // an AND of one item
+		j.emit()
+	default:
+		j.extend(1, wild)
+	}
 }
 
 // planFrom is the join from a new event of item i: the others follow in
@@ -222,38 +264,55 @@ func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
 	return j.passes(j.plan.at[d])
 }
 
-// extend binds depth d and on from the buffers, then emits.
-func (j *andJoin) extend(d int, key event.Key, wild bool) {
-	if d == len(j.plan.order) {
-		j.r.stats.Operators[0].Out++
+// emit hands on the match the join has bound.
+func (j *andJoin) emit() {
+	ops := j.r.stats.Operators
+	ops[0].Out++
+	if !j.direct {
 		j.next.push(j.b)
 		return
 	}
-	it := j.items[j.plan.order[d]]
-	j.try(d, it, &it.wild, key, wild)
+	ops[j.outID].In++
+	ops[j.outID].Out++
+	j.r.deliver()
+}
+
+// extend binds depth d and on from the buffers, emitting each match.
+func (j *andJoin) extend(d int, wild bool) {
+	x := j.plan.order[d]
+	j.try(d, x, &j.wild.bufs[x], wild)
 	if !wild {
 		if buf := j.cands[d]; buf != nil {
-			j.try(d, it, buf, key, wild)
+			j.try(d, x, buf, wild)
 		}
 		return
 	}
-	for _, buf := range it.buckets {
+	for _, g := range j.groups {
+		buf := &g.bufs[x]
 		buf.evs = j.live(buf.evs)
-		j.try(d, it, buf, key, wild)
+		j.try(d, x, buf, wild)
 	}
 }
 
-// try binds each event of buf, pruned to the join's window, as item it
+// try binds each event of buf, pruned to the join's window, as item x
 // at depth d, and goes on.
-func (j *andJoin) try(d int, it *joinItem, buf *buffer, key event.Key, wild bool) {
+func (j *andJoin) try(d, x int, buf *buffer, wild bool) {
+	it, last := j.items[x], d == len(j.plan.order)-1
 	for _, e := range buf.evs {
 		j.r.tick()
 		if slices.Contains(j.bound[:d], e) {
 			continue
 		}
 		j.b.Events[it.comp] = e
-		if j.bind(d, e, j.agreed) {
-			j.extend(d+1, key, wild)
+		if j.direct {
+			j.r.row[j.cols[x]].Event = e
+		}
+		switch {
+		case !j.bind(d, e, j.agreed):
+		case last:
+			j.emit()
+		default:
+			j.extend(d+1, wild)
 		}
 	}
 	j.b.Events[it.comp] = nil
@@ -276,21 +335,30 @@ func (j *andJoin) live(evs []*event.Event) []*event.Event {
 	return evs[k:]
 }
 
-// advance sweeps the buckets once a window: a key no event comes for
+// advance sweeps the groups once a window: a key no event comes for
 // would keep its buffer.
 func (j *andJoin) advance(ts int64) {
 	if !j.op.HasWindow || satSub(ts, j.swept) <= j.op.Window {
 		return
 	}
 	j.swept, j.lo = ts, satSub(ts, j.op.Window)
-	for _, it := range j.items {
-		it.wild.evs = j.live(it.wild.evs)
-		for k, buf := range it.buckets {
-			if buf.evs = j.live(buf.evs); len(buf.evs) == 0 {
-				delete(it.buckets, k)
-			}
+	j.wild.sweep(j)
+	for k, g := range j.groups {
+		if g.sweep(j) == 0 {
+			delete(j.groups, k)
 		}
 	}
+}
+
+// sweep prunes g's buffers to the join's window; it returns how many
+// events they keep.
+func (g *group) sweep(j *andJoin) int {
+	n := 0
+	for x := range g.bufs {
+		g.bufs[x].evs = j.live(g.bufs[x].evs)
+		n += len(g.bufs[x].evs)
+	}
+	return n
 }
 
 func (j *andJoin) untimed() bool { return !j.op.HasWindow }

@@ -292,6 +292,11 @@ type runner struct {
 	// counts: the consumer only counts the matches (countOnly, no
 	// limit), so a scan may add them up without handing each over.
 	counts bool
+	// onePartition: the source promises that the matches of the item it
+	// runs all lie in one partition, so that an itemOrder, which would
+	// sort them into an order they are already in, hands them on as they
+	// come.
+	onePartition bool
 }
 
 // tick counts one step of a search, a construction or a scan of held

@@ -18,6 +18,7 @@ import (
 // a result as a worker's, and hands them on in partition-value order at
 // the item's end (flush).
 type itemOrder struct {
+	r  *runner
 	by *planner.Equiv
 	// lists: a match whose positive events lack the attribute takes the
 	// value of its first closure element that has it, as the split run
@@ -42,7 +43,7 @@ func (r *runner) holdItems() *itemOrder {
 	}
 	_, runScan := r.plan.Source.(*planner.RunScan)
 	l := layoutOf(r.plan)
-	o := &itemOrder{by: by, lists: runScan || r.plan.Split.ByKeyWhy != "", rk: rowKeyOf(r.plan, by), l: l, row: make([]Cell, l.width), emit: r.emit}
+	o := &itemOrder{r: r, by: by, lists: runScan || r.plan.Split.ByKeyWhy != "", rk: rowKeyOf(r.plan, by), l: l, row: make([]Cell, l.width), emit: r.emit}
 	if o.rk == nil {
 		r.own = func(b *planner.Binding) bool {
 			o.key = o.bindingKey(r, b)
@@ -68,6 +69,9 @@ func (o *itemOrder) bindingKey(r *runner, b *planner.Binding) event.Value {
 
 // hold is the runner's emit: it keeps the row until the item's end.
 func (o *itemOrder) hold(row []Cell) bool {
+	if o.r.onePartition {
+		return o.emit(row) // the item's matches are in order as they come
+	}
 	key := o.key
 	if o.rk != nil {
 		var wild bool
