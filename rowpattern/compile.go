@@ -32,7 +32,7 @@ type Query struct {
 	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
 	// then do the matcher's threads at one instruction differ.
 	history bool
-	cached  []int // the attribute slots DEFINE reads (partition.cols)
+	cached  []int // the column slots the query reads (partition.cols)
 	reach   int   // the farthest PREV reaches back
 	liveErr error // why it cannot run on a live stream
 }
@@ -70,7 +70,7 @@ type orderKey struct {
 type outCol struct {
 	name    string
 	measure int
-	slot    int
+	col     int // the column's index in partition.cols
 }
 
 // Columns are the output columns' names, in SELECT order.
@@ -343,11 +343,11 @@ func (c *compiler) selectList() {
 	st := c.q.st
 	if st.Star {
 		for i, p := range st.PartitionBy {
-			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, slot: c.q.partition[i]})
+			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, col: c.cache(c.q.partition[i])})
 		}
 		if st.Rows != ast.OneRowPerMatch {
 			for i, o := range st.OrderBy {
-				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, slot: c.q.order[i].slot})
+				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, col: c.cache(c.q.order[i].slot)})
 			}
 		}
 		for i, m := range st.Measures {
@@ -357,12 +357,12 @@ func (c *compiler) selectList() {
 			used := map[int]bool{}
 			for _, col := range c.q.cols {
 				if col.measure < 0 {
-					used[col.slot] = true
+					used[c.q.cached[col.col]] = true
 				}
 			}
 			for slot, a := range c.schema.Attrs {
 				if !used[slot] {
-					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, slot: slot})
+					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, col: c.cache(slot)})
 				}
 			}
 		}
@@ -388,7 +388,7 @@ func (c *compiler) selectList() {
 				c.fail(it.Col, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(it.Col))
 				continue
 			}
-			col.slot = c.slot(it.Col)
+			col.col = c.cache(c.slot(it.Col))
 		}
 		c.q.cols = append(c.q.cols, col)
 	}

@@ -7,8 +7,10 @@ import (
 )
 
 // partition is one partition's rows, in ORDER BY order, and the
-// attributes DEFINE reads (Query.cached) as columns: cols[k][i] is row
-// i's attribute cached[k].
+// columns the query reads (Query.cached) copied out of them, in the
+// stream's order when partitioning reads it (the rows of a partition are
+// far apart in memory, a cache miss a row): cols[k][i] is row i's column
+// cached[k].
 type partition struct {
 	rows []*event.Event
 	cols [][]event.Value
