@@ -17,6 +17,7 @@ type Query struct {
 	prog      program
 	names     []string // the primary variables, by number
 	defines   []rowExpr
+	tests     []rowTest // the DEFINEs of the row alone, by variable; nil: another form
 	measures  []rowExpr
 	partition []int // attribute slots
 	order     []orderKey
@@ -116,6 +117,7 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 	c.skipTo()
 	c.windowOf(unit)
 	c.q.defines = make([]rowExpr, len(c.q.names))
+	c.q.tests = make([]rowTest, len(c.q.names))
 	for _, d := range st.Defines {
 		v, ok := c.vars[d.Var.Name]
 		if !ok {
@@ -128,7 +130,13 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 		}
 		c.define, c.defVar = true, v
 		c.q.defines[v] = c.expr(d.Cond, nil)
+		c.q.tests[v] = c.rowTest(d.Cond)
 		c.define = false
+	}
+	for v, d := range c.q.defines {
+		if d == nil {
+			c.q.tests[v] = c.rowTest(nil)
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range st.Measures {

@@ -313,7 +313,7 @@ func (q *Query) newRunner(emit Emit) *runner {
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.names, q.within, q.history)
+	}, q.tests, q.names, q.within, q.history)
 	return r
 }
 
