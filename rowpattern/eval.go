@@ -22,6 +22,19 @@ type partition struct {
 	// that a match output (WITH UNMATCHED ROWS), the matches so far.
 	start, covered int
 	matchNo        int64
+	paused         paused
+}
+
+// paused is a live partition's match from start that waits for rows:
+// its threads at row pos (which it lacks), their nodes, the match found
+// so far (-2: none); positions count from the partition's first row
+// ever. Its buffers are the matcher's, traded back and forth.
+type paused struct {
+	valid      bool
+	start, pos int
+	cur        []thread
+	nodes      []node
+	found      int32
 }
 
 func (p *partition) len() int               { return len(p.rows) }

@@ -86,15 +86,25 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
 	waiting := false
-	if m.profile != nil {
-		m.profile.Starts++
-	}
-	m.nodes = m.nodes[:0]
-	m.cur = m.cur[:0]
-	m.closure(&m.cur, rows, thread{node: -1}, 0, start)
-	m.flush()
 	found := int32(-2)
-	for pos := start; len(m.cur) > 0; pos++ {
+	pos := start
+	if s := &rows.paused; s.valid && s.start == rows.base+start {
+		// Go on where the rows ran out: a run from start again would
+		// reach the same threads there.
+		s.valid = false
+		pos, found = s.pos-rows.base, s.found
+		m.cur, s.cur = s.cur, m.cur[:0]
+		m.nodes, s.nodes = s.nodes, m.nodes[:0]
+	} else {
+		if m.profile != nil {
+			m.profile.Starts++
+		}
+		m.nodes = m.nodes[:0]
+		m.cur = m.cur[:0]
+		m.closure(&m.cur, rows, thread{node: -1}, 0, start)
+		m.flush()
+	}
+	for ; len(m.cur) > 0; pos++ {
 		m.next = m.next[:0]
 		for _, th := range m.cur {
 			in := m.prog[th.pc]
@@ -130,6 +140,14 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 	}
 	switch {
 	case waiting:
+		// The last step's threads (now m.next) waited for row pos-1, the
+		// first the partition lacks: kept for the next call, with
+		// positions counted from the partition's first row ever (a live
+		// partition drops rows).
+		s := &rows.paused
+		s.valid, s.start, s.pos, s.found = true, rows.base+start, rows.base+pos-1, found
+		s.cur, m.next = m.next, s.cur[:0]
+		s.nodes, m.nodes = m.nodes, s.nodes[:0]
 		return nil, pending
 	case found == -2:
 		return nil, noMatch
