@@ -17,6 +17,7 @@ type Query struct {
 	prog      program
 	names     []string // the primary variables, by number
 	defines   []rowExpr
+	tests     []rowTest // the DEFINEs of the row alone, by variable; nil: another form
 	measures  []rowExpr
 	partition []int // attribute slots
 	order     []orderKey
@@ -32,7 +33,7 @@ type Query struct {
 	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
 	// then do the matcher's threads at one instruction differ.
 	history bool
-	cached  []int // the attribute slots DEFINE reads (partition.cols)
+	cached  []int // the column slots the query reads (partition.cols)
 	reach   int   // the farthest PREV reaches back
 	liveErr error // why it cannot run on a live stream
 }
@@ -70,7 +71,7 @@ type orderKey struct {
 type outCol struct {
 	name    string
 	measure int
-	slot    int
+	col     int // the column's index in partition.cols
 }
 
 // Columns are the output columns' names, in SELECT order.
@@ -116,6 +117,7 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 	c.skipTo()
 	c.windowOf(unit)
 	c.q.defines = make([]rowExpr, len(c.q.names))
+	c.q.tests = make([]rowTest, len(c.q.names))
 	for _, d := range st.Defines {
 		v, ok := c.vars[d.Var.Name]
 		if !ok {
@@ -128,7 +130,13 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 		}
 		c.define, c.defVar = true, v
 		c.q.defines[v] = c.expr(d.Cond, nil)
+		c.q.tests[v] = c.rowTest(d.Cond)
 		c.define = false
+	}
+	for v, d := range c.q.defines {
+		if d == nil {
+			c.q.tests[v] = c.rowTest(nil)
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range st.Measures {
@@ -343,11 +351,11 @@ func (c *compiler) selectList() {
 	st := c.q.st
 	if st.Star {
 		for i, p := range st.PartitionBy {
-			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, slot: c.q.partition[i]})
+			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, col: c.cache(c.q.partition[i])})
 		}
 		if st.Rows != ast.OneRowPerMatch {
 			for i, o := range st.OrderBy {
-				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, slot: c.q.order[i].slot})
+				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, col: c.cache(c.q.order[i].slot)})
 			}
 		}
 		for i, m := range st.Measures {
@@ -357,12 +365,12 @@ func (c *compiler) selectList() {
 			used := map[int]bool{}
 			for _, col := range c.q.cols {
 				if col.measure < 0 {
-					used[col.slot] = true
+					used[c.q.cached[col.col]] = true
 				}
 			}
 			for slot, a := range c.schema.Attrs {
 				if !used[slot] {
-					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, slot: slot})
+					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, col: c.cache(slot)})
 				}
 			}
 		}
@@ -388,7 +396,7 @@ func (c *compiler) selectList() {
 				c.fail(it.Col, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(it.Col))
 				continue
 			}
-			col.slot = c.slot(it.Col)
+			col.col = c.cache(c.slot(it.Col))
 		}
 		c.q.cols = append(c.q.cols, col)
 	}

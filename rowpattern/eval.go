@@ -7,8 +7,10 @@ import (
 )
 
 // partition is one partition's rows, in ORDER BY order, and the
-// attributes DEFINE reads (Query.cached) as columns: cols[k][i] is row
-// i's attribute cached[k].
+// columns the query reads (Query.cached) copied out of them, in the
+// stream's order when partitioning reads it (the rows of a partition are
+// far apart in memory, a cache miss a row): cols[k][i] is row i's column
+// cached[k].
 type partition struct {
 	rows []*event.Event
 	cols [][]event.Value
@@ -20,6 +22,19 @@ type partition struct {
 	// that a match output (WITH UNMATCHED ROWS), the matches so far.
 	start, covered int
 	matchNo        int64
+	paused         paused
+}
+
+// paused is a live partition's match from start that waits for rows:
+// its threads at row pos (which it lacks), their nodes, the match found
+// so far (-2: none); positions count from the partition's first row
+// ever. Its buffers are the matcher's, traded back and forth.
+type paused struct {
+	valid      bool
+	start, pos int
+	cur        []thread
+	nodes      []node
+	found      int32
 }
 
 func (p *partition) len() int               { return len(p.rows) }

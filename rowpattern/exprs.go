@@ -101,21 +101,12 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 	if c.define && vars != nil && !vars[c.defVar] {
 		c.q.history = true // another variable's last row
 	}
-	slot := c.slot(n.Col)
+	k := c.cache(c.slot(n.Col)) // read from its column
 	read := func(e *evalCtx, pos int) event.Value {
-		if !e.inPartition(pos) {
-			return event.Value{}
+		if i := e.start + pos; i >= 0 && i < len(e.rows.rows) {
+			return e.rows.cols[k][i]
 		}
-		return c.q.col(e.rows.row(e.start+pos), slot)
-	}
-	if slot >= 0 && c.define { // an attribute DEFINE reads: from its column
-		k := c.cache(slot)
-		read = func(e *evalCtx, pos int) event.Value {
-			if i := e.start + pos; i >= 0 && i < len(e.rows.rows) {
-				return e.rows.cols[k][i]
-			}
-			return event.Value{}
-		}
+		return event.Value{}
 	}
 	if in != nil {
 		return read

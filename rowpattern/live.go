@@ -146,7 +146,7 @@ func (l *Live) add(e *event.Event) error {
 	}
 	p.rows = append(p.rows, e)
 	for k, slot := range q.cached {
-		p.cols[k] = append(p.cols[k], e.Attr(slot))
+		p.cols[k] = append(p.cols[k], q.col(e, slot))
 	}
 	return l.step(p, e.TS)
 }

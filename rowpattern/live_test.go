@@ -31,6 +31,9 @@ func TestLiveEqualsLoaded(t *testing.T) {
 		"ALL ROWS PER MATCH WITH UNMATCHED ROWS AFTER MATCH SKIP TO NEXT ROW PATTERN (A (B | C){2,4} D) DEFINE B AS B.price > PREV(B.price), C AS C.price = PREV(C.price), D AS D.price < PREV(D.price, 2)",
 		"ONE ROW PER MATCH AFTER MATCH SKIP TO LAST B PATTERN (^A B{1,3}) DEFINE B AS B.price >= PREV(B.price)",
 		"ALL ROWS PER MATCH SHOW EMPTY MATCHES PATTERN (B*) WITHIN 5 DEFINE B AS B.price > PREV(B.price)",
+		// Long waits (the match goes on where the rows ran out), with history.
+		"ALL ROWS PER MATCH PATTERN (A B+ C) WITHIN 300 DEFINE B AS B.price >= A.price - 15, C AS C.price < A.price - 5",
+		"ONE ROW PER MATCH PATTERN (A B*? C) WITHIN 200 DEFINE B AS B.price > PREV(B.price) - 4, C AS C.price < PREV(C.price) - 2",
 	} {
 		text := "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts MEASURES MATCH_NUMBER() AS n, CLASSIFIER() AS c, FIRST(price) AS f, LAST(price) AS l " + q + ")"
 		query, err := compile(t, schema, text)

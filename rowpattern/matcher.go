@@ -45,6 +45,7 @@ type thread struct {
 type matcher struct {
 	prog    program
 	define  func(c *evalCtx) bool // DEFINE of c's current row's variable
+	tests   []rowTest             // the DEFINEs compiled to read the row alone
 	names   []string              // the variables', for CLASSIFIER()
 	within  int64                 // -1: none
 	history bool                  // DEFINE reads the match's history
@@ -61,8 +62,8 @@ type matcher struct {
 	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
 }
 
-func newMatcher(prog program, define func(*evalCtx) bool, names []string, within int64, history bool) *matcher {
-	return &matcher{prog: prog, define: define, names: names, within: within, history: history,
+func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
+	return &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 }
 
@@ -85,15 +86,25 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
 	waiting := false
-	if m.profile != nil {
-		m.profile.Starts++
-	}
-	m.nodes = m.nodes[:0]
-	m.cur = m.cur[:0]
-	m.closure(&m.cur, rows, thread{node: -1}, 0, start)
-	m.flush()
 	found := int32(-2)
-	for pos := start; len(m.cur) > 0; pos++ {
+	pos := start
+	if s := &rows.paused; s.valid && s.start == rows.base+start {
+		// Go on where the rows ran out: a run from start again would
+		// reach the same threads there.
+		s.valid = false
+		pos, found = s.pos-rows.base, s.found
+		m.cur, s.cur = s.cur, m.cur[:0]
+		m.nodes, s.nodes = s.nodes, m.nodes[:0]
+	} else {
+		if m.profile != nil {
+			m.profile.Starts++
+		}
+		m.nodes = m.nodes[:0]
+		m.cur = m.cur[:0]
+		m.closure(&m.cur, rows, thread{node: -1}, 0, start)
+		m.flush()
+	}
+	for ; len(m.cur) > 0; pos++ {
 		m.next = m.next[:0]
 		for _, th := range m.cur {
 			in := m.prog[th.pc]
@@ -129,6 +140,14 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 	}
 	switch {
 	case waiting:
+		// The last step's threads (now m.next) waited for row pos-1, the
+		// first the partition lacks: kept for the next call, with
+		// positions counted from the partition's first row ever (a live
+		// partition drops rows).
+		s := &rows.paused
+		s.valid, s.start, s.pos, s.found = true, rows.base+start, rows.base+pos-1, found
+		s.cur, m.next = m.next, s.cur[:0]
+		s.nodes, m.nodes = m.nodes, s.nodes[:0]
 		return nil, pending
 	case found == -2:
 		return nil, noMatch
@@ -139,19 +158,28 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 
 // test is DEFINE of l at row pos, after the rows of node's chain.
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
+	t := m.tests[l.v()]
 	if m.history {
+		if t != nil {
+			return m.counted(l, t(rows, pos))
+		}
 		m.labels = append(m.chain(n, m.labels[:0]), l)
-		m.ctx = evalCtx{rows: rows, start: start, labels: m.labels, cur: len(m.labels) - 1, names: m.names}
-		return m.eval(l)
+		m.setCtx(rows, start, len(m.labels)-1)
+		return m.counted(l, m.define(&m.ctx))
 	}
 	at := pos*len(m.names) + l.v()
 	if v := rows.memo[at]; v != 0 {
 		return v == 2
 	}
-	// Without history the row alone decides: a match of one row there.
-	m.labels = append(m.labels[:0], l)
-	m.ctx = evalCtx{rows: rows, start: pos, labels: m.labels, cur: 0, names: m.names}
-	ok := m.eval(l)
+	var ok bool
+	if t != nil {
+		ok = m.counted(l, t(rows, pos))
+	} else {
+		// Without history the row alone decides: a match of one row there.
+		m.labels = append(m.labels[:0], l)
+		m.setCtx(rows, pos, 0)
+		ok = m.counted(l, m.define(&m.ctx))
+	}
 	rows.memo[at] = 1
 	if ok {
 		rows.memo[at] = 2
@@ -159,8 +187,19 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	return ok
 }
 
-func (m *matcher) eval(l label) bool {
-	ok := m.define(&m.ctx)
+// setCtx points the context DEFINE is evaluated in at m.labels, from
+// row start, its current row cur (field by field: a pointer is written
+// only when it changes).
+func (m *matcher) setCtx(rows *partition, start, cur int) {
+	if m.ctx.rows != rows {
+		m.ctx.rows = rows
+	}
+	m.ctx.labels = m.labels
+	m.ctx.start, m.ctx.cur, m.ctx.matchNo = start, cur, 0
+}
+
+// counted is a DEFINE's outcome ok of l, counted for EXPLAIN ANALYZE.
+func (m *matcher) counted(l label, ok bool) bool {
 	if m.profile != nil {
 		m.profile.Evals[l.v()]++
 		if ok {

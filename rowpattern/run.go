@@ -172,7 +172,7 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 		p.rows = append(p.rows, e)
 		for k, slot := range q.cached {
-			p.cols[k] = append(p.cols[k], e.Attr(slot))
+			p.cols[k] = append(p.cols[k], q.col(e, slot))
 		}
 	}
 	for i := range parts {
@@ -191,7 +191,7 @@ func (q *Query) fillColumns(p *partition) {
 	for k, slot := range q.cached {
 		p.cols[k] = make([]event.Value, len(p.rows))
 		for i, e := range p.rows {
-			p.cols[k][i] = e.Attr(slot)
+			p.cols[k][i] = q.col(e, slot)
 		}
 	}
 }
@@ -313,7 +313,7 @@ func (q *Query) newRunner(emit Emit) *runner {
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.names, q.within, q.history)
+	}, q.tests, q.names, q.within, q.history)
 	return r
 }
 
@@ -415,7 +415,7 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 		if c.measure >= 0 {
 			r.out[k] = r.q.measures[c.measure](e, e.cur)
 		} else {
-			r.out[k] = r.q.col(e.rows.row(i), c.slot)
+			r.out[k] = e.rows.cols[c.col][i]
 		}
 	}
 	st.Output++
@@ -429,7 +429,7 @@ func (r *runner) unmatched(p *partition, i int, st *Stats) {
 	for k, c := range r.q.cols {
 		r.out[k] = event.Value{}
 		if c.measure < 0 {
-			r.out[k] = r.q.col(p.row(i), c.slot)
+			r.out[k] = p.cols[c.col][i]
 		}
 	}
 	st.Output++

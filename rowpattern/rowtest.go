@@ -1,0 +1,98 @@
+package rowpattern
+
+import (
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+)
+
+// rowTest is a DEFINE that reads only the row it tests and the rows
+// before it, compiled to read the partition's columns directly: it is
+// row i's truth, with no evaluation context nor closures per operand.
+type rowTest func(p *partition, i int) bool
+
+// rowTest compiles the usual DEFINE, col op PREV(col) or col op constant
+// (either side), of the variable being defined (c.defVar); nil when x is
+// another form, which the general expression evaluates.
+func (c *compiler) rowTest(x ast.Expr) rowTest {
+	if x == nil {
+		return func(*partition, int) bool { return true } // no DEFINE: every row
+	}
+	n, ok := x.(*ast.BinaryExpr)
+	if !ok || !n.Op.IsComparison() {
+		return nil
+	}
+	a, aok := c.operand(n.X)
+	b, bok := c.operand(n.Y)
+	if !aok || !bok {
+		return nil
+	}
+	op := n.Op
+	return func(p *partition, i int) bool {
+		v, ok := truth(compare(op, a.at(p, i), b.at(p, i)))
+		return ok && v
+	}
+}
+
+// operand is a constant (col < 0) or the column col of the row back
+// rows before the tested one.
+type operand struct {
+	col, back int
+	v         event.Value
+}
+
+func (o operand) at(p *partition, i int) event.Value {
+	if o.col < 0 {
+		return o.v
+	}
+	if i -= o.back; i < 0 {
+		return event.Value{}
+	}
+	return p.cols[o.col][i]
+}
+
+// operand recognizes a number, the tested row's column and PREV of it.
+func (c *compiler) operand(x ast.Expr) (operand, bool) {
+	switch n := x.(type) {
+	case *ast.Literal:
+		switch n.Kind {
+		case ast.LitInt:
+			return operand{col: -1, v: event.IntValue(n.Int)}, true
+		case ast.LitFloat:
+			return operand{col: -1, v: event.FloatValue(n.Float)}, true
+		}
+	case *ast.MRColumn:
+		return c.ownColumn(n, 0)
+	case *ast.MRCall:
+		if n.Func != "PREV" || n.Mode != "" || len(n.Args) < 1 || len(n.Args) > 2 {
+			return operand{}, false
+		}
+		back := int64(1)
+		if len(n.Args) == 2 {
+			lit, ok := n.Args[1].(*ast.Literal)
+			if !ok || lit.Kind != ast.LitInt || lit.Int < 0 || lit.Int > 1<<30 {
+				return operand{}, false
+			}
+			back = lit.Int
+		}
+		if col, ok := n.Args[0].(*ast.MRColumn); ok {
+			return c.ownColumn(col, int(back))
+		}
+	}
+	return operand{}, false
+}
+
+// ownColumn is col of the row back rows before the tested one, when col
+// reads the tested row (its variable is the defined one or universal).
+func (c *compiler) ownColumn(col *ast.MRColumn, back int) (operand, bool) {
+	var vars varSet
+	if col.Var != nil {
+		var ok bool
+		if vars, ok = c.varSetOf(col.Var); !ok {
+			return operand{}, false
+		}
+	}
+	if !c.ownRow(vars) {
+		return operand{}, false
+	}
+	return operand{col: c.cache(c.slot(col.Col)), back: back}, true
+}
