@@ -14,6 +14,7 @@ import (
 // Query is a compiled MATCH_RECOGNIZE.
 type Query struct {
 	st        *ast.MatchRecognize
+	src       *ast.Source // st's text, for errors at run time
 	prog      program
 	names     []string // the primary variables, by number
 	defines   []rowExpr
@@ -102,7 +103,7 @@ type compiler struct {
 // reads (unit: its timestamps' tick, 0 for unit-less ones) and compiles
 // it. Errors point into src with a caret.
 func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit int64) (*Query, error) {
-	c := &compiler{src: src, schema: schema, q: &Query{st: st, rows: st.Rows, within: -1}, vars: map[string]int{}, subs: map[string]varSet{}}
+	c := &compiler{src: src, schema: schema, q: &Query{st: st, src: src, rows: st.Rows, within: -1}, vars: map[string]int{}, subs: map[string]varSet{}}
 	c.q.stream = c.text(st.From)
 	for _, t := range schema.Types {
 		c.q.types = append(c.q.types, t.Name)

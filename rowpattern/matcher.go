@@ -74,7 +74,15 @@ const (
 	noMatch outcome = iota
 	matched
 	pending // an open partition's next rows decide it
+	tooMany // more than maxThreads threads at one row
 )
+
+// maxThreads bounds the threads at one row. Without history a row has at
+// most one thread per instruction; with it, threads whose rows differ do
+// not merge, and an ambiguous pattern such as (B | C)+ doubles them at
+// each row (and merging costs the square of the threads): the query fails
+// with an error rather than take exponential time and memory.
+const maxThreads = 1 << 14
 
 // match finds the preferred match starting at row start of rows: none,
 // or a match whose labels have one label per matched row (none for an
@@ -136,6 +144,9 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 			m.closure(&m.next, rows, thread{node: int32(len(m.nodes) - 1)}, th.pc+1, pos+1)
 		}
 		m.flush()
+		if len(m.next) > maxThreads {
+			return nil, tooMany
+		}
 		m.cur, m.next = m.next, m.cur
 	}
 	switch {

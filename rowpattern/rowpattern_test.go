@@ -343,3 +343,35 @@ func TestHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestTooManyWays: with a DEFINE that reads the match's rows, the threads
+// of an ambiguous pattern do not merge and double at each row; past
+// maxThreads the query fails with the pattern's position, rather than
+// take exponential time and memory. WITHIN bounds them, as the error says.
+func TestTooManyWays(t *testing.T) {
+	tbl := "id,v"
+	for i := range 40 {
+		tbl += fmt.Sprintf(";%d,1", i+1)
+	}
+	events, schema := table(tbl)
+	const define = " DEFINE B AS v > 0 AND count(*) >= 0, C AS v > 0, D AS v < 0)"
+	for _, tt := range []struct{ within, want string }{
+		{"", "<test>:1:75: more than 16384 ways to match from one start row"},
+		{" WITHIN 10", ""},
+	} {
+		q, err := compile(t, schema, "SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN ((B | C)+ D)"+tt.within+define)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		_, err = q.Run(context.Background(), events, 1, func([]event.Value, *event.Event) bool { rows++; return true })
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("WITHIN 10: %v", err)
+		case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
+			t.Errorf("error %v, want one beginning %q", err, tt.want)
+		case rows != 0:
+			t.Errorf("%d rows, want none (D matches no row)", rows)
+		}
+	}
+}

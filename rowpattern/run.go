@@ -333,6 +333,10 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		switch out {
 		case pending:
 			return nil
+		case tooMany:
+			return &ast.Error{Src: q.src, Offset: q.st.Pattern.NodeSpan().Start, Msg: fmt.Sprintf(
+				"more than %d ways to match from one start row (a DEFINE reads the match's rows, so no two ways merge): "+
+					"make the alternatives exclusive, a quantifier reluctant or bounded, or add WITHIN", maxThreads)}
 		case noMatch:
 			if q.rows == ast.AllRowsWithUnmatched && start >= p.covered {
 				r.unmatched(p, start, st)
