@@ -66,7 +66,10 @@ func expected(c conformanceCase) []string {
 func TestConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
 		for _, engine := range engines {
-			t.Run(engine+"/"+c.Name, func(t *testing.T) { checkCase(t, c, engine) })
+			t.Run(engine+"/"+c.Name, func(t *testing.T) {
+				t.Parallel() // a case shares nothing with another
+				checkCase(t, c, engine)
+			})
 		}
 	}
 }
@@ -155,7 +158,10 @@ func TestAlgebraConformance(t *testing.T) {
 			c.Error, c.Matches = "", m
 		}
 		for _, engine := range engines {
-			t.Run(engine+"/"+c.Name, func(t *testing.T) { checkCaseWorkers(t, c, engine, 2) })
+			t.Run(engine+"/"+c.Name, func(t *testing.T) {
+				t.Parallel() // a case shares nothing with another
+				checkCaseWorkers(t, c, engine, 2)
+			})
 		}
 	}
 }

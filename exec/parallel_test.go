@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sase-cep/sase"
@@ -116,35 +117,40 @@ func TestWorkersOrder(t *testing.T) {
 		"PATTERN SEQ(A a, B b) WHERE a.sym = b.sym AND a.price < b.price WITHIN 5",
 	}
 	strategies := []string{"", "skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
-	split := 0
-	for _, q := range queries {
-		for _, s := range strategies {
-			c := conformanceCase{Name: "order", StreamCSV: csv.String(), Query: q}
-			if s != "" {
-				c.Query = withStrategy(q, s)
-			}
-			for _, engine := range engines {
-				want, _, err := runOrdered(c, engine, 1)
-				if err != nil {
-					t.Fatalf("%s, %s: %v", c.Query, engine, err)
+	var split atomic.Int64
+	t.Run("queries", func(t *testing.T) {
+		for _, q := range queries {
+			t.Run(q, func(t *testing.T) {
+				t.Parallel() // each query runs on its own
+				for _, s := range strategies {
+					c := conformanceCase{Name: "order", StreamCSV: csv.String(), Query: q}
+					if s != "" {
+						c.Query = withStrategy(q, s)
+					}
+					for _, engine := range engines {
+						want, _, err := runOrdered(c, engine, 1)
+						if err != nil {
+							t.Fatalf("%s, %s: %v", c.Query, engine, err)
+						}
+						for _, workers := range []int{2, 3, 7} {
+							got, sp, err := runOrdered(c, engine, workers)
+							if err != nil {
+								t.Fatalf("%s, %s, %d workers: %v", c.Query, engine, workers, err)
+							}
+							if sp.Workers > 1 {
+								split.Add(1)
+							}
+							if !slices.Equal(got, want) {
+								t.Fatalf("%s, %s, %d workers (%s): got %d %v\nwant %d %v", c.Query, engine, workers, sp, len(got), got, len(want), want)
+							}
+							checkCount(t, c, engine, workers, len(want))
+						}
+					}
 				}
-				for _, workers := range []int{2, 3, 7} {
-					got, sp, err := runOrdered(c, engine, workers)
-					if err != nil {
-						t.Fatalf("%s, %s, %d workers: %v", c.Query, engine, workers, err)
-					}
-					if sp.Workers > 1 {
-						split++
-					}
-					if !slices.Equal(got, want) {
-						t.Fatalf("%s, %s, %d workers (%s): got %d %v\nwant %d %v", c.Query, engine, workers, sp, len(got), got, len(want), want)
-					}
-					checkCount(t, c, engine, workers, len(want))
-				}
-			}
+			})
 		}
-	}
-	if split == 0 {
+	})
+	if split.Load() == 0 {
 		t.Fatal("no run split over workers")
 	}
 }

@@ -229,7 +229,11 @@ func TestReCEPNumericChecks(t *testing.T) {
 func TestReCEPFastPaths(t *testing.T) {
 	for _, q := range fastPathQueries {
 		for _, nan := range []bool{false, true} {
-			agreeWithBasic(t, randquery.Case{Name: fmt.Sprintf("recep fast paths (NaN %v)", nan), StreamCSV: fastPathStream(nan), Query: q})
+			c := randquery.Case{Name: fmt.Sprintf("recep fast paths (NaN %v)", nan), StreamCSV: fastPathStream(nan), Query: q}
+			t.Run(fmt.Sprintf("%s/NaN %v", q, nan), func(t *testing.T) {
+				t.Parallel() // each query runs on its own
+				agreeWithBasic(t, c)
+			})
 		}
 	}
 }

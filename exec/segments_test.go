@@ -55,8 +55,13 @@ func TestSegments(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN %d", // splits by time under the strategies
 	}
 	strategies := []string{"", "skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
-	type cut struct{ items, ratio int }
-	cuts := []cut{{1, 0}, {5, 0}, {16, 8}}
+	type run struct {
+		c        conformanceCase
+		engine   string
+		strategy string
+		want     []string // one worker's matches
+	}
+	var runs []*run
 	for _, window := range []int{3, 20} {
 		for _, q := range queries {
 			for _, s := range strategies {
@@ -64,38 +69,64 @@ func TestSegments(t *testing.T) {
 				if s != "" {
 					c.Query = withStrategy(c.Query, s)
 				}
-				found := false
 				for _, engine := range engines {
 					if engine == "basic" || s != "" && engine != "auto" {
 						continue // every engine runs a strategy plan the same way
 					}
-					want, _, err := runOrdered(c, engine, 1)
-					if err != nil {
-						t.Fatalf("%s, %s: %v", c.Query, engine, err)
-					}
-					found = found || len(want) > 0
-					for _, k := range cuts {
-						restore := exec.SetSegments(k.items, k.ratio)
-						for _, workers := range []int{2, 7} {
-							got, sp, err := runOrdered(c, engine, workers)
-							if err != nil {
-								t.Fatalf("%s, %s, %d workers: %v", c.Query, engine, workers, err)
-							}
-							if sp.Workers < 2 || sp.Segmented && sp.Segments < 2 || !sp.Segmented && !strings.Contains(c.Query, "[sym]") {
-								t.Fatalf("%s, %s, %d workers, segments of %d: split %s into %d segments", c.Query, engine, workers, k.items, sp, sp.Segments)
-							}
-							if !slices.Equal(got, want) {
-								t.Fatalf("%s, %s, %d workers (%s, segments of %d items): got %d %v\nwant %d %v", c.Query, engine, workers, sp, k.items, len(got), got, len(want), want)
-							}
-						}
-						restore()
-					}
-				}
-				if !found && s == "" {
-					t.Errorf("%s finds no match: the case tests nothing", c.Query)
+					runs = append(runs, &run{c: c, engine: engine, strategy: s})
 				}
 			}
 		}
+	}
+	// One worker's runs, then each cut's (the segment sizes are the
+	// package's, so a cut's runs go together), each run in parallel.
+	t.Run("one worker", func(t *testing.T) {
+		for _, r := range runs {
+			t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
+				t.Parallel()
+				var err error
+				if r.want, _, err = runOrdered(r.c, r.engine, 1); err != nil {
+					t.Fatalf("%s, %s: %v", r.c.Query, r.engine, err)
+				}
+			})
+		}
+	})
+	found := map[string]bool{} // the queries without a strategy: any engine's matches
+	for _, r := range runs {
+		if r.strategy == "" {
+			found[r.c.Query] = found[r.c.Query] || len(r.want) > 0
+		}
+	}
+	for query, ok := range found {
+		if !ok {
+			t.Errorf("%s finds no match: the case tests nothing", query)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	for _, k := range []struct{ items, ratio int }{{1, 0}, {5, 0}, {16, 8}} {
+		restore := exec.SetSegments(k.items, k.ratio)
+		t.Run(fmt.Sprintf("segments of %d", k.items), func(t *testing.T) {
+			for _, r := range runs {
+				t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
+					t.Parallel()
+					for _, workers := range []int{2, 7} {
+						got, sp, err := runOrdered(r.c, r.engine, workers)
+						if err != nil {
+							t.Fatalf("%s, %s, %d workers: %v", r.c.Query, r.engine, workers, err)
+						}
+						if sp.Workers < 2 || sp.Segmented && sp.Segments < 2 || !sp.Segmented && !strings.Contains(r.c.Query, "[sym]") {
+							t.Fatalf("%s, %s, %d workers, segments of %d: split %s into %d segments", r.c.Query, r.engine, workers, k.items, sp, sp.Segments)
+						}
+						if !slices.Equal(got, r.want) {
+							t.Fatalf("%s, %s, %d workers (%s, segments of %d items): got %d %v\nwant %d %v", r.c.Query, r.engine, workers, sp, k.items, len(got), got, len(r.want), r.want)
+						}
+					}
+				})
+			}
+		})
+		restore()
 	}
 }
 

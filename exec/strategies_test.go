@@ -14,6 +14,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -24,7 +25,10 @@ import (
 func TestStrategyConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/strategies.jsonl") {
 		for _, engine := range engines {
-			t.Run(engine+"/"+c.Name, func(t *testing.T) { checkCase(t, c, engine) })
+			t.Run(engine+"/"+c.Name, func(t *testing.T) {
+				t.Parallel() // a case shares nothing with another
+				checkCase(t, c, engine)
+			})
 		}
 	}
 }
@@ -101,11 +105,12 @@ func randomStrategyQuery(rng *rand.Rand) (string, bool) {
 // skip-till-any-match as multisets for patterns not ending with a closure;
 // for a trailing closure, each stricter match's list is a prefix of a
 // looser one's for the same start; and without a closure,
-// skip-till-any-match gives the default mode's matches.
+// skip-till-any-match gives the default mode's matches. It runs 100
+// streams, 300 with -long.
 func TestStrategyProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 6))
 	chain := []string{"strict-contiguity", "partition-contiguity", "skip-till-next-match", "skip-till-any-match"}
-	for iter := range 300 {
+	for iter := range testkit.Size(100, 300) {
 		cfg := source.StockConfig{Events: 120, Symbols: 1 + rng.IntN(3), MaxPrice: 1000, MaxVolume: 1000, Seed: int64(iter), IncreaseProbability: 40 + rng.IntN(40)}
 		stream := source.GenerateStocks("stocks", cfg)
 		query, trailing := randomStrategyQuery(rng)

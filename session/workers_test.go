@@ -54,39 +54,42 @@ func TestWorkersOutput(t *testing.T) {
 		err := exec(t, s, query)
 		return stdout.String(), stderr.String(), err
 	}
-	split := 0
 	for _, q := range workersQueries {
-		for _, format := range []string{"jsonl", "csv", "count", "table"} {
-			for _, limit := range []string{"0", "1", "777"} {
-				set := "SET format = " + format + "; SET limit = " + limit + "; "
-				want, wantErr, err1 := run(t, set+"SET workers = 1; ", q.query)
-				if limit == "0" && strings.Contains(q.name, "error") != (err1 != nil) {
-					t.Fatalf("%s: one worker: %v, %s", q.name, err1, wantErr)
-				}
-				if format == "count" && limit == "0" && err1 == nil && strings.HasPrefix(want, "0\n") {
-					t.Fatalf("%s: no matches", q.name)
-				}
-				for _, workers := range []string{"2", "7"} {
-					settings := set + "SET workers = " + workers + "; "
-					got, gotErr, err := run(t, settings, q.query)
-					if got != want || fmt2(err) != fmt2(err1) || gotErr != wantErr {
-						t.Errorf("%s, %s, limit %s, %s workers: %d bytes (%q...), %v, %q; one worker %d bytes (%q...), %v, %q",
-							q.name, format, limit, workers, len(got), head(got), err, gotErr, len(want), head(want), err1, wantErr)
+		t.Run(q.name, func(t *testing.T) {
+			t.Parallel() // each query runs in its own sessions
+			split := 0
+			for _, format := range []string{"jsonl", "csv", "count", "table"} {
+				for _, limit := range []string{"0", "1", "777"} {
+					set := "SET format = " + format + "; SET limit = " + limit + "; "
+					want, wantErr, err1 := run(t, set+"SET workers = 1; ", q.query)
+					if limit == "0" && strings.Contains(q.name, "error") != (err1 != nil) {
+						t.Fatalf("%s: one worker: %v, %s", q.name, err1, wantErr)
 					}
-					split++
-					if err1 != nil || limit != "0" || format == "table" {
-						continue
+					if format == "count" && limit == "0" && err1 == nil && strings.HasPrefix(want, "0\n") {
+						t.Fatalf("%s: no matches", q.name)
 					}
-					got, _, err = run(t, settings+"SET order = 'any'; ", q.query)
-					if err != nil || !sameLines(got, want) {
-						t.Errorf("%s, %s, %s workers, order = 'any': %v, not the same matches", q.name, format, workers, err)
+					for _, workers := range []string{"2", "7"} {
+						settings := set + "SET workers = " + workers + "; "
+						got, gotErr, err := run(t, settings, q.query)
+						if got != want || fmt2(err) != fmt2(err1) || gotErr != wantErr {
+							t.Errorf("%s, %s, limit %s, %s workers: %d bytes (%q...), %v, %q; one worker %d bytes (%q...), %v, %q",
+								q.name, format, limit, workers, len(got), head(got), err, gotErr, len(want), head(want), err1, wantErr)
+						}
+						split++
+						if err1 != nil || limit != "0" || format == "table" {
+							continue
+						}
+						got, _, err = run(t, settings+"SET order = 'any'; ", q.query)
+						if err != nil || !sameLines(got, want) {
+							t.Errorf("%s, %s, %s workers, order = 'any': %v, not the same matches", q.name, format, workers, err)
+						}
 					}
 				}
 			}
-		}
-	}
-	if split == 0 {
-		t.Fatal("nothing ran")
+			if split == 0 {
+				t.Fatal("nothing ran")
+			}
+		})
 	}
 }
 
@@ -220,46 +223,49 @@ func parallelLine(t *testing.T, events int, statements string) string {
 // what the session wrote before them (SHOW STREAMS), for 1, 2 and 7
 // workers, in the formats whose rows the workers encode, with limits.
 func TestWorkersOutputFile(t *testing.T) {
-	dir := t.TempDir()
 	for _, q := range workersQueries {
-		for _, format := range []string{"jsonl", "csv"} {
-			for _, limit := range []string{"0", "777"} {
-				set := "SET format = " + format + "; SET limit = " + limit + "; SET workers = 1; "
-				s, stdout, _ := newSession(t)
-				if err := exec(t, s, workersGen+set); err != nil {
-					t.Fatal(err)
-				}
-				stdout.Reset()
-				err1 := exec(t, s, "SHOW STREAMS; "+q.query)
-				want := stdout.String()
-				for _, workers := range []string{"1", "2", "7"} {
-					settings := set + "SET workers = " + workers + "; "
-					for _, via := range []string{"stdout", `\o`} {
-						name := filepath.Join(dir, "out")
-						f, err := os.Create(name)
-						if err != nil {
-							t.Fatal(err)
-						}
-						s := newSessionTo(t, f, io.Discard)
-						script := workersGen + settings + "SHOW STREAMS; " + q.query
-						if via == `\o` {
-							s = newSessionTo(t, io.Discard, io.Discard)
-							script = workersGen + settings + `\o ` + name + "\nSHOW STREAMS; " + q.query + "\n\\o\n"
-						}
-						err = exec(t, s, script)
-						f.Close()
-						got, rerr := os.ReadFile(name)
-						if rerr != nil {
-							t.Fatal(rerr)
-						}
-						if string(got) != want || (err == nil) != (err1 == nil) {
-							t.Errorf("%s, %s, limit %s, %s workers, to a file (%s): %d bytes (%q...), %v; to a buffer %d bytes (%q...), %v",
-								q.name, format, limit, workers, via, len(got), head(string(got)), err, len(want), head(want), err1)
+		t.Run(q.name, func(t *testing.T) {
+			t.Parallel() // each query runs in its own sessions and folder
+			dir := t.TempDir()
+			for _, format := range []string{"jsonl", "csv"} {
+				for _, limit := range []string{"0", "777"} {
+					set := "SET format = " + format + "; SET limit = " + limit + "; SET workers = 1; "
+					s, stdout, _ := newSession(t)
+					if err := exec(t, s, workersGen+set); err != nil {
+						t.Fatal(err)
+					}
+					stdout.Reset()
+					err1 := exec(t, s, "SHOW STREAMS; "+q.query)
+					want := stdout.String()
+					for _, workers := range []string{"1", "2", "7"} {
+						settings := set + "SET workers = " + workers + "; "
+						for _, via := range []string{"stdout", `\o`} {
+							name := filepath.Join(dir, "out")
+							f, err := os.Create(name)
+							if err != nil {
+								t.Fatal(err)
+							}
+							s := newSessionTo(t, f, io.Discard)
+							script := workersGen + settings + "SHOW STREAMS; " + q.query
+							if via == `\o` {
+								s = newSessionTo(t, io.Discard, io.Discard)
+								script = workersGen + settings + `\o ` + name + "\nSHOW STREAMS; " + q.query + "\n\\o\n"
+							}
+							err = exec(t, s, script)
+							f.Close()
+							got, rerr := os.ReadFile(name)
+							if rerr != nil {
+								t.Fatal(rerr)
+							}
+							if string(got) != want || (err == nil) != (err1 == nil) {
+								t.Errorf("%s, %s, limit %s, %s workers, to a file (%s): %d bytes (%q...), %v; to a buffer %d bytes (%q...), %v",
+									q.name, format, limit, workers, via, len(got), head(string(got)), err, len(want), head(want), err1)
+							}
 						}
 					}
 				}
 			}
-		}
+		})
 	}
 }
 

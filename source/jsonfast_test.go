@@ -367,6 +367,7 @@ func checkFastRun(t *testing.T, loader func(io.Reader, string, Options) (*event.
 	}
 	for _, tc := range inputs {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each input is read on its own
 			want, werr := load(OneLineReader(tc.in), tc.opts)
 			if tc.wantErr == "" && werr != nil || tc.wantErr != "" && (werr == nil || !strings.Contains(werr.Error(), tc.wantErr)) {
 				t.Fatalf("framed: error %v, want %q", werr, tc.wantErr)

@@ -89,6 +89,7 @@ func canonicalAll(t *testing.T, sets [][]string) [][]string {
 // a batch LOAD, a pipe, a followed file and TCP; nothing is late. A live
 // stream that does not end is told the time by a punctuation line.
 func TestDisorderedSources(t *testing.T) {
+	t.Parallel() // its own files, ports and servers: it overlaps the README's waits
 	dir := t.TempDir()
 	sorted, shuffled := filepath.Join(dir, "sorted.csv"), filepath.Join(dir, "shuffled.csv")
 	gen := run(t, "", "gen", "stocks", "--events", "4000", "--symbols", "4")

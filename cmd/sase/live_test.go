@@ -232,6 +232,7 @@ func TestLivePipeWithinUnit(t *testing.T) {
 // file: the matches are the same (as multisets of JSON objects; a live
 // stream may order attributes differently).
 func TestLiveMatchesLoaded(t *testing.T) {
+	t.Parallel() // its own files, ports and servers: it overlaps the README's waits
 	dir := t.TempDir()
 	file := filepath.Join(dir, "stocks.csv")
 	gen := run(t, "", "gen", "stocks", "--events", "10000", "--symbols", "4")
@@ -409,6 +410,7 @@ func TestLiveInterrupt(t *testing.T) {
 // workers, and on one for a query whose partitions never complete matches
 // at one position: no postponement, no event lacking the attribute).
 func TestLiveWorkers(t *testing.T) {
+	t.Parallel() // its own files, ports and servers: it overlaps the README's waits
 	gen := run(t, "", "gen", "stocks", "--events", "20000", "--symbols", "6", "--increase-probability", "55")
 	file := filepath.Join(t.TempDir(), "stocks.csv")
 	if err := os.WriteFile(file, []byte(gen.stdout), 0o644); err != nil {

@@ -106,6 +106,7 @@ func TestGenStocks(t *testing.T) {
 
 // TestRun checks statements from -c, -f and stdin, and exit statuses.
 func TestRun(t *testing.T) {
+	t.Parallel() // its own files, ports and servers: it overlaps the README's waits
 	tests := []struct {
 		name   string
 		stdin  string

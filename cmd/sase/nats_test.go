@@ -19,6 +19,7 @@ import (
 // TestNATS runs sase nats init, publish and cat against a server in this
 // process, and a script that LISTENs to the stream.
 func TestNATS(t *testing.T) {
+	t.Parallel() // its own files, ports and servers: it overlaps the README's waits
 	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

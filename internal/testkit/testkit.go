@@ -24,6 +24,19 @@ import (
 // Update is the -update flag of every package whose tests use Golden.
 var Update = flag.Bool("update", false, "rewrite the golden files")
 
+// Long is the -long flag: the randomized and size-driven tests run their
+// full sizes (go test ./exec -long), not the smaller ones that keep
+// go test ./... fast and still cover every case.
+var Long = flag.Bool("long", false, "run the slow tests at their full sizes")
+
+// Size is short, or full under -long.
+func Size(short, full int) int {
+	if *Long {
+		return full
+	}
+	return short
+}
+
 // Golden compares got with the file at path; with -update it rewrites the
 // file first.
 func Golden(t testing.TB, path, got string) {
