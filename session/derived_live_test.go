@@ -18,10 +18,10 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/internal/teststream"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // A producer and a consumer over a stream piped in (a real pipe, read as
@@ -95,7 +95,7 @@ var summary = regexp.MustCompile(`\(stream d ended: (\d+) lines? read, (\d+) eve
 // withWindow gives a query a window if it has none: a live stream needs one.
 func withWindow(t *testing.T, text string) string {
 	t.Helper()
-	q, err := grammar.ParseQuery(&ast.Source{Text: text})
+	q, err := syntax.ParseQuery(&ast.Source{Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}

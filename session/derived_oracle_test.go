@@ -16,10 +16,10 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/internal/teststream"
+	"github.com/sase-cep/sase/syntax"
 )
 
 // The oracle for INTO: for random producer queries over random streams
@@ -52,7 +52,7 @@ func TestDerivedOracle(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.StreamCSV), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if q, _ := grammar.ParseQuery(&ast.Source{Text: c.Query}); q != nil && isLate(q) {
+		if q, _ := syntax.ParseQuery(&ast.Source{Text: c.Query}); q != nil && isLate(q) {
 			late++
 		}
 		for _, engine := range sase.EngineNames() {
@@ -162,7 +162,7 @@ func lateQuery(r *rand.Rand) string {
 // WHERE, for more matches: more of them complete out of ts order.
 func intoQuery(t *testing.T, text, name string, loose bool) string {
 	t.Helper()
-	q, err := grammar.ParseQuery(&ast.Source{Text: text})
+	q, err := syntax.ParseQuery(&ast.Source{Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func expectedDerived(t *testing.T, csv, text, engine string) (events []string, r
 	t.Helper()
 	stream := teststream.CSV(t, "s", csv)
 	src := &ast.Source{Text: text}
-	q, err := grammar.ParseQuery(src)
+	q, err := syntax.ParseQuery(src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 type liveBook struct {
 	s      *Session
 	live   *source.Live
-	lq     *liveQuery // the book's own, unlisted: counts what it reads, stops it when its stream is stopped
+	lq     *liveQuery      // the book's own, unlisted: counts what it reads, stops it when its stream is stopped
 	ctx    context.Context // the book's run's: cancelled, it stops
 	cancel context.CancelFunc
 	m      *orderedOut

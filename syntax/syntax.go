@@ -34,6 +34,9 @@ func Split(text string) []Piece { return grammar.Split(text) }
 // error, if any, is an ast.ErrorList sorted by position.
 func Parse(src *ast.Source) ([]ast.Stmt, error) { return grammar.Parse(src) }
 
+// ParseQuery parses a text that must be one query (PATTERN or EVENT).
+func ParseQuery(src *ast.Source) (*ast.Query, error) { return grammar.ParseQuery(src) }
+
 // TokenSpans returns where text's tokens are, as byte offsets, in order.
 func TokenSpans(text string) []ast.Span { return grammar.TokenSpans(text) }
 
