@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/session"
 	"github.com/sase-cep/sase/source"
 )
@@ -35,7 +36,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", DefaultListen, "serve on `ADDR`; one that is not loopback needs --token")
 	token := fs.String("token", os.Getenv("SASE_TOKEN"), "require `TOKEN` as Authorization: Bearer on every request (default $SASE_TOKEN)")
 	data := fs.String("data", "", "the API's statements may read and write files only under `DIR` (default: no files)")
-	format := fs.String("format", "jsonl", "live queries' matches on stdout: table, csv, jsonl or count")
+	format := fs.String("format", "jsonl", "live queries' matches on stdout: "+output.FormatList())
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	follow := fs.Int("follow-buffer", DefaultFollowBuffer, "matches a follower may fall behind before it is cut off")
 	if err := fs.Parse(args); err != nil {
