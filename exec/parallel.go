@@ -16,6 +16,13 @@ import (
 // worker's order): the one-worker order with the matches that several
 // partitions complete at one position sorted by partition value
 // (docs/LANGUAGE.md, workers).
+//
+// By concern: this file has the options and the split; parallel_run.go
+// the run and its workers, parallel_owners.go which worker owns a key,
+// parallel_dispatch.go the batches handed to the workers,
+// parallel_result.go the rows a worker keeps for the merge,
+// parallel_merge.go the ordered merge, chunks.go the rows the workers
+// encode; splitrun.go what a run in time segments (segments.go) shares.
 
 // parallel is what WithWorkers and WithLive ask of a run.
 type parallel struct {
