@@ -287,7 +287,7 @@ type runner struct {
 	keep   int64
 	par    parallel // the run's split over workers (WithWorkers)
 	// own, in a worker of a parallel run, decides whether a match is this
-	// worker's to emit (parallel.go).
+	// worker's to emit (parallel_run.go).
 	own func(b *planner.Binding) bool
 	// counts: the consumer only counts the matches (countOnly, no
 	// limit), so a scan may add them up without handing each over.

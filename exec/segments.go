@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,10 +77,10 @@ type segment struct {
 
 // runSegments runs plan on sp.Workers workers over time segments.
 func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.Seq[*event.Event], emit Emit, par parallel, opts []Option) (*Stats, error) {
-	start := time.Now()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	n := sp.Workers
+	c := newCrew(ctx, plan, n, emit, par, resultsInFlight*n+encodedInFlight)
+	defer c.cancel()
+	ctx = c.ctx
 	// order has the segments in stream order for the merge: its room
 	// bounds the segments (and their matches) in flight. WithAnyOrder
 	// reads the results as they come from any, and nothing from order.
@@ -91,19 +90,16 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		order, any = nil, make(chan *result, 2*n)
 	}
 	jobs := make(chan *segment)
-	frees := make([]chan *result, n)
-	l := layoutOf(plan)
-	var wg sync.WaitGroup
 	for i := range n {
-		frees[i] = make(chan *result, resultsInFlight*n+encodedInFlight)
-		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, keep: newKeeper(l, par.chunks), by: sp.By, free: frees[i], sink: emit, any: any}
+		w := &segWorker{id: i, plan: plan, ctx: ctx, opts: opts, by: sp.By, sink: emit, any: any}
+		w.keep, w.free, w.runCol = newKeeper(c.m.layout, par.chunks), c.m.frees[i], -1
 		if w.by != nil {
 			w.rk = rowKeyOf(plan, w.by)
 		}
 		w.atEmit = w.by == nil || w.rk != nil
 		w.counting = w.atEmit && tallies(par.chunks, &w.keep)
-		w.emitHeld = w.held()
-		wg.Go(func() {
+		w.emitHeld = w.heldEmit(w.emit)
+		c.work(func() {
 			for seg := range jobs {
 				if !w.run(seg) {
 					return
@@ -112,32 +108,15 @@ func runSegments(ctx context.Context, plan *planner.Plan, sp Split, events iter.
 		})
 	}
 	d := &segDispatcher{ctx: ctx, jobs: jobs, order: order, overlap: sp.Overlap}
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		d.run(events)
-	}()
-	m := &merger{emit: emit, frees: frees, stats: newSplitStats(plan, n), ctx: ctx, layout: l}
-	if par.chunks != nil {
-		m.chunks = newChunker(par.chunks, m.stats)
-	}
+	c.dispatch(func() { d.run(events) })
 	var err error
 	if any != nil {
-		go func() {
-			wg.Wait()
-			close(any)
-		}()
-		err = m.mergeSegmentsAny(ctx, any)
+		closeAfter(c, any)
+		err = c.m.mergeSegmentsAny(ctx, any)
 	} else {
-		err = m.mergeSegments(ctx, order)
+		err = c.m.mergeSegments(ctx, order)
 	}
-	cancel()
-	wg.Wait()
-	<-dispatched // a loaded stream does not block it
-	stats := m.stats
-	stats.Elapsed = time.Since(start)
-	stats.Split = &sp
-	return stats, err
+	return c.end(sp, true), err // a loaded stream does not block the dispatcher
 }
 
 // segDispatcher cuts the stream into segments.
@@ -205,14 +184,16 @@ func (d *segDispatcher) send(last bool) bool {
 
 // segWorker runs segments, one fresh runner each.
 type segWorker struct {
+	// hand: runCol < 0, a row held is of the item's run; r is the
+	// segment's runner; rk reads the matches' partition (By) when atEmit;
+	// a tally counts the matches in bulk, and the worker keeps those of
+	// the segment's own items (atEmit).
+	hand
 	id     int
 	plan   *planner.Plan
 	ctx    context.Context
 	opts   []Option
-	keep   keeper
 	by     *planner.Equiv // Split.By
-	free   chan *result   // the results the merge is done with, for reuse
-	res    *result
 	mine   bool           // the runner is at the segment's own items
 	pos    int64          // the item it is at, in the segment
 	key    event.Value    // the partition of the match it emits
@@ -221,35 +202,10 @@ type segWorker struct {
 	seg    *segment       // the segment it runs
 	any    chan<- *result // WithAnyOrder: where its results go
 	// atEmit: the worker decides at emit which matches are the segment's,
-	// the runner's own nil (rowkey.go); rk reads their partition (By),
-	// dropped counts those it drops.
+	// the runner's own nil (rowkey.go), and counts those it drops.
 	atEmit   bool
-	rk       *rowKey
-	dropped  int64
-	r        *runner // the segment's
-	emitHeld Emit    // held's
-	// tally: the runner counts the matches in bulk, and the worker keeps
-	// those of the segment's own items (atEmit).
-	tally    tally
+	emitHeld Emit // heldEmit's
 	counting bool
-}
-
-// held returns the runners' emit: a row of the run held (the item's next
-// row, keeper.hold) goes to it as it is. A closure, as worker.heldEmit.
-//
-//go:noinline
-func (w *segWorker) held() Emit {
-	return func(row []Cell) bool {
-		if w.keep.open {
-			if w.keep.events { // keeper.more, which does not inline
-				w.res.moreEvents(row)
-			} else {
-				w.keep.moreRow(w.res, row)
-			}
-			return true
-		}
-		return w.emit(row)
-	}
 }
 
 func (w *segWorker) emit(row []Cell) bool {
@@ -300,12 +256,8 @@ func (w *segWorker) take() {
 func (w *segWorker) run(seg *segment) (ok bool) {
 	seg.worker, w.seg = w.id, seg
 	defer close(seg.out)
-	r := newRunner(w.plan, w.emitHeld)
-	w.r, r.ctx = r, w.ctx
-	for _, o := range w.opts {
-		o(r)
-	}
-	r.par = parallel{}
+	r := workerRunner(w.ctx, w.plan, w.emitHeld, w.opts)
+	w.r = r
 	if !w.atEmit {
 		r.own = func(b *planner.Binding) bool {
 			if w.mine {
@@ -314,7 +266,8 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			return w.mine
 		}
 	}
-	w.res, w.direct, w.dropped = freshResult(w.free, w.res), false, 0
+	w.fresh()
+	w.direct, w.dropped = false, 0
 	if w.counting {
 		w.tally.start(r)
 	}
@@ -367,7 +320,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.fresh()
 			select {
 			case <-seg.resume:
 			case <-w.ctx.Done():
@@ -384,7 +337,7 @@ func (w *segWorker) run(seg *segment) (ok bool) {
 			if !send() {
 				return false
 			}
-			w.res = freshResult(w.free, w.res)
+			w.fresh()
 		}
 	}
 	w.endItem()

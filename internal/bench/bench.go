@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -40,8 +41,9 @@ type Case struct {
 	Workers []int // the workers each engine runs on (none: 1)
 	// Sinks are what takes the matches: "" a Go callback (through a
 	// split run's ordered merge, match by match), or a format's writer
-	// to io.Discard, as `sase --format F` (a split run's workers encode
-	// or count the matches; output.ChunksOf). None: the callback.
+	// into a file, as `sase --format F > file` (a split run's workers
+	// encode or count the matches; output.ChunksOf): the writes are part
+	// of the cost, which io.Discard left out. None: the callback.
 	Sinks []output.Format
 }
 
@@ -362,7 +364,13 @@ func Measure(c Case, stream *event.Stream, engine string, workers int, sink outp
 	opts := []sase.RunOption{sase.WithWorkers(workers)}
 	var w output.Writer
 	if sink != "" {
-		w = output.New(sink, io.Discard, outputSchema(q, stream))
+		f, err := os.CreateTemp("", "sase-bench-*."+string(sink))
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		w = output.New(sink, f, outputSchema(q, stream))
 		each = func(row []sase.Cell) bool { return w.Row(row) == nil }
 		if c := output.ChunksOf(w, 0, func(int) {}); c != nil {
 			opts = append(opts, sase.WithChunks(c))

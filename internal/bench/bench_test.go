@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,30 @@ func TestMeasureAgrees(t *testing.T) {
 		if r.Matches != want || want == 0 {
 			t.Errorf("%s: %d matches, want %d (and more than 0)", engine, r.Matches, want)
 		}
+	}
+}
+
+// TestMeasureSinks runs a small split case into each kind of sink, on
+// one worker and two: the writers into a file take every match the
+// callback does, and leave no file behind.
+func TestMeasureSinks(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	c := Case{Name: "small", Stream: StocksOf(50_000, 55, 10), Query: W2}
+	stream := c.Stream()
+	want, err := Measure(c, stream, "auto", 1, "", time.Minute)
+	if err != nil || want.Matches == 0 {
+		t.Fatalf("the callback: %d matches, %v", want.Matches, err)
+	}
+	for _, sink := range []output.Format{output.Count, output.JSONL, output.CSV} {
+		for _, workers := range []int{1, 2} {
+			r, err := Measure(c, stream, "auto", workers, sink, time.Minute)
+			if err != nil || r.Matches != want.Matches {
+				t.Errorf("%s on %d workers: %d matches, %v; want %d", sink, workers, r.Matches, err, want.Matches)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
 
