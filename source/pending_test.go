@@ -1,8 +1,8 @@
 package source
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
