@@ -34,14 +34,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
 		os.Exit(1)
 	}
-	// The README builds sase with -tags natsserver a minute in: its
-	// packages compile now, while the first tests run (go list -export
-	// compiles without linking), and that block only links (9 s against
-	// 14.5 s cold, at load 8).
-	warm := exec.Command("go", "list", "-export", "-tags", "natsserver", "-f", "{{.Export}}", ".")
-	warm.Start()
+	if readmeSelected() {
+		readmeStarted = startReadme()
+	}
 	code := m.Run()
-	warm.Wait()
+	if readmeStarted != nil {
+		readmeStarted.stop() // TestReadmeRunsItself did not run
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
