@@ -24,7 +24,17 @@ import (
 // them, and how the run split: the same, in the same order, for any number
 // of workers (docs/LANGUAGE.md, workers).
 func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
-	cq, stream, err := compileCase(c, engine)
+	stream, err := loadCase(c)
+	if err != nil {
+		return nil, runSplit{}, err
+	}
+	return runOrderedOn(stream, c, engine, workers)
+}
+
+// runOrderedOn is runOrdered on the case's stream, loaded once by the
+// caller for several runs.
+func runOrderedOn(stream *event.Stream, c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
+	cq, err := compileOn(stream, c, engine)
 	if err != nil {
 		return nil, runSplit{}, err
 	}
@@ -41,23 +51,27 @@ func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSpl
 // compileCase compiles a case's query, without its RETURN, on its stream
 // for an engine.
 func compileCase(c conformanceCase, engine string) (*sase.Query, *event.Stream, error) {
-	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), c.Name+".csv", source.Options{})
+	stream, err := loadCase(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	stream.Name = "s"
+	cq, err := compileOn(stream, c, engine)
+	return cq, stream, err
+}
+
+// compileOn is compileCase on the case's stream, already loaded.
+func compileOn(stream *event.Stream, c conformanceCase, engine string) (*sase.Query, error) {
 	src := &ast.Source{Name: "<query>", Text: c.Query}
 	q, err := grammar.ParseQuery(src)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	e, err := sase.LookupEngine(engine)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	q.Return = nil
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
-	return cq, stream, err
+	return sase.CompileAST(q, src, stream, sase.WithEngine(e))
 }
 
 // checkCount runs a case on an engine with a number of workers into a

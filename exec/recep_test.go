@@ -13,6 +13,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
@@ -345,7 +346,7 @@ func TestReCEPInfinities(t *testing.T) {
 // time over three.
 func TestReCEPPartners(t *testing.T) {
 	cfg := source.DefaultStockConfig()
-	cfg.Events = 20_000
+	cfg.Events = testkit.Size(5_000, 20_000)
 	stream := source.GenerateStocks("stocks", cfg)
 	matches := func(query, engine string, workers int) []string {
 		q := compileEngine(t, stream, query, engine)

@@ -57,6 +57,7 @@ func TestSegments(t *testing.T) {
 	strategies := []string{"", "skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
 	type run struct {
 		c        conformanceCase
+		stream   *event.Stream // loaded once for the run's eight: one subtest uses it at a time
 		engine   string
 		strategy string
 		want     []string // one worker's matches
@@ -85,7 +86,10 @@ func TestSegments(t *testing.T) {
 			t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
 				t.Parallel()
 				var err error
-				if r.want, _, err = runOrdered(r.c, r.engine, 1); err != nil {
+				if r.stream, err = loadCase(r.c); err != nil {
+					t.Fatal(err)
+				}
+				if r.want, _, err = runOrderedOn(r.stream, r.c, r.engine, 1); err != nil {
 					t.Fatalf("%s, %s: %v", r.c.Query, r.engine, err)
 				}
 			})
@@ -112,7 +116,7 @@ func TestSegments(t *testing.T) {
 				t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
 					t.Parallel()
 					for _, workers := range []int{2, 7} {
-						got, sp, err := runOrdered(r.c, r.engine, workers)
+						got, sp, err := runOrderedOn(r.stream, r.c, r.engine, workers)
 						if err != nil {
 							t.Fatalf("%s, %s, %d workers: %v", r.c.Query, r.engine, workers, err)
 						}

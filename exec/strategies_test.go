@@ -243,7 +243,7 @@ func TestStrategyPruning(t *testing.T) {
 	var csv strings.Builder
 	csv.WriteString("type,ts,price,sym\n")
 	ts := 0
-	for i := 0; i < 20000; i++ {
+	for range testkit.Size(5000, 20000) { // the windows prune every few events
 		ts += r.IntN(3)
 		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D"}[r.IntN(4)], ts, r.IntN(20), []string{"x", "y"}[r.IntN(2)])
 	}
@@ -254,28 +254,37 @@ func TestStrategyPruning(t *testing.T) {
 		"PATTERN SEQ(!C n, A a, B b) WHERE %s AND n.price > a.price WITHIN 6",
 		"PATTERN SEQ(A a, B b, !C n) WHERE %s AND [sym] WITHIN 6",
 	} {
-		c := conformanceCase{Name: "pruning", StreamCSV: csv.String()}
-		results := map[string][]string{}
-		for _, s := range []string{"skip-till-next-match", "skip-till-any-match"} {
-			c.Query = fmt.Sprintf(q, s)
-			got, err := runCase(c, "auto")
-			if err != nil {
-				t.Fatal(err)
-			}
-			results[s] = got
+		t.Run(q, func(t *testing.T) {
+			t.Parallel() // the queries share only the stream's text
+			strategyPruning(t, q, csv.String())
+		})
+	}
+}
+
+// strategyPruning is TestStrategyPruning's query q (%s for the strategy)
+// on csv.
+func strategyPruning(t *testing.T, q, csv string) {
+	c := conformanceCase{Name: "pruning", StreamCSV: csv}
+	results := map[string][]string{}
+	for _, s := range []string{"skip-till-next-match", "skip-till-any-match"} {
+		c.Query = fmt.Sprintf(q, s)
+		got, err := runCase(c, "auto")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !within(results["skip-till-next-match"], results["skip-till-any-match"]) {
-			t.Errorf("%s: skip-till-next-match gives matches skip-till-any-match does not", q)
+		results[s] = got
+	}
+	if !within(results["skip-till-next-match"], results["skip-till-any-match"]) {
+		t.Errorf("%s: skip-till-next-match gives matches skip-till-any-match does not", q)
+	}
+	if !strings.Contains(q, "[]") {
+		c.Query = fmt.Sprintf(q, "1 = 1")
+		v1, err := runCase(c, "basic")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(q, "[]") {
-			c.Query = fmt.Sprintf(q, "1 = 1")
-			v1, err := runCase(c, "basic")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(v1, results["skip-till-any-match"]) {
-				t.Errorf("%s: skip-till-any-match gives %d matches, the default mode %d", q, len(results["skip-till-any-match"]), len(v1))
-			}
+		if !slices.Equal(v1, results["skip-till-any-match"]) {
+			t.Errorf("%s: skip-till-any-match gives %d matches, the default mode %d", q, len(results["skip-till-any-match"]), len(v1))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package natsio_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +56,16 @@ func TestMain(m *testing.M) {
 		err := natsio.RunGroup(context.Background(), groupConfig(server, os.Getenv(childMember)))
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	// The tests mostly wait (pin TTLs, takeovers, a stream's end), each
+	// on a server of its own: four run at once, not GOMAXPROCS (2 here),
+	// unless -parallel says. A server starts in about 10 ms, so each test
+	// keeps its own rather than share one.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
 	os.Exit(m.Run())
 }
@@ -198,6 +210,7 @@ func diff(a, b []string) (onlyA, onlyB []string) {
 // TestGroupInstances: two and three members of one group share the
 // partitions, and together store each match once.
 func TestGroupInstances(t *testing.T) {
+	t.Parallel() // its trials have their own servers
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			t.Parallel() // each has its server; they mostly wait
@@ -358,6 +371,7 @@ func publishSlowly(t testing.TB, js jetstream.JetStream, csv string, d time.Dura
 // events it had not acked wait for the next owner, with no new event to
 // bring it.
 func TestFailover(t *testing.T) {
+	t.Parallel() // its trials have their own servers
 	for trial := range 3 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			t.Parallel()
@@ -387,6 +401,7 @@ func resumeLate(cmd *exec.Cmd) {
 // the matches stream's duplicate window is shorter than the pause, so
 // the Msg-Ids do not hide what the zombie writes: the fences refuse it.
 func TestZombie(t *testing.T) {
+	t.Parallel() // its trials have their own servers
 	t.Run("signal", func(t *testing.T) {
 		t.Parallel()
 		failover(t, 20, false, nil, pause)
@@ -803,6 +818,7 @@ func TestTakeoverInsideBatch(t *testing.T) {
 // (the tick's, however the replay's lines are batched): dropped. Each
 // match is stored once either way.
 func TestTakeoverAfterTick(t *testing.T) {
+	t.Parallel() // its trials have their own servers
 	for _, c := range []struct {
 		tick    int
 		acked   uint64 // the ack floor the owner reaches

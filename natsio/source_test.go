@@ -71,6 +71,7 @@ func matches(t *testing.T, text string, stream *event.Stream, seq func(int64) in
 // and every query finds the same matches in them: published in batches,
 // one event a message, and both mixed.
 func TestOneInstance(t *testing.T) {
+	t.Parallel() // its trials have their own servers
 	csv := walkCSV(3000, 7)
 	rows := strings.SplitAfter(csv, "\n")
 	header, rows := rows[0], rows[1:len(rows)-1]

@@ -1,10 +1,12 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +49,9 @@ func TestMaxPending(t *testing.T) {
 	// The third line's growth passes 1 MB: the first connection is cut.
 	c3 := dial("type,ts,note\nA,4,"+long('c'), 896<<10)
 	c1.SetReadDeadline(time.Now().Add(deadline))
-	if _, err := io.ReadAll(c1); err != nil {
+	// A close with the line's bytes unread in the kernel's buffer is a
+	// reset rather than an end of file: either says the cut.
+	if _, err := io.ReadAll(c1); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("the oldest line's connection was not closed: %v", err)
 	}
 	who := "feed/" + c1.LocalAddr().String()

@@ -13,6 +13,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -130,7 +131,9 @@ func TestReorderMatchesSorted(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(13, 71))
 	dir := t.TempDir()
-	cases := 120
+	// 40 random cases by default (each case both within and beyond the
+	// slack, on every engine, batch and live), 120 with -long.
+	cases := testkit.Size(40, 120)
 	if testing.Short() {
 		cases = 30
 	}

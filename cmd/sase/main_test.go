@@ -34,7 +34,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
 		os.Exit(1)
 	}
+	if readmeSelected() {
+		readmeStarted = startReadme()
+	}
 	code := m.Run()
+	if readmeStarted != nil {
+		readmeStarted.stop() // TestReadmeRunsItself did not run
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

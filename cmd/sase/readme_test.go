@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -43,91 +45,21 @@ const readmeBound = 4 * time.Minute
 // free ones.
 func TestReadmeRunsItself(t *testing.T) {
 	t.Parallel() // it mostly waits: on links, a server, a wall clock
-	text, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	r := readmeStarted
+	readmeStarted = nil
+	if r == nil {
+		r = startReadme()
 	}
-	readme := string(text)
-	for _, port := range []string{"4222", "7000", "8080", "9999"} {
-		free := freePort(t)
-		readme = strings.ReplaceAll(readme, "127.0.0.1:"+port, "127.0.0.1:"+free)
-		readme = strings.ReplaceAll(readme, "127.0.0.1/"+port, "127.0.0.1/"+free)
+	defer r.stop()
+	<-r.done
+	if r.setup != nil {
+		t.Fatal(r.setup)
 	}
-	blocks := readmeBlocks(t, readme)
-	tmp := t.TempDir()
-	dir := filepath.Join(tmp, "blocks")
-	for _, d := range []string{dir, filepath.Join(tmp, "gopath"), filepath.Join(tmp, "tmp")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	blocks, dir := r.blocks, r.dir
+	if r.err != nil {
+		t.Errorf("the README's session: %v after %v\n%s", r.err, r.took.Round(time.Millisecond), r.out)
 	}
-	var driver strings.Builder
-	driver.WriteString("set -eo pipefail\ntrap 'echo \"readme-test: exit $? from: $BASH_COMMAND\" >&2' ERR\n")
-	var ran, changed []string
-	for i, b := range blocks {
-		if b.output {
-			continue
-		}
-		ran = append(ran, fmt.Sprintf("README.md:%d", b.line))
-		changed = append(changed, b.changed...)
-		f := filepath.Join(dir, strconv.Itoa(i))
-		if err := os.WriteFile(f+".in", []byte(b.text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		driver.WriteString("T0=$EPOCHREALTIME\n")
-		switch {
-		case b.session && b.background:
-			// The reader keeps the shell open while the next block runs:
-			// it starts once the session shows its last line.
-			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err & BG=$!\n", f+".in", f, f)
-			fmt.Fprintf(&driver, "for i in $(seq 200); do grep -qF %q %q.err && break; sleep 0.1; done\n", lastLine(b.shown), f)
-		case b.session:
-			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
-		default:
-			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
-		}
-		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
-		if i > 0 && blocks[i-1].background {
-			// The reader reads the match, then leaves the shell.
-			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
-		}
-	}
-	// What still runs (a server, an instance) is the test's to stop.
-	driver.WriteString("jobs -p | xargs -r kill -INT 2>/dev/null || true\n")
-	script := filepath.Join(dir, "driver.sh")
-	if err := os.WriteFile(script, []byte(driver.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	bin := filepath.Dir(sase)
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), readmeBound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(),
-		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"GOPATH="+filepath.Join(tmp, "gopath"), "GOBIN=",
-		"GOMODCACHE="+strings.TrimSpace(string(modcache)),
-		"TMPDIR="+filepath.Join(tmp, "tmp"))
-	// Background jobs (a NATS server, instances) go with the session.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	defer func() {
-		if cmd.Process != nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-	}()
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("the README's session: %v after %v\n%s", err, time.Since(start).Round(time.Millisecond), out)
-	}
-	t.Logf("ran %d blocks (%s) in %v; changed: %s", len(ran), strings.Join(ran, ", "), time.Since(start).Round(time.Millisecond), strings.Join(changed, "; "))
+	t.Logf("ran %d blocks (%s) in %v; changed: %s", len(r.ran), strings.Join(r.ran, ", "), r.took.Round(time.Millisecond), strings.Join(r.changed, "; "))
 
 	for i, b := range blocks {
 		if b.output {
@@ -161,6 +93,197 @@ func TestReadmeRunsItself(t *testing.T) {
 	}
 }
 
+// readmeStarted is the README's run that TestMain starts before the
+// tests when TestReadmeRunsItself is among them: the longest test, it
+// would otherwise start after every test before it (12.6 s at load 11).
+var readmeStarted *readmeRun
+
+// readmeRun is one run of the README's session in bash.
+type readmeRun struct {
+	tmp          string // the run's folder, removed by stop
+	dir          string // the blocks' files
+	blocks       []block
+	ran, changed []string
+	setup        error // what stopped it before the session started
+	out          []byte
+	err          error // the session's
+	took         time.Duration
+	cancel       context.CancelFunc
+	done         chan struct{} // closed when the session has ended
+}
+
+// readmeSelected reports whether the test binary's -run and -skip select
+// TestReadmeRunsItself (its first level only), and it is not -list.
+func readmeSelected() bool {
+	const name = "TestReadmeRunsItself"
+	match := func(flagName string) (matched, set bool) {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return false, false
+		}
+		first, _, _ := strings.Cut(f.Value.String(), "/")
+		ok, err := regexp.MatchString(first, name)
+		return ok || err != nil, true
+	}
+	if ok, set := match("test.run"); set && !ok {
+		return false
+	}
+	if ok, _ := match("test.skip"); ok {
+		return false
+	}
+	f := flag.Lookup("test.list")
+	return f == nil || f.Value.String() == ""
+}
+
+// startReadme writes the README's blocks and a driver script, and starts
+// the session; done closes when it ends.
+func startReadme() *readmeRun {
+	r := &readmeRun{done: make(chan struct{}), cancel: func() {}}
+	if err := r.start(); err != nil {
+		r.setup = err
+		close(r.done)
+	}
+	return r
+}
+
+// stop ends the session, if it still runs, and removes its folder.
+func (r *readmeRun) stop() {
+	r.cancel()
+	<-r.done
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
+}
+
+// warm compiles, once the README's go install has ended, the packages of
+// the build with -tags natsserver that a later block makes (go list
+// -export compiles without linking): that block then only links (9 s
+// against 14.5 s cold, at load 8), and the go install before does not
+// compete with it.
+func (r *readmeRun) warm(ctx context.Context, warmed chan<- struct{}) {
+	defer close(warmed)
+	for i, b := range r.blocks {
+		if !strings.Contains(b.text, "go install") {
+			continue
+		}
+		for rc := filepath.Join(r.dir, strconv.Itoa(i)+".rc"); ; time.Sleep(100 * time.Millisecond) {
+			if _, err := os.Stat(rc); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		break
+	}
+	exec.CommandContext(ctx, "go", "list", "-export", "-tags", "natsserver", "-f", "{{.Export}}", ".").Run()
+}
+
+func (r *readmeRun) start() error {
+	text, err := os.ReadFile("../../README.md")
+	if err != nil {
+		return err
+	}
+	readme := string(text)
+	for _, port := range []string{"4222", "7000", "8080", "9999"} {
+		free, err := freePort()
+		if err != nil {
+			return err
+		}
+		readme = strings.ReplaceAll(readme, "127.0.0.1:"+port, "127.0.0.1:"+free)
+		readme = strings.ReplaceAll(readme, "127.0.0.1/"+port, "127.0.0.1/"+free)
+	}
+	blocks, err := readmeBlocks(readme)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "sase-readme")
+	if err != nil {
+		return err
+	}
+	r.tmp, r.blocks = tmp, blocks
+	dir := filepath.Join(tmp, "blocks")
+	r.dir = dir
+	for _, d := range []string{dir, filepath.Join(tmp, "gopath"), filepath.Join(tmp, "tmp")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	var driver strings.Builder
+	driver.WriteString("set -eo pipefail\ntrap 'echo \"readme-test: exit $? from: $BASH_COMMAND\" >&2' ERR\n")
+	for i, b := range blocks {
+		if b.output {
+			continue
+		}
+		r.ran = append(r.ran, fmt.Sprintf("README.md:%d", b.line))
+		r.changed = append(r.changed, b.changed...)
+		f := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.WriteFile(f+".in", []byte(b.text), 0o644); err != nil {
+			return err
+		}
+		driver.WriteString("T0=$EPOCHREALTIME\n")
+		switch {
+		case b.session && b.background:
+			// The reader keeps the shell open while the next block runs:
+			// it starts once the session shows its last line.
+			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err & BG=$!\n", f+".in", f, f)
+			fmt.Fprintf(&driver, "for i in $(seq 200); do grep -qF %q %q.err && break; sleep 0.1; done\n", lastLine(b.shown), f)
+		case b.session:
+			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
+		default:
+			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
+		}
+		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
+		if i > 0 && blocks[i-1].background {
+			// The reader reads the match, then leaves the shell.
+			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
+		}
+	}
+	// What still runs (a server, an instance) is the test's to stop.
+	driver.WriteString("jobs -p | xargs -r kill -INT 2>/dev/null || true\n")
+	script := filepath.Join(dir, "driver.sh")
+	if err := os.WriteFile(script, []byte(driver.String()), 0o644); err != nil {
+		return err
+	}
+
+	bin := filepath.Dir(sase)
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readmeBound)
+	r.cancel = cancel
+	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GOPATH="+filepath.Join(tmp, "gopath"), "GOBIN=",
+		"GOMODCACHE="+strings.TrimSpace(string(modcache)),
+		"TMPDIR="+filepath.Join(tmp, "tmp"))
+	// Background jobs (a NATS server, instances) go with the session.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	warmed := make(chan struct{})
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	go r.warm(warmCtx, warmed)
+	go func() {
+		defer close(r.done)
+		r.err = cmd.Wait()
+		stopWarm() // the session ended: a warm-up still waiting is moot
+		<-warmed
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		r.out, r.took = out.Bytes(), time.Since(start)
+	}()
+	return nil
+}
+
 // block is a fenced block of the README: sh, a `sase>` session, or the
 // output shown after one.
 type block struct {
@@ -179,7 +302,7 @@ var (
 )
 
 // readmeBlocks parses the README's fenced blocks and their directives.
-func readmeBlocks(t *testing.T, readme string) []block {
+func readmeBlocks(readme string) ([]block, error) {
 	var blocks []block
 	var pending []string // directives since the last block
 	lines := strings.Split(readme, "\n")
@@ -190,7 +313,7 @@ func readmeBlocks(t *testing.T, readme string) []block {
 			continue
 		}
 		if strings.HasPrefix(line, "<!-- readme-test") {
-			t.Fatalf("README.md:%d: a directive this test does not know: %s", i+1, line)
+			return nil, fmt.Errorf("README.md:%d: a directive this test does not know: %s", i+1, line)
 		}
 		if !strings.HasPrefix(line, "```") {
 			continue
@@ -223,7 +346,7 @@ func readmeBlocks(t *testing.T, readme string) []block {
 			case "replace":
 				m := replaceRE.FindStringSubmatch(arg)
 				if m == nil || !strings.Contains(b.text, m[1]) {
-					t.Fatalf("README.md:%d: replace %s: no such text in the block", b.line, arg)
+					return nil, fmt.Errorf("README.md:%d: replace %s: no such text in the block", b.line, arg)
 				}
 				b.text = strings.ReplaceAll(b.text, m[1], m[2])
 				b.changed = append(b.changed, fmt.Sprintf("README.md:%d %s", b.line, arg))
@@ -232,7 +355,7 @@ func readmeBlocks(t *testing.T, readme string) []block {
 		pending = nil
 		blocks = append(blocks, b)
 	}
-	return blocks
+	return blocks, nil
 }
 
 // sessionText splits a sase> session into the statements typed and the
@@ -335,12 +458,12 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-func freePort(t *testing.T) string {
+func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer l.Close()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
+	return port, nil
 }
