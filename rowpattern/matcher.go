@@ -1,5 +1,7 @@
 package rowpattern
 
+import "slices"
+
 // The matcher runs a program from one start row over a partition's
 // consecutive rows, as a Pike VM does: all threads advance together, one
 // row at a time, kept in the standard's preference order (a split's first
@@ -60,11 +62,85 @@ type matcher struct {
 	labels  []label // a thread's labels, materialized
 	result  []label
 	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
+	// first and second are the variables a match's first row and (when
+	// none is shorter than two rows) its second must satisfy one of:
+	// a start row that fails them is no match, with no thread run.
+	first, second []int
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
-	return &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
+	m := &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
+	pcs, empty := prog.reach([]int{0})
+	if !empty {
+		m.first = prog.vars(pcs)
+		next := make([]int, len(pcs))
+		for i, pc := range pcs {
+			next[i] = pc + 1
+		}
+		if pcs, short := prog.reach(next); !short {
+			m.second = prog.vars(pcs)
+		}
+	}
+	return m
+}
+
+// reach is the var instructions the program reaches from pcs without
+// consuming a row, and whether it reaches opDone: a superset, as anchors
+// are taken to hold.
+func (p program) reach(pcs []int) (vars []int, done bool) {
+	seen := make([]bool, len(p))
+	for len(pcs) > 0 {
+		pc := pcs[len(pcs)-1]
+		pcs = pcs[:len(pcs)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		switch in := p[pc]; in.op {
+		case opVar:
+			vars = append(vars, pc)
+		case opDone:
+			done = true
+		case opJump:
+			pcs = append(pcs, in.x)
+		case opSplit:
+			pcs = append(pcs, in.x, in.y)
+		default: // ^ and $
+			pcs = append(pcs, pc+1)
+		}
+	}
+	return vars, done
+}
+
+// vars is the variables of var instructions pcs, each once.
+func (p program) vars(pcs []int) []int {
+	var vs []int
+	for _, pc := range pcs {
+		if !slices.Contains(vs, p[pc].v) {
+			vs = append(vs, p[pc].v)
+		}
+	}
+	return vs
+}
+
+// mayStart reports whether a match can start at row start, by the
+// variables its first two rows must satisfy one of (a row the partition
+// lacks yet may satisfy any).
+func (m *matcher) mayStart(rows *partition, start int) bool {
+	return m.first == nil || m.anyHolds(rows, start, m.first) &&
+		(m.second == nil || start+1 >= rows.len() || m.anyHolds(rows, start+1, m.second))
+}
+
+// anyHolds reports whether row pos may satisfy one of vars: a DEFINE
+// that reads the match's other rows may hold.
+func (m *matcher) anyHolds(rows *partition, pos int, vars []int) bool {
+	for _, v := range vars {
+		if m.history && m.tests[v] == nil || m.test(rows, pos, pos, -1, label(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is what match decided.
@@ -106,6 +182,9 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 	} else {
 		if m.profile != nil {
 			m.profile.Starts++
+		}
+		if !m.mayStart(rows, start) {
+			return nil, noMatch
 		}
 		m.nodes = m.nodes[:0]
 		m.cur = m.cur[:0]
