@@ -15,7 +15,8 @@ type partition struct {
 	rows []*event.Event
 	cols [][]event.Value
 	// memo is DEFINE's value by row and variable, when no DEFINE reads
-	// the match's history (matcher.test): 0 unknown, 1 false, 2 true.
+	// the match's history and one is not a rowTest (matcher.test): 0
+	// unknown, 1 false, 2 true.
 	memo []uint8
 	base int // the rows a live partition has dropped before rows[0]
 	// Where matching is: the next start row, the rows before covered

@@ -66,11 +66,13 @@ type matcher struct {
 	// none is shorter than two rows) its second must satisfy one of:
 	// a start row that fails them is no match, with no thread run.
 	first, second []int
+	memo          bool // DEFINEs without history evaluated once per row (partition.memo)
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
 	m := &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
+	m.memo = !history && slices.ContainsFunc(tests, func(t rowTest) bool { return t == nil })
 	pcs, empty := prog.reach([]int{0})
 	if !empty {
 		m.first = prog.vars(pcs)
@@ -166,7 +168,7 @@ const maxThreads = 1 << 14
 // thread that needs a row it does not have yet, within the window at
 // stream time now, leaves the outcome pending.
 func (m *matcher) match(rows *partition, start int, open bool, now int64) (labels []label, out outcome) {
-	if !m.history && len(rows.memo) < rows.len()*len(m.names) {
+	if m.memo && len(rows.memo) < rows.len()*len(m.names) {
 		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
 	waiting := false
@@ -248,11 +250,11 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 
 // test is DEFINE of l at row pos, after the rows of node's chain.
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
-	t := m.tests[l.v()]
+	if t := m.tests[l.v()]; t != nil {
+		// Cheaper than a lookup in the memo.
+		return m.counted(l, t(rows, pos))
+	}
 	if m.history {
-		if t != nil {
-			return m.counted(l, t(rows, pos))
-		}
 		m.labels = append(m.chain(n, m.labels[:0]), l)
 		m.setCtx(rows, start, len(m.labels)-1)
 		return m.counted(l, m.define(&m.ctx))
@@ -261,15 +263,10 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if v := rows.memo[at]; v != 0 {
 		return v == 2
 	}
-	var ok bool
-	if t != nil {
-		ok = m.counted(l, t(rows, pos))
-	} else {
-		// Without history the row alone decides: a match of one row there.
-		m.labels = append(m.labels[:0], l)
-		m.setCtx(rows, pos, 0)
-		ok = m.counted(l, m.define(&m.ctx))
-	}
+	// Without history the row alone decides: a match of one row there.
+	m.labels = append(m.labels[:0], l)
+	m.setCtx(rows, pos, 0)
+	ok := m.counted(l, m.define(&m.ctx))
 	rows.memo[at] = 1
 	if ok {
 		rows.memo[at] = 2
