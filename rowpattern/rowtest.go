@@ -28,9 +28,34 @@ func (c *compiler) rowTest(x ast.Expr) rowTest {
 	}
 	op := n.Op
 	return func(p *partition, i int) bool {
-		v, ok := truth(compare(op, a.at(p, i), b.at(p, i)))
+		x, y := a.at(p, i), b.at(p, i)
+		switch {
+		case x.IsFloat() && y.IsFloat():
+			// Go's comparisons with NaN are compare's: unequal, else false.
+			return holds(op, x.Float(), y.Float())
+		case x.IsInt() && y.IsInt():
+			return holds(op, x.Int(), y.Int())
+		}
+		v, ok := truth(compare(op, x, y))
 		return ok && v
 	}
+}
+
+// holds is x op y, for a column of one kind of number.
+func holds[T int64 | float64](op ast.Op, x, y T) bool {
+	switch op {
+	case ast.OpEq:
+		return x == y
+	case ast.OpNe:
+		return x != y
+	case ast.OpLt:
+		return x < y
+	case ast.OpLe:
+		return x <= y
+	case ast.OpGt:
+		return x > y
+	}
+	return x >= y
 }
 
 // operand is a constant (col < 0) or the column col of the row back
