@@ -3,6 +3,7 @@ package rowpattern
 import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // rowTest is a DEFINE that reads only the row it tests and the rows
@@ -32,30 +33,13 @@ func (c *compiler) rowTest(x ast.Expr) rowTest {
 		switch {
 		case x.IsFloat() && y.IsFloat():
 			// Go's comparisons with NaN are compare's: unequal, else false.
-			return holds(op, x.Float(), y.Float())
+			return planner.CompareNumbers(op, x.Float(), y.Float())
 		case x.IsInt() && y.IsInt():
-			return holds(op, x.Int(), y.Int())
+			return planner.CompareNumbers(op, x.Int(), y.Int())
 		}
 		v, ok := truth(compare(op, x, y))
 		return ok && v
 	}
-}
-
-// holds is x op y, for a column of one kind of number.
-func holds[T int64 | float64](op ast.Op, x, y T) bool {
-	switch op {
-	case ast.OpEq:
-		return x == y
-	case ast.OpNe:
-		return x != y
-	case ast.OpLt:
-		return x < y
-	case ast.OpLe:
-		return x <= y
-	case ast.OpGt:
-		return x > y
-	}
-	return x >= y
 }
 
 // operand is a constant (col < 0) or the column col of the row back
