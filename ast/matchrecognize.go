@@ -179,7 +179,10 @@ type MRCall struct {
 	Func string // upper-case
 	Mode string // "", "RUNNING" or "FINAL"
 	Args []Expr
-	Star bool // count(*)
+	Star bool // count(*), or count(StarVar.*)
+	// StarVar is the variable (or SUBSET) of count(var.*), whose rows
+	// it counts; nil for count(*).
+	StarVar *MRName
 }
 
 func (*MatchRecognize) stmtNode()   {}
@@ -395,6 +398,9 @@ func (n *MRColumn) String() string {
 func (n *MRCall) String() string {
 	s := n.Func + "("
 	if n.Star {
+		if n.StarVar != nil {
+			s += n.StarVar.String() + "."
+		}
 		s += "*"
 	} else {
 		s += joinNodes(n.Args)

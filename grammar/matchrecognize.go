@@ -576,6 +576,15 @@ func (p *mrParser) cmpExpr() ast.Expr {
 			x = p.binary(x, op, at, p.addExpr())
 		}
 	}
+	// x IS [NOT] NULL binds below the comparisons (SQL's precedence).
+	for p.accept("IS") {
+		op := ast.OpIsNull
+		if p.acceptTok(gen.SaseParserNOT) {
+			op = ast.OpIsNotNull
+		}
+		p.want("NULL")
+		x = &ast.UnaryExpr{Span: ast.Span{Start: x.NodeSpan().Start, End: p.prevEnd()}, Op: op, X: x}
+	}
 	return x
 }
 
@@ -672,6 +681,11 @@ func (p *mrParser) primary() ast.Expr {
 		case p.atTok(gen.SaseParserRPAREN):
 		case fn == "COUNT" && p.acceptTok(gen.SaseParserSTAR):
 			c.Star = true
+		case fn == "COUNT" && p.i+2 < len(p.toks) && p.isName(p.toks[p.i]) &&
+			p.toks[p.i+1].GetTokenType() == gen.SaseParserDOT && p.toks[p.i+2].GetTokenType() == gen.SaseParserSTAR:
+			// count(var.*): the rows of var
+			c.Star, c.StarVar = true, p.name("a variable")
+			p.i += 2
 		default:
 			for {
 				c.Args = append(c.Args, p.expr())

@@ -33,6 +33,12 @@ func (c *compiler) expr(x ast.Expr, in *arg) rowExpr {
 		return func(*evalCtx, int) event.Value { return v }
 	case *ast.UnaryExpr:
 		y := c.expr(n.X, in)
+		switch n.Op {
+		case ast.OpIsNull:
+			return func(e *evalCtx, pos int) event.Value { return boolValue(y(e, pos).IsAbsent()) }
+		case ast.OpIsNotNull:
+			return func(e *evalCtx, pos int) event.Value { return boolValue(!y(e, pos).IsAbsent()) }
+		}
 		if n.Op == ast.OpNot {
 			return func(e *evalCtx, pos int) event.Value {
 				if b, ok := truth(y(e, pos)); ok {
@@ -302,6 +308,10 @@ func (c *compiler) aggregate(n *ast.MRCall, in *arg, final bool) rowExpr {
 	switch {
 	case n.Star:
 		read = func(*evalCtx, int) event.Value { return event.BoolValue(true) }
+		if n.StarVar != nil {
+			// count(var.*): var's rows
+			a.vars, _ = c.varSetOf(n.StarVar)
+		}
 	case len(n.Args) != 1:
 		c.fail(n, "%s takes one argument", n.Func)
 		return nullExpr

@@ -167,6 +167,11 @@ func TestMeasures(t *testing.T) {
 			`21,null,3,-10 | null,null,null,null | 61,null,2,-30 | 11,null,5,-5`},
 		{"logic", "v > 5 AND v < 20 AS x; v > 5 OR v < 20 AS y; NOT v > 5 AS z", "ALL ROWS PER MATCH", "A", "",
 			`true,true,false | null,null,null | false,true,false | false,true,true`},
+		{"is-null", "v IS NULL AS a; v IS NOT NULL AS b; v > 5 IS NULL AS c; NOT v IS NULL AS d", "ALL ROWS PER MATCH", "A", "",
+			`false,true,false,true | true,false,true,false | false,true,false,true | false,true,false,true`},
+		{"is-null-define", "A.id AS i", "ONE ROW PER MATCH", "A", "DEFINE A AS v IS NULL", `2`},
+		{"count-var-star", "count(A.*) AS a; count(B.*) AS b; count(*) AS n; count(U.*) AS u; FINAL count(B.*) AS f", "ALL ROWS PER MATCH", "A B+",
+			"SUBSET U = (A, B) DEFINE B AS B.id > 1", `1,0,1,1,3 | 1,1,2,2,3 | 1,2,3,3,3 | 1,3,4,4,3`},
 		{"classifier-subset", "CLASSIFIER(U) AS u; FINAL LAST(CLASSIFIER()) AS last", "ALL ROWS PER MATCH", "A B C", "SUBSET U = (A, B) DEFINE A AS true",
 			`"A","C" | "B","C" | "B","C"`},
 	} {
@@ -201,6 +206,7 @@ func TestCompileErrors(t *testing.T) {
 	_, schema := table(abc)
 	for _, tc := range []struct{ query, want string }{
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES B.v AS x PATTERN (A) DEFINE A AS true)", "B is not a pattern variable or SUBSET"},
+		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES count(B.*) AS x PATTERN (A) DEFINE A AS true)", "B is not a pattern variable or SUBSET"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES sum(PREV(v)) AS x PATTERN (A) DEFINE A AS true)", "PREV inside an aggregate"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES PREV(1) AS x PATTERN (A) DEFINE A AS true)", "the argument of PREV must read a column"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES LAST(A.v + B.v) AS x PATTERN (A B) DEFINE A AS true)", "reads more than one pattern variable"},
