@@ -42,11 +42,13 @@ type MRName struct {
 	Quoted bool
 }
 
-// SelectItem is [var.]col [AS name] in the SELECT list.
+// SelectItem is [var.]col [AS name] in the SELECT list, or an
+// expression of the output's columns (Expr; Qual and Col nil) AS name.
 type SelectItem struct {
 	Span  Span
 	Qual  *MRName // the alias before the '.'; nil when absent
 	Col   *MRName
+	Expr  Expr
 	Alias *MRName // nil when absent
 }
 
@@ -291,6 +293,13 @@ func explainPrefix(analyze bool, format string) string {
 }
 
 func (n *SelectItem) String() string {
+	if n.Expr != nil {
+		s := n.Expr.String()
+		if n.Alias != nil {
+			s += " AS " + n.Alias.String()
+		}
+		return s
+	}
 	s := n.Col.String()
 	if n.Qual != nil {
 		s = n.Qual.String() + "." + s

@@ -214,9 +214,12 @@ func (p *mrParser) selectBody(n *ast.MatchRecognize) {
 
 func (p *mrParser) selectItem() *ast.SelectItem {
 	start := p.offset()
-	it := &ast.SelectItem{Col: p.name("a column, or *")}
-	if p.acceptTok(gen.SaseParserDOT) {
-		it.Qual, it.Col = it.Col, p.name("a column")
+	it := &ast.SelectItem{}
+	x := p.expr()
+	if col, ok := x.(*ast.MRColumn); ok {
+		it.Qual, it.Col = col.Var, col.Col
+	} else {
+		it.Expr = x
 	}
 	if p.accept("AS") {
 		it.Alias = p.name("a column name")

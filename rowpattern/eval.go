@@ -53,6 +53,7 @@ type evalCtx struct {
 	cur     int
 	matchNo int64
 	names   []string
+	refs    []event.Value // a SELECT expression's columns (runner.value)
 }
 
 // rowExpr is a compiled expression (SQL's null is the absent value); pos

@@ -103,6 +103,15 @@ func sameVars(a, b varSet) bool {
 // row of var up to the current row (the universal variable: the current
 // row).
 func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
+	if c.sel != nil {
+		col, ok := c.outColumn(n.Var, n.Col)
+		if !ok {
+			return nullExpr
+		}
+		j := len(*c.sel)
+		*c.sel = append(*c.sel, col)
+		return func(e *evalCtx, _ int) event.Value { return e.refs[j] }
+	}
 	vars := c.refVars(n.Var, in, n)
 	if c.define && vars != nil && !vars[c.defVar] {
 		c.q.history = true // another variable's last row
@@ -158,6 +167,10 @@ func (c *compiler) offset(n *ast.MRCall, def int) int {
 }
 
 func (c *compiler) call(n *ast.MRCall, in *arg) rowExpr {
+	if c.sel != nil {
+		c.fail(n, "%s in the SELECT list: compute it in MEASURES and select the measure", n.Func)
+		return nullExpr
+	}
 	final := n.Mode == "FINAL"
 	if final && c.define {
 		c.fail(n, "FINAL is not allowed in DEFINE")

@@ -189,6 +189,21 @@ func TestMeasures(t *testing.T) {
 	}
 }
 
+// TestSelectExpressions: an expression of the SELECT list reads the
+// output's columns (measures, and the row's), nulls in unmatched rows.
+func TestSelectExpressions(t *testing.T) {
+	got := run(t, abc, "SELECT id, v * 2 + 1 AS w, m.c IS NULL AS nc, m * 10 AS mm, 7 AS k FROM t MATCH_RECOGNIZE (ORDER BY id "+
+		"MEASURES MATCH_NUMBER() AS m, CLASSIFIER() AS c ALL ROWS PER MATCH WITH UNMATCHED ROWS PATTERN (A) DEFINE A AS v > 2) AS m")
+	if want := `1,3,true,null,7 | 2,5,true,null,7 | 3,7,false,10,7 | 4,9,false,20,7`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	got = run(t, "p,id,v;a,1,1;a,2,2;b,3,3", "SELECT p, n - 1 AS more, p = 'a' AS isa FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id "+
+		"MEASURES count(*) AS n ONE ROW PER MATCH PATTERN (A+) DEFINE A AS true)")
+	if want := `"a",1,true | "b",0,false`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestPartitionsAndOrder(t *testing.T) {
 	const tbl = "p,id,v;b,2,1;a,3,2;b,1,3;a,1,4;,1,5"
 	got := run(t, tbl, "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id DESC MEASURES count(*) AS n, FIRST(v) AS f ONE ROW PER MATCH PATTERN (A+) DEFINE A AS true)")
@@ -226,6 +241,10 @@ func TestCompileErrors(t *testing.T) {
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN ((A{1000}){1000}) DEFINE A AS true)", "not supported yet: a row pattern of more than"},
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) WITHIN 5 seconds DEFINE A AS true)", "unit-less timestamps"},
 		{"SELECT x.id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true) AS m", "X is not the MATCH_RECOGNIZE's alias"},
+		{"SELECT x.v + 1 AS w FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true) AS m", "X is not the MATCH_RECOGNIZE's alias"},
+		{"SELECT v + 1 FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true)", "an expression in the SELECT list needs a name"},
+		{"SELECT count(*) + 1 AS n FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true)", "COUNT in the SELECT list: compute it in MEASURES"},
+		{"SELECT v + 1 AS w FROM t MATCH_RECOGNIZE (ORDER BY id PATTERN (A) DEFINE A AS true)", "v is neither a measure nor a PARTITION BY column"},
 	} {
 		_, err := compile(t, schema, tc.query)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "^") {

@@ -300,6 +300,7 @@ type runner struct {
 	m       *matcher
 	emit    Emit
 	out     []event.Value
+	sel     evalCtx // a SELECT expression's, which reads only its refs
 	stopped bool
 }
 
@@ -415,12 +416,8 @@ func (r *runner) output(e *evalCtx, st *Stats) {
 
 // row emits the output row of match e at partition row i.
 func (r *runner) row(e *evalCtx, i int, st *Stats) {
-	for k, c := range r.q.cols {
-		if c.measure >= 0 {
-			r.out[k] = r.q.measures[c.measure](e, e.cur)
-		} else {
-			r.out[k] = e.rows.cols[c.col][i]
-		}
+	for k := range r.q.cols {
+		r.out[k] = r.value(&r.q.cols[k], e.rows, e, i)
 	}
 	st.Output++
 	if !r.emit(r.out, e.rows.row(i)) {
@@ -430,14 +427,30 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 
 // unmatched emits row i, in no match: its measures are null.
 func (r *runner) unmatched(p *partition, i int, st *Stats) {
-	for k, c := range r.q.cols {
-		r.out[k] = event.Value{}
-		if c.measure < 0 {
-			r.out[k] = p.cols[c.col][i]
-		}
+	for k := range r.q.cols {
+		r.out[k] = r.value(&r.q.cols[k], p, nil, i)
 	}
 	st.Output++
 	if !r.emit(r.out, p.row(i)) {
 		r.stopped = true
 	}
+}
+
+// value is output column c at row i of p, in match e (nil: in none, where
+// a measure is null).
+func (r *runner) value(c *outCol, p *partition, e *evalCtx, i int) event.Value {
+	switch {
+	case c.expr != nil:
+		refs := r.sel.refs[:0]
+		for k := range c.refs {
+			refs = append(refs, r.value(&c.refs[k], p, e, i))
+		}
+		r.sel.refs = refs
+		return c.expr(&r.sel, 0)
+	case c.measure < 0:
+		return p.cols[c.col][i]
+	case e == nil:
+		return event.Value{}
+	}
+	return r.q.measures[c.measure](e, e.cur)
 }
