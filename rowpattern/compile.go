@@ -73,6 +73,7 @@ type outCol struct {
 	name    string
 	measure int
 	col     int // the column's index in partition.cols
+	part    int // else the PARTITION BY column's index in partition.key, -1 none
 	// expr is a SELECT expression (measure -1) of the columns refs.
 	expr rowExpr
 	refs []outCol
@@ -355,27 +356,24 @@ func (c *compiler) windowOf(unit int64) {
 func (c *compiler) selectList() {
 	st := c.q.st
 	if st.Star {
+		used := map[int]bool{}
 		for i, p := range st.PartitionBy {
-			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, col: c.cache(c.q.partition[i])})
+			c.q.cols = append(c.q.cols, c.rowColumn(c.text(p), c.q.partition[i]))
+			used[c.q.partition[i]] = true
 		}
 		if st.Rows != ast.OneRowPerMatch {
 			for i, o := range st.OrderBy {
-				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, col: c.cache(c.q.order[i].slot)})
+				c.q.cols = append(c.q.cols, c.rowColumn(c.text(o.Col), c.q.order[i].slot))
+				used[c.q.order[i].slot] = true
 			}
 		}
 		for i, m := range st.Measures {
 			c.q.cols = append(c.q.cols, outCol{name: c.text(m.Name), measure: i})
 		}
 		if st.Rows != ast.OneRowPerMatch {
-			used := map[int]bool{}
-			for _, col := range c.q.cols {
-				if col.measure < 0 {
-					used[c.q.cached[col.col]] = true
-				}
-			}
 			for slot, a := range c.schema.Attrs {
 				if !used[slot] {
-					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, col: c.cache(slot)})
+					c.q.cols = append(c.q.cols, c.rowColumn(a, slot))
 				}
 			}
 		}
@@ -406,20 +404,26 @@ func (c *compiler) outColumn(qual, name *ast.MRName) (outCol, bool) {
 		c.fail(qual, "%s is not the MATCH_RECOGNIZE's alias", qual)
 		return outCol{}, false
 	}
-	col := outCol{measure: -1}
 	for i, m := range st.Measures {
 		if m.Name.Name == name.Name {
-			col.measure = i
+			return outCol{measure: i}, true
 		}
 	}
-	if col.measure < 0 {
-		if st.Rows == ast.OneRowPerMatch && !c.isPartition(name) {
-			c.fail(name, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(name))
-			return outCol{}, false
-		}
-		col.col = c.cache(c.slot(name))
+	if st.Rows == ast.OneRowPerMatch && !c.isPartition(name) {
+		c.fail(name, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(name))
+		return outCol{}, false
 	}
-	return col, true
+	return c.rowColumn("", c.slot(name)), true
+}
+
+// rowColumn is the output column name of the rows' column slot: a
+// PARTITION BY column's is the partition's value (partition.key), which
+// is not copied a row at a time; the others are read from partition.cols.
+func (c *compiler) rowColumn(name string, slot int) outCol {
+	if i := slices.Index(c.q.partition, slot); i >= 0 {
+		return outCol{name: name, measure: -1, part: i}
+	}
+	return outCol{name: name, measure: -1, part: -1, col: c.cache(slot)}
 }
 
 // selectExpr compiles an expression of the SELECT list: its names are

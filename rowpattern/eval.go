@@ -14,6 +14,9 @@ import (
 type partition struct {
 	rows []*event.Event
 	cols [][]event.Value
+	// key is its PARTITION BY columns' values, its first row's: equal in
+	// all its rows (1 and 1.0 are one partition, shown as its first row's).
+	key []event.Value
 	// memo is DEFINE's value by row and variable, when no DEFINE reads
 	// the match's history and one is not a rowTest (matcher.test): 0
 	// unknown, 1 false, 2 true.

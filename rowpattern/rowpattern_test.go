@@ -215,6 +215,11 @@ func TestPartitionsAndOrder(t *testing.T) {
 	if want := `"a",1,4 | "a",3,2 | "b",1,3 | "b",2,1 | null,1,5`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// 1 and 1.0 are one partition, whose rows show its first row's value.
+	got = run(t, "p,id;1.0,2;1,1;2,3", "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id MEASURES count(*) AS n ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true)")
+	if want := `1,1,1 | 1,2,2 | 2,3,1`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 func TestCompileErrors(t *testing.T) {

@@ -125,6 +125,7 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 		for i := range parts {
 			q.fillColumns(&parts[i])
+			q.setKey(&parts[i], parts[i].rows[0])
 		}
 		return parts
 	}
@@ -182,7 +183,18 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 	}
 	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
+	for i := range parts {
+		q.setKey(&parts[i], parts[i].rows[0])
+	}
 	return parts
+}
+
+// setKey sets p's PARTITION BY values, those of its row e.
+func (q *Query) setKey(p *partition, e *event.Event) {
+	p.key = make([]event.Value, len(q.partition))
+	for i, slot := range q.partition {
+		p.key[i] = q.col(e, slot)
+	}
 }
 
 // fillColumns sets p's cached columns from its rows.
@@ -447,10 +459,12 @@ func (r *runner) value(c *outCol, p *partition, e *evalCtx, i int) event.Value {
 		}
 		r.sel.refs = refs
 		return c.expr(&r.sel, 0)
-	case c.measure < 0:
-		return p.cols[c.col][i]
-	case e == nil:
+	case c.measure >= 0 && e == nil:
 		return event.Value{}
+	case c.measure >= 0:
+		return r.q.measures[c.measure](e, e.cur)
+	case c.part >= 0:
+		return p.key[c.part]
 	}
-	return r.q.measures[c.measure](e, e.cur)
+	return p.cols[c.col][i]
 }
