@@ -313,6 +313,7 @@ type runner struct {
 	emit    Emit
 	out     []event.Value
 	sel     evalCtx // a SELECT expression's, which reads only its refs
+	match   evalCtx // the current match's
 	stopped bool
 }
 
@@ -359,7 +360,8 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		}
 		p.matchNo++
 		st.Matches++
-		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
+		e := &r.match // reused: a match's context would escape, an allocation per match
+		*e = evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
 		if len(labels) == 0 {
 			p.start++
