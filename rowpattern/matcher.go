@@ -60,8 +60,12 @@ type matcher struct {
 	touched []int
 	ctx     evalCtx
 	labels  []label // a thread's labels, materialized
-	result  []label
-	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
+	// labeled is the node whose chain is labels[:labeledLen] (-2: none;
+	// node numbers restart with each start row).
+	labeled    int32
+	labeledLen int
+	result     []label
+	profile    *Profile // counts, for EXPLAIN ANALYZE; nil: none
 	// first and second are the variables a match's first row and (when
 	// none is shorter than two rows) its second must satisfy one of:
 	// a start row that fails them is no match, with no thread run.
@@ -70,7 +74,7 @@ type matcher struct {
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
-	m := &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
+	m := &matcher{labeled: -2, prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
 	m.memo = !history && slices.ContainsFunc(tests, func(t rowTest) bool { return t == nil })
 	pcs, empty := prog.reach([]int{0})
@@ -181,6 +185,7 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		pos, found = s.pos-rows.base, s.found
 		m.cur, s.cur = s.cur, m.cur[:0]
 		m.nodes, s.nodes = s.nodes, m.nodes[:0]
+		m.labeled = -2
 	} else {
 		if m.profile != nil {
 			m.profile.Starts++
@@ -189,6 +194,7 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 			return nil, noMatch
 		}
 		m.nodes = m.nodes[:0]
+		m.labeled = -2
 		m.cur = m.cur[:0]
 		m.closure(&m.cur, rows, thread{node: -1}, 0, start)
 		m.flush()
@@ -240,6 +246,7 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		s.valid, s.start, s.pos, s.found = true, rows.base+start, rows.base+pos-1, found
 		s.cur, m.next = m.next, s.cur[:0]
 		s.nodes, m.nodes = m.nodes, s.nodes[:0]
+		m.labeled = -2
 		return nil, pending
 	case found == -2:
 		return nil, noMatch
@@ -255,7 +262,7 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 		return m.counted(l, t(rows, pos))
 	}
 	if m.history {
-		m.labels = append(m.chain(n, m.labels[:0]), l)
+		m.labels = append(m.labelsOf(n), l)
 		m.setCtx(rows, start, len(m.labels)-1)
 		return m.counted(l, m.define(&m.ctx))
 	}
@@ -264,7 +271,7 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 		return v == 2
 	}
 	// Without history the row alone decides: a match of one row there.
-	m.labels = append(m.labels[:0], l)
+	m.labels, m.labeled = append(m.labels[:0], l), -2
 	m.setCtx(rows, pos, 0)
 	ok := m.counted(l, m.define(&m.ctx))
 	rows.memo[at] = 1
@@ -294,6 +301,22 @@ func (m *matcher) counted(l label, ok bool) bool {
 		}
 	}
 	return ok
+}
+
+// labelsOf is node n's labels in m.labels: the last ones extended by a
+// row when n follows their node (a thread's next row: a test per row
+// then costs no walk of its chain), else its chain anew.
+func (m *matcher) labelsOf(n int32) []label {
+	switch {
+	case n == m.labeled:
+		m.labels = m.labels[:m.labeledLen]
+	case n >= 0 && m.labeled != -2 && m.nodes[n].parent == m.labeled:
+		m.labels = append(m.labels[:m.labeledLen], m.nodes[n].l)
+	default:
+		m.labels = m.chain(n, m.labels[:0])
+	}
+	m.labeled, m.labeledLen = n, len(m.labels)
+	return m.labels
 }
 
 // chain appends node n's labels, first row first, to buf.
