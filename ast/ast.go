@@ -286,12 +286,16 @@ const (
 	OpDiv
 	OpMod
 	OpNeg
+	// x IS NULL, x IS NOT NULL: MATCH_RECOGNIZE's (SQL's) null tests.
+	OpIsNull
+	OpIsNotNull
 )
 
 var opText = [...]string{
 	OpInvalid: "?", OpOr: "OR", OpAnd: "AND", OpNot: "NOT",
 	OpEq: "=", OpNe: "!=", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=",
 	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpMod: "%", OpNeg: "-",
+	OpIsNull: "IS NULL", OpIsNotNull: "IS NOT NULL",
 }
 
 func (o Op) String() string {

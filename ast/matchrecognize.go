@@ -42,11 +42,13 @@ type MRName struct {
 	Quoted bool
 }
 
-// SelectItem is [var.]col [AS name] in the SELECT list.
+// SelectItem is [var.]col [AS name] in the SELECT list, or an
+// expression of the output's columns (Expr; Qual and Col nil) AS name.
 type SelectItem struct {
 	Span  Span
 	Qual  *MRName // the alias before the '.'; nil when absent
 	Col   *MRName
+	Expr  Expr
 	Alias *MRName // nil when absent
 }
 
@@ -179,7 +181,10 @@ type MRCall struct {
 	Func string // upper-case
 	Mode string // "", "RUNNING" or "FINAL"
 	Args []Expr
-	Star bool // count(*)
+	Star bool // count(*), or count(StarVar.*)
+	// StarVar is the variable (or SUBSET) of count(var.*), whose rows
+	// it counts; nil for count(*).
+	StarVar *MRName
 }
 
 func (*MatchRecognize) stmtNode()   {}
@@ -288,6 +293,13 @@ func explainPrefix(analyze bool, format string) string {
 }
 
 func (n *SelectItem) String() string {
+	if n.Expr != nil {
+		s := n.Expr.String()
+		if n.Alias != nil {
+			s += " AS " + n.Alias.String()
+		}
+		return s
+	}
 	s := n.Col.String()
 	if n.Qual != nil {
 		s = n.Qual.String() + "." + s
@@ -395,6 +407,9 @@ func (n *MRColumn) String() string {
 func (n *MRCall) String() string {
 	s := n.Func + "("
 	if n.Star {
+		if n.StarVar != nil {
+			s += n.StarVar.String() + "."
+		}
 		s += "*"
 	} else {
 		s += joinNodes(n.Args)

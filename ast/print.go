@@ -296,8 +296,11 @@ func precedence(e Expr) int {
 			return 6
 		}
 	case *UnaryExpr:
-		if e.Op == OpNot {
+		switch e.Op {
+		case OpNot:
 			return 3
+		case OpIsNull, OpIsNotNull:
+			return 4 // SQL's: below the comparisons, printed as one
 		}
 		return 7
 	case *Literal:
@@ -332,8 +335,11 @@ func (n *UnaryExpr) String() string {
 	// A chain of NOTs or minuses prints without parentheses, which could
 	// nest past the parser's depth limit; "- -" keeps "--" from starting
 	// a comment.
-	if n.Op == OpNot {
+	switch n.Op {
+	case OpNot:
 		return "NOT " + wrap(n.X, precedence(n.X) < 3)
+	case OpIsNull, OpIsNotNull:
+		return wrap(n.X, precedence(n.X) < 4) + " " + n.Op.String()
 	}
 	if precedence(n.X) == 7 {
 		return "- " + n.X.String()

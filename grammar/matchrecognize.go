@@ -214,9 +214,12 @@ func (p *mrParser) selectBody(n *ast.MatchRecognize) {
 
 func (p *mrParser) selectItem() *ast.SelectItem {
 	start := p.offset()
-	it := &ast.SelectItem{Col: p.name("a column, or *")}
-	if p.acceptTok(gen.SaseParserDOT) {
-		it.Qual, it.Col = it.Col, p.name("a column")
+	it := &ast.SelectItem{}
+	x := p.expr()
+	if col, ok := x.(*ast.MRColumn); ok {
+		it.Qual, it.Col = col.Var, col.Col
+	} else {
+		it.Expr = x
 	}
 	if p.accept("AS") {
 		it.Alias = p.name("a column name")
@@ -576,6 +579,15 @@ func (p *mrParser) cmpExpr() ast.Expr {
 			x = p.binary(x, op, at, p.addExpr())
 		}
 	}
+	// x IS [NOT] NULL binds below the comparisons (SQL's precedence).
+	for p.accept("IS") {
+		op := ast.OpIsNull
+		if p.acceptTok(gen.SaseParserNOT) {
+			op = ast.OpIsNotNull
+		}
+		p.want("NULL")
+		x = &ast.UnaryExpr{Span: ast.Span{Start: x.NodeSpan().Start, End: p.prevEnd()}, Op: op, X: x}
+	}
 	return x
 }
 
@@ -672,6 +684,11 @@ func (p *mrParser) primary() ast.Expr {
 		case p.atTok(gen.SaseParserRPAREN):
 		case fn == "COUNT" && p.acceptTok(gen.SaseParserSTAR):
 			c.Star = true
+		case fn == "COUNT" && p.i+2 < len(p.toks) && p.isName(p.toks[p.i]) &&
+			p.toks[p.i+1].GetTokenType() == gen.SaseParserDOT && p.toks[p.i+2].GetTokenType() == gen.SaseParserSTAR:
+			// count(var.*): the rows of var
+			c.Star, c.StarVar = true, p.name("a variable")
+			p.i += 2
 		default:
 			for {
 				c.Args = append(c.Args, p.expr())

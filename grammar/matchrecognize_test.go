@@ -46,6 +46,10 @@ func TestMatchRecognizeString(t *testing.T) {
 			"SELECT `x`.ID AS I FROM T MATCH_RECOGNIZE (PARTITION BY P ORDER BY ID DESC MEASURES RUNNING LAST(V) AS L, COUNT(*) AS C ALL ROWS PER MATCH WITH UNMATCHED ROWS AFTER MATCH SKIP TO FIRST A PATTERN (() | A*) WITHIN 5 SUBSET U = (A) DEFINE A AS NOT V < -1) AS `x`"},
 		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a) DEFINE a AS true) m INTO Downs",
 			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true) AS M INTO Downs"},
+		{"SELECT * FROM s MATCH_RECOGNIZE (MEASURES count(a.*) AS n, v = 1 is not null AS k, (v is null) = true AS b PATTERN (a) DEFINE a AS not v is null is null)",
+			"SELECT * FROM S MATCH_RECOGNIZE (MEASURES COUNT(A.*) AS N, V = 1 IS NOT NULL AS K, (V IS NULL) = true AS B ONE ROW PER MATCH PATTERN (A) DEFINE A AS NOT V IS NULL IS NULL)"},
+		{"SELECT m.id, v + 1 AS w, (v IS NULL) AS n FROM s MATCH_RECOGNIZE (ALL ROWS PER MATCH PATTERN (a) DEFINE a AS true) m",
+			"SELECT M.ID, V + 1 AS W, V IS NULL AS N FROM S MATCH_RECOGNIZE (ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true) AS M"},
 		{"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a) DEFINE a AS true) into d2",
 			"SELECT * FROM S MATCH_RECOGNIZE (ONE ROW PER MATCH PATTERN (A) DEFINE A AS true) INTO d2"},
 	} {
@@ -66,6 +70,8 @@ func TestMatchRecognizeErrors(t *testing.T) {
 		{"SELECT * FROM t MATCH_RECOGNIZE (MEASURES foo(x) AS y PATTERN (A) DEFINE A AS true)", "1:43: unknown function 'foo'"},
 		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A |) DEFINE A AS true) extra stuff", "1:72: expected end of statement, found 'stuff'"},
 		{"SELECT FROM", "1:12: expected FROM, found end of input"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A) DEFINE A AS v IS 5)", "1:63: expected NULL, found '5'"},
+		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A) DEFINE A AS v IS NOT)", "1:66: expected NULL, found ')'"},
 		{"SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A) DEFINE A AS true) INTO", "1:68: expected a stream name, found end of input"},
 	} {
 		_, err := grammar.Parse(&ast.Source{Name: "<test>", Text: tc.in})

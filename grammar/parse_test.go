@@ -647,6 +647,12 @@ func FuzzParse(f *testing.F) {
 		"PATTERN A a WHERE a.x > " + strings.Repeat("- ", 10_000) + "1"} {
 		f.Add(s)
 	}
+	// MATCH_RECOGNIZE's null tests, count(var.*) and SELECT expressions.
+	for _, s := range []string{"SELECT v + 1 AS w, m.id FROM s MATCH_RECOGNIZE (MEASURES count(a.*) AS n, v IS NOT NULL AS k " +
+		"ALL ROWS PER MATCH PATTERN (a) DEFINE a AS NOT v = 1 IS NULL) m",
+		"SELECT * FROM s MATCH_RECOGNIZE (PATTERN (a) DEFINE a AS v" + strings.Repeat(" IS NULL", 10_000) + ")"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, text string) {
 		src := &ast.Source{Name: "<fuzz>", Text: text}
 		stmts, err := Parse(src)

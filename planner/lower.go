@@ -108,7 +108,7 @@ func (p *Plan) fastComparison(e *Binary) Cond {
 				return true
 			}
 			if v := x.read(ev); v.IsInt() {
-				return compareInts(op, v.Int(), ki)
+				return CompareNumbers(op, v.Int(), ki)
 			}
 			return compare(op, readAttr(ev, x.slot, x.builtin), k)
 		}
@@ -123,7 +123,7 @@ func (p *Plan) fastComparison(e *Binary) Cond {
 			return true
 		}
 		if vx, vy := x.read(ex), y.read(ey); vx.IsInt() && vy.IsInt() {
-			return compareInts(op, vx.Int(), vy.Int())
+			return CompareNumbers(op, vx.Int(), vy.Int())
 		}
 		return compare(op, readAttr(ex, x.slot, x.builtin), readAttr(ey, y.slot, y.builtin))
 	}
@@ -157,7 +157,10 @@ func (p *Plan) plainAttr(e Expr) (plainAttr, bool) {
 	return plainAttr{comp: a.Comp, slot: a.Slot, builtin: a.Builtin}, true
 }
 
-func compareInts(op ast.Op, a, b int64) bool {
+// CompareNumbers is a op b for two numbers of one kind (with floats, Go's
+// comparisons: NaN is unequal to all, and neither below nor above);
+// MATCH_RECOGNIZE's DEFINE compares its columns with it too.
+func CompareNumbers[T int64 | float64](op ast.Op, a, b T) bool {
 	switch op {
 	case ast.OpEq:
 		return a == b

@@ -73,6 +73,10 @@ type outCol struct {
 	name    string
 	measure int
 	col     int // the column's index in partition.cols
+	part    int // else the PARTITION BY column's index in partition.key, -1 none
+	// expr is a SELECT expression (measure -1) of the columns refs.
+	expr rowExpr
+	refs []outCol
 }
 
 // Columns are the output columns' names, in SELECT order.
@@ -94,9 +98,10 @@ type compiler struct {
 	vars   map[string]int    // primary variables
 	subs   map[string]varSet // SUBSETs
 	err    error
-	define bool     // compiling a DEFINE condition
-	defVar int      // the variable it defines
-	nextAt ast.Node // the first NEXT (liveCheck)
+	define bool      // compiling a DEFINE condition
+	defVar int       // the variable it defines
+	nextAt ast.Node  // the first NEXT (liveCheck)
+	sel    *[]outCol // compiling a SELECT expression: the columns it reads
 }
 
 // Compile checks a MATCH_RECOGNIZE against the schema of the stream it
@@ -351,56 +356,88 @@ func (c *compiler) windowOf(unit int64) {
 func (c *compiler) selectList() {
 	st := c.q.st
 	if st.Star {
+		used := map[int]bool{}
 		for i, p := range st.PartitionBy {
-			c.q.cols = append(c.q.cols, outCol{name: c.text(p), measure: -1, col: c.cache(c.q.partition[i])})
+			c.q.cols = append(c.q.cols, c.rowColumn(c.text(p), c.q.partition[i]))
+			used[c.q.partition[i]] = true
 		}
 		if st.Rows != ast.OneRowPerMatch {
 			for i, o := range st.OrderBy {
-				c.q.cols = append(c.q.cols, outCol{name: c.text(o.Col), measure: -1, col: c.cache(c.q.order[i].slot)})
+				c.q.cols = append(c.q.cols, c.rowColumn(c.text(o.Col), c.q.order[i].slot))
+				used[c.q.order[i].slot] = true
 			}
 		}
 		for i, m := range st.Measures {
 			c.q.cols = append(c.q.cols, outCol{name: c.text(m.Name), measure: i})
 		}
 		if st.Rows != ast.OneRowPerMatch {
-			used := map[int]bool{}
-			for _, col := range c.q.cols {
-				if col.measure < 0 {
-					used[c.q.cached[col.col]] = true
-				}
-			}
 			for slot, a := range c.schema.Attrs {
 				if !used[slot] {
-					c.q.cols = append(c.q.cols, outCol{name: a, measure: -1, col: c.cache(slot)})
+					c.q.cols = append(c.q.cols, c.rowColumn(a, slot))
 				}
 			}
 		}
 		return
 	}
 	for _, it := range st.Items {
-		if it.Qual != nil && (st.Alias == nil || it.Qual.Name != st.Alias.Name) && it.Qual.Name != st.From.Name {
-			c.fail(it.Qual, "%s is not the MATCH_RECOGNIZE's alias", it.Qual)
+		if it.Expr != nil {
+			c.selectExpr(it)
 			continue
 		}
-		name := c.text(it.Col)
+		col, ok := c.outColumn(it.Qual, it.Col)
+		if !ok {
+			continue
+		}
+		col.name = c.text(it.Col)
 		if it.Alias != nil {
-			name = c.text(it.Alias)
-		}
-		col := outCol{name: name, measure: -1}
-		for i, m := range st.Measures {
-			if m.Name.Name == it.Col.Name {
-				col.measure = i
-			}
-		}
-		if col.measure < 0 {
-			if st.Rows == ast.OneRowPerMatch && !c.isPartition(it.Col) {
-				c.fail(it.Col, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(it.Col))
-				continue
-			}
-			col.col = c.cache(c.slot(it.Col))
+			col.name = c.text(it.Alias)
 		}
 		c.q.cols = append(c.q.cols, col)
 	}
+}
+
+// outColumn resolves [qual.]col of the SELECT list: a measure, else a
+// column of the rows.
+func (c *compiler) outColumn(qual, name *ast.MRName) (outCol, bool) {
+	st := c.q.st
+	if qual != nil && (st.Alias == nil || qual.Name != st.Alias.Name) && qual.Name != st.From.Name {
+		c.fail(qual, "%s is not the MATCH_RECOGNIZE's alias", qual)
+		return outCol{}, false
+	}
+	for i, m := range st.Measures {
+		if m.Name.Name == name.Name {
+			return outCol{measure: i}, true
+		}
+	}
+	if st.Rows == ast.OneRowPerMatch && !c.isPartition(name) {
+		c.fail(name, "%s is neither a measure nor a PARTITION BY column (ONE ROW PER MATCH outputs only those)", c.text(name))
+		return outCol{}, false
+	}
+	return c.rowColumn("", c.slot(name)), true
+}
+
+// rowColumn is the output column name of the rows' column slot: a
+// PARTITION BY column's is the partition's value (partition.key), which
+// is not copied a row at a time; the others are read from partition.cols.
+func (c *compiler) rowColumn(name string, slot int) outCol {
+	if i := slices.Index(c.q.partition, slot); i >= 0 {
+		return outCol{name: name, measure: -1, part: i}
+	}
+	return outCol{name: name, measure: -1, part: -1, col: c.cache(slot)}
+}
+
+// selectExpr compiles an expression of the SELECT list: its names are
+// the output's columns (outColumn), read for each output row into
+// evalCtx.refs; functions belong in MEASURES.
+func (c *compiler) selectExpr(it *ast.SelectItem) {
+	if it.Alias == nil {
+		c.fail(it.Expr, "an expression in the SELECT list needs a name: add AS name")
+		return
+	}
+	c.sel = &[]outCol{}
+	x := c.expr(it.Expr, nil)
+	c.q.cols = append(c.q.cols, outCol{name: c.text(it.Alias), measure: -1, expr: x, refs: *c.sel})
+	c.sel = nil
 }
 
 func (c *compiler) isPartition(n *ast.MRName) bool {

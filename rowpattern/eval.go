@@ -14,8 +14,12 @@ import (
 type partition struct {
 	rows []*event.Event
 	cols [][]event.Value
+	// key is its PARTITION BY columns' values, its first row's: equal in
+	// all its rows (1 and 1.0 are one partition, shown as its first row's).
+	key []event.Value
 	// memo is DEFINE's value by row and variable, when no DEFINE reads
-	// the match's history (matcher.test): 0 unknown, 1 false, 2 true.
+	// the match's history and one is not a rowTest (matcher.test): 0
+	// unknown, 1 false, 2 true.
 	memo []uint8
 	base int // the rows a live partition has dropped before rows[0]
 	// Where matching is: the next start row, the rows before covered
@@ -52,6 +56,7 @@ type evalCtx struct {
 	cur     int
 	matchNo int64
 	names   []string
+	refs    []event.Value // a SELECT expression's columns (runner.value)
 }
 
 // rowExpr is a compiled expression (SQL's null is the absent value); pos

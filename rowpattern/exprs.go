@@ -33,6 +33,12 @@ func (c *compiler) expr(x ast.Expr, in *arg) rowExpr {
 		return func(*evalCtx, int) event.Value { return v }
 	case *ast.UnaryExpr:
 		y := c.expr(n.X, in)
+		switch n.Op {
+		case ast.OpIsNull:
+			return func(e *evalCtx, pos int) event.Value { return boolValue(y(e, pos).IsAbsent()) }
+		case ast.OpIsNotNull:
+			return func(e *evalCtx, pos int) event.Value { return boolValue(!y(e, pos).IsAbsent()) }
+		}
 		if n.Op == ast.OpNot {
 			return func(e *evalCtx, pos int) event.Value {
 				if b, ok := truth(y(e, pos)); ok {
@@ -97,6 +103,15 @@ func sameVars(a, b varSet) bool {
 // row of var up to the current row (the universal variable: the current
 // row).
 func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
+	if c.sel != nil {
+		col, ok := c.outColumn(n.Var, n.Col)
+		if !ok {
+			return nullExpr
+		}
+		j := len(*c.sel)
+		*c.sel = append(*c.sel, col)
+		return func(e *evalCtx, _ int) event.Value { return e.refs[j] }
+	}
 	vars := c.refVars(n.Var, in, n)
 	if c.define && vars != nil && !vars[c.defVar] {
 		c.q.history = true // another variable's last row
@@ -152,6 +167,10 @@ func (c *compiler) offset(n *ast.MRCall, def int) int {
 }
 
 func (c *compiler) call(n *ast.MRCall, in *arg) rowExpr {
+	if c.sel != nil {
+		c.fail(n, "%s in the SELECT list: compute it in MEASURES and select the measure", n.Func)
+		return nullExpr
+	}
 	final := n.Mode == "FINAL"
 	if final && c.define {
 		c.fail(n, "FINAL is not allowed in DEFINE")
@@ -302,6 +321,10 @@ func (c *compiler) aggregate(n *ast.MRCall, in *arg, final bool) rowExpr {
 	switch {
 	case n.Star:
 		read = func(*evalCtx, int) event.Value { return event.BoolValue(true) }
+		if n.StarVar != nil {
+			// count(var.*): var's rows
+			a.vars, _ = c.varSetOf(n.StarVar)
+		}
 	case len(n.Args) != 1:
 		c.fail(n, "%s takes one argument", n.Func)
 		return nullExpr

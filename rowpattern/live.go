@@ -140,6 +140,7 @@ func (l *Live) add(e *event.Event) error {
 	if p == nil {
 		p = &livePart{}
 		p.cols = make([][]event.Value, len(q.cached))
+		q.setKey(&p.partition, e)
 		l.index[k] = p
 		l.parts = append(l.parts, p)
 		l.st.Partitions++

@@ -1,5 +1,7 @@
 package rowpattern
 
+import "slices"
+
 // The matcher runs a program from one start row over a partition's
 // consecutive rows, as a Pike VM does: all threads advance together, one
 // row at a time, kept in the standard's preference order (a split's first
@@ -58,13 +60,93 @@ type matcher struct {
 	touched []int
 	ctx     evalCtx
 	labels  []label // a thread's labels, materialized
-	result  []label
-	profile *Profile // counts, for EXPLAIN ANALYZE; nil: none
+	// labeled is the node whose chain is labels[:labeledLen] (-2: none;
+	// node numbers restart with each start row).
+	labeled    int32
+	labeledLen int
+	result     []label
+	profile    *Profile // counts, for EXPLAIN ANALYZE; nil: none
+	// first and second are the variables a match's first row and (when
+	// none is shorter than two rows) its second must satisfy one of:
+	// a start row that fails them is no match, with no thread run.
+	first, second []int
+	memo          bool // DEFINEs without history evaluated once per row (partition.memo)
 }
 
 func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
-	return &matcher{prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
+	m := &matcher{labeled: -2, prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
 		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
+	m.memo = !history && slices.ContainsFunc(tests, func(t rowTest) bool { return t == nil })
+	pcs, empty := prog.reach([]int{0})
+	if !empty {
+		m.first = prog.vars(pcs)
+		next := make([]int, len(pcs))
+		for i, pc := range pcs {
+			next[i] = pc + 1
+		}
+		if pcs, short := prog.reach(next); !short {
+			m.second = prog.vars(pcs)
+		}
+	}
+	return m
+}
+
+// reach is the var instructions the program reaches from pcs without
+// consuming a row, and whether it reaches opDone: a superset, as anchors
+// are taken to hold.
+func (p program) reach(pcs []int) (vars []int, done bool) {
+	seen := make([]bool, len(p))
+	for len(pcs) > 0 {
+		pc := pcs[len(pcs)-1]
+		pcs = pcs[:len(pcs)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		switch in := p[pc]; in.op {
+		case opVar:
+			vars = append(vars, pc)
+		case opDone:
+			done = true
+		case opJump:
+			pcs = append(pcs, in.x)
+		case opSplit:
+			pcs = append(pcs, in.x, in.y)
+		default: // ^ and $
+			pcs = append(pcs, pc+1)
+		}
+	}
+	return vars, done
+}
+
+// vars is the variables of var instructions pcs, each once.
+func (p program) vars(pcs []int) []int {
+	var vs []int
+	for _, pc := range pcs {
+		if !slices.Contains(vs, p[pc].v) {
+			vs = append(vs, p[pc].v)
+		}
+	}
+	return vs
+}
+
+// mayStart reports whether a match can start at row start, by the
+// variables its first two rows must satisfy one of (a row the partition
+// lacks yet may satisfy any).
+func (m *matcher) mayStart(rows *partition, start int) bool {
+	return m.first == nil || m.anyHolds(rows, start, m.first) &&
+		(m.second == nil || start+1 >= rows.len() || m.anyHolds(rows, start+1, m.second))
+}
+
+// anyHolds reports whether row pos may satisfy one of vars: a DEFINE
+// that reads the match's other rows may hold.
+func (m *matcher) anyHolds(rows *partition, pos int, vars []int) bool {
+	for _, v := range vars {
+		if m.history && m.tests[v] == nil || m.test(rows, pos, pos, -1, label(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is what match decided.
@@ -90,7 +172,7 @@ const maxThreads = 1 << 14
 // thread that needs a row it does not have yet, within the window at
 // stream time now, leaves the outcome pending.
 func (m *matcher) match(rows *partition, start int, open bool, now int64) (labels []label, out outcome) {
-	if !m.history && len(rows.memo) < rows.len()*len(m.names) {
+	if m.memo && len(rows.memo) < rows.len()*len(m.names) {
 		rows.memo = append(rows.memo, make([]uint8, rows.len()*len(m.names)-len(rows.memo))...)
 	}
 	waiting := false
@@ -103,11 +185,16 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		pos, found = s.pos-rows.base, s.found
 		m.cur, s.cur = s.cur, m.cur[:0]
 		m.nodes, s.nodes = s.nodes, m.nodes[:0]
+		m.labeled = -2
 	} else {
 		if m.profile != nil {
 			m.profile.Starts++
 		}
+		if !m.mayStart(rows, start) {
+			return nil, noMatch
+		}
 		m.nodes = m.nodes[:0]
+		m.labeled = -2
 		m.cur = m.cur[:0]
 		m.closure(&m.cur, rows, thread{node: -1}, 0, start)
 		m.flush()
@@ -159,6 +246,7 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 		s.valid, s.start, s.pos, s.found = true, rows.base+start, rows.base+pos-1, found
 		s.cur, m.next = m.next, s.cur[:0]
 		s.nodes, m.nodes = m.nodes, s.nodes[:0]
+		m.labeled = -2
 		return nil, pending
 	case found == -2:
 		return nil, noMatch
@@ -169,12 +257,12 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 
 // test is DEFINE of l at row pos, after the rows of node's chain.
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
-	t := m.tests[l.v()]
+	if t := m.tests[l.v()]; t != nil {
+		// Cheaper than a lookup in the memo.
+		return m.counted(l, t(rows, pos))
+	}
 	if m.history {
-		if t != nil {
-			return m.counted(l, t(rows, pos))
-		}
-		m.labels = append(m.chain(n, m.labels[:0]), l)
+		m.labels = append(m.labelsOf(n), l)
 		m.setCtx(rows, start, len(m.labels)-1)
 		return m.counted(l, m.define(&m.ctx))
 	}
@@ -182,15 +270,10 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if v := rows.memo[at]; v != 0 {
 		return v == 2
 	}
-	var ok bool
-	if t != nil {
-		ok = m.counted(l, t(rows, pos))
-	} else {
-		// Without history the row alone decides: a match of one row there.
-		m.labels = append(m.labels[:0], l)
-		m.setCtx(rows, pos, 0)
-		ok = m.counted(l, m.define(&m.ctx))
-	}
+	// Without history the row alone decides: a match of one row there.
+	m.labels, m.labeled = append(m.labels[:0], l), -2
+	m.setCtx(rows, pos, 0)
+	ok := m.counted(l, m.define(&m.ctx))
 	rows.memo[at] = 1
 	if ok {
 		rows.memo[at] = 2
@@ -218,6 +301,22 @@ func (m *matcher) counted(l label, ok bool) bool {
 		}
 	}
 	return ok
+}
+
+// labelsOf is node n's labels in m.labels: the last ones extended by a
+// row when n follows their node (a thread's next row: a test per row
+// then costs no walk of its chain), else its chain anew.
+func (m *matcher) labelsOf(n int32) []label {
+	switch {
+	case n == m.labeled:
+		m.labels = m.labels[:m.labeledLen]
+	case n >= 0 && m.labeled != -2 && m.nodes[n].parent == m.labeled:
+		m.labels = append(m.labels[:m.labeledLen], m.nodes[n].l)
+	default:
+		m.labels = m.chain(n, m.labels[:0])
+	}
+	m.labeled, m.labeledLen = n, len(m.labels)
+	return m.labels
 }
 
 // chain appends node n's labels, first row first, to buf.

@@ -167,6 +167,11 @@ func TestMeasures(t *testing.T) {
 			`21,null,3,-10 | null,null,null,null | 61,null,2,-30 | 11,null,5,-5`},
 		{"logic", "v > 5 AND v < 20 AS x; v > 5 OR v < 20 AS y; NOT v > 5 AS z", "ALL ROWS PER MATCH", "A", "",
 			`true,true,false | null,null,null | false,true,false | false,true,true`},
+		{"is-null", "v IS NULL AS a; v IS NOT NULL AS b; v > 5 IS NULL AS c; NOT v IS NULL AS d", "ALL ROWS PER MATCH", "A", "",
+			`false,true,false,true | true,false,true,false | false,true,false,true | false,true,false,true`},
+		{"is-null-define", "A.id AS i", "ONE ROW PER MATCH", "A", "DEFINE A AS v IS NULL", `2`},
+		{"count-var-star", "count(A.*) AS a; count(B.*) AS b; count(*) AS n; count(U.*) AS u; FINAL count(B.*) AS f", "ALL ROWS PER MATCH", "A B+",
+			"SUBSET U = (A, B) DEFINE B AS B.id > 1", `1,0,1,1,3 | 1,1,2,2,3 | 1,2,3,3,3 | 1,3,4,4,3`},
 		{"classifier-subset", "CLASSIFIER(U) AS u; FINAL LAST(CLASSIFIER()) AS last", "ALL ROWS PER MATCH", "A B C", "SUBSET U = (A, B) DEFINE A AS true",
 			`"A","C" | "B","C" | "B","C"`},
 	} {
@@ -184,6 +189,21 @@ func TestMeasures(t *testing.T) {
 	}
 }
 
+// TestSelectExpressions: an expression of the SELECT list reads the
+// output's columns (measures, and the row's), nulls in unmatched rows.
+func TestSelectExpressions(t *testing.T) {
+	got := run(t, abc, "SELECT id, v * 2 + 1 AS w, m.c IS NULL AS nc, m * 10 AS mm, 7 AS k FROM t MATCH_RECOGNIZE (ORDER BY id "+
+		"MEASURES MATCH_NUMBER() AS m, CLASSIFIER() AS c ALL ROWS PER MATCH WITH UNMATCHED ROWS PATTERN (A) DEFINE A AS v > 2) AS m")
+	if want := `1,3,true,null,7 | 2,5,true,null,7 | 3,7,false,10,7 | 4,9,false,20,7`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	got = run(t, "p,id,v;a,1,1;a,2,2;b,3,3", "SELECT p, n - 1 AS more, p = 'a' AS isa FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id "+
+		"MEASURES count(*) AS n ONE ROW PER MATCH PATTERN (A+) DEFINE A AS true)")
+	if want := `"a",1,true | "b",0,false`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestPartitionsAndOrder(t *testing.T) {
 	const tbl = "p,id,v;b,2,1;a,3,2;b,1,3;a,1,4;,1,5"
 	got := run(t, tbl, "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id DESC MEASURES count(*) AS n, FIRST(v) AS f ONE ROW PER MATCH PATTERN (A+) DEFINE A AS true)")
@@ -195,12 +215,18 @@ func TestPartitionsAndOrder(t *testing.T) {
 	if want := `"a",1,4 | "a",3,2 | "b",1,3 | "b",2,1 | null,1,5`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// 1 and 1.0 are one partition, whose rows show its first row's value.
+	got = run(t, "p,id;1.0,2;1,1;2,3", "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY id MEASURES count(*) AS n ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true)")
+	if want := `1,1,1 | 1,2,2 | 2,3,1`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 func TestCompileErrors(t *testing.T) {
 	_, schema := table(abc)
 	for _, tc := range []struct{ query, want string }{
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES B.v AS x PATTERN (A) DEFINE A AS true)", "B is not a pattern variable or SUBSET"},
+		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES count(B.*) AS x PATTERN (A) DEFINE A AS true)", "B is not a pattern variable or SUBSET"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES sum(PREV(v)) AS x PATTERN (A) DEFINE A AS true)", "PREV inside an aggregate"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES PREV(1) AS x PATTERN (A) DEFINE A AS true)", "the argument of PREV must read a column"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES LAST(A.v + B.v) AS x PATTERN (A B) DEFINE A AS true)", "reads more than one pattern variable"},
@@ -220,6 +246,10 @@ func TestCompileErrors(t *testing.T) {
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN ((A{1000}){1000}) DEFINE A AS true)", "not supported yet: a row pattern of more than"},
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) WITHIN 5 seconds DEFINE A AS true)", "unit-less timestamps"},
 		{"SELECT x.id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true) AS m", "X is not the MATCH_RECOGNIZE's alias"},
+		{"SELECT x.v + 1 AS w FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true) AS m", "X is not the MATCH_RECOGNIZE's alias"},
+		{"SELECT v + 1 FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true)", "an expression in the SELECT list needs a name"},
+		{"SELECT count(*) + 1 AS n FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE A AS true)", "COUNT in the SELECT list: compute it in MEASURES"},
+		{"SELECT v + 1 AS w FROM t MATCH_RECOGNIZE (ORDER BY id PATTERN (A) DEFINE A AS true)", "v is neither a measure nor a PARTITION BY column"},
 	} {
 		_, err := compile(t, schema, tc.query)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "^") {

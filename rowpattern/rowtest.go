@@ -3,6 +3,7 @@ package rowpattern
 import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // rowTest is a DEFINE that reads only the row it tests and the rows
@@ -28,7 +29,15 @@ func (c *compiler) rowTest(x ast.Expr) rowTest {
 	}
 	op := n.Op
 	return func(p *partition, i int) bool {
-		v, ok := truth(compare(op, a.at(p, i), b.at(p, i)))
+		x, y := a.at(p, i), b.at(p, i)
+		switch {
+		case x.IsFloat() && y.IsFloat():
+			// Go's comparisons with NaN are compare's: unequal, else false.
+			return planner.CompareNumbers(op, x.Float(), y.Float())
+		case x.IsInt() && y.IsInt():
+			return planner.CompareNumbers(op, x.Int(), y.Int())
+		}
+		v, ok := truth(compare(op, x, y))
 		return ok && v
 	}
 }

@@ -125,6 +125,7 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 		for i := range parts {
 			q.fillColumns(&parts[i])
+			q.setKey(&parts[i], parts[i].rows[0])
 		}
 		return parts
 	}
@@ -182,7 +183,18 @@ func (q *Query) partitions(events []*event.Event) []partition {
 		}
 	}
 	slices.SortFunc(parts, func(a, b partition) int { return q.compareRows(a.rows[0], b.rows[0]) })
+	for i := range parts {
+		q.setKey(&parts[i], parts[i].rows[0])
+	}
 	return parts
+}
+
+// setKey sets p's PARTITION BY values, those of its row e.
+func (q *Query) setKey(p *partition, e *event.Event) {
+	p.key = make([]event.Value, len(q.partition))
+	for i, slot := range q.partition {
+		p.key[i] = q.col(e, slot)
+	}
 }
 
 // fillColumns sets p's cached columns from its rows.
@@ -300,6 +312,8 @@ type runner struct {
 	m       *matcher
 	emit    Emit
 	out     []event.Value
+	sel     evalCtx // a SELECT expression's, which reads only its refs
+	match   evalCtx // the current match's
 	stopped bool
 }
 
@@ -346,7 +360,8 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		}
 		p.matchNo++
 		st.Matches++
-		e := &evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
+		e := &r.match // reused: a match's context would escape, an allocation per match
+		*e = evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
 		if len(labels) == 0 {
 			p.start++
@@ -415,12 +430,8 @@ func (r *runner) output(e *evalCtx, st *Stats) {
 
 // row emits the output row of match e at partition row i.
 func (r *runner) row(e *evalCtx, i int, st *Stats) {
-	for k, c := range r.q.cols {
-		if c.measure >= 0 {
-			r.out[k] = r.q.measures[c.measure](e, e.cur)
-		} else {
-			r.out[k] = e.rows.cols[c.col][i]
-		}
+	for k := range r.q.cols {
+		r.out[k] = r.value(&r.q.cols[k], e.rows, e, i)
 	}
 	st.Output++
 	if !r.emit(r.out, e.rows.row(i)) {
@@ -430,14 +441,32 @@ func (r *runner) row(e *evalCtx, i int, st *Stats) {
 
 // unmatched emits row i, in no match: its measures are null.
 func (r *runner) unmatched(p *partition, i int, st *Stats) {
-	for k, c := range r.q.cols {
-		r.out[k] = event.Value{}
-		if c.measure < 0 {
-			r.out[k] = p.cols[c.col][i]
-		}
+	for k := range r.q.cols {
+		r.out[k] = r.value(&r.q.cols[k], p, nil, i)
 	}
 	st.Output++
 	if !r.emit(r.out, p.row(i)) {
 		r.stopped = true
 	}
+}
+
+// value is output column c at row i of p, in match e (nil: in none, where
+// a measure is null).
+func (r *runner) value(c *outCol, p *partition, e *evalCtx, i int) event.Value {
+	switch {
+	case c.expr != nil:
+		refs := r.sel.refs[:0]
+		for k := range c.refs {
+			refs = append(refs, r.value(&c.refs[k], p, e, i))
+		}
+		r.sel.refs = refs
+		return c.expr(&r.sel, 0)
+	case c.measure >= 0 && e == nil:
+		return event.Value{}
+	case c.measure >= 0:
+		return r.q.measures[c.measure](e, e.cur)
+	case c.part >= 0:
+		return p.key[c.part]
+	}
+	return p.cols[c.col][i]
 }
