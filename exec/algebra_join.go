@@ -44,7 +44,8 @@ type andJoin struct {
 	plan  *joinPlan
 	lo    int64 // the oldest ts the current join may bind
 	// agreed: the current join's candidates agree on the equivalence
-	// test by their group (one test, a new event with an exact key).
+	// test by their group (one test, a new event with an exact key), or
+	// there is no test.
 	agreed bool
 	swept  int64
 	// cols is each item's column in the run's row when the output is
@@ -216,7 +217,7 @@ func (j *andJoin) join(ev *event.Event, i int, g *group, wild bool) {
 			j.cands[d+1] = buf
 		}
 	}
-	j.agreed = false
+	j.agreed = len(j.op.Equivs) == 0 // nothing to agree on
 	if !wild && len(j.op.Equivs) == 1 {
 		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its group
 		j.agreed = !v.IsFloat() || !math.IsNaN(v.Float())
