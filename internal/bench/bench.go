@@ -161,7 +161,9 @@ func nested() []Case {
 	walk := StocksOf(1_000_000, 55, 10)
 	for _, k := range []int{3, 5} {
 		out = append(out, Case{Name: fmt.Sprintf("AND of %d [symbol] 1M", k), Stream: walk, Query: AndOf(k), Engines: []string{"auto"},
-			Floor: func(s *event.Stream) (Result, error) { return measureSeqs(s, fmt.Sprintf("%d SEQs", len(orders(k))), andOrders(k)) }})
+			Floor: func(s *event.Stream) (Result, error) {
+				return measureSeqs(s, fmt.Sprintf("%d SEQs", len(orders(k))), andOrders(k))
+			}})
 	}
 	return out
 }
