@@ -27,6 +27,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/minheap"
+	"github.com/sase-cep/sase/planner"
 )
 
 // Hidden column names: a producer's query returns, after its own columns,
@@ -75,17 +76,21 @@ func Query(q *ast.Query) *ast.Query {
 	return &p
 }
 
-// Late reports whether q's matches may complete after their last event:
-// a pattern that ends with a negation or a closure waits until its input
-// has passed ts(P1) + W, and so may a v3 pattern's (the Algebra source
-// emits a match once the stream has passed its first ts + W).
-func Late(q *ast.Query) bool {
-	if q.Pattern.Root != nil {
-		return true
+// Late reports whether the matches of a query that runs as p may
+// complete after their last event: a flat pattern that ends with a
+// negation or a closure waits until its input has passed ts(P1) + W; a
+// v3 pattern (LANGUAGE.md §9) run as a union of flat plans does when
+// one of them does, run as the Algebra source's products it may (they
+// emit a match once the stream has passed its first ts + W), and run as
+// a join it does not (a match comes out at its last event).
+func Late(p *planner.Plan) bool {
+	switch src := p.Source.(type) {
+	case *planner.Algebra:
+		return !src.Join
+	case *planner.Union:
+		return slices.ContainsFunc(src.Branches, func(br *planner.Branch) bool { return Late(br.Plan) })
 	}
-	comps := q.Pattern.Components
-	last := comps[len(comps)-1]
-	return last.Negated || last.Closure != nil
+	return p.Components[len(p.Components)-1].Kind != planner.Single
 }
 
 // Output receives a derived stream's events in ts order. Its methods are

@@ -12,6 +12,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
+	"github.com/sase-cep/sase/internal/teststream"
 )
 
 // record is an Output that notes each released event with the input time
@@ -205,29 +206,50 @@ func seqTS(n int) []int64 {
 	return ts
 }
 
+// TestQueryAndLate: the producer's query, and whether it may complete a
+// match after its last event on auto and on basic (a v3 pattern runs as
+// a union, a join or the Algebra source's products as the plan says).
 func TestQueryAndLate(t *testing.T) {
+	stream := teststream.CSV(t, "s", "type,ts,x\nA,1,1\nB,2,2\nC,3,3\n")
 	tests := []struct {
 		query, producer string
-		late            bool
+		late            [2]bool // auto, basic
 	}{
-		{"PATTERN SEQ(A a, B b) RETURN a.x", "PATTERN SEQ(A a, B b) RETURN a.x, b AS `\x00last`", false},
-		{"PATTERN SEQ(A a, B b, !C c) WITHIN 3 RETURN a.x AS y", "PATTERN SEQ(A a, B b, !C c) WITHIN 3 RETURN a.x AS y, b AS `\x00last`", true},
-		{"PATTERN SEQ(A+ a[], B b, C+ c[]) RETURN b.x", "PATTERN SEQ(A+ a[], B b, C+ c[]) RETURN b.x, b AS `\x00last`, c AS `\x00closure`", true},
-		{"PATTERN SEQ(!A a, B) RETURN B.x", "PATTERN SEQ(!A a, B) RETURN B.x, B AS `\x00last`", false},
+		{"PATTERN SEQ(A a, B b) RETURN a.x", "PATTERN SEQ(A a, B b) RETURN a.x, b AS `\x00last`", [2]bool{false, false}},
+		{"PATTERN SEQ(A a, B b, !C c) WITHIN 3 RETURN a.x AS y", "PATTERN SEQ(A a, B b, !C c) WITHIN 3 RETURN a.x AS y, b AS `\x00last`", [2]bool{true, true}},
+		{"PATTERN SEQ(A a, B b, C+ c[]) WITHIN 3 RETURN b.x", "PATTERN SEQ(A a, B b, C+ c[]) WITHIN 3 RETURN b.x, b AS `\x00last`, c AS `\x00closure`", [2]bool{true, true}},
+		{"PATTERN SEQ(!A a, B) RETURN B.x", "PATTERN SEQ(!A a, B) RETURN B.x, B AS `\x00last`", [2]bool{false, false}},
+		// A flat AND runs as a join on auto: each match at its last event.
+		{"PATTERN AND(A a, B b) WITHIN 3 RETURN a.x", "PATTERN AND(A a, B b) WITHIN 3 RETURN a.x, a AS `\x00last0`, b AS `\x00last1`", [2]bool{false, true}},
+		// A union is late when a branch is.
+		{"PATTERN OR(SEQ(A a, B b), SEQ(C c, B d)) WITHIN 3 RETURN a.x", "", [2]bool{false, true}},
+		{"PATTERN SEQ(OR(A a, C c), B b, !A n) WITHIN 3 RETURN b.x", "", [2]bool{true, true}},
+		// A nested AND runs as the Algebra source's products.
+		{"PATTERN SEQ(A a, AND(B b, C c)) WITHIN 3 RETURN a.x", "", [2]bool{true, true}},
 	}
 	for _, tt := range tests {
 		q, err := grammar.ParseQuery(&ast.Source{Text: tt.query})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Query(q).String(); got != tt.producer {
+		if got := Query(q).String(); tt.producer != "" && got != tt.producer {
 			t.Errorf("Query(%s) = %q, want %q", tt.query, got, tt.producer)
 		}
 		if got := q.String(); got != tt.query {
 			t.Errorf("Query changed its argument to %s", got)
 		}
-		if got := Late(q); got != tt.late {
-			t.Errorf("Late(%s) = %v", tt.query, got)
+		for i, name := range []string{"auto", "basic"} {
+			e, err := sase.LookupEngine(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pq, err := sase.CompileAST(Query(q), &ast.Source{Text: tt.query}, stream, sase.WithEngine(e))
+			if err != nil {
+				t.Fatalf("%s: %v", tt.query, err)
+			}
+			if got := Late(pq.Plan()); got != tt.late[i] {
+				t.Errorf("on %s, Late(%s) = %v", name, tt.query, got)
+			}
 		}
 	}
 }

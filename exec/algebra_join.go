@@ -44,15 +44,15 @@ type andJoin struct {
 	plan  *joinPlan
 	lo    int64 // the oldest ts the current join may bind
 	// agreed: the current join's candidates agree on the equivalence
-	// test by their group (one test, a new event with an exact key).
+	// test by their group (one test, a new event with an exact key), or
+	// there is no test.
 	agreed bool
 	swept  int64
 	// cols is each item's column in the run's row when the output is
 	// the items' events (a query without RETURN), else nil; direct: the
 	// current join writes the row itself as it binds and hands it to the
-	// consumer, the output stage's work without its call per match (not
-	// in a worker that decides at the binding which matches are its own,
-	// nor with the operators timed).
+	// consumer, the output stage's work without its call per match
+	// (writesRows).
 	cols   []int
 	direct bool
 	outID  int // the output stage's operator
@@ -77,7 +77,19 @@ type joinItem struct {
 type group struct{ bufs []buffer }
 
 // buffer is an item's events of one key in the window, oldest first.
-type buffer struct{ evs []*event.Event }
+// shared: some event it got could be other items too (sharedTS the
+// newest such), so that a join must check that it binds each event once.
+type buffer struct {
+	evs      []*event.Event
+	shared   bool
+	sharedTS int64
+}
+
+// repeats says whether an event of buf, pruned to the join's window, may
+// be bound already at a lower depth: only an event that fit several
+// items is in several buffers (the new event is buffered after its
+// joins).
+func (buf *buffer) repeats(lo int64) bool { return buf.shared && buf.sharedTS >= lo }
 
 func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	k := len(op.Root.Items)
@@ -171,7 +183,11 @@ func (j *andJoin) process(ev *event.Event) {
 		j.groups[key] = g
 	}
 	for _, i := range fit {
-		g.bufs[i].evs = append(g.bufs[i].evs, ev)
+		buf := &g.bufs[i]
+		buf.evs = append(buf.evs, ev)
+		if len(fit) > 1 {
+			buf.shared, buf.sharedTS = true, ev.TS
+		}
 	}
 }
 
@@ -201,14 +217,14 @@ func (j *andJoin) join(ev *event.Event, i int, g *group, wild bool) {
 			j.cands[d+1] = buf
 		}
 	}
-	j.agreed = false
+	j.agreed = len(j.op.Equivs) == 0 // nothing to agree on
 	if !wild && len(j.op.Equivs) == 1 {
 		v := j.op.Equivs[0].Value(ev) // NaN equals nothing, not even its group
 		j.agreed = !v.IsFloat() || !math.IsNaN(v.Float())
 	}
 	clear(j.b.Events)
 	j.b.Events[j.items[i].comp] = ev
-	if j.direct = j.cols != nil && j.r.own == nil && !j.r.clock.on; j.direct {
+	if j.direct = j.writesRows(); j.direct {
 		j.r.row[j.cols[i]].Event = ev
 	}
 	clear(j.refs[0])
@@ -264,16 +280,14 @@ func (j *andJoin) bind(d int, e *event.Event, agreed bool) bool {
 	return j.passes(j.plan.at[d])
 }
 
-// emit hands on the match the join has bound.
+// emit hands on the match the join has bound; report counts the
+// operators' matches of a direct join.
 func (j *andJoin) emit() {
-	ops := j.r.stats.Operators
-	ops[0].Out++
 	if !j.direct {
+		j.r.stats.Operators[0].Out++
 		j.next.push(j.b)
 		return
 	}
-	ops[j.outID].In++
-	ops[j.outID].Out++
 	j.r.deliver()
 }
 
@@ -297,10 +311,17 @@ func (j *andJoin) extend(d int, wild bool) {
 // try binds each event of buf, pruned to the join's window, as item x
 // at depth d, and goes on.
 func (j *andJoin) try(d, x int, buf *buffer, wild bool) {
-	it, last := j.items[x], d == len(j.plan.order)-1
+	if len(buf.evs) == 0 {
+		return
+	}
+	it, last, repeats := j.items[x], d == len(j.plan.order)-1, buf.repeats(j.lo)
+	if last && j.direct && j.agreed && !repeats && len(j.plan.at[d]) == 0 {
+		j.each(x, buf)
+		return
+	}
 	for _, e := range buf.evs {
 		j.r.tick()
-		if slices.Contains(j.bound[:d], e) {
+		if repeats && slices.Contains(j.bound[:d], e) {
 			continue
 		}
 		j.b.Events[it.comp] = e
@@ -316,6 +337,20 @@ func (j *andJoin) try(d, x int, buf *buffer, wild bool) {
 		}
 	}
 	j.b.Events[it.comp] = nil
+}
+
+// each emits a match for every event of buf as the last item x: the
+// join that try runs when nothing is left to check (the equivalence
+// test agreed by the group, no conjunct at the last depth, no event
+// bound twice), so that a match costs its row and its hand-off.
+func (j *andJoin) each(x int, buf *buffer) {
+	r := j.r
+	r.tickN(uint(len(buf.evs))) // each a match: emitRow leaves ctx to the ticker
+	cell := &r.row[j.cols[x]]
+	for _, e := range buf.evs {
+		cell.Event = e
+		r.emitRow()
+	}
 }
 
 // live drops the events before j.lo from a buffer (ts order): copied down
@@ -363,4 +398,17 @@ func (g *group) sweep(j *andJoin) int {
 
 func (j *andJoin) untimed() bool { return !j.op.HasWindow }
 func (j *andJoin) finish()       {}
-func (j *andJoin) report(*Stats) {}
+
+// writesRows says whether the join writes each match's row itself (cols):
+// not in a worker that decides at the binding which matches are its own,
+// nor with the operators timed.
+func (j *andJoin) writesRows() bool { return j.cols != nil && j.r.own == nil && !j.r.clock.on }
+
+func (j *andJoin) report(st *Stats) {
+	if j.writesRows() {
+		// Every match went through the source and the output, once each.
+		st.Operators[0].Out = st.Matches
+		st.Operators[j.outID].In = st.Matches
+		st.Operators[j.outID].Out = st.Matches
+	}
+}

@@ -2,79 +2,186 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
 )
 
 // unionSource runs a Union: each flat plan in a runner of its own, fed
-// every event, whose matches come here instead of to an output, mapped to
-// the union plan's components (the variables a branch leaves unbound stay
-// nil), checked against the conjuncts that read those, and handed on.
-// The branches bind different sets of variables, so there is nothing to
-// deduplicate; each runner's state is its engine's.
+// every event, whose matches, as its rows, come here instead of to an
+// output. A branch hands its rows to the consumer as rows of the run's
+// (direct, when the run's output is the components' events and lists),
+// or maps them to the union plan's binding (the variables a branch
+// leaves unbound stay nil), checked against the conjuncts that read
+// those, and handed on. The branches bind different sets of variables,
+// so there is nothing to deduplicate; each runner's state is its
+// engine's, and it writes its rows as a flat run does.
 type unionSource struct {
 	r    *runner
 	next stage
 	subs []*runner
 	outs []*unionOut
+	// byType are the branches' runners each type can matter to (a type
+	// one of its components names), in branch order: an event of
+	// another type changes no branch's matches, and the run's time
+	// reaches them through advance.
+	byType [][]*runner
+	outID  int // the output stage's operator
 }
 
 // unionOut is the end of one branch's runner.
 type unionOut struct {
-	s   *unionSource
-	br  *planner.Branch
-	b   *planner.Binding
-	out int64 // its matches that passed Rest
+	s  *unionSource
+	br *planner.Branch
+	b  *planner.Binding
+	// cols are the branch's row: each of its components' event or list
+	// (its plan has no RETURN).
+	cols []planner.Column
+	// row is the branch's own row of the run's layout (nil: the run's
+	// output computes a value), the other branches' columns always
+	// empty: the branch's runner writes its cells into it where its
+	// columns are a run of the row's in their order, else emit copies
+	// them (cells). direct: the branch's matches go so (start).
+	row    []Cell
+	cells  []unionCell
+	direct bool
+	out    int64 // its matches that passed Rest, when not direct
+}
+
+// unionCell is a cell of the branch's row (from) and its cell in the
+// run's layout (to): both rows stay where they were made.
+type unionCell struct {
+	from, to *Cell
+	list     bool
 }
 
 func newUnion(r *runner, op *planner.Union, next stage) *unionSource {
-	s := &unionSource{r: r, next: next}
+	s := &unionSource{r: r, next: next, outID: len(r.stats.Operators) - 1}
 	for _, br := range op.Branches {
-		out := &unionOut{s: s, br: br, b: r.bind()}
+		out := &unionOut{s: s, br: br, b: r.bind(), cols: br.Plan.Output.Columns}
+		sub := newRunner(br.Plan, out.emit)
+		out.layRow(sub)
 		s.outs = append(s.outs, out)
-		s.subs = append(s.subs, newRunnerInto(br.Plan, nil, out))
+		s.subs = append(s.subs, sub)
+		var types []int
+		for _, c := range br.Plan.Components {
+			types = append(types, c.Types...)
+		}
+		slices.Sort(types)
+		for _, t := range slices.Compact(types) {
+			for len(s.byType) <= t {
+				s.byType = append(s.byType, nil)
+			}
+			s.byType[t] = append(s.byType[t], sub)
+		}
 	}
 	return s
 }
 
-func (o *unionOut) push(bb *planner.Binding) {
+// layRow makes the branch's row of the run's layout, unless the run's
+// output has a column that is not a component's event or list, and
+// points sub's row into it when it can.
+func (o *unionOut) layRow(sub *runner) {
+	var from, to []int
+	for i, col := range o.s.r.plan.Output.Columns {
+		if col.Kind != planner.ColEvent && col.Kind != planner.ColList {
+			return
+		}
+		for j, bc := range o.cols {
+			if o.br.Comps[bc.Comp] == col.Comp && bc.Kind == col.Kind {
+				from, to = append(from, j), append(to, i)
+			}
+		}
+	}
+	o.row = make([]Cell, len(o.s.r.plan.Output.Columns))
+	run := len(from) == len(o.cols)
+	for k := range from {
+		run = run && from[k] == k && to[k] == to[0]+k
+	}
+	if run && len(to) > 0 {
+		sub.row = o.row[to[0] : to[0]+len(to) : to[0]+len(to)]
+		return
+	}
+	for k := range from {
+		o.cells = append(o.cells, unionCell{&sub.row[from[k]], &o.row[to[k]], o.cols[from[k]].Kind == planner.ColList})
+	}
+}
+
+// handOn is the branch's emit when its matches go straight to the
+// consumer as rows of the run's layout (its runner counts them): a
+// closure, not a method value, whose wrapper would cost a call a match.
+func (o *unionOut) handOn() Emit {
+	r, row, cells := o.s.r, o.row, o.cells
+	if len(cells) == 0 { // the branch's runner writes into row
+		return func([]Cell) bool {
+			r.stats.Matches++ // the branch's runner looks at ctx
+			return r.emit(row)
+		}
+	}
+	return func([]Cell) bool {
+		for _, c := range cells {
+			if c.list {
+				c.to.List = c.from.List
+			} else {
+				c.to.Event = c.from.Event
+			}
+		}
+		r.stats.Matches++
+		return r.emit(row)
+	}
+}
+
+// emit takes a match of the branch, its row, as the union's binding.
+func (o *unionOut) emit(row []Cell) bool {
 	b := o.b
 	clear(b.Events)
 	clear(b.Lists)
-	for i, c := range o.br.Comps {
-		if o.br.Plan.Components[i].Kind != planner.Negated {
-			b.Events[c], b.Lists[c] = bb.Events[i], bb.Lists[i]
+	for from, col := range o.cols {
+		if c := o.br.Comps[col.Comp]; col.Kind == planner.ColList {
+			b.Lists[c] = row[from].List
+		} else {
+			b.Events[c] = row[from].Event
 		}
 	}
 	for _, l := range o.br.Longest {
 		if len(b.Lists[l.Comp]) > l.Max {
-			return
+			return true
 		}
 	}
 	for _, pr := range o.br.Rest {
 		if !pr.Eval(b) {
-			return
+			return true
 		}
 	}
 	o.out++
 	o.s.r.stats.Operators[0].Out++
 	o.s.next.push(b)
+	return true
 }
 
-func (*unionOut) advance(int64) {}
-func (*unionOut) finish()       {}
-
-// start sets up each branch's runner when the run's options are set.
+// start sets up each branch's runner when the run's options are set: a
+// branch hands its matches over as rows of the run's layout unless the
+// run times its operators, or is a worker that decides at the binding
+// which matches are its own, or the branch has conjuncts or lengths to
+// check on the union's binding.
 func (s *unionSource) start() {
-	for _, sub := range s.subs {
+	direct := s.r.own == nil && !s.r.clock.on
+	for i, sub := range s.subs {
+		o := s.outs[i]
+		if o.direct = direct && o.row != nil && len(o.br.Rest) == 0 && len(o.br.Longest) == 0; o.direct {
+			sub.emit = o.handOn()
+		}
 		sub.ctx = s.r.ctx
 		sub.begin(s.r.clock.last)
 	}
 }
 
 func (s *unionSource) process(ev *event.Event) {
-	for _, sub := range s.subs {
+	if ev.Type >= len(s.byType) {
+		return
+	}
+	for _, sub := range s.byType[ev.Type] {
 		if err := sub.feed(ev); err != nil {
 			panic(cancelled{err})
 		}
@@ -96,9 +203,17 @@ func (s *unionSource) finish() {
 // report counts each branch's matches and its engine's instances.
 func (s *unionSource) report(st *Stats) {
 	for i, sub := range s.subs {
+		n := s.outs[i].out
+		if s.outs[i].direct {
+			// Its matches went through the source and the output, once each.
+			n = sub.stats.Matches
+			st.Operators[0].Out += n
+			st.Operators[s.outID].In += n
+			st.Operators[s.outID].Out += n
+		}
 		sub.src.report(&sub.stats)
 		st.Instances += sub.stats.Instances
-		st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{fmt.Sprintf("branch %d", i+1), s.outs[i].out})
+		st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{fmt.Sprintf("branch %d", i+1), n})
 	}
 	if st.Instances > 0 {
 		st.Operators[0].Counters = append(st.Operators[0].Counters, Counter{"instances", st.Instances})

@@ -176,7 +176,7 @@ func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Str
 	if !ok {
 		w = math.MaxInt64
 	}
-	return pq, cols, derive.Late(q), w, nil
+	return pq, cols, derive.Late(pq.Plan()), w, nil
 }
 
 // intoLoaded runs an INTO query over a loaded stream to its end, then adds

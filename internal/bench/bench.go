@@ -148,22 +148,38 @@ var Nested = []struct{ Name, Query string }{
 	{"closure {2,4}", "PATTERN SEQ(stock1 a, stock2{2,4} b[], stock3 c) WITHIN 50"},
 }
 
-// nested is the suite of Nested on 5,000 events, then AND of 3 and of 5
-// items with [symbol] on 1M events (LANGUAGE.md §9; issue 27's goal),
-// each with the union of its orders run as flat SEQs as its floor
-// (measureOrders): the AND's time shows as a multiple of it.
+// nested is the suite of Nested on 5,000 events, then an OR of three
+// SEQs of 3 on 1M events and AND of 3 and of 5 items with [symbol] on 1M
+// (LANGUAGE.md §9; issue 27's goal), each with a floor of flat SEQs run
+// one after the other (measureSeqs): the OR's branches, the AND's
+// orders; the pattern's time shows as a multiple of it.
 func nested() []Case {
 	var out []Case
 	for _, n := range Nested {
 		out = append(out, Case{Name: n.Name + " 5K", Stream: Stocks(5000, 0), Query: n.Query, Engines: []string{"auto"}})
 	}
+	out = append(out, Case{Name: "OR of three SEQs of 3 1M", Stream: Stocks(1_000_000, 0), Query: OrOf3, Engines: []string{"auto"},
+		Floor: func(s *event.Stream) (Result, error) { return measureSeqs(s, "3 SEQs", orBranches) }})
 	walk := StocksOf(1_000_000, 55, 10)
 	for _, k := range []int{3, 5} {
 		out = append(out, Case{Name: fmt.Sprintf("AND of %d [symbol] 1M", k), Stream: walk, Query: AndOf(k), Engines: []string{"auto"},
-			Floor: func(s *event.Stream) (Result, error) { return measureOrders(s, k) }})
+			Floor: func(s *event.Stream) (Result, error) {
+				return measureSeqs(s, fmt.Sprintf("%d SEQs", len(orders(k))), andOrders(k))
+			}})
 	}
 	return out
 }
+
+// orBranches are OrOf3's branches, each a flat query.
+var orBranches = []string{
+	"PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120",
+	"PATTERN SEQ(stock4 d, stock5 e, stock6 f) WITHIN 120",
+	"PATTERN SEQ(stock7 g, stock8 h, stock9 i) WITHIN 120",
+}
+
+// OrOf3 is the OR of three SEQs of 3 on the uniform stream, each W1 on
+// its own three types (21 matches an event).
+const OrOf3 = "PATTERN OR(SEQ(stock1 a, stock2 b, stock3 c), SEQ(stock4 d, stock5 e, stock6 f), SEQ(stock7 g, stock8 h, stock9 i)) WITHIN 120"
 
 // andWindow keeps AND of 5's matches on 1M random-walk events (10
 // symbols) near 100M.
@@ -195,22 +211,36 @@ func andWhere(k int) string {
 	return fmt.Sprintf("%s WITHIN %d", strings.Join(conds, " AND "), andWindow)
 }
 
-// measureOrders runs AndOf(k)'s k! orders, each a flat SEQ on auto (the
-// same matches on a stream without equal timestamps), one after the
-// other, and sums them: the union of the orders an engine without a join
-// would run.
-func measureOrders(stream *event.Stream, k int) (Result, error) {
-	res := Result{Engine: fmt.Sprintf("%d SEQs", len(orders(k))), Workers: 1, Events: int64(len(stream.Events))}
-	start, cpu := time.Now(), CPUTime()
+// andOrders are AndOf(k)'s k! orders, each a flat SEQ (the same matches
+// on a stream without equal timestamps): the union of the orders an
+// engine without a join would run.
+func andOrders(k int) []string {
+	var qs []string
 	for _, o := range orders(k) {
 		items := make([]string, k)
 		for i, c := range o {
 			items[i] = fmt.Sprintf("stock c%d", c)
 		}
-		q, err := Compile(stream, fmt.Sprintf("PATTERN SEQ(%s) WHERE %s", strings.Join(items, ", "), andWhere(k)), "auto")
+		qs = append(qs, fmt.Sprintf("PATTERN SEQ(%s) WHERE %s", strings.Join(items, ", "), andWhere(k)))
+	}
+	return qs
+}
+
+// measureSeqs runs flat queries on auto one after the other, each match
+// handed to a callback as Measure's, and sums them (engine: label); as
+// Measure, it compiles them before it starts the clocks.
+func measureSeqs(stream *event.Stream, label string, queries []string) (Result, error) {
+	res := Result{Engine: label, Workers: 1, Events: int64(len(stream.Events))}
+	var qs []*sase.Query
+	for _, query := range queries {
+		q, err := Compile(stream, query, "auto")
 		if err != nil {
 			return res, err
 		}
+		qs = append(qs, q)
+	}
+	start, cpu := time.Now(), CPUTime()
+	for _, q := range qs {
 		if _, err := q.Run(context.Background(), stream.All(), func([]sase.Cell) bool { res.Matches++; return true }); err != nil {
 			return res, err
 		}
