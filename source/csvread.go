@@ -30,7 +30,7 @@ type csvRecords struct {
 }
 
 func newCSVRecords(r io.Reader, name string, max int, comma rune) *csvRecords {
-	return &csvRecords{lineReader: lineReader{r: r, name: name, max: max, size: csvReadSize}, comma: comma}
+	return &csvRecords{lineReader: *newLineReader(r, name, max, csvReadSize), comma: comma}
 }
 
 // next returns the next record, its fields valid until the next call, and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -82,9 +83,32 @@ type lineReader struct {
 	held *heldLine
 }
 
-// newLineReader reads r in pieces of size bytes.
+// newLineReader reads r in pieces of size bytes, or of r's length and
+// a byte when it is known and smaller (readSize).
 func newLineReader(r io.Reader, name string, max, size int) *lineReader {
-	return &lineReader{r: r, name: name, max: max, size: size}
+	return &lineReader{r: r, name: name, max: max, size: readSize(r, size)}
+}
+
+// readSize is size, or, for a reader that knows how many bytes it has
+// left (a strings.Reader, a bytes.Reader, a regular file) and has fewer,
+// that many and one more, so that one read ends it: a small input, such
+// as a test's table, should not allocate and clear a megabyte.
+func readSize(r io.Reader, size int) int {
+	left := int64(-1)
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		left = int64(r.Len())
+	case *os.File:
+		if info, err := r.Stat(); err == nil && info.Mode().IsRegular() {
+			if at, err := r.Seek(0, io.SeekCurrent); err == nil {
+				left = info.Size() - at
+			}
+		}
+	}
+	if left < 0 || left >= int64(size) {
+		return size
+	}
+	return max(int(left)+1, 512)
 }
 
 // next returns the next line with its '\n' (a last one may lack it), valid
