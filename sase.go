@@ -232,6 +232,10 @@ func (q *Query) AutoWorkers(events int, sink SinkKind) (int, string) {
 	return q.plan.Split.Auto(events, planner.Sink(sink))
 }
 
+// AutoEvents is the fewest events of a loaded stream that workers = auto
+// gives each worker (planner.AutoEvents).
+const AutoEvents = planner.AutoEvents
+
 // AutoWorkers is workers = auto for a query without a plan's estimate.
 func AutoWorkers(events int, sink SinkKind) (int, string) {
 	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, planner.Sink(sink))

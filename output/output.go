@@ -81,12 +81,30 @@ func ParseFormat(name string) (Format, error) {
 
 // FormatList names the formats for a usage line: "table, csv, jsonl or
 // count".
-func FormatList() string {
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
+func FormatList() string { return ListOf(Formats) }
+
+// ListOf names formats for a usage line: "csv or jsonl".
+func ListOf(fs []Format) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
 		names[i] = string(f)
 	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// FormatsWith lists the formats whose workers hand them rows as c says,
+// in listing order.
+func FormatsWith(c Chunks) []Format {
+	var out []Format
+	for _, f := range Formats {
+		if formats[f].chunks == c {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // TakesChunks reports whether the workers of a split run, under limit (0:

@@ -20,6 +20,14 @@ func TestFormatRegistry(t *testing.T) {
 	if got := FormatList(); got != "table, csv, jsonl or count" {
 		t.Errorf("FormatList() = %q", got)
 	}
+	for _, tc := range []struct {
+		c    Chunks
+		want string
+	}{{Encoded, "csv or jsonl"}, {Counted, "count"}, {OneByOne, "table"}} {
+		if got := ListOf(FormatsWith(tc.c)); got != tc.want {
+			t.Errorf("ListOf(FormatsWith(%d)) = %q, want %q", tc.c, got, tc.want)
+		}
+	}
 	sc, _ := outputRow()
 	for _, tc := range []struct {
 		f          Format
