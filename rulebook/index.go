@@ -61,11 +61,12 @@ var ordOps = [4]ast.Op{ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe}
 // gate is what the index knows of a rule's starts: a rule whose pattern
 // is a flat SEQ that begins with its filtered first component, with a
 // window, can match an event of a later positive component only within
-// the window after a start it has read.
+// the window after a start it has read. Every event that reaches such a
+// rule through attrs is a start: the first component's types are filed
+// nowhere else.
 type gate struct {
-	first  []int // the first component's types: the starts
+	types  []int // the types gated: those read only within the window
 	window int64
-	on     bool // the rule is gated on some type
 }
 
 // filter is a rule's indexable conjunct: attribute slot op constant.
@@ -98,7 +99,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		if filtered {
 			first = p.Components[p.First()].Types
 		}
-		g := gate{first: first, window: p.Window}
+		g := gate{window: p.Window}
 		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {
@@ -109,7 +110,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 				seen = append(seen, t)
 				grow(t)
 				if gateable && !negated(p, t) {
-					g.on = true
+					g.types = append(g.types, t)
 					ix.gated[t] = append(ix.gated[t], rule)
 				} else {
 					ix.byType[t] = append(ix.byType[t], rule)
@@ -274,19 +275,14 @@ func sortSearch(bs []bound, v event.Value, atV bool) int {
 	return i
 }
 
-// rules marks the rules an event reaches; open[i] is the time of the
-// last start rule i read.
-func (ix *index) rules(e *event.Event, set bitset, open []int64) {
+// reach marks in set the rules an event reaches but the gated ones, and
+// in starts those it reaches as a start (a subset of attrs[e.Type]).
+func (ix *index) reach(e *event.Event, set, starts bitset) {
 	set.add(ix.all)
 	if t := e.Type; t < len(ix.byType) {
 		set.add(ix.byType[t])
-		for _, i := range ix.gated[t] {
-			if e.TS <= satAdd(open[i], ix.gates[i].window) {
-				set.set(i)
-			}
-		}
 		for _, a := range ix.attrs[t] {
-			a.match(e, set)
+			a.match(e, starts)
 		}
 	}
 }
@@ -312,6 +308,10 @@ func (s bitset) add(ids []int32) {
 		s.set(i)
 	}
 }
+
+func (s bitset) has(i int32) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+
+func (s bitset) unset(i int32) { s[i>>6] &^= 1 << (i & 63) }
 
 // drain calls f for each rule in the set, ascending, and empties it.
 func (s bitset) drain(f func(int32)) {
