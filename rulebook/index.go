@@ -31,6 +31,7 @@ type index struct {
 	gates  []gate         // by rule
 	attrs  [][]*attrIndex // by type id: the filtered rules, by attribute
 	schema *event.Schema  // the stream's, for Explain's type names
+	comps  int            // the most components of a rule
 	nrules int
 }
 
@@ -67,6 +68,7 @@ var ordOps = [4]ast.Op{ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe}
 type gate struct {
 	types  []int // the types gated: those read only within the window
 	window int64
+	bound  *reachBound // or nil
 }
 
 // filter is a rule's indexable conjunct: attribute slot op constant.
@@ -117,7 +119,11 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 				}
 			}
 		}
+		if len(g.types) > 0 {
+			g.bound = findBound(p, g.types)
+		}
 		ix.gates = append(ix.gates, g)
+		ix.comps = max(ix.comps, len(p.Components))
 		for _, t := range first {
 			grow(t)
 			ix.file(t, rule, f)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // Rule is one query of a rulebook, with its name (may be empty).
@@ -79,20 +80,22 @@ var batch = 256
 // read each item as it comes, the others a batch at a time, so the
 // matches of different rules interleave by batch.
 type Pass struct {
-	b      *Book
-	ctx    context.Context
-	runs   []*sase.Pusher
-	timed  []int32 // the rules that follow time, which see every item's
-	isTime []bool  // by rule
-	set    bitset
-	starts bitset // the rules an event reaches as a start
-	lastTS int64
-	open   []int64 // by rule: the time of the last start it read (index.gates)
+	b       *Book
+	ctx     context.Context
+	runs    []*sase.Pusher
+	timed   []int32 // the rules that follow time, which see every item's
+	isTime  []bool  // by rule
+	set     bitset
+	started bitset // the rules an event reaches as a start
+	lastTS  int64
+	open    []int64 // by rule: the time of the last start it read (index.gates)
 	// live, by type, lists the rules gated on it whose gate may be open:
 	// an event of a later component visits these, not every rule gated
 	// on its type; listed, by type, is the set of them.
 	live   [][]int32
 	listed []bitset
+	starts []starts // by rule with a reachBound: its starts in the window
+	bind   *planner.Binding
 	queued [][]*event.Event
 	held   bitset    // the rules with queued events
 	n      int       // items since the last flush
@@ -115,7 +118,9 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 // every rule that has read a start as live on its gated types.
 func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
-	p.set, p.starts, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
+	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
+	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
+	p.bind = &planner.Binding{Events: make([]*event.Event, ix.comps)}
 	p.live, p.listed = make([][]int32, len(ix.gated)), make([]bitset, len(ix.gated))
 	for t := range p.listed {
 		p.listed[t] = newBitset(n)
@@ -150,12 +155,15 @@ func (p *Pass) gated(e *event.Event) {
 	live := p.live[t]
 	k := 0
 	for _, i := range live {
-		if e.TS <= satAdd(p.open[i], ix.gates[i].window) {
-			p.set.set(i)
-			live[k] = i
-			k++
-		} else {
+		g := &ix.gates[i]
+		if e.TS > satAdd(p.open[i], g.window) {
 			p.listed[t].unset(i)
+			continue
+		}
+		live[k] = i
+		k++
+		if g.bound == nil || !slices.Contains(g.bound.types, t) || p.starts[i].reaches(g.bound, e, g.window, p.bind) {
+			p.set.set(i)
 		}
 	}
 	p.live[t] = live[:k]
@@ -205,7 +213,7 @@ func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 // a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
-		p.b.ix.reach(ev, p.set, p.starts)
+		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
 		p.opened(ev)
 		p.deliver(ev)
@@ -224,17 +232,20 @@ func (p *Pass) Push(ev *event.Event) {
 // opened marks the rules ev reaches as a start, and opens the gates of
 // those that have any.
 func (p *Pass) opened(ev *event.Event) {
-	for w, bits := range p.starts {
+	for w, bits := range p.started {
 		if bits == 0 {
 			continue
 		}
-		p.starts[w] = 0
+		p.started[w] = 0
 		p.set[w] |= bits
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			if len(p.b.ix.gates[i].types) > 0 {
+			if g := &p.b.ix.gates[i]; len(g.types) > 0 {
 				p.open[i] = ev.TS
 				p.list(i)
+				if g.bound != nil {
+					p.starts[i].add(g.bound, ev, g.window)
+				}
 			}
 		}
 	}
