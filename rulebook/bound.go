@@ -18,7 +18,7 @@ import (
 // conjunct fails with that start can be bound in no match, and the rule
 // need not read it.
 type reachBound struct {
-	types []int // the later component's: named by no other component
+	types []int // the later component's: no other but the start names them
 	start int   // component index of the start
 	later int   // component index of the later component
 	field planner.Field
@@ -42,7 +42,7 @@ func findBound(p *planner.Plan, gated []int) *reachBound {
 			later = pred.Vars[1]
 		}
 		c := p.Components[later]
-		if c.Kind != planner.Single || len(c.Types) == 0 || !allIn(c.Types, gated) || namedElsewhere(p, c) {
+		if c.Kind != planner.Single || len(c.Types) == 0 || !allIn(c.Types, gated) || namedElsewhere(p, c, start) {
 			continue
 		}
 		b, ok := pred.Expr.(*planner.Binary)
@@ -68,11 +68,12 @@ func allIn(ts, set []int) bool {
 	return !slices.ContainsFunc(ts, func(t int) bool { return !slices.Contains(set, t) })
 }
 
-// namedElsewhere says whether another component of p names one of c's
-// types: an event of it could be bound there.
-func namedElsewhere(p *planner.Plan, c *planner.Component) bool {
+// namedElsewhere says whether a component of p other than c and the
+// start names one of c's types: an event of it could be bound there (a
+// start reaches the rule through the filter index whatever its bound).
+func namedElsewhere(p *planner.Plan, c, start *planner.Component) bool {
 	return slices.ContainsFunc(p.Components, func(o *planner.Component) bool {
-		return o != c && slices.ContainsFunc(o.Types, func(t int) bool { return slices.Contains(c.Types, t) })
+		return o != c && o != start && slices.ContainsFunc(o.Types, func(t int) bool { return slices.Contains(c.Types, t) })
 	})
 }
 

@@ -17,11 +17,12 @@ import (
 // index says which rules an event reaches. A rule reads the events of
 // the types its pattern names (positive, negated, in a closure); a rule
 // with a contiguity strategy reads every event, since any event breaks
-// its runs. When the first component's types appear nowhere else in the
-// pattern and a WHERE conjunct compares its attribute with a constant,
-// an event of those types that fails the comparison can never be bound
-// in a match, nor change one: the rule is filed under that attribute's
-// bounds instead, and such an event does not reach it.
+// its runs. When a WHERE conjunct compares the first component's
+// attribute with a constant, an event of its types that fails the
+// comparison can never be bound there: the rule is filed under that
+// attribute's bounds instead, and such an event does not reach it as a
+// start (it may still reach a gated rule as a later component's, where
+// one names its type too: startFilter).
 type index struct {
 	all    []int32   // rules that read every event
 	byType [][]int32 // by type id: the rules that read all its events
@@ -63,8 +64,8 @@ var ordOps = [4]ast.Op{ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe}
 // is a flat SEQ that begins with its filtered first component, with a
 // window, can match an event of a later positive component only within
 // the window after a start it has read. Every event that reaches such a
-// rule through attrs is a start: the first component's types are filed
-// nowhere else.
+// rule through attrs is a start; one of a type a later component names
+// too reaches it also as that component's, through the gate.
 type gate struct {
 	types  []int // the types gated: those read only within the window
 	window int64
@@ -105,8 +106,11 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {
+			if filtered && c.Index == p.First() {
+				continue // its types are filed under their filter; another component's are gated too
+			}
 			for _, t := range c.Types {
-				if slices.Contains(seen, t) || slices.Contains(first, t) {
+				if slices.Contains(seen, t) {
 					continue
 				}
 				seen = append(seen, t)
@@ -154,8 +158,11 @@ func compareBounds(x, y bound) int {
 }
 
 // startFilter finds the first component's indexable conjunct: the rule's
-// first component is a single whose types no other component names, and
-// a conjunct on it alone compares a plain attribute with a constant.
+// first component is a single, and a conjunct on it alone compares a
+// plain attribute with a constant. Another component may name its types
+// only where the rule is gated (index.gates) and that component is a
+// positive single: then an event that fails the filter still reaches the
+// rule within the window after a start, as that component's.
 func startFilter(p *planner.Plan) (filter, bool) {
 	if len(p.Positives) == 0 || p.Query.Pattern.Root != nil {
 		return filter{}, false // the algebra's patterns (OR, optional items) are not indexed
@@ -164,8 +171,9 @@ func startFilter(p *planner.Plan) (filter, bool) {
 	if first.Kind != planner.Single || len(first.Types) == 0 {
 		return filter{}, false
 	}
+	gateable := p.HasWindow && p.First() == 0
 	for _, c := range p.Components {
-		if c != first && slices.ContainsFunc(c.Types, func(t int) bool { return slices.Contains(first.Types, t) }) {
+		if c != first && (!gateable || c.Kind != planner.Single) && slices.ContainsFunc(c.Types, func(t int) bool { return slices.Contains(first.Types, t) }) {
 			return filter{}, false
 		}
 	}
