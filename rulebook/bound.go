@@ -22,6 +22,9 @@ type reachBound struct {
 	start int   // component index of the start
 	later int   // component index of the later component
 	field planner.Field
+	at    planner.Field // the later component's attribute
+	op    ast.Op        // later.at op start.field + k
+	k     float64
 	max   bool // the greatest start decides (<, <=); else the least
 	pred  planner.Cond
 }
@@ -54,12 +57,12 @@ func findBound(p *planner.Plan, gated []int) *reachBound {
 			x, y = y, x
 			op = map[ast.Op]ast.Op{ast.OpLt: ast.OpGt, ast.OpLe: ast.OpGe, ast.OpGt: ast.OpLt, ast.OpGe: ast.OpLe}[op]
 		}
-		field, ok := growing(y, start.Index)
+		field, k, ok := growing(y, start.Index)
 		if !plainAttr(x, later) || !ok {
 			continue
 		}
-		return &reachBound{types: c.Types, start: start.Index, later: later, field: field,
-			max: op == ast.OpLt || op == ast.OpLe, pred: pred.Eval}
+		return &reachBound{types: c.Types, start: start.Index, later: later, field: field, at: x.(*planner.Attr).Field,
+			op: op, k: k, max: op == ast.OpLt || op == ast.OpLe, pred: pred.Eval}
 	}
 	return nil
 }
@@ -85,8 +88,9 @@ func plainAttr(e planner.Expr, comp int) bool {
 
 // growing matches comp's plain attribute, alone or plus or minus a
 // number constant (c + attr too): an expression that grows with the
-// attribute. It returns the attribute.
-func growing(e planner.Expr, comp int) (planner.Field, bool) {
+// attribute. It returns the attribute and what is added to it.
+func growing(e planner.Expr, comp int) (planner.Field, float64, bool) {
+	var k float64
 	if b, ok := e.(*planner.Binary); ok && (b.Op == ast.OpAdd || b.Op == ast.OpSub) {
 		x, y := b.X, b.Y
 		if _, ok := x.(*planner.Const); ok && b.Op == ast.OpAdd {
@@ -94,14 +98,17 @@ func growing(e planner.Expr, comp int) (planner.Field, bool) {
 		}
 		c, ok := y.(*planner.Const)
 		if !ok || !small(c.Value) {
-			return planner.Field{}, false
+			return planner.Field{}, 0, false
+		}
+		if k = c.Value.AsFloat(); b.Op == ast.OpSub {
+			k = -k
 		}
 		e = x
 	}
 	if !plainAttr(e, comp) {
-		return planner.Field{}, false
+		return planner.Field{}, 0, false
 	}
-	return e.(*planner.Attr).Field, true
+	return e.(*planner.Attr).Field, k, true
 }
 
 // small says whether v is a finite float or an int of magnitude at most
@@ -174,8 +181,31 @@ func (s *starts) reaches(b *reachBound, e *event.Event, w int64, bind *planner.B
 		clear(s.q[n:])
 		s.q, s.head = s.q[:n], 0
 	}
-	bind.Events[b.start], bind.Events[b.later] = s.q[s.head].ev, e
+	top := s.q[s.head]
+	if v := e.Get(b.at.Slot, b.at.Builtin); small(v) {
+		// Both sides are exact in floats (at most 2^53), as the conjunct
+		// computes and compares them: the conjunct without its closure.
+		a := top.key
+		if !b.max {
+			a = -a
+		}
+		return holds(b.op, v.AsFloat(), a+b.k)
+	}
+	bind.Events[b.start], bind.Events[b.later] = top.ev, e
 	ok := b.pred(bind)
 	bind.Events[b.start], bind.Events[b.later] = nil, nil
 	return ok
+}
+
+// holds is x op y, for an order of ordOps.
+func holds(op ast.Op, x, y float64) bool {
+	switch op {
+	case ast.OpLt:
+		return x < y
+	case ast.OpLe:
+		return x <= y
+	case ast.OpGt:
+		return x > y
+	}
+	return x >= y
 }

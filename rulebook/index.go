@@ -28,12 +28,14 @@ type index struct {
 	byType [][]int32 // by type id: the rules that read all its events
 	// gated, by type id, are the rules that read its events only within
 	// their window after a start they read (open, in Pass): gates.
-	gated  [][]int32
-	gates  []gate         // by rule
-	attrs  [][]*attrIndex // by type id: the filtered rules, by attribute
-	schema *event.Schema  // the stream's, for Explain's type names
-	comps  int            // the most components of a rule
-	nrules int
+	gated [][]int32
+	gates []gate // by rule
+	// bounded, by type id: the gated rules whose reachBound is on it.
+	bounded []bitset
+	attrs   [][]*attrIndex // by type id: the filtered rules, by attribute
+	schema  *event.Schema  // the stream's, for Explain's type names
+	comps   int            // the most components of a rule
+	nrules  int
 }
 
 // attrIndex files the rules filtered on one attribute of one type by
@@ -87,6 +89,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 			ix.byType = append(ix.byType, nil)
 			ix.gated = append(ix.gated, nil)
 			ix.attrs = append(ix.attrs, nil)
+			ix.bounded = append(ix.bounded, newBitset(len(rules)))
 		}
 	}
 	for id, q := range rules {
@@ -124,7 +127,11 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 			}
 		}
 		if len(g.types) > 0 {
-			g.bound = findBound(p, g.types)
+			if g.bound = findBound(p, g.types); g.bound != nil {
+				for _, t := range g.bound.types {
+					ix.bounded[t].set(rule)
+				}
+			}
 		}
 		ix.gates = append(ix.gates, g)
 		ix.comps = max(ix.comps, len(p.Components))

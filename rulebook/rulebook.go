@@ -162,7 +162,7 @@ func (p *Pass) gated(e *event.Event) {
 		}
 		live[k] = i
 		k++
-		if g.bound == nil || !slices.Contains(g.bound.types, t) || p.starts[i].reaches(g.bound, e, g.window, p.bind) {
+		if !ix.bounded[t].has(i) || p.starts[i].reaches(g.bound, e, g.window, p.bind) {
 			p.set.set(i)
 		}
 	}
