@@ -357,12 +357,19 @@ func (ix *index) explain() string {
 		fmt.Fprintf(&b, "  every event: %d (a contiguity strategy)\n", len(ix.all))
 	}
 	for t := range ix.byType {
+		reached := map[int32]bool{} // a rule may start on a type and read it gated too
 		var filtered int
 		for _, a := range ix.attrs[t] {
 			filtered += len(a.rules)
+			for _, i := range a.rules {
+				reached[i] = true
+			}
 		}
 		all, gated := len(ix.byType[t]), len(ix.gated[t])
-		if all+gated+filtered == 0 {
+		for _, i := range append(slices.Clone(ix.byType[t]), ix.gated[t]...) {
+			reached[i] = true
+		}
+		if len(reached) == 0 {
 			continue
 		}
 		var how []string
@@ -374,7 +381,7 @@ func (ix *index) explain() string {
 				how = append(how, fmt.Sprintf("%d %s", n.n, n.what))
 			}
 		}
-		fmt.Fprintf(&b, "  %s: %d rules (%s)\n", ix.schema.Types[t].Name, all+gated+filtered, strings.Join(how, ", "))
+		fmt.Fprintf(&b, "  %s: %d rules (%s)\n", ix.schema.Types[t].Name, len(reached), strings.Join(how, ", "))
 		for _, a := range ix.attrs[t] {
 			var parts []string
 			if len(a.eq) > 0 {
