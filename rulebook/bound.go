@@ -1,6 +1,7 @@
 package rulebook
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -23,10 +24,16 @@ type reachBound struct {
 	later int   // component index of the later component
 	field planner.Field
 	at    planner.Field // the later component's attribute
-	op    ast.Op        // later.at op start.field + k
+	holds [3]bool       // later.at op start.field + k: whether it holds at <, =, > (cmp.Compare + 1)
 	k     float64
 	max   bool // the greatest start decides (<, <=); else the least
 	pred  planner.Cond
+}
+
+// orders says at which outcomes of a comparison each order holds.
+var orders = map[ast.Op][3]bool{
+	ast.OpLt: {true, false, false}, ast.OpLe: {true, true, false},
+	ast.OpGt: {false, false, true}, ast.OpGe: {false, true, true},
 }
 
 // exact is the largest magnitude of an attribute a bound orders by: an
@@ -62,7 +69,7 @@ func findBound(p *planner.Plan, gated []int) *reachBound {
 			continue
 		}
 		return &reachBound{types: c.Types, start: start.Index, later: later, field: field, at: x.(*planner.Attr).Field,
-			op: op, k: k, max: op == ast.OpLt || op == ast.OpLe, pred: pred.Eval}
+			holds: orders[op], k: k, max: op == ast.OpLt || op == ast.OpLe, pred: pred.Eval}
 	}
 	return nil
 }
@@ -189,23 +196,10 @@ func (s *starts) reaches(b *reachBound, e *event.Event, w int64, bind *planner.B
 		if !b.max {
 			a = -a
 		}
-		return holds(b.op, v.AsFloat(), a+b.k)
+		return b.holds[cmp.Compare(v.AsFloat(), a+b.k)+1]
 	}
 	bind.Events[b.start], bind.Events[b.later] = top.ev, e
 	ok := b.pred(bind)
 	bind.Events[b.start], bind.Events[b.later] = nil, nil
 	return ok
-}
-
-// holds is x op y, for an order of ordOps.
-func holds(op ast.Op, x, y float64) bool {
-	switch op {
-	case ast.OpLt:
-		return x < y
-	case ast.OpLe:
-		return x <= y
-	case ast.OpGt:
-		return x > y
-	}
-	return x >= y
 }
