@@ -17,21 +17,25 @@ import (
 // index says which rules an event reaches. A rule reads the events of
 // the types its pattern names (positive, negated, in a closure); a rule
 // with a contiguity strategy reads every event, since any event breaks
-// its runs. When the first component's types appear nowhere else in the
-// pattern and a WHERE conjunct compares its attribute with a constant,
-// an event of those types that fails the comparison can never be bound
-// in a match, nor change one: the rule is filed under that attribute's
-// bounds instead, and such an event does not reach it.
+// its runs. When a WHERE conjunct compares the first component's
+// attribute with a constant, an event of its types that fails the
+// comparison can never be bound there: the rule is filed under that
+// attribute's bounds instead, and such an event does not reach it as a
+// start (it may still reach a gated rule as a later component's, where
+// one names its type too: startFilter).
 type index struct {
 	all    []int32   // rules that read every event
 	byType [][]int32 // by type id: the rules that read all its events
 	// gated, by type id, are the rules that read its events only within
 	// their window after a start they read (open, in Pass): gates.
-	gated  [][]int32
-	gates  []gate         // by rule
-	attrs  [][]*attrIndex // by type id: the filtered rules, by attribute
-	schema *event.Schema  // the stream's, for Explain's type names
-	nrules int
+	gated [][]int32
+	gates []gate // by rule
+	// bounded, by type id: the gated rules whose reachBound is on it.
+	bounded []bitset
+	attrs   [][]*attrIndex // by type id: the filtered rules, by attribute
+	schema  *event.Schema  // the stream's, for Explain's type names
+	comps   int            // the most components of a rule
+	nrules  int
 }
 
 // attrIndex files the rules filtered on one attribute of one type by
@@ -61,11 +65,13 @@ var ordOps = [4]ast.Op{ast.OpLt, ast.OpLe, ast.OpGt, ast.OpGe}
 // gate is what the index knows of a rule's starts: a rule whose pattern
 // is a flat SEQ that begins with its filtered first component, with a
 // window, can match an event of a later positive component only within
-// the window after a start it has read.
+// the window after a start it has read. Every event that reaches such a
+// rule through attrs is a start; one of a type a later component names
+// too reaches it also as that component's, through the gate.
 type gate struct {
-	first  []int // the first component's types: the starts
+	types  []int // the types gated: those read only within the window
 	window int64
-	on     bool // the rule is gated on some type
+	bound  *reachBound // or nil
 }
 
 // filter is a rule's indexable conjunct: attribute slot op constant.
@@ -83,6 +89,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 			ix.byType = append(ix.byType, nil)
 			ix.gated = append(ix.gated, nil)
 			ix.attrs = append(ix.attrs, nil)
+			ix.bounded = append(ix.bounded, newBitset(len(rules)))
 		}
 	}
 	for id, q := range rules {
@@ -98,25 +105,36 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		if filtered {
 			first = p.Components[p.First()].Types
 		}
-		g := gate{first: first, window: p.Window}
+		g := gate{window: p.Window}
 		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {
+			if filtered && c.Index == p.First() {
+				continue // its types are filed under their filter; another component's are gated too
+			}
 			for _, t := range c.Types {
-				if slices.Contains(seen, t) || slices.Contains(first, t) {
+				if slices.Contains(seen, t) {
 					continue
 				}
 				seen = append(seen, t)
 				grow(t)
 				if gateable && !negated(p, t) {
-					g.on = true
+					g.types = append(g.types, t)
 					ix.gated[t] = append(ix.gated[t], rule)
 				} else {
 					ix.byType[t] = append(ix.byType[t], rule)
 				}
 			}
 		}
+		if len(g.types) > 0 {
+			if g.bound = findBound(p, g.types); g.bound != nil {
+				for _, t := range g.bound.types {
+					ix.bounded[t].set(rule)
+				}
+			}
+		}
 		ix.gates = append(ix.gates, g)
+		ix.comps = max(ix.comps, len(p.Components))
 		for _, t := range first {
 			grow(t)
 			ix.file(t, rule, f)
@@ -147,8 +165,11 @@ func compareBounds(x, y bound) int {
 }
 
 // startFilter finds the first component's indexable conjunct: the rule's
-// first component is a single whose types no other component names, and
-// a conjunct on it alone compares a plain attribute with a constant.
+// first component is a single, and a conjunct on it alone compares a
+// plain attribute with a constant. Another component may name its types
+// only where the rule is gated (index.gates) and that component is a
+// positive single: then an event that fails the filter still reaches the
+// rule within the window after a start, as that component's.
 func startFilter(p *planner.Plan) (filter, bool) {
 	if len(p.Positives) == 0 || p.Query.Pattern.Root != nil {
 		return filter{}, false // the algebra's patterns (OR, optional items) are not indexed
@@ -157,8 +178,9 @@ func startFilter(p *planner.Plan) (filter, bool) {
 	if first.Kind != planner.Single || len(first.Types) == 0 {
 		return filter{}, false
 	}
+	gateable := p.HasWindow && p.First() == 0
 	for _, c := range p.Components {
-		if c != first && slices.ContainsFunc(c.Types, func(t int) bool { return slices.Contains(first.Types, t) }) {
+		if c != first && (!gateable || c.Kind != planner.Single) && slices.ContainsFunc(c.Types, func(t int) bool { return slices.Contains(first.Types, t) }) {
 			return filter{}, false
 		}
 	}
@@ -274,19 +296,14 @@ func sortSearch(bs []bound, v event.Value, atV bool) int {
 	return i
 }
 
-// rules marks the rules an event reaches; open[i] is the time of the
-// last start rule i read.
-func (ix *index) rules(e *event.Event, set bitset, open []int64) {
+// reach marks in set the rules an event reaches but the gated ones, and
+// in starts those it reaches as a start (a subset of attrs[e.Type]).
+func (ix *index) reach(e *event.Event, set, starts bitset) {
 	set.add(ix.all)
 	if t := e.Type; t < len(ix.byType) {
 		set.add(ix.byType[t])
-		for _, i := range ix.gated[t] {
-			if e.TS <= satAdd(open[i], ix.gates[i].window) {
-				set.set(i)
-			}
-		}
 		for _, a := range ix.attrs[t] {
-			a.match(e, set)
+			a.match(e, starts)
 		}
 	}
 }
@@ -313,6 +330,10 @@ func (s bitset) add(ids []int32) {
 	}
 }
 
+func (s bitset) has(i int32) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+
+func (s bitset) unset(i int32) { s[i>>6] &^= 1 << (i & 63) }
+
 // drain calls f for each rule in the set, ascending, and empties it.
 func (s bitset) drain(f func(int32)) {
 	for w, bits := range s {
@@ -336,12 +357,19 @@ func (ix *index) explain() string {
 		fmt.Fprintf(&b, "  every event: %d (a contiguity strategy)\n", len(ix.all))
 	}
 	for t := range ix.byType {
+		reached := map[int32]bool{} // a rule may start on a type and read it gated too
 		var filtered int
 		for _, a := range ix.attrs[t] {
 			filtered += len(a.rules)
+			for _, i := range a.rules {
+				reached[i] = true
+			}
 		}
 		all, gated := len(ix.byType[t]), len(ix.gated[t])
-		if all+gated+filtered == 0 {
+		for _, i := range append(slices.Clone(ix.byType[t]), ix.gated[t]...) {
+			reached[i] = true
+		}
+		if len(reached) == 0 {
 			continue
 		}
 		var how []string
@@ -353,7 +381,7 @@ func (ix *index) explain() string {
 				how = append(how, fmt.Sprintf("%d %s", n.n, n.what))
 			}
 		}
-		fmt.Fprintf(&b, "  %s: %d rules (%s)\n", ix.schema.Types[t].Name, all+gated+filtered, strings.Join(how, ", "))
+		fmt.Fprintf(&b, "  %s: %d rules (%s)\n", ix.schema.Types[t].Name, len(reached), strings.Join(how, ", "))
 		for _, a := range ix.attrs[t] {
 			var parts []string
 			if len(a.eq) > 0 {

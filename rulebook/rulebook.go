@@ -13,10 +13,12 @@ import (
 	"context"
 	"iter"
 	"math"
+	mbits "math/bits"
 	"slices"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // Rule is one query of a rulebook, with its name (may be empty).
@@ -78,42 +80,93 @@ var batch = 256
 // read each item as it comes, the others a batch at a time, so the
 // matches of different rules interleave by batch.
 type Pass struct {
-	b      *Book
-	ctx    context.Context
-	runs   []*sase.Pusher
-	timed  []int32 // the rules that follow time, which see every item's
-	isTime []bool  // by rule
-	set    bitset
-	lastTS int64
-	open   []int64 // by rule: the time of the last start it read (index.gates)
+	b       *Book
+	ctx     context.Context
+	runs    []*sase.Pusher
+	timed   []int32 // the rules that follow time, which see every item's
+	isTime  []bool  // by rule
+	set     bitset
+	started bitset // the rules an event reaches as a start
+	lastTS  int64
+	open    []int64 // by rule: the time of the last start it read (index.gates)
+	// live, by type, lists the rules gated on it whose gate may be open:
+	// an event of a later component visits these, not every rule gated
+	// on its type; listed, by type, is the set of them.
+	live   [][]int32
+	listed []bitset
+	starts []starts // by rule with a reachBound: its starts in the window
+	bind   *planner.Binding
 	queued [][]*event.Event
-	held   bitset // the rules with queued events
-	n      int    // items since the last flush
-	mark   func(int32)
-	ev     *event.Event
+	held   bitset    // the rules with queued events
+	n      int       // items since the last flush
 	ended  []*Result // by rule: its result once End ended it alone
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
-	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n), set: newBitset(n), held: newBitset(n),
+	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n),
 		lastTS: math.MinInt64, open: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
 	}
-	p.mark = func(i int32) {
-		if g := &p.b.ix.gates[i]; g.on && slices.Contains(g.first, p.ev.Type) {
-			p.open[i] = p.ev.TS
-		}
-		if p.isTime[i] {
-			p.runs[i].Push(p.ev)
-			return
-		}
-		p.queued[i] = append(p.queued[i], p.ev)
-		p.held.set(i)
-	}
+	p.relist()
 	return p
+}
+
+// relist sizes the pass's sets to the book's rules and types, and lists
+// every rule that has read a start as live on its gated types.
+func (p *Pass) relist() {
+	n, ix := len(p.runs), p.b.ix
+	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
+	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
+	p.bind = &planner.Binding{Events: make([]*event.Event, ix.comps)}
+	p.live, p.listed = make([][]int32, len(ix.gated)), make([]bitset, len(ix.gated))
+	for t := range p.listed {
+		p.listed[t] = newBitset(n)
+	}
+	for i := range p.runs {
+		if p.open[i] != math.MinInt64 {
+			p.list(int32(i))
+		}
+	}
+}
+
+// list puts rule i, which has just read a start, on the live list of
+// each type it is gated on.
+func (p *Pass) list(i int32) {
+	for _, t := range p.b.ix.gates[i].types {
+		if !p.listed[t].has(i) {
+			p.listed[t].set(i)
+			p.live[t] = append(p.live[t], i)
+		}
+	}
+}
+
+// gated marks the rules gated on e's type whose window after their last
+// start holds e. Items come in time order (a stream's), so a rule whose
+// window has passed stays closed until its next start: it leaves the
+// live list.
+func (p *Pass) gated(e *event.Event) {
+	t, ix := e.Type, p.b.ix
+	if t >= len(p.live) {
+		return
+	}
+	live := p.live[t]
+	k := 0
+	for _, i := range live {
+		g := &ix.gates[i]
+		if e.TS > satAdd(p.open[i], g.window) {
+			p.listed[t].unset(i)
+			continue
+		}
+		live[k] = i
+		k++
+		if !ix.bounded[t].has(i) || p.starts[i].reaches(g.bound, e, g.window, p.bind) {
+			p.set.set(i)
+		}
+	}
+	p.live[t] = live[:k]
 }
 
 // start starts rule i's run.
@@ -135,8 +188,8 @@ func (p *Pass) Add(schema *event.Schema, r Rule, sink sase.Sink, opts ...sase.Ru
 	p.b = New(schema, append(slices.Clip(p.b.Rules), r))
 	p.runs, p.isTime, p.open = append(p.runs, nil), append(p.isTime, false), append(p.open, 0)
 	p.queued, p.ended = append(p.queued, nil), append(p.ended, nil)
-	p.set, p.held = newBitset(i+1), newBitset(i+1) // both empty after a push and a flush
 	p.start(i, r, sink, opts)
+	p.relist()
 	return i
 }
 
@@ -156,13 +209,14 @@ func (p *Pass) End(i int) Result {
 func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 
 // Push hands one item (an event or a tick) to the rules it reaches, and
-// its time to the rules that follow time.
+// its time to the rules that follow time. Items come in time order, as
+// a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
-		p.b.ix.rules(ev, p.set, p.open)
-		p.ev = ev
-		p.set.drain(p.mark)
-		p.ev = nil
+		p.b.ix.reach(ev, p.set, p.started)
+		p.gated(ev)
+		p.opened(ev)
+		p.deliver(ev)
 	}
 	if ev.TS > p.lastTS {
 		p.lastTS = ev.TS
@@ -172,6 +226,48 @@ func (p *Pass) Push(ev *event.Event) {
 	}
 	if p.n++; p.n == batch {
 		p.Flush()
+	}
+}
+
+// opened marks the rules ev reaches as a start, and opens the gates of
+// those that have any.
+func (p *Pass) opened(ev *event.Event) {
+	for w, bits := range p.started {
+		if bits == 0 {
+			continue
+		}
+		p.started[w] = 0
+		p.set[w] |= bits
+		for ; bits != 0; bits &= bits - 1 {
+			i := int32(w<<6 + mbits.TrailingZeros64(bits))
+			if g := &p.b.ix.gates[i]; len(g.types) > 0 {
+				p.open[i] = ev.TS
+				p.list(i)
+				if g.bound != nil {
+					p.starts[i].add(g.bound, ev, g.window)
+				}
+			}
+		}
+	}
+}
+
+// deliver hands ev to the rules marked, in rule order: the rules that
+// follow time read it now, the others queue it for the next flush.
+func (p *Pass) deliver(ev *event.Event) {
+	for w, bits := range p.set {
+		if bits == 0 {
+			continue
+		}
+		p.set[w] = 0
+		for ; bits != 0; bits &= bits - 1 {
+			i := int32(w<<6 + mbits.TrailingZeros64(bits))
+			if p.isTime[i] {
+				p.runs[i].Push(ev)
+				continue
+			}
+			p.queued[i] = append(p.queued[i], ev)
+			p.held.set(i)
+		}
 	}
 }
 

@@ -73,7 +73,7 @@ func filterQuery(r *rand.Rand) string {
 			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3"})))
 		}
 	}
-	conj = append(conj, "b.price < a.price + "+fmt.Sprint(r.IntN(5)))
+	conj = append(conj, laterBound(r))
 	if r.IntN(4) == 0 {
 		conj = append(conj, pick([]string{"skip-till-next-match", "skip-till-any-match", "strict-contiguity", "partition-contiguity"}))
 	}
@@ -82,6 +82,24 @@ func filterQuery(r *rand.Rand) string {
 		pattern = fmt.Sprintf("SEQ(%s a, !(%s n), %s b)", pick(types), pick(types), pick(types))
 	}
 	return fmt.Sprintf("PATTERN %s WHERE %s WITHIN %d", pattern, strings.Join(conj, " AND "), 1+r.IntN(10))
+}
+
+// laterBound is a conjunct between a start a and a later b in the forms
+// the index bounds (b.x op a.x ± k, either way round), on attributes of
+// every kind: small numbers, huge ids, strings, absent cells, ts.
+func laterBound(r *rand.Rand) string {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	attr := pick([]string{"price", "price", "id", "sym", "ts"})
+	op := pick([]string{"<", "<=", ">", ">="})
+	k := fmt.Sprint(r.IntN(5))
+	if r.IntN(4) == 0 {
+		k += ".5"
+	}
+	start := pick([]string{"a." + attr, "a." + attr + " + " + k, "a." + attr + " - " + k, k + " + a." + attr})
+	if r.IntN(2) == 0 {
+		return fmt.Sprintf("b.%s %s %s", attr, op, start)
+	}
+	return fmt.Sprintf("%s %s b.%s", start, op, attr)
 }
 
 // TestDifferential runs random rulebooks, each rule on a random engine:
