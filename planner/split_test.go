@@ -30,7 +30,8 @@ func TestSplitAuto(t *testing.T) {
 		{key(50), many, SinkCount, all, ""},
 		{key(50), many, SinkChunks, 1, "an estimated 50 matches an event"},
 		{&Split{Kind: SplitNone, MatchesPerEvent: 50}, many, SinkChunks, all, ""}, // it says why itself
-		{&Split{Kind: SplitSegments, MatchesPerEvent: 2}, many, SinkChunks, 1, "an estimated 2 matches"},
+		{&Split{Kind: SplitSegments, MatchesPerEvent: 2}, many, SinkChunks, 1, "does not cut a stream into time segments"},
+		{&Split{Kind: SplitSegments, MatchesPerEvent: 0.1}, many, SinkCount, 1, "does not cut a stream into time segments"},
 	}
 	if runtime.NumCPU() > 1 {
 		cases = append(cases, autoCase{key(0.1), 30000, SinkChunks, 1, "workers = auto and 30000 events: a split needs 65536 a worker"})

@@ -105,7 +105,7 @@ func run(args []string) int {
 	format := fs.String("format", string(output.Table), "result format: "+output.FormatList())
 	engine := fs.String("engine", "auto", "plan shape: "+strings.Join(sase.EngineNames(), ", "))
 	limit := fs.String("limit", "", "stop each query after `N` matches; 0: no limit (the default, but "+strconv.Itoa(shellLimit)+" in the shell on a terminal)")
-	workers := fs.String("workers", "", "split a query over `N` workers, by partition or, on a loaded stream, by time; auto (the default): as many as the CPUs, but at most one per "+strconv.Itoa(sase.AutoEvents)+" events of a loaded stream, for --format "+output.ListOf(output.FormatsWith(output.Counted))+" (without --limit), or "+output.ListOf(output.FormatsWith(output.Encoded))+" where the plan estimates few matches an event (EXPLAIN says), else 1 (SET workers likewise)")
+	workers := fs.String("workers", "", "split a query over `N` workers, by partition or, on a loaded stream, by time; auto (the default): by partition only, on as many as the CPUs, but at most one per "+strconv.Itoa(sase.AutoEvents)+" events of a loaded stream, for --format "+output.ListOf(output.FormatsWith(output.Counted))+" (without --limit), or "+output.ListOf(output.FormatsWith(output.Encoded))+" where the plan estimates few matches an event (EXPLAIN says), else 1 (SET workers likewise)")
 	order := fs.String("order", "", "stream: a split query's matches in stream order, as on one worker (the default); any: as the workers find them (SET order likewise)")
 	noStocks := fs.Bool("no-stocks", false, "do not preload the built-in stocks stream")
 	version := fs.Bool("version", false, "print the version and exit")
