@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"iter"
-	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase"
@@ -42,7 +40,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return q.Run(ctx, events, workers, emit)
 	}
 	defer s.prog.begin("query", int64(n))()
-	j := s.job(job.Config{Source: job.Loaded(stream.All()), Sink: w, Limit: limit, Run: mrLoaded(q, n, false, run, &counted)}, s.set.Format, n)
+	j := s.job(job.Config{Source: job.Slice(stream.Events), Sink: w, Limit: limit, RunAll: mrLoaded(q, false, run, &counted)}, s.set.Format, n)
 	sum, err := j.Run(ctx)
 	if err != nil {
 		return err
@@ -54,15 +52,15 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	return nil
 }
 
-// mrLoaded is a job's Run for q over a loaded stream of n events: run (q's
-// Run or RunProfiled) partitions and sorts them all before it matches, so
-// it reads them into one slice first; with at, each row's cells end with
-// one holding the row it is at (mrCells). st gets the run's counts.
-func mrLoaded(q *rowpattern.Query, n int, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
-	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+// mrLoaded is a job's RunAll for q over a loaded stream's events: run (q's
+// Run or RunProfiled) partitions and sorts them all before it matches;
+// with at, each row's cells end with one holding the row it is at
+// (mrCells). st gets the run's counts.
+func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, []*event.Event, func([]sase.Cell) bool) error {
+	return func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error {
 		var err error
-		*st, err = run(ctx, slices.AppendSeq(make([]*event.Event, 0, n), events), mrCells(len(q.Columns()), at, sink))
-		return st.Rows, err
+		*st, err = run(ctx, events, mrCells(len(q.Columns()), at, sink))
+		return err
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/sase-cep/sase"
@@ -146,7 +145,7 @@ func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowp
 		}
 		defer s.prog.begin("EXPLAIN ANALYZE", int64(len(events)))()
 		discard := output.New(output.Count, io.Discard, output.Schema{})
-		j := s.job(job.Config{Source: job.Loaded(slices.Values(events)), Sink: discard, Run: mrLoaded(q, len(events), false, run, &counted)}, "", len(events))
+		j := s.job(job.Config{Source: job.Slice(events), Sink: discard, RunAll: mrLoaded(q, false, run, &counted)}, "", len(events))
 		sum, err := j.Run(ctx)
 		if err != nil {
 			return err
@@ -217,7 +216,7 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 		return q.Run(ctx, events, workers, emit)
 	}
 	defer s.prog.begin("query", int64(n))()
-	j := s.job(job.Config{Source: job.Loaded(from.stream.All()), Sink: p, Run: mrLoaded(q, n, true, run, &counted)}, s.set.Format, n)
+	j := s.job(job.Config{Source: job.Slice(from.stream.Events), Sink: p, RunAll: mrLoaded(q, true, run, &counted)}, s.set.Format, n)
 	sum, err := j.Run(ctx)
 	if err != nil {
 		return err
