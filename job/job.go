@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,13 +64,26 @@ func (l loaded) Events(context.Context, func()) iter.Seq[*event.Event] {
 	return iter.Seq[*event.Event](l)
 }
 
+// Slice is a Source of events at hand in one slice (a loaded stream's),
+// which a RunAll reads without a copy.
+func Slice(events []*event.Event) Source { return slice(events) }
+
+type slice []*event.Event
+
+func (s slice) Events(context.Context, func()) iter.Seq[*event.Event] { return slices.Values(s) }
+
 // Config is what a job runs.
 type Config struct {
 	Query *sase.Query
 	// Run, when set, runs instead of Query (a MATCH_RECOGNIZE's matcher):
 	// it reads the events and hands each row to sink until sink returns
 	// false, and says how many events it read.
-	Run    func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error)
+	Run func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error)
+	// RunAll, when set, runs instead of Query on all the events at once
+	// (a loaded MATCH_RECOGNIZE sorts them before it matches): a Slice's
+	// without a copy, another Source's collected first. It hands each
+	// row to sink until sink returns false.
+	RunAll func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error
 	Source Source
 	// Sink writes the matches; a Row error stops the run and fails it.
 	// Finish is called once the run has ended.
@@ -262,17 +276,27 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 		opts = append(opts, sase.WithLive(live))
 	}
 	events := c.Source.Events(ctx, pause)
-	if c.Progress {
+	all, isSlice := c.Source.(slice)
+	if c.Progress && isSlice && c.RunAll != nil {
+		j.events.Store(int64(len(all))) // read at once
+	} else if c.Progress {
 		events = j.count(events)
 	}
 	var stats *sase.Stats
 	var err error
-	if c.Run != nil {
-		start := time.Now()
+	start := time.Now()
+	switch {
+	case c.RunAll != nil:
+		if !isSlice {
+			all = slices.Collect(events)
+		}
+		err = c.RunAll(ctx, all, sink)
+		stats = &sase.Stats{Events: int64(len(all)), Matches: n, Elapsed: time.Since(start)}
+	case c.Run != nil:
 		var read int64
 		read, err = c.Run(ctx, events, sink)
 		stats = &sase.Stats{Events: read, Matches: n, Elapsed: time.Since(start)}
-	} else {
+	default:
 		stats, err = c.Query.Run(ctx, events, sink, opts...)
 	}
 	if cl, ok := c.Source.(interface{ Close() }); ok {

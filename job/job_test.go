@@ -265,3 +265,108 @@ func TestLive(t *testing.T) {
 		}
 	}
 }
+
+// TestRun: a job whose Run is not a sase plan (a MATCH_RECOGNIZE's, a
+// rulebook's) on a loaded source gets the same limit, cancel, errors and
+// summary: here a Run that writes each event's seq.
+func TestRun(t *testing.T) {
+	stream := stocks(t, 2000)
+	bad := errors.New("no row of B")
+	for _, tc := range []struct {
+		name     string
+		limit    int64
+		cancelAt int   // cancel at this event (0: never)
+		failAt   int64 // the Run fails at this event (0: never)
+		state    job.State
+		events   int64
+		matches  int64
+		err      string
+	}{
+		{"all", 0, 0, 0, job.Ended, 2000, 2000, ""},
+		{"limit", 7, 0, 0, job.EndedAtLimit, 7, 7, ""},
+		{"cancel", 0, 1000, 0, job.Stopped, 1000, 1000, "query cancelled after 1000 events and 1000 matches"},
+		{"error", 0, 0, 500, job.Failed, 500, 499, "no row of B"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+				var n int64
+				for e := range events {
+					if n++; n == tc.failAt {
+						return n, bad
+					}
+					if !sink([]sase.Cell{{Value: event.IntValue(e.Seq)}}) || ctx.Err() != nil {
+						break
+					}
+				}
+				return n, nil
+			}
+			src := stream.All()
+			if tc.cancelAt > 0 {
+				src = cancelAt(src, tc.cancelAt, cancel)
+			}
+			sink := &rows{}
+			sum, err := job.New(job.Config{Run: run, Source: job.Loaded(src), Sink: sink, Limit: tc.limit}).Run(ctx)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
+				t.Fatalf("err = %v, want %q", err, tc.err)
+			}
+			if sum.State != tc.state || sum.Matches != tc.matches || int64(len(sink.seqs)) != tc.matches || sum.Stats.Events != tc.events {
+				t.Errorf("state %s, %d matches, %d rows, %d events; want %s, %d, %d", sum.State, sum.Matches, len(sink.seqs), sum.Stats.Events, tc.state, tc.matches, tc.events)
+			}
+			if sink.finished != 1 {
+				t.Errorf("sink finished %d times", sink.finished)
+			}
+		})
+	}
+}
+
+// TestRunAll: a RunAll gets all the events at once, a Slice's or another
+// Source's collected, with the same limit, cancel, errors and summary.
+func TestRunAll(t *testing.T) {
+	stream := stocks(t, 2000)
+	for _, tc := range []struct {
+		name     string
+		limit    int64
+		cancelAt int   // the run cancels at this row (0: never)
+		failAt   int64 // the run fails at this row (0: never)
+		state    job.State
+		matches  int64
+		err      string
+	}{
+		{"all", 0, 0, 0, job.Ended, 2000, ""},
+		{"limit", 7, 0, 0, job.EndedAtLimit, 7, ""},
+		{"cancel", 0, 1000, 0, job.Stopped, 1000, "query cancelled after 2000 events and 1000 matches"},
+		{"error", 0, 0, 500, job.Failed, 499, "no row of B"},
+	} {
+		for _, src := range []job.Source{job.Slice(stream.Events), job.Loaded(stream.All())} {
+			ctx, cancel := context.WithCancel(context.Background())
+			run := func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error {
+				for i, e := range events {
+					switch int64(i + 1) {
+					case int64(tc.cancelAt):
+						cancel()
+					case tc.failAt:
+						return errors.New("no row of B")
+					}
+					if !sink([]sase.Cell{{Value: event.IntValue(e.Seq)}}) {
+						break
+					}
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
+				return nil
+			}
+			sink := &rows{}
+			sum, err := job.New(job.Config{RunAll: run, Source: src, Sink: sink, Limit: tc.limit, Progress: true}).Run(ctx)
+			cancel()
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
+				t.Fatalf("%s, %T: err = %v, want %q", tc.name, src, err, tc.err)
+			}
+			if sum.State != tc.state || sum.Matches != tc.matches || int64(len(sink.seqs)) != tc.matches || sum.Stats.Events != 2000 || sink.finished != 1 {
+				t.Errorf("%s, %T: state %s, %d matches, %d rows, %d events, finished %d; want %s, %d, 2000 events", tc.name, src, sum.State, sum.Matches, len(sink.seqs), sum.Stats.Events, sink.finished, tc.state, tc.matches)
+			}
+		}
+	}
+}

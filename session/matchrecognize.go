@@ -7,6 +7,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/rowpattern"
 )
 
@@ -32,35 +33,42 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return s.mrIntoLoaded(ctx, src, st, q, e)
 	}
 	w := s.writer(s.resultsOut(), mrSchema(q), 0)
-	cells := make([]sase.Cell, len(q.Columns()))
-	limit, written := s.set.Limit, int64(0)
-	var werr error
-	workers, _ := s.set.workers(nil, s.set.Format, len(stream.Events))
-	stats, err := q.Run(ctx, stream.Events, workers, func(row []event.Value, _ *event.Event) bool {
-		for i, v := range row {
-			cells[i] = sase.Cell{Value: v}
-		}
-		if werr = w.Row(cells); werr != nil {
-			return false
-		}
-		written++
-		return limit <= 0 || written < limit
-	})
-	if ferr := w.Finish(); werr == nil {
-		werr = ferr
+	limit, n := s.set.Limit, len(stream.Events)
+	workers, _ := s.set.workers(nil, s.set.Format, n)
+	var counted rowpattern.Stats
+	run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rowpattern.Stats, error) {
+		return q.Run(ctx, events, workers, emit)
 	}
+	defer s.prog.begin("query", int64(n))()
+	j := s.job(job.Config{Source: job.Slice(stream.Events), Sink: w, Limit: limit, RunAll: mrLoaded(q, false, run, &counted)}, s.set.Format, n)
+	sum, err := j.Run(ctx)
 	if err != nil {
 		return err
 	}
-	if werr != nil {
-		return werr
-	}
-	s.note("(%s, %s, %s on %s)", plural(written, "row", "rows"), plural(stats.Matches, "match", "matches"),
-		plural(stats.Rows, "event", "events"), e.name)
-	if limit > 0 && written >= limit {
+	s.note("(%s)", s.mrCounts(sum, counted, e.name))
+	if sum.State == job.EndedAtLimit {
 		s.note("(stopped at the limit of %s; SET limit = 0 for all)", plural(limit, "row", "rows"))
 	}
 	return nil
+}
+
+// mrLoaded is a job's RunAll for q over a loaded stream's events: run (q's
+// Run or RunProfiled) partitions and sorts them all before it matches;
+// with at, each row's cells end with one holding the row it is at
+// (mrCells). st gets the run's counts.
+func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, []*event.Event, func([]sase.Cell) bool) error {
+	return func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error {
+		var err error
+		*st, err = run(ctx, events, mrCells(len(q.Columns()), at, sink))
+		return err
+	}
+}
+
+// mrCounts is a loaded MATCH_RECOGNIZE's summary: the rows it wrote, its
+// matches, then the events it read on stream as a query's counts say
+// them (with its time when SET timing is on).
+func (s *Session) mrCounts(sum job.Summary, st rowpattern.Stats, stream string) string {
+	return plural(sum.Matches, "row", "rows") + ", " + counts(st.Matches, sum.Stats, stream, s.set.Timing)
 }
 
 // mrStream finds the stream FROM names: SQL names are case-insensitive

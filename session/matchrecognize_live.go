@@ -1,8 +1,8 @@
 package session
 
 import (
-	"cmp"
 	"context"
+	"io"
 	"iter"
 	"math"
 	"strings"
@@ -137,13 +137,21 @@ func registerMR(sc *event.Schema, src *ast.Source, st *ast.MatchRecognize) {
 func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowpattern.Query, stream string, events []*event.Event) error {
 	plan := q.Plan(nil, nil)
 	if st.Analyze {
-		stats, prof, err := q.RunProfiled(ctx, events, func([]event.Value, *event.Event) bool { return true })
+		var counted rowpattern.Stats
+		var prof *rowpattern.Profile
+		run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rs rowpattern.Stats, err error) {
+			rs, prof, err = q.RunProfiled(ctx, events, emit)
+			return rs, err
+		}
+		defer s.prog.begin("EXPLAIN ANALYZE", int64(len(events)))()
+		discard := output.New(output.Count, io.Discard, output.Schema{})
+		j := s.job(job.Config{Source: job.Slice(events), Sink: discard, RunAll: mrLoaded(q, false, run, &counted)}, "", len(events))
+		sum, err := j.Run(ctx)
 		if err != nil {
 			return err
 		}
-		plan = q.Plan(&stats, prof)
-		defer s.note("(%s, %s, %s on %s)", plural(stats.Output, "row", "rows"), plural(stats.Matches, "match", "matches"),
-			plural(stats.Rows, "event", "events"), stream)
+		plan = q.Plan(&counted, prof)
+		defer s.note("(%s)", s.mrCounts(sum, counted, stream))
 	}
 	switch st.ExplainFormat {
 	case "json":
@@ -201,20 +209,19 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	if err != nil {
 		return err // a new stream has started nothing
 	}
-	workers, _ := s.set.workers(nil, s.set.Format, len(from.stream.Events))
-	var werr error
-	stats, err := q.Run(ctx, from.stream.Events, workers, mrCells(len(cols), true, func(row []sase.Cell) bool {
-		werr = p.Row(row)
-		return werr == nil
-	}))
-	if ferr := p.Finish(); err == nil {
-		err = cmp.Or(werr, ferr)
+	n := len(from.stream.Events)
+	workers, _ := s.set.workers(nil, s.set.Format, n)
+	var counted rowpattern.Stats
+	run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rowpattern.Stats, error) {
+		return q.Run(ctx, events, workers, emit)
 	}
+	defer s.prog.begin("query", int64(n))()
+	j := s.job(job.Config{Source: job.Slice(from.stream.Events), Sink: p, RunAll: mrLoaded(q, true, run, &counted)}, s.set.Format, n)
+	sum, err := j.Run(ctx)
 	if err != nil {
 		return err
 	}
-	s.note("(%s, %s, %s on %s)", plural(stats.Output, "row", "rows"), plural(stats.Matches, "match", "matches"),
-		plural(stats.Rows, "event", "events"), from.name)
+	s.note("(%s)", s.mrCounts(sum, counted, from.name))
 	s.addLoadedPart(st.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
 	return nil
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/rulebook"
 )
@@ -76,35 +78,53 @@ func (s *Session) runRules(ctx context.Context) error {
 			return nil
 		}
 	}
-	defer s.prog.begin("rulebook", int64(len(stream.Events)))()
+	n := len(stream.Events)
+	defer s.prog.begin("rulebook", int64(n))()
 	outs := make([]bytes.Buffer, len(rs.book))
-	writers := make([]output.Writer, len(rs.book))
-	sinks := make([]sase.Sink, len(rs.book))
-	counts := make([]int64, len(rs.book))
-	errs := make([]error, len(rs.book))
+	w := &bookOut{writers: make([]output.Writer, len(rs.book)), errs: make([]error, len(rs.book))}
 	for i, r := range rs.book {
 		sc := schemaOf(r.Query, stream.Schema, stream.Unit, nil)
 		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
-		w := s.writer(&outs[i], sc, 0)
-		writers[i] = w
-		name := sase.Cell{Value: event.StringValue(r.Name)}
-		row := []sase.Cell{name}
-		sinks[i] = func(cells []sase.Cell) bool {
-			row = append(row[:1], cells...)
-			if errs[i] = w.Row(row); errs[i] != nil {
-				return false
-			}
-			counts[i]++
-			return rs.limit == 0 || counts[i] < rs.limit
-		}
+		w.writers[i] = s.writer(&outs[i], sc, 0)
 	}
-	results := rulebook.New(stream.Schema, rs.book).Run(ctx, stream.All(), sinks)
+	counts := make([]int64, len(rs.book))
+	var results []rulebook.Result
+	// One job reads the stream once; each rule's rows go through its sink
+	// (so that it counts them all, for a cancel's message), each rule
+	// keeping its own limit and summary.
+	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+		sinks := make([]sase.Sink, len(rs.book))
+		for i, r := range rs.book {
+			row := []sase.Cell{{Value: event.StringValue(r.Name)}}
+			sinks[i] = func(cells []sase.Cell) bool {
+				row, w.rule = append(row[:1], cells...), i
+				if !sink(row) || w.errs[i] != nil {
+					return false
+				}
+				counts[i]++
+				return rs.limit == 0 || counts[i] < rs.limit
+			}
+		}
+		var read int64
+		results = rulebook.New(stream.Schema, rs.book).Run(ctx, func(yield func(*event.Event) bool) {
+			for e := range events {
+				read++
+				if !yield(e) {
+					return
+				}
+			}
+		}, sinks)
+		return read, nil
+	}
+	_, err := s.job(job.Config{Source: job.Loaded(stream.All()), Sink: w, Run: run}, s.set.Format, n).Run(ctx)
+	for i := range outs {
+		s.out.Write(outs[i].Bytes())
+	}
+	if err != nil {
+		return err // cancelled: the rows written are out, no rule's summary
+	}
 	var failed []error
 	for i, r := range rs.book {
-		if err := writers[i].Finish(); errs[i] == nil {
-			errs[i] = err
-		}
-		s.out.Write(outs[i].Bytes())
 		res := results[i]
 		switch {
 		case res.Err != nil:
@@ -112,8 +132,8 @@ func (s *Session) runRules(ctx context.Context) error {
 			rebase(res.Err, st.sub, st.src, st.start)
 			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, res.Err))
 			continue
-		case errs[i] != nil:
-			failed = append(failed, fmt.Errorf("rule %s: writing the results: %w", r.Name, errs[i]))
+		case w.errs[i] != nil:
+			failed = append(failed, fmt.Errorf("rule %s: writing the results: %w", r.Name, w.errs[i]))
 			continue
 		}
 		s.note("(rule %s: %s)", r.Name, countsOn(counts[i], res.Stats, rs.e.name, len(stream.Events), s.set.Timing))
@@ -125,6 +145,33 @@ func (s *Session) runRules(ctx context.Context) error {
 		s.oddValues(cq, rs.e.name, stream.Schema)
 	}
 	return errors.Join(failed...)
+}
+
+// bookOut is a loaded rulebook's job's sink: a row goes to the writer of
+// the rule whose sink hands it over (rule). A rule's writer's error ends
+// that rule alone, not the job: it is kept for the rule's summary (the
+// job counts the row it refused among those written).
+type bookOut struct {
+	writers []output.Writer
+	errs    []error // by rule: its writer's first error
+	rule    int
+}
+
+func (b *bookOut) Row(row []sase.Cell) error {
+	b.errs[b.rule] = b.writers[b.rule].Row(row)
+	return nil
+}
+
+func (b *bookOut) Sync() error { return nil }
+
+// Finish finishes each rule's writer.
+func (b *bookOut) Finish() error {
+	for i, w := range b.writers {
+		if err := w.Finish(); b.errs[i] == nil {
+			b.errs[i] = err
+		}
+	}
+	return nil
 }
 
 // countsOn is counts for a rule of a rulebook, which read only the events
