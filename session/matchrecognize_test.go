@@ -174,11 +174,11 @@ func TestReadmeMatchRecognize(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(readme)
-	start := strings.Index(text, "sase> SET limit = 5;\nsase> SELECT * FROM stocks MATCH_RECOGNIZE (")
-	if start < 0 {
+	start := strings.Index(text, "sase> PATTERN ANY(stock1, ")
+	if start < 0 || !strings.Contains(text[start:], "SELECT * FROM orders MATCH_RECOGNIZE(") {
 		t.Fatal("README.md has no MATCH_RECOGNIZE example")
 	}
-	end := start + strings.Index(text[start:], "-> );\n") + len("-> );\n")
+	end := start + strings.Index(text[start:], "     );\n") + len("     );\n")
 	var stmt strings.Builder
 	for _, line := range strings.SplitAfter(text[start:end], "\n") {
 		line = strings.TrimPrefix(strings.TrimPrefix(line, "sase> "), "   -> ")
