@@ -37,3 +37,46 @@ func TestRowTestAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestStartRowAgrees runs DEFINEs that read the row of a pattern's first
+// variable, which a DEFINE without history reads at the match's start
+// row, and again with LAST(S.price) for S.price (the same value), which
+// makes the matcher keep the match's labels and find S's last row among
+// them: both must give the same rows, also on patterns whose first
+// variable's row is not (only) the start row, where the start row is not
+// the answer.
+func TestStartRowAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	cells := []string{"", "1", "2", "2.5", "3", "4", "6"}
+	patterns := []string{
+		"S (U | D)*? X", "S (U | D)* X", "S (U D?)* X", "^ S {- U -}* D? X", "S (U X | D X)+", "S (D | U)* X{1,2}",
+		"S+ (D | U)? X", "(S | U) D* X", "U? S D* X", "(S U)+ D? X", "PERMUTE(S, U, D) X", "S U* S D? X",
+	}
+	defines := []string{
+		"U AS U.price > PREV(U.price), D AS D.price < PREV(D.price), X AS X.price < S.price - 1",
+		"U AS U.price >= S.price, D AS D.price < S.price AND (PREV(S.price) IS NULL OR D.price <> PREV(S.price)), X AS X.price <> NEXT(S.price) AND CLASSIFIER() = 'X'",
+		"S AS S.price > 1, U AS price < T.price + 1, D AS D.price >= T.price + 1, X AS X.price = S.price",
+	}
+	for k := range 3 {
+		var b strings.Builder
+		b.WriteString("p,price")
+		for range 80 {
+			fmt.Fprintf(&b, ";%d,%s", r.IntN(2), cells[r.IntN(len(cells))])
+		}
+		for _, pattern := range patterns {
+			for _, define := range defines {
+				skip := []string{"PAST LAST ROW", "TO NEXT ROW", "TO LAST X"}[k]
+				rows := []string{"ONE ROW PER MATCH", "ALL ROWS PER MATCH"}[k%2]
+				var outs [2]string
+				for i, d := range []string{define, strings.NewReplacer("S.price", "LAST(S.price)", "T.price", "LAST(T.price)").Replace(define)} {
+					outs[i] = run(t, b.String(), "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts "+
+						"MEASURES MATCH_NUMBER() AS n, CLASSIFIER() AS c, S.price AS s, LAST(X.price) AS x "+rows+
+						" AFTER MATCH SKIP "+skip+" PATTERN ("+pattern+") SUBSET T = (S) DEFINE "+d+")")
+				}
+				if outs[0] != outs[1] {
+					t.Errorf("%s / %s / %s: start row\n%s\nmatch's labels\n%s", pattern, define, skip, outs[0], outs[1])
+				}
+			}
+		}
+	}
+}
