@@ -264,7 +264,7 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if t := m.tests[l.v()]; t != nil {
 		// Cheaper than a lookup in the memo.
-		return m.counted(l, t(rows, pos))
+		return m.counted(l, t(rows, start, pos))
 	}
 	if m.history {
 		m.labels = append(m.labelsOf(n), l)

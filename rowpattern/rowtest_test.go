@@ -8,7 +8,8 @@ import (
 )
 
 // TestRowTestAgrees runs DEFINEs of the forms compiled to read the
-// partition's columns directly (col op PREV(col), col op constant), and
+// partition's columns directly (col op PREV(col), col op constant, with a
+// number added, multiplied, divided), and
 // again inside an AND with true, which the general expressions evaluate:
 // both must give the same rows, nulls and mixed ints and floats included.
 func TestRowTestAgrees(t *testing.T) {
@@ -24,6 +25,8 @@ func TestRowTestAgrees(t *testing.T) {
 		{"2 <= A.price", "PREV(price) < price", "price <> 2.5"},
 		{"price = PREV(price, 2)", "B.price >= PREV(B.price, 0)", "PREV(C.price, 3) <> C.price"},
 		{"price < 2.5", "price = 2", "price <= PREV(price)"},
+		{"price > PREV(price) + 1", "2 * B.price >= PREV(B.price, 2) - 0.5", "C.price / 2 <> 1"},
+		{"1 - price < PREV(price) % 2", "B.price + 0.5 > 3", "PREV(C.price) / 0 = C.price"},
 	} {
 		var outs [2]string
 		for i, wrap := range []string{"%s", "(%s) AND true"} {
