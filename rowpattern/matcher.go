@@ -60,9 +60,12 @@ type matcher struct {
 	visited   []int // closure stamps by pc
 	stamp     int
 	byPC      [][]int // next's threads at each pc, for merging
-	touched   []int
-	ctx       evalCtx
-	labels    []label // a thread's labels, materialized
+	// eps is, by pc, the instructions its closure reaches (nil: not yet
+	// known; empty: an anchor is on the way, so it depends on the row).
+	eps     [][]int
+	touched []int
+	ctx     evalCtx
+	labels  []label // a thread's labels, materialized
 	// labeled is the node whose chain is labels[:labeledLen] (-2: none;
 	// node numbers restart with each start row).
 	labeled    int32
@@ -78,7 +81,7 @@ type matcher struct {
 
 func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, fromStart []bool, names []string, within int64, history bool) *matcher {
 	m := &matcher{labeled: -2, prog: prog, define: define, tests: tests, fromStart: fromStart, names: names, within: within, history: history, ctx: evalCtx{names: names},
-		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
+		visited: make([]int, len(prog)), byPC: make([][]int, len(prog)), eps: make([][]int, len(prog))}
 	for v, t := range tests {
 		m.memo = m.memo || !history && t == nil && !fromStart[v]
 	}
@@ -359,10 +362,52 @@ func (m *matcher) sameChain(a, b int32) bool {
 
 // closure adds to list the threads th reaches from pc at row pos without
 // consuming a row, in preference order. A pc seen twice in one closure is
-// a loop's empty iteration, which is cut.
+// a loop's empty iteration, which is cut. Without an anchor on the way,
+// the instructions reached are pc's alone: they are walked once and kept.
 func (m *matcher) closure(list *[]thread, rows *partition, th thread, pc, pos int) {
+	if m.eps[pc] == nil {
+		m.stamp++
+		var targets []int
+		if m.reachable(&targets, pc) {
+			m.eps[pc] = targets
+		} else {
+			m.eps[pc] = []int{} // an anchor: walked at each row
+		}
+	}
+	if targets := m.eps[pc]; len(targets) > 0 {
+		for _, t := range targets {
+			m.add(list, th, t)
+		}
+		return
+	}
 	m.stamp++
 	m.walk(list, rows, th, pc, pos)
+}
+
+// reachable appends to targets the var and done instructions pc reaches
+// without consuming a row, in walk's order; false when an anchor is on
+// the way.
+func (m *matcher) reachable(targets *[]int, pc int) bool {
+	for {
+		if m.visited[pc] == m.stamp {
+			return true
+		}
+		m.visited[pc] = m.stamp
+		switch in := m.prog[pc]; in.op {
+		case opJump:
+			pc = in.x
+		case opSplit:
+			if !m.reachable(targets, in.x) {
+				return false
+			}
+			pc = in.y
+		case opStart, opEnd:
+			return false
+		default:
+			*targets = append(*targets, pc)
+			return true
+		}
+	}
 }
 
 func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) {
@@ -393,19 +438,25 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			pc++
 			continue
 		}
-		for _, i := range m.byPC[pc] {
-			if !m.history || m.sameChain((*list)[i].node, th.node) {
-				return // an equal, preferred thread is there
-			}
-		}
-		if len(m.byPC[pc]) == 0 {
-			m.touched = append(m.touched, pc)
-		}
-		m.byPC[pc] = append(m.byPC[pc], len(*list))
-		th.pc = pc
-		*list = append(*list, th)
+		m.add(list, th, pc)
 		return
 	}
+}
+
+// add adds th at var or done instruction pc to list, unless an equal,
+// preferred thread is there.
+func (m *matcher) add(list *[]thread, th thread, pc int) {
+	for _, i := range m.byPC[pc] {
+		if !m.history || m.sameChain((*list)[i].node, th.node) {
+			return
+		}
+	}
+	if len(m.byPC[pc]) == 0 {
+		m.touched = append(m.touched, pc)
+	}
+	m.byPC[pc] = append(m.byPC[pc], len(*list))
+	th.pc = pc
+	*list = append(*list, th)
 }
 
 // flush forgets the merge index of the list just built.
