@@ -34,9 +34,15 @@ type Query struct {
 	// it tests (another variable's rows, FIRST, LAST, an aggregate): only
 	// then do the matcher's threads at one instruction differ.
 	history bool
-	cached  []int // the column slots the query reads (partition.cols)
-	reach   int   // the farthest PREV reaches back
-	liveErr error // why it cannot run on a live stream
+	// startVar is the variable of a match's first row and no other (-1:
+	// none, program.soleFirst); fromStart marks, by variable, a DEFINE
+	// without history that reads its row (the match's start row), so
+	// that its value depends on the start row too (not memoized).
+	startVar  int
+	fromStart []bool
+	cached    []int // the column slots the query reads (partition.cols)
+	reach     int   // the farthest PREV reaches back
+	liveErr   error // why it cannot run on a live stream
 }
 
 // The columns every row has besides its attributes (docs/LANGUAGE.md
@@ -118,6 +124,8 @@ func Compile(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit
 		c.fail(st.Pattern, "too many pattern variables")
 	}
 	c.q.prog = compilePattern(st.Pattern, func(n *ast.MRName) int { return c.vars[n.Name] }, c.fail)
+	c.q.startVar = c.q.prog.soleFirst()
+	c.q.fromStart = make([]bool, len(c.q.names))
 	c.subsets()
 	c.keys()
 	c.skipTo()

@@ -49,9 +49,12 @@ func (p *partition) row(i int) *event.Event { return p.rows[i] }
 // candidate match) from row start, labels[i] being row start+i's, and its
 // current row labels[cur] (-1 in an empty match); matchNo is
 // MATCH_NUMBER() and names the variables' names, for CLASSIFIER().
+// origin is the match's start row: start, but in a DEFINE evaluated as a
+// match of its row alone that reads the start row (Query.fromStart).
 type evalCtx struct {
 	rows    *partition
 	start   int
+	origin  int
 	labels  []label
 	cur     int
 	matchNo int64

@@ -17,7 +17,7 @@ type Profile struct {
 	Starts int64   // start rows tried
 	Tried  []int64 // by pc: threads at a var instruction that tried a row
 	Took   []int64 // by pc: ... whose row matched
-	Evals  []int64 // by variable: DEFINE evaluations (a general one without history: one per row)
+	Evals  []int64 // by variable: DEFINE evaluations (a general one without history: one per row, or per row and start row when it reads the start row)
 	Trues  []int64 // by variable: ... that were true
 }
 

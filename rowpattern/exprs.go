@@ -113,7 +113,11 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 		return func(e *evalCtx, _ int) event.Value { return e.refs[j] }
 	}
 	vars := c.refVars(n.Var, in, n)
-	if c.define && vars != nil && !vars[c.defVar] {
+	start := c.startRow(vars)
+	switch {
+	case start:
+		c.q.fromStart[c.defVar] = true
+	case c.define && vars != nil && !vars[c.defVar]:
 		c.q.history = true // another variable's last row
 	}
 	k := c.cache(c.slot(n.Col)) // read from its column
@@ -129,6 +133,9 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 	if c.ownRow(vars) {
 		return func(e *evalCtx, _ int) event.Value { return read(e, e.cur) }
 	}
+	if start {
+		return func(e *evalCtx, _ int) event.Value { return read(e, e.origin-e.start) }
+	}
 	return func(e *evalCtx, _ int) event.Value {
 		pos := e.runningLast(vars)
 		if pos < 0 {
@@ -143,6 +150,22 @@ func (c *compiler) column(n *ast.MRColumn, in *arg) rowExpr {
 // variable it defines (the current row's label) or is the universal one.
 func (c *compiler) ownRow(vars varSet) bool {
 	return c.define && (vars == nil || vars[c.defVar])
+}
+
+// startRow reports whether, in a DEFINE of another variable, vars' last
+// row up to the current row is the match's start row (evalCtx.origin)
+// whatever the match: vars is the variable of a match's first row and no
+// other (Query.startVar), whose row a later one follows.
+func (c *compiler) startRow(vars varSet) bool {
+	if !c.define || vars == nil || vars[c.defVar] || c.q.startVar < 0 || !vars[c.q.startVar] {
+		return false
+	}
+	for v, in := range vars {
+		if in && v != c.q.startVar {
+			return false
+		}
+	}
+	return true
 }
 
 // runningLast is the position of vars' last row up to the current row.
@@ -270,6 +293,8 @@ func (c *compiler) navigation(n *ast.MRCall) (func(*evalCtx) (int, bool), rowExp
 			}
 			if c.ownRow(vars) {
 				base = func(e *evalCtx) (int, bool) { return e.cur, true }
+			} else if c.startRow(vars) {
+				base = func(e *evalCtx) (int, bool) { return e.origin - e.start, true }
 			}
 		}
 		return func(e *evalCtx) (int, bool) {

@@ -45,18 +45,24 @@ type thread struct {
 
 // matcher holds a program's buffers between runs.
 type matcher struct {
-	prog    program
-	define  func(c *evalCtx) bool // DEFINE of c's current row's variable
-	tests   []rowTest             // the DEFINEs compiled to read the row alone
-	names   []string              // the variables', for CLASSIFIER()
-	within  int64                 // -1: none
-	history bool                  // DEFINE reads the match's history
-	cur     []thread
-	next    []thread
-	nodes   []node
-	visited []int // closure stamps by pc
-	stamp   int
-	byPC    [][]int // next's threads at each pc, for merging
+	prog   program
+	define func(c *evalCtx) bool // DEFINE of c's current row's variable
+	tests  []rowTest             // the DEFINEs compiled to read the row alone
+	// fromStart marks the DEFINEs that read the row alone and the
+	// match's start row (Query.fromStart): evaluated per start row.
+	fromStart []bool
+	names     []string // the variables', for CLASSIFIER()
+	within    int64    // -1: none
+	history   bool     // DEFINE reads the match's history
+	cur       []thread
+	next      []thread
+	nodes     []node
+	visited   []int // closure stamps by pc
+	stamp     int
+	byPC      [][]int // next's threads at each pc, for merging
+	// eps is, by pc, the instructions its closure reaches (nil: not yet
+	// known; empty: an anchor is on the way, so it depends on the row).
+	eps     [][]int
 	touched []int
 	ctx     evalCtx
 	labels  []label // a thread's labels, materialized
@@ -73,10 +79,12 @@ type matcher struct {
 	memo          bool // DEFINEs without history evaluated once per row (partition.memo)
 }
 
-func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, names []string, within int64, history bool) *matcher {
-	m := &matcher{labeled: -2, prog: prog, define: define, tests: tests, names: names, within: within, history: history, ctx: evalCtx{names: names},
-		visited: make([]int, len(prog)), byPC: make([][]int, len(prog))}
-	m.memo = !history && slices.ContainsFunc(tests, func(t rowTest) bool { return t == nil })
+func newMatcher(prog program, define func(*evalCtx) bool, tests []rowTest, fromStart []bool, names []string, within int64, history bool) *matcher {
+	m := &matcher{labeled: -2, prog: prog, define: define, tests: tests, fromStart: fromStart, names: names, within: within, history: history, ctx: evalCtx{names: names},
+		visited: make([]int, len(prog)), byPC: make([][]int, len(prog)), eps: make([][]int, len(prog))}
+	for v, t := range tests {
+		m.memo = m.memo || !history && t == nil && !fromStart[v]
+	}
 	pcs, empty := prog.reach([]int{0})
 	if !empty {
 		m.first = prog.vars(pcs)
@@ -134,15 +142,15 @@ func (p program) vars(pcs []int) []int {
 // variables its first two rows must satisfy one of (a row the partition
 // lacks yet may satisfy any).
 func (m *matcher) mayStart(rows *partition, start int) bool {
-	return m.first == nil || m.anyHolds(rows, start, m.first) &&
-		(m.second == nil || start+1 >= rows.len() || m.anyHolds(rows, start+1, m.second))
+	return m.first == nil || m.anyHolds(rows, start, start, m.first) &&
+		(m.second == nil || start+1 >= rows.len() || m.anyHolds(rows, start, start+1, m.second))
 }
 
-// anyHolds reports whether row pos may satisfy one of vars: a DEFINE
-// that reads the match's other rows may hold.
-func (m *matcher) anyHolds(rows *partition, pos int, vars []int) bool {
+// anyHolds reports whether row pos of a match from row start may satisfy
+// one of vars: a DEFINE that reads the match's other rows may hold.
+func (m *matcher) anyHolds(rows *partition, start, pos int, vars []int) bool {
 	for _, v := range vars {
-		if m.history && m.tests[v] == nil || m.test(rows, pos, pos, -1, label(v)) {
+		if m.history && m.tests[v] == nil || m.test(rows, start, pos, -1, label(v)) {
 			return true
 		}
 	}
@@ -259,21 +267,23 @@ func (m *matcher) match(rows *partition, start int, open bool, now int64) (label
 func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	if t := m.tests[l.v()]; t != nil {
 		// Cheaper than a lookup in the memo.
-		return m.counted(l, t(rows, pos))
+		return m.counted(l, t(rows, start, pos))
 	}
 	if m.history {
 		m.labels = append(m.labelsOf(n), l)
-		m.setCtx(rows, start, len(m.labels)-1)
+		m.setCtx(rows, start, len(m.labels)-1, start)
 		return m.counted(l, m.define(&m.ctx))
+	}
+	// Without history the row alone decides, and the start row when the
+	// DEFINE reads it (then per start row, not memoized).
+	if m.fromStart[l.v()] {
+		return m.alone(rows, pos, l, start)
 	}
 	at := pos*len(m.names) + l.v()
 	if v := rows.memo[at]; v != 0 {
 		return v == 2
 	}
-	// Without history the row alone decides: a match of one row there.
-	m.labels, m.labeled = append(m.labels[:0], l), -2
-	m.setCtx(rows, pos, 0)
-	ok := m.counted(l, m.define(&m.ctx))
+	ok := m.alone(rows, pos, l, pos)
 	rows.memo[at] = 1
 	if ok {
 		rows.memo[at] = 2
@@ -281,15 +291,23 @@ func (m *matcher) test(rows *partition, start, pos int, n int32, l label) bool {
 	return ok
 }
 
+// alone is DEFINE of l at row pos evaluated as a match of that row alone,
+// from row origin.
+func (m *matcher) alone(rows *partition, pos int, l label, origin int) bool {
+	m.labels, m.labeled = append(m.labels[:0], l), -2
+	m.setCtx(rows, pos, 0, origin)
+	return m.counted(l, m.define(&m.ctx))
+}
+
 // setCtx points the context DEFINE is evaluated in at m.labels, from
-// row start, its current row cur (field by field: a pointer is written
-// only when it changes).
-func (m *matcher) setCtx(rows *partition, start, cur int) {
+// row start, its current row cur, the match's start row origin (field by
+// field: a pointer is written only when it changes).
+func (m *matcher) setCtx(rows *partition, start, cur, origin int) {
 	if m.ctx.rows != rows {
 		m.ctx.rows = rows
 	}
 	m.ctx.labels = m.labels
-	m.ctx.start, m.ctx.cur, m.ctx.matchNo = start, cur, 0
+	m.ctx.start, m.ctx.cur, m.ctx.origin, m.ctx.matchNo = start, cur, origin, 0
 }
 
 // counted is a DEFINE's outcome ok of l, counted for EXPLAIN ANALYZE.
@@ -344,10 +362,52 @@ func (m *matcher) sameChain(a, b int32) bool {
 
 // closure adds to list the threads th reaches from pc at row pos without
 // consuming a row, in preference order. A pc seen twice in one closure is
-// a loop's empty iteration, which is cut.
+// a loop's empty iteration, which is cut. Without an anchor on the way,
+// the instructions reached are pc's alone: they are walked once and kept.
 func (m *matcher) closure(list *[]thread, rows *partition, th thread, pc, pos int) {
+	if m.eps[pc] == nil {
+		m.stamp++
+		var targets []int
+		if m.reachable(&targets, pc) {
+			m.eps[pc] = targets
+		} else {
+			m.eps[pc] = []int{} // an anchor: walked at each row
+		}
+	}
+	if targets := m.eps[pc]; len(targets) > 0 {
+		for _, t := range targets {
+			m.add(list, th, t)
+		}
+		return
+	}
 	m.stamp++
 	m.walk(list, rows, th, pc, pos)
+}
+
+// reachable appends to targets the var and done instructions pc reaches
+// without consuming a row, in walk's order; false when an anchor is on
+// the way.
+func (m *matcher) reachable(targets *[]int, pc int) bool {
+	for {
+		if m.visited[pc] == m.stamp {
+			return true
+		}
+		m.visited[pc] = m.stamp
+		switch in := m.prog[pc]; in.op {
+		case opJump:
+			pc = in.x
+		case opSplit:
+			if !m.reachable(targets, in.x) {
+				return false
+			}
+			pc = in.y
+		case opStart, opEnd:
+			return false
+		default:
+			*targets = append(*targets, pc)
+			return true
+		}
+	}
 }
 
 func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) {
@@ -378,19 +438,25 @@ func (m *matcher) walk(list *[]thread, rows *partition, th thread, pc, pos int) 
 			pc++
 			continue
 		}
-		for _, i := range m.byPC[pc] {
-			if !m.history || m.sameChain((*list)[i].node, th.node) {
-				return // an equal, preferred thread is there
-			}
-		}
-		if len(m.byPC[pc]) == 0 {
-			m.touched = append(m.touched, pc)
-		}
-		m.byPC[pc] = append(m.byPC[pc], len(*list))
-		th.pc = pc
-		*list = append(*list, th)
+		m.add(list, th, pc)
 		return
 	}
+}
+
+// add adds th at var or done instruction pc to list, unless an equal,
+// preferred thread is there.
+func (m *matcher) add(list *[]thread, th thread, pc int) {
+	for _, i := range m.byPC[pc] {
+		if !m.history || m.sameChain((*list)[i].node, th.node) {
+			return
+		}
+	}
+	if len(m.byPC[pc]) == 0 {
+		m.touched = append(m.touched, pc)
+	}
+	m.byPC[pc] = append(m.byPC[pc], len(*list))
+	th.pc = pc
+	*list = append(*list, th)
 }
 
 // flush forgets the merge index of the list just built.
@@ -399,4 +465,24 @@ func (m *matcher) flush() {
 		m.byPC[pc] = m.byPC[pc][:0]
 	}
 	m.touched = m.touched[:0]
+}
+
+// soleFirst is the variable whose row is a match's first row and no
+// other (-1: none): the only variable the program reaches before
+// consuming a row, at its only instruction. That instruction is in no
+// loop: a loop begins with a split before its body, which would reach
+// the loop's exit (another instruction, or opDone) without a row too; and
+// a quantifier's minimum count is copies of its body.
+func (p program) soleFirst() int {
+	pcs, empty := p.reach([]int{0})
+	if empty || len(pcs) != 1 {
+		return -1
+	}
+	first := pcs[0]
+	for pc, in := range p {
+		if in.op == opVar && in.v == p[first].v && pc != first {
+			return -1
+		}
+	}
+	return p[first].v
 }

@@ -6,17 +6,21 @@ import (
 	"github.com/sase-cep/sase/planner"
 )
 
-// rowTest is a DEFINE that reads only the row it tests and the rows
-// before it, compiled to read the partition's columns directly: it is
-// row i's truth, with no evaluation context nor closures per operand.
-type rowTest func(p *partition, i int) bool
+// rowTest is a DEFINE that reads only the row it tests, the rows before
+// it and the match's start row, compiled to read the partition's columns
+// directly: it is row i's truth in a match from row start, with no
+// evaluation context nor closures per operand.
+type rowTest func(p *partition, start, i int) bool
 
 // rowTest compiles the usual DEFINE, col op PREV(col) or col op constant
-// (either side), of the variable being defined (c.defVar); nil when x is
-// another form, which the general expression evaluates.
+// (either side), of the variable being defined (c.defVar), where an
+// operand may also be the start row's column (compiler.startRow) and
+// either operand may have a number added, subtracted, multiplied or
+// divided; nil when x is another form, which the general expression
+// evaluates.
 func (c *compiler) rowTest(x ast.Expr) rowTest {
 	if x == nil {
-		return func(*partition, int) bool { return true } // no DEFINE: every row
+		return func(*partition, int, int) bool { return true } // no DEFINE: every row
 	}
 	n, ok := x.(*ast.BinaryExpr)
 	if !ok || !n.Op.IsComparison() {
@@ -28,8 +32,8 @@ func (c *compiler) rowTest(x ast.Expr) rowTest {
 		return nil
 	}
 	op := n.Op
-	return func(p *partition, i int) bool {
-		x, y := a.at(p, i), b.at(p, i)
+	return func(p *partition, start, i int) bool {
+		x, y := a.at(p, start, i), b.at(p, start, i)
 		switch {
 		case x.IsFloat() && y.IsFloat():
 			// Go's comparisons with NaN are compare's: unequal, else false.
@@ -43,25 +47,58 @@ func (c *compiler) rowTest(x ast.Expr) rowTest {
 }
 
 // operand is a constant (col < 0) or the column col of the row back
-// rows before the tested one.
+// rows before the tested one or (start) of the match's start row; then,
+// when op is arithmetic, op with the number k (on the left: kLeft).
 type operand struct {
 	col, back int
+	start     bool
 	v         event.Value
+	op        ast.Op
+	k         event.Value
+	kLeft     bool
 }
 
-func (o operand) at(p *partition, i int) event.Value {
-	if o.col < 0 {
-		return o.v
+func (o operand) at(p *partition, start, i int) event.Value {
+	v := o.v
+	if o.col >= 0 {
+		if o.start {
+			i = start
+		} else {
+			i -= o.back
+		}
+		v = event.Value{}
+		if i >= 0 {
+			v = p.cols[o.col][i]
+		}
 	}
-	if i -= o.back; i < 0 {
-		return event.Value{}
+	switch {
+	case !o.op.IsArith():
+		return v
+	case o.kLeft:
+		return arith(o.op, o.k, v)
 	}
-	return p.cols[o.col][i]
+	return arith(o.op, v, o.k)
 }
 
-// operand recognizes a number, the tested row's column and PREV of it.
+// operand recognizes a number, the tested row's column, PREV of it, the
+// start row's column, and one of these but a number with a number.
 func (c *compiler) operand(x ast.Expr) (operand, bool) {
 	switch n := x.(type) {
+	case *ast.BinaryExpr:
+		if !n.Op.IsArith() {
+			return operand{}, false
+		}
+		a, aok := c.operand(n.X)
+		b, bok := c.operand(n.Y)
+		switch {
+		case !aok || !bok || a.op.IsArith() || b.op.IsArith() || (a.col < 0) == (b.col < 0):
+			return operand{}, false
+		case a.col < 0:
+			b.op, b.k, b.kLeft = n.Op, a.v, true
+			return b, true
+		}
+		a.op, a.k = n.Op, b.v
+		return a, true
 	case *ast.Literal:
 		switch n.Kind {
 		case ast.LitInt:
@@ -91,7 +128,8 @@ func (c *compiler) operand(x ast.Expr) (operand, bool) {
 }
 
 // ownColumn is col of the row back rows before the tested one, when col
-// reads the tested row (its variable is the defined one or universal).
+// reads the tested row (its variable is the defined one or universal), or
+// (back 0) of the start row, when col reads it (compiler.startRow).
 func (c *compiler) ownColumn(col *ast.MRColumn, back int) (operand, bool) {
 	var vars varSet
 	if col.Var != nil {
@@ -100,8 +138,9 @@ func (c *compiler) ownColumn(col *ast.MRColumn, back int) (operand, bool) {
 			return operand{}, false
 		}
 	}
-	if !c.ownRow(vars) {
+	start := back == 0 && c.startRow(vars)
+	if !c.ownRow(vars) && !start {
 		return operand{}, false
 	}
-	return operand{col: c.cache(c.slot(col.Col)), back: back}, true
+	return operand{col: c.cache(c.slot(col.Col)), back: back, start: start}, true
 }

@@ -327,7 +327,7 @@ func (q *Query) newRunner(emit Emit) *runner {
 		}
 		b, ok := truth(d(e, e.cur))
 		return ok && b
-	}, q.tests, q.names, q.within, q.history)
+	}, q.tests, q.fromStart, q.names, q.within, q.history)
 	return r
 }
 
@@ -361,7 +361,7 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		p.matchNo++
 		st.Matches++
 		e := &r.match // reused: a match's context would escape, an allocation per match
-		*e = evalCtx{rows: p, start: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
+		*e = evalCtx{rows: p, start: start, origin: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
 		if len(labels) == 0 {
 			p.start++
