@@ -30,8 +30,12 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 	if err := q.LiveError(); err != nil {
 		return err
 	}
+	if st.Analyze {
+		return errAt(src, st.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", e.name)
+	}
 	if st.Explain {
-		return errAt(src, st.Span.Start, "not supported yet: EXPLAIN of a MATCH_RECOGNIZE on live stream %s (load it)", e.name)
+		s.printMRPlan(st, q.Plan(nil, nil))
+		return nil
 	}
 	if st.Into != nil {
 		return s.mrIntoLive(src, st, q, e)
@@ -153,6 +157,12 @@ func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowp
 		plan = q.Plan(&counted, prof)
 		defer s.note("(%s)", s.mrCounts(sum, counted, stream))
 	}
+	s.printMRPlan(st, plan)
+	return nil
+}
+
+// printMRPlan prints plan in st's EXPLAIN format.
+func (s *Session) printMRPlan(st *ast.MatchRecognize, plan *rowpattern.Plan) {
 	switch st.ExplainFormat {
 	case "json":
 		s.out.WriteString(plan.JSON())
@@ -161,7 +171,6 @@ func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowp
 	default:
 		s.out.WriteString(plan.Text())
 	}
-	return nil
 }
 
 // mrCells turns rows of n values into cells for sink; with at, followed by

@@ -156,13 +156,25 @@ func TestMatchRecognizeSession(t *testing.T) {
 	for _, tt := range []struct{ stmt, err string }{
 		{"SELECT * FROM nope MATCH_RECOGNIZE (ORDER BY ts PATTERN (A) DEFINE A AS true);", "1:15: no stream named nope"},
 		{"SELECT * FROM stocks MATCH_RECOGNIZE (ORDER BY nope PATTERN (A) DEFINE A AS true);", "1:48: stream stocks has no column nope"},
-		{"LOAD '-' AS live; EXPLAIN SELECT * FROM live MATCH_RECOGNIZE (ORDER BY ts PATTERN (A) DEFINE A AS true);",
-			"1:19: not supported yet: EXPLAIN of a MATCH_RECOGNIZE on live stream live"},
+		{"LOAD '-' AS live; EXPLAIN ANALYZE SELECT * FROM live MATCH_RECOGNIZE (ORDER BY ts PATTERN (A) DEFINE A AS true);",
+			"1:19: EXPLAIN ANALYZE needs a loaded stream; live is live"},
 	} {
 		stderr.Reset()
 		if err := exec(t, s, tt.stmt); err == nil || !strings.Contains(stderr.String(), tt.err) || !strings.Contains(stderr.String(), "^") {
 			t.Errorf("%s: got %v: %s\nwant %q with a caret", tt.stmt, err, stderr, tt.err)
 		}
+	}
+	// EXPLAIN of one on a live stream prints its program, as on a loaded
+	// one, and starts nothing.
+	stdout.Reset()
+	if err := exec(t, s, "EXPLAIN SELECT * FROM live MATCH_RECOGNIZE (ORDER BY ts PATTERN (A B) WITHIN 10 DEFINE B AS B.x > A.x);"); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); !strings.HasPrefix(got, "MATCH_RECOGNIZE on live\n") || !strings.Contains(got, "pattern (A B)") {
+		t.Errorf("EXPLAIN on a live stream: got\n%s", got)
+	}
+	if qs := s.Queries(); len(qs) != 0 {
+		t.Errorf("EXPLAIN on a live stream started %d queries", len(qs))
 	}
 }
 
