@@ -276,12 +276,7 @@ func (p *Pass) deliver(ev *event.Event) {
 func (p *Pass) Flush() {
 	p.n = 0
 	p.held.drain(func(i int32) {
-		run := p.runs[i]
-		for _, ev := range p.queued[i] {
-			if !run.Push(ev) {
-				break
-			}
-		}
+		p.runs[i].PushAll(p.queued[i])
 		clear(p.queued[i])
 		p.queued[i] = p.queued[i][:0]
 	})
