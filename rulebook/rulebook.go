@@ -100,6 +100,11 @@ type Pass struct {
 	held   bitset    // the rules with queued events
 	n      int       // items since the last flush
 	ended  []*Result // by rule: its result once End ended it alone
+	// whole lists the rules that read every item: the rule of a pass of
+	// one, which the index would only cost, as its engine filters as
+	// cheaply; and it still, once rules are added, as its gates were
+	// never kept.
+	whole []int32
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -109,6 +114,9 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 		lastTS: math.MinInt64, open: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
+	}
+	if n == 1 {
+		p.whole = []int32{0}
 	}
 	p.relist()
 	return p
@@ -212,9 +220,18 @@ func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 // its time to the rules that follow time. Items come in time order, as
 // a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
+	if len(p.runs) == 1 && len(p.whole) == 1 {
+		p.queued[0] = append(p.queued[0], ev) // ticks too: it reads every item
+		p.held.set(0)
+		if p.n++; p.n == batch {
+			p.Flush()
+		}
+		return
+	}
 	if !ev.IsTick() {
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
+		p.set.add(p.whole)
 		p.opened(ev)
 		p.deliver(ev)
 	}
