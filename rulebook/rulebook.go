@@ -100,10 +100,10 @@ type Pass struct {
 	held   bitset    // the rules with queued events
 	n      int       // items since the last flush
 	ended  []*Result // by rule: its result once End ended it alone
-	// whole lists the rules that read every item: the rule of a pass of
-	// one, which the index would only cost, as its engine filters as
-	// cheaply; and it still, once rules are added, as its gates were
-	// never kept.
+	// whole lists the rules that read every item: the only rule of a
+	// pass started with one (the index would only add cost, its engine
+	// filtering as cheaply), which goes on reading every item once rules
+	// are added, as its gates were not kept.
 	whole []int32
 }
 
