@@ -57,6 +57,16 @@ type Result struct {
 // the events end or ctx is done. A rule whose sink returns false, or
 // which fails, ends alone; the others go on.
 func (b *Book) Run(ctx context.Context, events iter.Seq[*event.Event], sinks []sase.Sink, opts ...sase.RunOption) []Result {
+	if len(b.Rules) == 1 {
+		// The index would only add to the cost of the rule's engine, which
+		// filters as cheaply: the rule runs as alone (on one worker, as a
+		// rule does).
+		stats, err := b.Rules[0].Query.Run(ctx, events, sinks[0], append(slices.Clip(opts), sase.WithWorkers(1))...)
+		if err == nil {
+			err = ctx.Err()
+		}
+		return []Result{{Stats: stats, Err: err}}
+	}
 	r := b.Start(ctx, sinks, opts...)
 	var n int
 	for ev := range events {
@@ -100,11 +110,6 @@ type Pass struct {
 	held   bitset    // the rules with queued events
 	n      int       // items since the last flush
 	ended  []*Result // by rule: its result once End ended it alone
-	// whole lists the rules that read every item: the only rule of a
-	// pass started with one (the index would only add cost, its engine
-	// filtering as cheaply), which goes on reading every item once rules
-	// are added, as its gates were not kept.
-	whole []int32
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -114,9 +119,6 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 		lastTS: math.MinInt64, open: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
-	}
-	if n == 1 {
-		p.whole = []int32{0}
 	}
 	p.relist()
 	return p
@@ -220,18 +222,9 @@ func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 // its time to the rules that follow time. Items come in time order, as
 // a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
-	if len(p.runs) == 1 && len(p.whole) == 1 {
-		p.queued[0] = append(p.queued[0], ev) // ticks too: it reads every item
-		p.held.set(0)
-		if p.n++; p.n == batch {
-			p.Flush()
-		}
-		return
-	}
 	if !ev.IsTick() {
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
-		p.set.add(p.whole)
 		p.opened(ev)
 		p.deliver(ev)
 	}

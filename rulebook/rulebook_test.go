@@ -236,7 +236,7 @@ func TestAddAndEnd(t *testing.T) {
 		items := slices.Collect(withTicks(stream, r))
 		first := 6
 		if trial%2 == 0 {
-			first = 1 // a pass of one rule, which reads every item, grows
+			first = 1 // a pass of one rule grows
 		}
 		ended := r.IntN(first)
 		addAt, endAt := r.IntN(len(items)+1), r.IntN(len(items)+1)
