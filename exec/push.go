@@ -58,18 +58,28 @@ func (p *Pusher) Events() int64 { return p.r.stats.Events }
 // has ended: its consumer wants no more matches, or it failed (Finish
 // says why).
 func (p *Pusher) Push(ev *event.Event) bool {
+	return p.PushAll((&[1]*event.Event{ev})[:])
+}
+
+// PushAll runs items in order, as that many Pushes, until the run ends:
+// a rule reads its share of a rulebook's batch in one call, which sets
+// up the recover of a failing engine once, not at every item.
+func (p *Pusher) PushAll(items []*event.Event) bool {
 	if p.ended {
 		return false
 	}
 	defer p.recover()
-	if err := p.r.feed(ev); err != nil {
-		p.err, p.ended = err, true
-		return false
+	for _, ev := range items {
+		if err := p.r.feed(ev); err != nil {
+			p.err, p.ended = err, true
+			return false
+		}
+		if p.items != nil && !p.items.flush(&p.r.stats) {
+			p.ended = true
+			return false
+		}
 	}
-	if p.items != nil && !p.items.flush(&p.r.stats) {
-		p.ended = true
-	}
-	return !p.ended
+	return true
 }
 
 // Advance moves the run's time to ts, as an item of another run's that

@@ -57,6 +57,16 @@ type Result struct {
 // the events end or ctx is done. A rule whose sink returns false, or
 // which fails, ends alone; the others go on.
 func (b *Book) Run(ctx context.Context, events iter.Seq[*event.Event], sinks []sase.Sink, opts ...sase.RunOption) []Result {
+	if len(b.Rules) == 1 {
+		// The index would only add to the cost of the rule's engine, which
+		// filters as cheaply: the rule runs as alone (on one worker, as a
+		// rule does).
+		stats, err := b.Rules[0].Query.Run(ctx, events, sinks[0], append(slices.Clip(opts), sase.WithWorkers(1))...)
+		if err == nil {
+			err = ctx.Err()
+		}
+		return []Result{{Stats: stats, Err: err}}
+	}
 	r := b.Start(ctx, sinks, opts...)
 	var n int
 	for ev := range events {
@@ -276,12 +286,7 @@ func (p *Pass) deliver(ev *event.Event) {
 func (p *Pass) Flush() {
 	p.n = 0
 	p.held.drain(func(i int32) {
-		run := p.runs[i]
-		for _, ev := range p.queued[i] {
-			if !run.Push(ev) {
-				break
-			}
-		}
+		p.runs[i].PushAll(p.queued[i])
 		clear(p.queued[i])
 		p.queued[i] = p.queued[i][:0]
 	})

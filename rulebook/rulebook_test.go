@@ -216,7 +216,7 @@ func TestCancelled(t *testing.T) {
 // alone on all.
 func TestAddAndEnd(t *testing.T) {
 	ctx := context.Background()
-	for trial := range 10 {
+	for trial := range 60 {
 		r := rand.New(rand.NewPCG(uint64(trial), 37))
 		base := randquery.Generate(r, randquery.Strategies())
 		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
@@ -234,7 +234,11 @@ func TestAddAndEnd(t *testing.T) {
 			}
 		}
 		items := slices.Collect(withTicks(stream, r))
-		first, ended := 6, r.IntN(6)
+		first := 6
+		if trial%2 == 0 {
+			first = 1 // a pass of one rule grows
+		}
+		ended := r.IntN(first)
 		addAt, endAt := r.IntN(len(items)+1), r.IntN(len(items)+1)
 		got, sinks := collect(len(rules))
 		p := rulebook.New(stream.Schema, rules[:first]).Start(ctx, sinks[:first])
@@ -270,6 +274,56 @@ func TestAddAndEnd(t *testing.T) {
 			if !slices.Equal(got[i], alone) {
 				t.Fatalf("trial %d rule %d %q (items %d to %d of %d):\nin the pass: %v\nalone:       %v", trial, i, rule.Query.Plan().Query, from, to, len(items), got[i], alone)
 			}
+		}
+	}
+}
+
+// TestEndsAlone: a rule that fails mid-batch, or whose sink wants no more
+// matches, ends with the error and the matches it has alone, on every
+// engine, and the rule after it reads on.
+func TestEndsAlone(t *testing.T) {
+	const csv = "type,ts,x\nA,1,1\nB,2,5\nA,3,0\nB,4,6\nA,5,2\nB,6,7\nB,7,8\n"
+	stream, err := source.LoadCSV(strings.NewReader(csv), "s.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	texts := []string{
+		"PATTERN SEQ(A a, B b) WHERE b.x / a.x > 1",             // fails at the B after A x=0
+		"PATTERN SEQ(A a, B b) WHERE b.x > a.x",                 // its sink stops at the third match
+		"PATTERN SEQ(A a, B b) WHERE b.x > a.x RETURN a.x, b.x", // reads every item
+	}
+	stopAt := []int{-1, 3, -1}
+	for _, engine := range sase.Engines {
+		var rules []rulebook.Rule
+		for _, text := range texts {
+			q, err := sase.Compile(text, stream, sase.WithEngine(engine))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = append(rules, rulebook.Rule{Query: q})
+		}
+		sinkOf := func(out *[]string, stop int) sase.Sink {
+			return func(cells []sase.Cell) bool {
+				*out = append(*out, row(cells))
+				return len(*out) != stop
+			}
+		}
+		got := make([][]string, len(rules))
+		sinks := make([]sase.Sink, len(rules))
+		for i := range sinks {
+			sinks[i] = sinkOf(&got[i], stopAt[i])
+		}
+		res := rulebook.New(stream.Schema, rules).Run(ctx, stream.All(), sinks)
+		for i, rule := range rules {
+			var alone []string
+			_, err := rule.Query.Run(ctx, stream.All(), sinkOf(&alone, stopAt[i]))
+			if fmt.Sprint(err) != fmt.Sprint(res[i].Err) || !slices.Equal(got[i], alone) {
+				t.Errorf("%s rule %d: %v, error %v; alone %v, error %v", engine.Name, i, got[i], res[i].Err, alone, err)
+			}
+		}
+		if res[0].Err == nil || len(got[1]) != 3 {
+			t.Errorf("%s: rule 0's error %v, rule 1's matches %d; want division by zero and 3", engine.Name, res[0].Err, len(got[1]))
 		}
 	}
 }
