@@ -219,6 +219,17 @@ func (s *unionSource) process(ev *event.Event) {
 	}
 }
 
+// untimed: no branch follows time, so the run's need not reach them
+// between their events.
+func (s *unionSource) untimed() bool {
+	for _, o := range s.outs {
+		if o.sub.timed != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *unionSource) advance(ts int64) {
 	for _, o := range s.outs {
 		o.sub.pass(ts)
