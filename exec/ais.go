@@ -875,7 +875,7 @@ func (s *aisSSC) leaf(items []instance) {
 	for i := len(items) - 1; i >= 0; i-- {
 		out.Event = items[i].ev
 		r.stats.Matches++
-		if !r.emit(r.row) {
+		if !r.emit(r.out) {
 			stop()
 		}
 	}
@@ -897,7 +897,7 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 		}
 		out.Event = inst.ev
 		r.stats.Matches++
-		if !r.emit(r.row) {
+		if !r.emit(r.out) {
 			stop()
 		}
 	}

@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -183,6 +184,58 @@ func TestUnionAgainstAlgebra(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s on %s, round %d\nstream:\n%s\ngot  %d: %v\nwant %d: %v", pattern, engine, round, stream, len(got), got, len(want), want)
 				}
+			}
+		}
+	}
+}
+
+// TestUnionCounts runs ORs whose branches hand their matches to the
+// consumer (one writing into the query's row, one whose cells are
+// copied, one held per item by its equivalence test) into a callback, a
+// count sink, one with a limit, a callback that stops, and on two
+// workers: each must count what the callback sees, up to where it ends.
+func TestUnionCounts(t *testing.T) {
+	stream, err := source.LoadCSV(strings.NewReader(maskedStream()), "masked.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"PATTERN OR(SEQ(A a, B b, C c), SEQ(A a, C c)) WITHIN 40",
+		"PATTERN OR(SEQ(A a, B b), SEQ(B b, C c)) WHERE [s] WITHIN 40",
+	} {
+		for _, engine := range sase.EngineNames() {
+			cq, err := bench.Compile(stream, q, engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows int64
+			stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { rows++; return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := stats.Matches
+			if n == 0 || rows != n {
+				t.Fatalf("%s on %s: %d matches counted, %d seen", q, engine, n, rows)
+			}
+			for _, limit := range []int64{0, n / 3} {
+				for _, workers := range []int{1, 2} {
+					var got int64
+					count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
+					if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count), sase.WithWorkers(workers)); err != nil {
+						t.Fatal(err)
+					}
+					if want := cmp.Or(limit, n); got != want {
+						t.Errorf("%s on %s, limit %d, %d workers: a count finds %d matches, want %d", q, engine, limit, workers, got, want)
+					}
+				}
+			}
+			rows = 0
+			stats, err = cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { rows++; return rows < n/2 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Matches != n/2 || rows != n/2 {
+				t.Errorf("%s on %s: a consumer that stops at match %d saw %d, the run counts %d", q, engine, n/2, rows, stats.Matches)
 			}
 		}
 	}

@@ -191,7 +191,7 @@ func (r *runner) deliver() {
 // (a panic costs the inliner little, a call much).
 func (r *runner) emitRow() {
 	r.stats.Matches++
-	if !r.emit(r.row) {
+	if !r.emit(r.out) {
 		panic(errStopped)
 	}
 }
@@ -278,8 +278,11 @@ type runner struct {
 	timed  []interface{ advance(int64) }
 	emit   Emit
 	row    []Cell
-	ctx    context.Context
-	steps  ticker
+	// out is the row emit is handed: row, or the row of a union's run
+	// that row is a run of (unionOut.handOn).
+	out   []Cell
+	ctx   context.Context
+	steps ticker
 	// lastTS is the run's time (math.MinInt64 before the first item: no
 	// operator has anything to do at that time); keep: how far back the
 	// store must reach (keepWindow).
@@ -297,6 +300,11 @@ type runner struct {
 	// sort them into an order they are already in, hands them on as they
 	// come.
 	onePartition bool
+	// settled: a run on one worker whose emit stays as prepare set it
+	// and reads none of its counts before the item's end, so that a
+	// union's branches may call it themselves and the union add their
+	// counts to the run's after each item (unionOut.take).
+	settled bool
 }
 
 // tick counts one step of a search, a construction or a scan of held
@@ -351,6 +359,7 @@ func newRunner(plan *planner.Plan, emit Emit) *runner { return newRunnerInto(pla
 // plan's output: a union's branch hands its bindings over.
 func newRunnerInto(plan *planner.Plan, emit Emit, out stage) *runner {
 	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns)), lastTS: math.MinInt64}
+	r.out = r.row
 	nsrc := len(plan.Source.Operators())
 	r.stats.Operators = make([]OpStats, nsrc+len(plan.Stages)+1)
 	r.clock.stats = &r.stats

@@ -50,7 +50,7 @@ func (r *runner) holdItems() *itemOrder {
 			return true
 		}
 	}
-	r.emit = o.hold
+	r.emit = o.hold()
 	return o
 }
 
@@ -67,20 +67,24 @@ func (o *itemOrder) bindingKey(r *runner, b *planner.Binding) event.Value {
 	return event.Value{}
 }
 
-// hold is the runner's emit: it keeps the row until the item's end.
-func (o *itemOrder) hold(row []Cell) bool {
-	if o.r.onePartition {
-		return o.emit(row) // the item's matches are in order as they come
-	}
-	key := o.key
-	if o.rk != nil {
-		var wild bool
-		if key, wild = o.rk.key(row); wild && !o.lists {
-			key = event.Value{}
+// hold is the runner's emit: it keeps the row until the item's end. A
+// closure, not the method value o.hold, whose wrapper would cost a call
+// a match.
+func (o *itemOrder) hold() Emit {
+	return func(row []Cell) bool {
+		if o.r.onePartition {
+			return o.emit(row) // the item's matches are in order as they come
 		}
+		key := o.key
+		if o.rk != nil {
+			var wild bool
+			if key, wild = o.rk.key(row); wild && !o.lists {
+				key = event.Value{}
+			}
+		}
+		o.res.add(0, key, o.l, row)
+		return true
 	}
-	o.res.add(0, key, o.l, row)
-	return true
 }
 
 // held is how many matches it holds.

@@ -42,6 +42,8 @@ func (r *runner) prepare(start time.Time) (counted *Chunks, items *itemOrder) {
 	if counted == nil {
 		items = r.holdItems()
 	}
+	// A limit's emit reads the run's count of matches at each.
+	r.settled = counted == nil || r.counts
 	r.begin(start)
 	return counted, items
 }

@@ -20,13 +20,12 @@ import (
 type unionSource struct {
 	r    *runner
 	next stage
-	subs []*runner
 	outs []*unionOut
-	// byType are the branches' runners each type can matter to (a type
-	// one of its components names), in branch order: an event of
-	// another type changes no branch's matches, and the run's time
-	// reaches them through advance.
-	byType [][]*runner
+	// byType are the branches each type can matter to (a type one of
+	// its components names), in branch order: an event of another type
+	// changes no branch's matches, and the run's time reaches them
+	// through advance.
+	byType [][]*unionOut
 	outID  int // the output stage's operator
 }
 
@@ -47,6 +46,11 @@ type unionOut struct {
 	cells  []unionCell
 	direct bool
 	out    int64 // its matches that passed Rest, when not direct
+	sub    *runner
+	// takes: the branch's runner counts the matches it hands to the
+	// run's settled emit, and taken of them are in the run's count.
+	takes bool
+	taken int64
 }
 
 // unionCell is a cell of the branch's row (from) and its cell in the
@@ -61,9 +65,9 @@ func newUnion(r *runner, op *planner.Union, next stage) *unionSource {
 	for _, br := range op.Branches {
 		out := &unionOut{s: s, br: br, b: r.bind(), cols: br.Plan.Output.Columns}
 		sub := newRunner(br.Plan, out.emit)
+		out.sub = sub
 		out.layRow(sub)
 		s.outs = append(s.outs, out)
-		s.subs = append(s.subs, sub)
 		var types []int
 		for _, c := range br.Plan.Components {
 			types = append(types, c.Types...)
@@ -73,7 +77,7 @@ func newUnion(r *runner, op *planner.Union, next stage) *unionSource {
 			for len(s.byType) <= t {
 				s.byType = append(s.byType, nil)
 			}
-			s.byType[t] = append(s.byType[t], sub)
+			s.byType[t] = append(s.byType[t], out)
 		}
 	}
 	return s
@@ -101,6 +105,7 @@ func (o *unionOut) layRow(sub *runner) {
 	}
 	if run && len(to) > 0 {
 		sub.row = o.row[to[0] : to[0]+len(to) : to[0]+len(to)]
+		sub.out = sub.row
 		return
 	}
 	for k := range from {
@@ -108,27 +113,52 @@ func (o *unionOut) layRow(sub *runner) {
 	}
 }
 
-// handOn is the branch's emit when its matches go straight to the
-// consumer as rows of the run's layout (its runner counts them): a
-// closure, not a method value, whose wrapper would cost a call a match.
-func (o *unionOut) handOn() Emit {
-	r, row, cells := o.s.r, o.row, o.cells
-	if len(cells) == 0 { // the branch's runner writes into row
-		return func([]Cell) bool {
-			r.stats.Matches++ // the branch's runner looks at ctx
+// handOn has the branch's matches go straight to the consumer as rows
+// of the run's layout. A settled run's emit the branch's runner calls
+// itself, on the whole row when it writes into it, and take adds its
+// count to the run's after each item: no call a match more than a flat
+// run's. Else a closure counts each match into the run's count, which
+// the run's emit reads (a limit's, a worker's), and calls it: a closure,
+// not a method value, whose wrapper would cost a call a match.
+func (o *unionOut) handOn() {
+	r, sub, row, cells := o.s.r, o.sub, o.row, o.cells
+	if o.takes = r.settled; o.takes {
+		sub.counts = r.counts
+		if len(cells) == 0 { // the branch's runner writes into row
+			sub.emit, sub.out = r.emit, row
+			return
+		}
+		sub.emit = func([]Cell) bool {
+			copyCells(cells)
 			return r.emit(row)
 		}
+		return
 	}
-	return func([]Cell) bool {
-		for _, c := range cells {
-			if c.list {
-				c.to.List = c.from.List
-			} else {
-				c.to.Event = c.from.Event
-			}
-		}
-		r.stats.Matches++
+	sub.emit = func([]Cell) bool {
+		copyCells(cells)
+		r.stats.Matches++ // the branch's runner looks at ctx
 		return r.emit(row)
+	}
+}
+
+// copyCells copies the branch's cells into the run's row.
+func copyCells(cells []unionCell) {
+	for _, c := range cells {
+		if c.list {
+			c.to.List = c.from.List
+		} else {
+			c.to.Event = c.from.Event
+		}
+	}
+}
+
+// take adds the matches the branch's runner counted since the last take
+// to the run's.
+func (o *unionOut) take() {
+	if o.takes {
+		n := o.sub.stats.Matches
+		o.s.r.stats.Matches += n - o.taken
+		o.taken = n
 	}
 }
 
@@ -167,10 +197,10 @@ func (o *unionOut) emit(row []Cell) bool {
 // check on the union's binding.
 func (s *unionSource) start() {
 	direct := s.r.own == nil && !s.r.clock.on
-	for i, sub := range s.subs {
-		o := s.outs[i]
+	for _, o := range s.outs {
+		sub := o.sub
 		if o.direct = direct && o.row != nil && len(o.br.Rest) == 0 && len(o.br.Longest) == 0; o.direct {
-			sub.emit = o.handOn()
+			o.handOn()
 		}
 		sub.ctx = s.r.ctx
 		sub.begin(s.r.clock.last)
@@ -181,30 +211,46 @@ func (s *unionSource) process(ev *event.Event) {
 	if ev.Type >= len(s.byType) {
 		return
 	}
-	for _, sub := range s.byType[ev.Type] {
-		if err := sub.feed(ev); err != nil {
+	for _, o := range s.byType[ev.Type] {
+		if err := o.sub.feed(ev); err != nil {
 			panic(cancelled{err})
 		}
+		o.take()
 	}
 }
 
+// untimed: no branch follows time, so the run's need not reach them
+// between their events.
+func (s *unionSource) untimed() bool {
+	for _, o := range s.outs {
+		if o.sub.timed != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *unionSource) advance(ts int64) {
-	for _, sub := range s.subs {
-		sub.pass(ts)
+	for _, o := range s.outs {
+		o.sub.pass(ts)
+		o.take()
 	}
 }
 
 func (s *unionSource) finish() {
-	for _, sub := range s.subs {
-		sub.finish()
+	for _, o := range s.outs {
+		o.sub.finish()
+		o.take()
 	}
 }
 
 // report counts each branch's matches and its engine's instances.
 func (s *unionSource) report(st *Stats) {
-	for i, sub := range s.subs {
-		n := s.outs[i].out
-		if s.outs[i].direct {
+	for i, o := range s.outs {
+		sub := o.sub
+		o.take() // a branch that stopped the run took none at its last item
+		n := o.out
+		if o.direct {
 			// Its matches went through the source and the output, once each.
 			n = sub.stats.Matches
 			st.Operators[0].Out += n
