@@ -140,11 +140,17 @@ func (s *aisStack) push(in instance) {
 // (the state's value on the left), with no evaluator call; when either
 // value is not an int it evaluates the predicate, as every other check
 // does.
+//
+// Either side may add an int constant to its attribute (`b.price < a.price
+// - 5`): offJ is added to this state's value and offK to state k's, with
+// the evaluator's wrapping int arithmetic, before they are compared. The
+// search loops' inline tests (one) take only checks without offsets.
 type check struct {
-	pred  *planner.Pred
-	isInt bool
-	k     int
-	rel   order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
+	pred       *planner.Pred
+	isInt      bool
+	k          int
+	rel        order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
+	offJ, offK int64
 }
 
 func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
@@ -221,15 +227,16 @@ func (s *aisSSC) planChecks() {
 	for j, preds := range s.op.Checks {
 		for _, pr := range preds {
 			c := check{pred: pr}
-			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
+			if k, x, y, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, x.slot) && s.keyOn(k, y.slot) {
 				c.isInt, c.k = true, k
 				c.rel = orderOf(op)
+				c.offJ, c.offK = x.off, y.off
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
 	}
 	for j, cs := range s.checks {
-		if len(cs) == 1 && cs[0].isInt {
+		if len(cs) == 1 && cs[0].isInt && cs[0].offJ == 0 && cs[0].offK == 0 {
 			s.one[j] = &cs[0]
 		}
 	}
@@ -243,29 +250,62 @@ func (s *aisSSC) planChecks() {
 	}
 }
 
-// pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
-// k after j: a comparison of two plain attributes, operands turned so that
-// j's is on the left.
-func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k, slotJ, slotK int, op ast.Op, ok bool) {
+// pairOf matches pr, a check of state j, as j.x op k.y with state k
+// after j: a comparison of two plain attributes, each plus or minus an
+// int constant or not, operands turned so that j's is on the left.
+func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k int, x, y offAttr, op ast.Op, ok bool) {
 	e, isBin := pr.Expr.(*planner.Binary)
 	if !isBin || !e.Op.IsComparison() {
-		return 0, 0, 0, 0, false
+		return 0, x, y, 0, false
 	}
-	x, okX := e.X.(*planner.Attr)
-	y, okY := e.Y.(*planner.Attr)
+	x, okX := s.offAttrOf(e.X)
+	y, okY := s.offAttrOf(e.Y)
 	if !okX || !okY {
-		return 0, 0, 0, 0, false
+		return 0, x, y, 0, false
 	}
-	sx, sy := s.stateOf(x), s.stateOf(y)
 	op = e.Op
-	if sx != j {
-		x, y, sx, sy = y, x, sy, sx
+	if x.state != j {
+		x, y = y, x
 		op = converse(op)
 	}
-	if sx != j || sy <= j {
-		return 0, 0, 0, 0, false
+	if x.state != j || y.state <= j {
+		return 0, x, y, 0, false
 	}
-	return sy, x.Slot, y.Slot, op, true
+	return y.state, x, y, op, true
+}
+
+// offAttr is a plain attribute of state's events in slot, plus off.
+type offAttr struct {
+	state, slot int
+	off         int64
+}
+
+// offAttrOf matches e as a plain attribute of a state (stateOf), alone
+// or plus or minus an int constant (either side of +): what the
+// evaluator computes as the attribute's int plus off, wrapping, when
+// the attribute holds an int.
+func (s *aisSSC) offAttrOf(e planner.Expr) (offAttr, bool) {
+	var off int64
+	if b, ok := e.(*planner.Binary); ok && (b.Op == ast.OpAdd || b.Op == ast.OpSub) {
+		x, y := b.X, b.Y
+		if _, ok := x.(*planner.Const); ok && b.Op == ast.OpAdd {
+			x, y = y, x
+		}
+		c, ok := y.(*planner.Const)
+		if !ok || !c.Value.IsInt() {
+			return offAttr{}, false
+		}
+		if off = c.Value.Int(); b.Op == ast.OpSub {
+			off = -off // a - c wraps as a + -c does, MinInt64 too
+		}
+		e = x
+	}
+	a, ok := e.(*planner.Attr)
+	if !ok {
+		return offAttr{}, false
+	}
+	j := s.stateOf(a)
+	return offAttr{state: j, slot: a.Slot, off: off}, j >= 0
 }
 
 // converse is the comparison that holds of (y, x) when op holds of (x, y).
@@ -1087,7 +1127,7 @@ func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
 	for i := range cs {
 		c := &cs[i]
 		if c.isInt && isInt && s.keyInts[c.k] {
-			if !c.holds(key, s.keys[c.k]) {
+			if !c.holds(key+c.offJ, s.keys[c.k]+c.offK) {
 				return false
 			}
 		} else if !c.pred.Eval(s.bind) {
