@@ -54,7 +54,8 @@ type aisSSC struct {
 	// binding (spareEv when nothing reads it), and cells[j], its cell of
 	// the row (spare when the row does not return it or out is unset);
 	// cell0 is cells[0], where leaf writes. checks0 are state 0's checks,
-	// one0 the one int check they are when they are one.
+	// one0 the one int check they are when they are one; leaf0 is that
+	// check with offsets too (leafChecked's, which adds them).
 	slots   []**event.Event
 	spareEv *event.Event
 	cells   []*Cell
@@ -62,6 +63,7 @@ type aisSSC struct {
 	spare   Cell
 	checks0 []check
 	one0    *check
+	leaf0   *check
 	// mask0: state 0's checks read only states 0 and 1, so which of the
 	// state-0 instances before a state-1 instance pass them is the same on
 	// every visit, and the instance keeps it (searchMasked).
@@ -242,6 +244,9 @@ func (s *aisSSC) planChecks() {
 	}
 	s.checksLast = len(s.checks[s.n-1]) > 0
 	s.checks0, s.one0 = s.checks[0], s.one[0]
+	if len(s.checks0) == 1 && s.checks0[0].isInt {
+		s.leaf0 = &s.checks0[0]
+	}
 	s.mask0 = s.n >= 3 && len(s.checks0) > 0
 	for _, c := range s.checks0 {
 		for _, v := range c.pred.Vars {
@@ -922,14 +927,18 @@ func (s *aisSSC) leaf(items []instance) {
 }
 
 // leafChecked is leaf's loop when state 0 has checks; the commonest, one
-// int comparison with a later state, is tested inline.
+// int comparison with a later state (leaf0, offsets added), is tested
+// inline.
 func (s *aisSSC) leafChecked(chunk []instance) {
 	r, out, slot := s.r, s.cell0, s.slots[0]
-	one, key, keyInt := s.key0()
+	one, key, keyInt := s.leaf0, int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k]+one.offK, s.keyInts[one.k]
+	}
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
 		if keyInt && inst.keyInt() {
-			if !one.holds(inst.key, key) {
+			if !one.holds(inst.key+one.offJ, key) {
 				continue
 			}
 		} else if !s.bindHolds(0, inst, slot) {
