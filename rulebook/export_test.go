@@ -15,3 +15,12 @@ func SetChunk(n int) (restore func()) {
 	chunk = n
 	return func() { chunk = old }
 }
+
+// Shares are the rules of each of the split's passes.
+func (s *Split) Shares() [][]int {
+	var out [][]int
+	for _, sh := range s.shares {
+		out = append(out, sh.rules)
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package rulebook
 
 import (
-	"cmp"
 	"context"
 	"iter"
 	"slices"
@@ -32,40 +31,40 @@ type share struct {
 
 // Split shares the book's rules among up to workers passes, balanced by
 // an estimate of each rule's work: the types it reads (every type, for a
-// rule with a contiguity strategy, which reads every event). Fewer rules
-// than workers make as many passes as rules.
+// rule with a contiguity strategy, which reads every event). A pass
+// takes consecutive rules, so that the sinks of different passes, which
+// run in parallel, seldom write next to each other (a sink per rule
+// writing to a slice by rule would share cache lines at every other
+// rule). Fewer rules than workers make as many passes as rules.
 func (b *Book) Split(workers int) *Split {
 	s := &Split{book: b}
 	if workers = min(workers, len(b.Rules)); workers <= 1 {
 		return s
 	}
 	weight := make([]int, len(b.Rules))
-	order := make([]int, len(b.Rules))
+	total := 0
 	for i, r := range b.Rules {
-		weight[i], order[i] = reads(r.Query.Plan(), b.ix.schema), i
+		weight[i] = reads(r.Query.Plan(), b.ix.schema)
+		total += weight[i]
 	}
-	// The heaviest first, each to the lightest pass (LPT): within 4/3 of
-	// the best balance.
-	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(weight[j], weight[i]) })
-	load := make([]int, workers)
-	rules := make([][]int, workers)
-	for _, i := range order {
-		k := 0
-		for j := range load {
-			if load[j] < load[k] {
-				k = j
-			}
+	// Pass k ends nearest where the rules' weight so far is k+1 workers'
+	// shares of the total (a rule goes in if its midpoint is short of it),
+	// leaving a rule at least for each pass to come.
+	from, sum := 0, 0
+	for k := range workers {
+		to := from + 1
+		for sum += weight[from]; to < len(b.Rules)-(workers-1-k) && (2*sum+weight[to])*workers < 2*(k+1)*total; to++ {
+			sum += weight[to]
 		}
-		load[k] += weight[i]
-		rules[k] = append(rules[k], i)
-	}
-	for _, rs := range rules {
-		slices.Sort(rs) // a pass reads its rules in the book's order
-		book := make([]Rule, len(rs))
-		for j, i := range rs {
-			book[j] = b.Rules[i]
+		if k == workers-1 {
+			to = len(b.Rules)
 		}
-		s.shares = append(s.shares, share{rules: rs, book: New(b.ix.schema, book)})
+		rules := make([]int, 0, to-from)
+		for i := from; i < to; i++ {
+			rules = append(rules, i)
+		}
+		s.shares = append(s.shares, share{rules: rules, book: New(b.ix.schema, b.Rules[from:to])})
+		from = to
 	}
 	return s
 }
