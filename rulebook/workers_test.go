@@ -2,10 +2,12 @@ package rulebook_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/rulebook"
 	"github.com/sase-cep/sase/source"
 )
@@ -46,6 +48,26 @@ func TestSplitShares(t *testing.T) {
 		split := rulebook.New(stream.Schema, rules).Split(tc.workers)
 		if got := fmt.Sprint(split.Shares()); got != tc.want {
 			t.Errorf("%q on %d workers: %s, want %s", tc.rules, tc.workers, got, tc.want)
+		}
+	}
+}
+
+// TestAutoWorkers: workers = auto splits a book only at AutoRules rules a
+// pass, on as many passes as the CPUs at most.
+func TestAutoWorkers(t *testing.T) {
+	stream := bench.Stocks(10, 0)()
+	for _, n := range []int{1, rulebook.AutoRules - 1, 2*rulebook.AutoRules + 1} {
+		rules := make([]rulebook.Rule, n)
+		for i, text := range bench.Rules(n) {
+			q, err := sase.Compile(text, stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules[i] = rulebook.Rule{Query: q}
+		}
+		want := min(runtime.NumCPU(), max(1, n/rulebook.AutoRules))
+		if got := rulebook.New(stream.Schema, rules).AutoWorkers(); got != want {
+			t.Errorf("%d rules on %d CPUs: %d workers, want %d", n, runtime.NumCPU(), got, want)
 		}
 	}
 }
