@@ -95,9 +95,12 @@ var chunk = 1024
 
 // Run runs every rule over events as Book.Run does, rule i's matches to
 // sinks[i], each pass on its own goroutine. The caller's goroutine reads
-// events, once, and hands them to every pass a chunk at a time. The
-// sinks of rules in different passes are called concurrently; a rule's
-// sink is called from one goroutine at a time.
+// events, once, and hands them to every pass a chunk at a time (it runs
+// no pass itself: a pass of one rule is the rule's engine, which may
+// stop reading midway, its iterator suspended, and leave the other
+// passes without their events). The sinks of rules in different passes
+// are called concurrently; a rule's sink is called from one goroutine
+// at a time.
 func (s *Split) Run(ctx context.Context, events iter.Seq[*event.Event], sinks []sase.Sink, opts ...sase.RunOption) []Result {
 	if len(s.shares) <= 1 {
 		return s.book.Run(ctx, events, sinks, opts...)
