@@ -46,6 +46,28 @@ func benchmarkRules(b *testing.B, minP int) {
 			b.ReportMetric(float64(matches)/float64(b.N), "matches")
 			matches = 0
 		})
+		if n > 1 {
+			// Split among 2 passes in parallel: a counter per rule, as the
+			// session's sinks write to a writer per rule.
+			split := book.Split(2)
+			counts := make([]int64, n)
+			sinks := make([]sase.Sink, n)
+			for i := range sinks {
+				sinks[i] = func([]sase.Cell) bool { counts[i]++; return true }
+			}
+			b.Run(fmt.Sprintf("rules=%d/book-W2", n), func(b *testing.B) {
+				for b.Loop() {
+					split.Run(context.Background(), stream.All(), sinks)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+				var all int64
+				for _, c := range counts {
+					all += c
+				}
+				b.ReportMetric(float64(all)/float64(b.N), "matches")
+				clear(counts)
+			})
+		}
 		if n > 100 {
 			continue // alone: n passes, minutes
 		}

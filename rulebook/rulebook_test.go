@@ -139,24 +139,31 @@ func TestDifferential(t *testing.T) {
 		book := rulebook.New(stream.Schema, rules)
 		// Small batches, so that the rules read theirs mid-stream too.
 		defer rulebook.SetBatch(1 + r.IntN(8))()
+		defer rulebook.SetChunk(1 + r.IntN(8))()
 		for _, live := range []bool{false, true} {
 			events := stream.All()
 			if live {
 				events = withTicks(stream, r)
 			}
-			got, sinks := collect(len(rules))
-			res := book.Run(ctx, events, sinks)
+			alone := make([][]string, len(rules))
+			errs := make([]error, len(rules))
 			for i, rule := range rules {
-				var alone []string
-				_, err := rule.Query.Run(ctx, events, func(cells []sase.Cell) bool {
-					alone = append(alone, row(cells))
+				_, errs[i] = rule.Query.Run(ctx, events, func(cells []sase.Cell) bool {
+					alone[i] = append(alone[i], row(cells))
 					return true
 				})
-				if fmt.Sprint(err) != fmt.Sprint(res[i].Err) {
-					t.Fatalf("trial %d live=%v rule %d %q on %s: error %v, alone %v", trial, live, i, rule.Query.Plan().Query, rule.Query.Plan().Engine, res[i].Err, err)
-				}
-				if !slices.Equal(got[i], alone) {
-					t.Fatalf("trial %d live=%v rule %d (%s) on %s:\n%s\nrulebook: %v\nalone:    %v\nindex:\n%s", trial, live, i, rule.Query.Plan().Engine, rule.Query.Plan().Query, base.StreamCSV, got[i], alone, book.Explain())
+			}
+			// On 2 workers the rules share 2 passes, run in parallel.
+			for _, workers := range []int{1, 2} {
+				got, sinks := collect(len(rules))
+				res := book.Split(workers).Run(ctx, events, sinks)
+				for i, rule := range rules {
+					if fmt.Sprint(errs[i]) != fmt.Sprint(res[i].Err) {
+						t.Fatalf("trial %d live=%v workers=%d rule %d %q on %s: error %v, alone %v", trial, live, workers, i, rule.Query.Plan().Query, rule.Query.Plan().Engine, res[i].Err, errs[i])
+					}
+					if !slices.Equal(got[i], alone[i]) {
+						t.Fatalf("trial %d live=%v workers=%d rule %d (%s) on %s:\n%s\nrulebook: %v\nalone:    %v\nindex:\n%s", trial, live, workers, i, rule.Query.Plan().Engine, rule.Query.Plan().Query, base.StreamCSV, got[i], alone[i], book.Explain())
+					}
 				}
 			}
 		}
@@ -202,10 +209,12 @@ func TestCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got, sinks := collect(len(rules))
-	for i, res := range rulebook.New(stream.Schema, rules).Run(ctx, stream.All(), sinks) {
-		if !errors.Is(res.Err, context.Canceled) || len(got[i]) > 0 {
-			t.Errorf("rule %d: %d matches, error %v; want none and %v", i, len(got[i]), res.Err, context.Canceled)
+	for _, workers := range []int{1, 2} {
+		got, sinks := collect(len(rules))
+		for i, res := range rulebook.New(stream.Schema, rules).Split(workers).Run(ctx, stream.All(), sinks) {
+			if !errors.Is(res.Err, context.Canceled) || len(got[i]) > 0 {
+				t.Errorf("workers=%d rule %d: %d matches, error %v; want none and %v", workers, i, len(got[i]), res.Err, context.Canceled)
+			}
 		}
 	}
 }
@@ -309,21 +318,23 @@ func TestEndsAlone(t *testing.T) {
 				return len(*out) != stop
 			}
 		}
-		got := make([][]string, len(rules))
-		sinks := make([]sase.Sink, len(rules))
-		for i := range sinks {
-			sinks[i] = sinkOf(&got[i], stopAt[i])
-		}
-		res := rulebook.New(stream.Schema, rules).Run(ctx, stream.All(), sinks)
-		for i, rule := range rules {
-			var alone []string
-			_, err := rule.Query.Run(ctx, stream.All(), sinkOf(&alone, stopAt[i]))
-			if fmt.Sprint(err) != fmt.Sprint(res[i].Err) || !slices.Equal(got[i], alone) {
-				t.Errorf("%s rule %d: %v, error %v; alone %v, error %v", engine.Name, i, got[i], res[i].Err, alone, err)
+		for _, workers := range []int{1, 2} {
+			got := make([][]string, len(rules))
+			sinks := make([]sase.Sink, len(rules))
+			for i := range sinks {
+				sinks[i] = sinkOf(&got[i], stopAt[i])
 			}
-		}
-		if res[0].Err == nil || len(got[1]) != 3 {
-			t.Errorf("%s: rule 0's error %v, rule 1's matches %d; want division by zero and 3", engine.Name, res[0].Err, len(got[1]))
+			res := rulebook.New(stream.Schema, rules).Split(workers).Run(ctx, stream.All(), sinks)
+			for i, rule := range rules {
+				var alone []string
+				_, err := rule.Query.Run(ctx, stream.All(), sinkOf(&alone, stopAt[i]))
+				if fmt.Sprint(err) != fmt.Sprint(res[i].Err) || !slices.Equal(got[i], alone) {
+					t.Errorf("%s workers=%d rule %d: %v, error %v; alone %v, error %v", engine.Name, workers, i, got[i], res[i].Err, alone, err)
+				}
+			}
+			if res[0].Err == nil || len(got[1]) != 3 {
+				t.Errorf("%s workers=%d: rule 0's error %v, rule 1's matches %d; want division by zero and 3", engine.Name, workers, res[0].Err, len(got[1]))
+			}
 		}
 	}
 }

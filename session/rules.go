@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync"
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
@@ -59,8 +60,13 @@ func (s *Session) runRules(ctx context.Context) error {
 	}
 	s.rules = nil
 	stream := rs.e.stream
+	workers := s.set.Workers // as SET says: EXPLAIN below shows a rule's plan on one
 	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
 		s.out.WriteString(rulebook.New(stream.Schema, rs.book).Explain())
+		// A rule runs on one worker, in its pass (SET workers shares the
+		// rules among passes): its plan is shown so.
+		defer func() { s.set.Workers = workers }()
+		s.set.Workers = 1
 		keep := 0
 		for i, q := range rs.asts {
 			if q.Explain {
@@ -89,16 +95,27 @@ func (s *Session) runRules(ctx context.Context) error {
 	}
 	counts := make([]int64, len(rs.book))
 	var results []rulebook.Result
-	// One job reads the stream once; each rule's rows go through its sink
-	// (so that it counts them all, for a cancel's message), each rule
-	// keeping its own limit and summary.
+	book := rulebook.New(stream.Schema, rs.book)
+	if workers == 0 {
+		workers = book.AutoWorkers()
+	}
+	// One job reads the stream once; each rule writes its rows to its own
+	// writer, on its pass's goroutine (SET workers splits the rules among
+	// passes run in parallel), and hands them to the job's sink, one at a
+	// time, which counts them all, for a cancel's message; each rule
+	// keeps its own limit and summary.
+	var mu sync.Mutex
 	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
 		sinks := make([]sase.Sink, len(rs.book))
 		for i, r := range rs.book {
 			row := []sase.Cell{{Value: event.StringValue(r.Name)}}
 			sinks[i] = func(cells []sase.Cell) bool {
-				row, w.rule = append(row[:1], cells...), i
-				if !sink(row) || w.errs[i] != nil {
+				row = append(row[:1], cells...)
+				err := w.writers[i].Row(row)
+				mu.Lock()
+				ok := sink(row)
+				mu.Unlock()
+				if w.errs[i] = err; !ok || err != nil {
 					return false
 				}
 				counts[i]++
@@ -106,7 +123,7 @@ func (s *Session) runRules(ctx context.Context) error {
 			}
 		}
 		var read int64
-		results = rulebook.New(stream.Schema, rs.book).Run(ctx, func(yield func(*event.Event) bool) {
+		results = book.Split(workers).Run(ctx, func(yield func(*event.Event) bool) {
 			for e := range events {
 				read++
 				if !yield(e) {
@@ -147,20 +164,16 @@ func (s *Session) runRules(ctx context.Context) error {
 	return errors.Join(failed...)
 }
 
-// bookOut is a loaded rulebook's job's sink: a row goes to the writer of
-// the rule whose sink hands it over (rule). A rule's writer's error ends
-// that rule alone, not the job: it is kept for the rule's summary (the
-// job counts the row it refused among those written).
+// bookOut is a loaded rulebook's job's sink: each rule has written its
+// row to its writer before the job's sink counts it. A rule's writer's
+// error ends that rule alone, not the job: it is kept for the rule's
+// summary (the job counts the row it refused among those written).
 type bookOut struct {
 	writers []output.Writer
 	errs    []error // by rule: its writer's first error
-	rule    int
 }
 
-func (b *bookOut) Row(row []sase.Cell) error {
-	b.errs[b.rule] = b.writers[b.rule].Row(row)
-	return nil
-}
+func (b *bookOut) Row([]sase.Cell) error { return nil }
 
 func (b *bookOut) Sync() error { return nil }
 

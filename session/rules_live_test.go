@@ -33,13 +33,18 @@ func ruleStream(events int) string {
 }
 
 // TestLiveRulesAsAlone: the rules on a live stream run as one rulebook,
-// and each rule's lines are, byte for byte and in their order, what it
-// writes as a query of its own on the stream, led by its name.
+// on one goroutine whatever SET workers says, and each rule's lines are,
+// byte for byte and in their order, what it writes as a query of its own
+// on the stream, led by its name.
 func TestLiveRulesAsAlone(t *testing.T) {
 	in := ruleStream(20000)
-	for _, format := range []string{"csv", "jsonl"} {
+	for _, run := range []struct {
+		format  string
+		workers int
+	}{{"csv", 1}, {"jsonl", 1}, {"csv", 2}} {
+		format := run.format
 		var rules strings.Builder
-		fmt.Fprintf(&rules, "SET format = %s; LOAD '-' AS s;", format)
+		fmt.Fprintf(&rules, "SET workers = %d; SET format = %s; LOAD '-' AS s;", run.workers, format)
 		for i, q := range liveRules {
 			fmt.Fprintf(&rules, "RULE r%d: %s;\n", i, q)
 		}

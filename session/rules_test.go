@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,31 @@ func TestRulesAsAlone(t *testing.T) {
 		}
 		if got != alone.String() {
 			t.Errorf("%s: rules printed\n%s\nalone, with their names:\n%s", format, got, alone.String())
+		}
+	}
+}
+
+// TestRulesWorkers: a rules file run with SET workers = 2, its rules
+// shared among two passes in parallel, prints byte for byte what it
+// prints on one: the rules one after another, each its rows, its
+// summary, its limit and its error.
+func TestRulesWorkers(t *testing.T) {
+	rules, err := os.ReadFile("../testdata/repl/rules.sase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [2]string
+	for _, workers := range []int{1, 2} {
+		s, stdout, stderr := newSession(t)
+		err := exec(t, s, fmt.Sprintf("SET workers = %d;\n%s", workers, rules))
+		_, notes, _ := strings.Cut(stderr.String(), "\n") // after SET's own note
+		got := [2]string{stdout.String(), fmt.Sprint(notes, err)}
+		if workers == 1 {
+			want = got
+			continue
+		}
+		if got != want {
+			t.Errorf("workers = %d printed\n%s\n%s\non 1:\n%s\n%s", workers, got[0], got[1], want[0], want[1])
 		}
 	}
 }

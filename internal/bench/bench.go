@@ -537,7 +537,7 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 		case "mr":
 			err = runMR(w)
 		case "rules":
-			_, err = runRules(w, RuleSizes, RuleEvents, limit)
+			_, err = runRules(w, RuleSizes, RuleWorkersAt, RuleEvents, limit)
 		case "scaling":
 			var rs []ScalingResult
 			if rs, err = runScaling(w, Scaling, limit); err == nil {

@@ -37,12 +37,14 @@ func RulesAbove(n, minP int) []string {
 	return qs
 }
 
-// RulesResult is one run of a rulebook: as one pass, or each rule alone
-// (Alone; Done of the rules ran before the time limit).
+// RulesResult is one run of a rulebook: as one pass, or split among
+// Workers passes in parallel, or each rule alone (Alone; Done of the
+// rules ran before the time limit).
 type RulesResult struct {
-	Rules int
-	Alone bool
-	Done  int
+	Rules   int
+	Alone   bool
+	Workers int // the rulebook's passes
+	Done    int
 	// Matches are each rule's, for the rules that ran.
 	Matches []int64
 	Result
@@ -66,9 +68,10 @@ func (r RulesResult) CPUPerEvent() time.Duration {
 }
 
 // MeasureRules compiles the queries on stream and runs them as one
-// rulebook, or each alone over the whole stream (as a script's queries
-// ran before rulebooks) until limit.
-func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time.Duration) (RulesResult, error) {
+// rulebook split among workers passes (rulebook.Split), or each alone
+// over the whole stream (as a script's queries ran before rulebooks)
+// until limit.
+func MeasureRules(stream *event.Stream, queries []string, alone bool, workers int, limit time.Duration) (RulesResult, error) {
 	rules := make([]rulebook.Rule, len(queries))
 	for i, text := range queries {
 		q, err := sase.Compile(text, stream)
@@ -77,7 +80,7 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 		}
 		rules[i] = rulebook.Rule{Query: q}
 	}
-	res := RulesResult{Rules: len(rules), Alone: alone, Matches: make([]int64, len(rules))}
+	res := RulesResult{Rules: len(rules), Alone: alone, Workers: 1, Matches: make([]int64, len(rules))}
 	sinks := make([]sase.Sink, len(rules))
 	for i := range sinks {
 		sinks[i] = func([]sase.Cell) bool { res.Matches[i]++; return true }
@@ -113,8 +116,9 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 			res.Events++
 		}
 	} else {
-		book := rulebook.New(stream.Schema, rules)
-		for _, r := range book.Run(ctx, counted, sinks) {
+		split := rulebook.New(stream.Schema, rules).Split(workers)
+		res.Workers = split.Workers()
+		for _, r := range split.Run(ctx, counted, sinks) {
 			if r.Err != nil && ctx.Err() == nil {
 				return res, r.Err
 			}
@@ -135,11 +139,16 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, limit time
 // 90 (selective).
 var RuleMinPs = []int{0, 90}
 
-// runRules prints the rules table: each rulebook as one pass, then each
-// rule alone, with whether each rule's matches agree.
-func runRules(w io.Writer, sizes []int, events int, limit time.Duration) ([]RulesResult, error) {
+// RuleWorkersAt is the rulebook size whose rows add the rulebook on 2
+// workers (the others would add their time to the suite's for little).
+const RuleWorkersAt = 1_000
+
+// runRules prints the rules table: each rulebook as one pass (and, at
+// workersAt rules, split among 2 in parallel), then each rule alone,
+// with whether each rule's matches agree.
+func runRules(w io.Writer, sizes []int, workersAt, events int, limit time.Duration) ([]RulesResult, error) {
 	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
-	widths := []int{6, 6, 8, 10, 10, 8, 9, 9, 9, 12}
+	widths := []int{6, 6, 11, 10, 10, 8, 9, 9, 9, 12}
 	row := tableRow(w, widths)
 	if err := row("P", "rules", "run", "matches", "time", "events/s", "CPU/event", "CPU/rule", "peak heap", "same matches"); err != nil {
 		return nil, err
@@ -149,26 +158,31 @@ func runRules(w io.Writer, sizes []int, events int, limit time.Duration) ([]Rule
 	for _, minP := range RuleMinPs {
 		for _, n := range sizes {
 			queries := RulesAbove(n, minP)
-			book, err := MeasureRules(stream, queries, false, limit)
-			if err != nil {
-				return nil, fmt.Errorf("rules: %w", err)
+			workers := []int{1}
+			if n == workersAt {
+				workers = append(workers, 2)
 			}
-			alone, err := MeasureRules(stream, queries, true, limit)
-			if err != nil {
-				return nil, fmt.Errorf("rules: %w", err)
-			}
-			same := "yes"
-			if book.Stopped {
-				same = "(cut)"
-			}
-			for i, m := range alone.Matches {
-				if !book.Stopped && book.Matches[i] != m {
-					same = fmt.Sprintf("NO (rule %d)", i)
-					break
+			var runs []RulesResult
+			for _, w := range workers {
+				book, err := MeasureRules(stream, queries, false, w, limit)
+				if err != nil {
+					return nil, fmt.Errorf("rules: %w", err)
 				}
+				runs = append(runs, book)
 			}
-			for _, r := range []RulesResult{book, alone} {
+			alone, err := MeasureRules(stream, queries, true, 1, limit)
+			if err != nil {
+				return nil, fmt.Errorf("rules: %w", err)
+			}
+			for _, r := range append(runs, alone) {
+				same := sameMatches(runs[0], alone) // the alone row's: the one pass's
+				if !r.Alone {
+					same = sameMatches(r, alone)
+				}
 				run := "rulebook"
+				if r.Workers > 1 {
+					run = fmt.Sprintf("rulebook W%d", r.Workers)
+				}
 				if r.Alone {
 					run = "alone"
 					if r.Stopped {
@@ -185,4 +199,18 @@ func runRules(w io.Writer, sizes []int, events int, limit time.Duration) ([]Rule
 	}
 	_, err := fmt.Fprintln(w)
 	return out, err
+}
+
+// sameMatches says whether each rule's matches through the rulebook are
+// those alone found, for the rules that ran alone.
+func sameMatches(book, alone RulesResult) string {
+	if book.Stopped {
+		return "(cut)"
+	}
+	for i, m := range alone.Matches {
+		if book.Matches[i] != m {
+			return fmt.Sprintf("NO (rule %d)", i)
+		}
+	}
+	return "yes"
 }
