@@ -48,7 +48,7 @@ func TestSessionAndShellImportNoCompilerInternals(t *testing.T) {
 var layers = [][]string{
 	{"minheap", "event", "grammar/gen", "natsio/natsserver", "internal/chart", "internal/testkit"},
 	{"ast"},
-	{"grammar"},
+	{"grammar", "query"},
 	{"planner"},
 	{"optimizer", "rowpattern"},
 	{"exec", "source"},
