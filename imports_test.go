@@ -54,7 +54,7 @@ var layers = [][]string{
 	{"exec", "source"},
 	{"", "syntax"},
 	{"output", "derive", "internal/teststream", "internal/randquery"},
-	{"job", "internal/bench"},
+	{"job", "compiler", "internal/bench"},
 	{"session", "internal/recepbench"},
 	{"natsio", "repl", "serve"},
 	{"cmd/sase"},

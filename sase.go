@@ -163,6 +163,26 @@ func (q *Query) Window() (w int64, ok bool) { return q.plan.Window, q.plan.HasWi
 // which a live stream needs.
 func (q *Query) Bounded() bool { return q.plan.Bounded() }
 
+// Late reports whether the query's matches may complete after their
+// last event (a derived stream holds its events back until then): a flat
+// pattern that ends with a negation or a closure waits until its input
+// has passed ts(P1) + W; a v3 pattern (LANGUAGE.md §9) run as a union of
+// flat plans does when one of them does, run as the Algebra source's
+// products it may (they emit a match once the stream has passed its
+// first ts + W), and run as a join it does not (a match comes out at its
+// last event).
+func (q *Query) Late() bool { return late(q.plan) }
+
+func late(p *planner.Plan) bool {
+	switch src := p.Source.(type) {
+	case *planner.Algebra:
+		return !src.Join
+	case *planner.Union:
+		return slices.ContainsFunc(src.Branches, func(br *planner.Branch) bool { return late(br.Plan) })
+	}
+	return p.Components[len(p.Components)-1].Kind != planner.Single
+}
+
 // RunOption configures Run.
 type RunOption = exec.Option
 

@@ -8,6 +8,8 @@
 package query
 
 import (
+	"context"
+	"iter"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -90,3 +92,74 @@ type Stats struct {
 	// a run that is not a compiled query's.
 	Detail any
 }
+
+// Query is a compiled query, ready to run any number of times.
+type Query interface {
+	// Columns describes the rows the query's sink receives.
+	Columns() []Column
+	// Window is the query's WITHIN in the stream's ticks; ok is false
+	// when it has none.
+	Window() (w int64, ok bool)
+	// Bounded reports whether the plan keeps its state bounded by the
+	// window, which a live stream needs.
+	Bounded() bool
+	// OddValues lists the notices on the events of schema sc, less those
+	// of base (nil for none), that the query's comparisons read an
+	// absent attribute or a value of another kind on.
+	OddValues(sc, base *event.Schema) []Odd
+	// Late reports whether the query's matches may complete after their
+	// last event (a flat pattern that ends with a negation or a closure,
+	// ...): a derived stream holds its events back until the window has
+	// passed.
+	Late() bool
+	// SplitKeys are the attributes of the query's top-level equivalence
+	// tests: no match spans two of their values.
+	SplitKeys() []string
+	// AutoWorkers is how many workers workers = auto runs the query on,
+	// over a loaded stream of events events (< 0: a live stream) into
+	// sink, and why one where it could run more.
+	AutoWorkers(events int, sink SinkKind) (n int, why string)
+	// SplitWorkers is how many workers a run asked to use workers runs
+	// on, on a live stream or a loaded one: 1 where the query does not
+	// split.
+	SplitWorkers(workers int, live bool) int
+	// ExplainAs prints the plan in format "text", "dot" or "json", for a
+	// run on the given number of workers, on a live stream or a loaded
+	// one; with each operator's counts when stats (a run's with
+	// RunOptions.Timing) is not nil (EXPLAIN ANALYZE).
+	ExplainAs(format string, workers int, live bool, stats *Stats) (string, error)
+	// Run runs the query over the events open returns, calling sink for
+	// each match, until they end, sink returns false, or ctx is done
+	// (then it returns ctx's error). On a live run (RunOptions.Live) open
+	// gets the pause its events must call whenever none is ready; else
+	// nil.
+	Run(ctx context.Context, open func(pause func()) iter.Seq[*event.Event], sink Sink, o RunOptions) (*Stats, error)
+}
+
+// RunOptions configure a Query's Run.
+type RunOptions struct {
+	// Workers splits the run, as the query's split record allows
+	// (<= 1: one run on the caller's goroutine).
+	Workers int
+	// Chunks, if not nil, takes the matches of a run that splits over
+	// workers instead of its sink, which a run on one worker calls.
+	Chunks *Chunks
+	// AnyOrder lets a split run over a loaded stream emit its matches in
+	// the order the workers find them.
+	AnyOrder bool
+	// Timing measures each operator's time, for EXPLAIN ANALYZE.
+	Timing bool
+	// Live says the events come from a live stream, which pauses; the run
+	// calls Idle (if not nil), on the goroutine that calls the sink, once
+	// the matches of the events before a pause are out.
+	Live bool
+	Idle func()
+}
+
+// Odd is a notice on the events a query's comparisons read an absent
+// attribute or a value of another kind on; Key tells two notices apart.
+type Odd struct {
+	Key, Text string
+}
+
+func (o Odd) String() string { return o.Text }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/rowpattern"
 )
 
@@ -56,8 +56,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 // Run or RunProfiled) partitions and sorts them all before it matches;
 // with at, each row's cells end with one holding the row it is at
 // (mrCells). st gets the run's counts.
-func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, []*event.Event, func([]sase.Cell) bool) error {
-	return func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error {
+func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, []*event.Event, func([]query.Cell) bool) error {
+	return func(ctx context.Context, events []*event.Event, sink func([]query.Cell) bool) error {
 		var err error
 		*st, err = run(ctx, events, mrCells(len(q.Columns()), at, sink))
 		return err

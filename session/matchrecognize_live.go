@@ -7,12 +7,12 @@ import (
 	"math"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/rowpattern"
 )
 
@@ -56,8 +56,8 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 // mrRun runs q live over events, a row at a time into sink; with at,
 // each row's cells end with one whose Event is the row it is at (a
 // derived event's ts, derive.Producer.Row).
-func mrRun(q *rowpattern.Query, at bool) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
-	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+func mrRun(q *rowpattern.Query, at bool) func(context.Context, iter.Seq[*event.Event], func([]query.Cell) bool) (int64, error) {
+	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error) {
 		run := q.Live(mrCells(len(q.Columns()), at, sink))
 		for e := range events {
 			if err := run.Push(e); err != nil || run.Stopped() {
@@ -175,17 +175,17 @@ func (s *Session) printMRPlan(st *ast.MatchRecognize, plan *rowpattern.Plan) {
 
 // mrCells turns rows of n values into cells for sink; with at, followed by
 // a cell holding the row they are at.
-func mrCells(n int, at bool, sink func([]sase.Cell) bool) rowpattern.Emit {
-	cells := make([]sase.Cell, n, n+1)
+func mrCells(n int, at bool, sink func([]query.Cell) bool) rowpattern.Emit {
+	cells := make([]query.Cell, n, n+1)
 	if at {
 		cells = cells[:n+1]
 	}
 	return func(row []event.Value, e *event.Event) bool {
 		for i, v := range row {
-			cells[i] = sase.Cell{Value: v}
+			cells[i] = query.Cell{Value: v}
 		}
 		if at {
-			cells[n] = sase.Cell{Event: e}
+			cells[n] = query.Cell{Event: e}
 		}
 		return sink(cells)
 	}

@@ -8,12 +8,11 @@ import (
 	"iter"
 	"slices"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/query"
 )
 
 // rules are a script's consecutive RULE statements on one loaded stream:
@@ -25,16 +24,16 @@ import (
 // shown, then its plan.
 type rules struct {
 	e     *entry
-	book  []rulebook.Rule
+	book  []query.Rule
 	asts  []*ast.Query
 	limit int64 // the limit of matches per rule as the first rule set it
-	odd   []*sase.Query
+	odd   []query.Query
 	stmts []stmtBase // by rule: where its statement is, for its errors
 }
 
 // addRule holds a compiled RULE query on loaded stream e for the
 // session's rulebook on e, running the rulebook on another stream first.
-func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
+func (s *Session) addRule(q *ast.Query, e *entry, cq query.Query) error {
 	if s.rules != nil && s.rules.e != e {
 		if err := s.runRules(context.Background()); err != nil {
 			return err
@@ -43,7 +42,7 @@ func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
 	if s.rules == nil {
 		s.rules = &rules{e: e, limit: s.set.Limit}
 	}
-	s.rules.book = append(s.rules.book, rulebook.Rule{Name: q.Rule.Name, Query: cq})
+	s.rules.book = append(s.rules.book, query.Rule{Name: q.Rule.Name, Query: cq})
 	s.rules.asts = append(s.rules.asts, q)
 	s.rules.odd = append(s.rules.odd, cq)
 	s.rules.stmts = append(s.rules.stmts, s.stmt)
@@ -60,7 +59,7 @@ func (s *Session) runRules(ctx context.Context) error {
 	s.rules = nil
 	stream := rs.e.stream
 	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
-		s.out.WriteString(rulebook.New(stream.Schema, rs.book).Explain())
+		s.out.WriteString(s.c.Rulebook(stream.Schema, rs.book).Explain())
 		keep := 0
 		for i, q := range rs.asts {
 			if q.Explain {
@@ -88,15 +87,15 @@ func (s *Session) runRules(ctx context.Context) error {
 		w.writers[i] = s.writer(&outs[i], sc, 0)
 	}
 	counts := make([]int64, len(rs.book))
-	var results []rulebook.Result
+	var results []query.RuleResult
 	// One job reads the stream once; each rule's rows go through its sink
 	// (so that it counts them all, for a cancel's message), each rule
 	// keeping its own limit and summary.
-	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
-		sinks := make([]sase.Sink, len(rs.book))
+	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error) {
+		sinks := make([]query.Sink, len(rs.book))
 		for i, r := range rs.book {
-			row := []sase.Cell{{Value: event.StringValue(r.Name)}}
-			sinks[i] = func(cells []sase.Cell) bool {
+			row := []query.Cell{{Value: event.StringValue(r.Name)}}
+			sinks[i] = func(cells []query.Cell) bool {
 				row, w.rule = append(row[:1], cells...), i
 				if !sink(row) || w.errs[i] != nil {
 					return false
@@ -106,7 +105,7 @@ func (s *Session) runRules(ctx context.Context) error {
 			}
 		}
 		var read int64
-		results = rulebook.New(stream.Schema, rs.book).Run(ctx, func(yield func(*event.Event) bool) {
+		results = s.c.Rulebook(stream.Schema, rs.book).Run(ctx, func(yield func(*event.Event) bool) {
 			for e := range events {
 				read++
 				if !yield(e) {
@@ -157,7 +156,7 @@ type bookOut struct {
 	rule    int
 }
 
-func (b *bookOut) Row(row []sase.Cell) error {
+func (b *bookOut) Row(row []query.Cell) error {
 	b.errs[b.rule] = b.writers[b.rule].Row(row)
 	return nil
 }
@@ -177,7 +176,7 @@ func (b *bookOut) Finish() error {
 // countsOn is counts for a rule of a rulebook, which read only the events
 // of the stream it could use: it names the stream's events, not the
 // rule's.
-func countsOn(matches int64, stats *sase.Stats, stream string, events int, timing bool) string {
+func countsOn(matches int64, stats *query.Stats, stream string, events int, timing bool) string {
 	all := *stats
 	all.Events = int64(events)
 	return counts(matches, &all, stream, timing)

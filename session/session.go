@@ -20,6 +20,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 	"github.com/sase-cep/sase/syntax"
 )
@@ -33,6 +34,8 @@ var ErrFailed = errors.New("a statement failed")
 // starts on live streams run in the background and write through the same
 // writers, a whole line at a time.
 type Session struct {
+	c      query.Compiler // the compiler linked in (query.Registered)
+	noC    error          // why there is none: each statement fails with it
 	outs   *outputs
 	res    *results // where results go: stdout, or \o's file
 	rules  *rules   // a script's RULE statements waiting to run as one rulebook (rules.go)
@@ -151,6 +154,7 @@ func New(stdout, stderr io.Writer, opts ...Option) *Session {
 		cat:    catalogue{entries: map[string]*entry{}},
 		set:    DefaultSettings(),
 	}
+	s.c, s.noC = query.Registered()
 	for _, o := range opts {
 		o(s)
 	}
@@ -179,6 +183,9 @@ func (s *Session) Quit() bool { return s.quit }
 // Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
 // query) the rest of src is skipped, and a note says from which line.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
+	if s.noC != nil {
+		return s.noC
+	}
 	pieces := syntax.Split(src.Text)
 	writers := producers(src, pieces)
 	ran := make([]bool, len(pieces))
