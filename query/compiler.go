@@ -28,6 +28,9 @@ type Compiler interface {
 	// Rulebook indexes rules, compiled on a stream with schema (nil
 	// rules: one that Start's pass adds to).
 	Rulebook(schema *event.Schema, rules []Rule) Rulebook
+	// MatchRecognize compiles st, parsed from src, against a stream's
+	// schema and tick unit.
+	MatchRecognize(st *ast.MatchRecognize, src *ast.Source, schema *event.Schema, unit int64) (MatchRecognize, error)
 }
 
 // Names are the event types and attributes a query reads: Types in
