@@ -48,7 +48,8 @@ func TestSessionAndShellImportNoCompilerInternals(t *testing.T) {
 var layers = [][]string{
 	{"minheap", "event", "grammar/gen", "natsio/natsserver", "internal/chart", "internal/testkit"},
 	{"ast"},
-	{"grammar", "query"},
+	{"query"},
+	{"grammar"},
 	{"planner"},
 	{"optimizer", "rowpattern"},
 	{"exec", "source"},

@@ -10,6 +10,7 @@ import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/query"
+	"github.com/sase-cep/sase/syntax"
 )
 
 func init() { query.Register(Compiler{}) }
@@ -51,3 +52,11 @@ func (Compiler) Names(q *ast.Query) query.Names {
 	}
 	return out
 }
+
+func (Compiler) Split(text string) []query.Piece { return syntax.Split(text) }
+
+func (Compiler) Parse(src *ast.Source) ([]ast.Stmt, error) { return syntax.Parse(src) }
+
+func (Compiler) TokenSpans(text string) []ast.Span { return syntax.TokenSpans(text) }
+
+func (Compiler) Complete(text string) query.Completion { return syntax.CompletionContext(text) }

@@ -11,6 +11,7 @@ import (
 // Compiler compiles the statements of a script: what the session needs
 // of the parser, the planner and the engines.
 type Compiler interface {
+	Syntax
 	// Compile compiles q, parsed from src, against stream's schema, for
 	// the engine of that name ("" or "auto": the default).
 	Compile(q *ast.Query, src *ast.Source, stream *event.Stream, engine string) (Query, error)

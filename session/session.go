@@ -22,7 +22,6 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
-	"github.com/sase-cep/sase/syntax"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -186,17 +185,17 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 	if s.noC != nil {
 		return s.noC
 	}
-	pieces := syntax.Split(src.Text)
-	writers := producers(src, pieces)
+	pieces := s.c.Split(src.Text)
+	writers := s.producers(src, pieces)
 	ran := make([]bool, len(pieces))
 	failed := false
 	run := func(i int) {
 		ran[i] = true
 		p, ok := pieces[i], true
 		switch p.Kind {
-		case syntax.Command:
+		case query.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
-		case syntax.Statement, syntax.Unfinished:
+		case query.Statement, query.Unfinished:
 			ok = s.statement(ctx, src, p.Start, p.End)
 		}
 		failed = failed || !ok
@@ -247,10 +246,10 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 
 // reportSkipped says which of a cancelled script's statements did not run, so
 // that Ctrl-C between statements does not pass for the script's end.
-func (s *Session) reportSkipped(src *ast.Source, pieces []syntax.Piece, ran []bool) {
+func (s *Session) reportSkipped(src *ast.Source, pieces []query.Piece, ran []bool) {
 	n, first := 0, -1
 	for i, p := range pieces {
-		if !ran[i] && p.Kind != syntax.OpenComment {
+		if !ran[i] && p.Kind != query.OpenComment {
 			if n++; first < 0 {
 				first = p.Start
 			}
@@ -282,13 +281,13 @@ func (s *Session) deferred(w waiter, run func(int)) {
 // errors when it runs), for what Exec orders by: by piece, the stream each
 // query reads with FROM, and the pieces whose INTO
 // writes each stream.
-func producers(src *ast.Source, pieces []syntax.Piece) scriptDeps {
+func (s *Session) producers(src *ast.Source, pieces []query.Piece) scriptDeps {
 	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
 	for i, p := range pieces {
-		if p.Kind != syntax.Statement && p.Kind != syntax.Unfinished {
+		if p.Kind != query.Statement && p.Kind != query.Unfinished {
 			continue
 		}
-		stmts, err := syntax.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		stmts, err := s.c.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
 		if err != nil {
 			continue
 		}
@@ -341,7 +340,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
 	s.stmt = stmtBase{sub: sub, src: src, start: start}
-	stmts, err := syntax.Parse(sub)
+	stmts, err := s.c.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {
 			break
