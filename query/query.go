@@ -1,10 +1,26 @@
 // Package query is what the layers that run queries (output, job,
-// session, repl) see of the compiler: a compiled query's rows (Cell,
-// Column), its run (Run, Stats) and its plan's text (ExplainAs), in types
-// of its own, so that they import neither the parser nor the planner.
-// Package compiler implements it over the facade (package sase) and
-// registers itself (Register), as a database/sql driver does; a program
-// that runs queries imports it for that effect.
+// session, repl) see of the compiler, in types of its own: a match's row
+// (Cell, Column, Chunks), a compiled query (Query: its run, Stats, split
+// and EXPLAIN text), a rulebook, a MATCH_RECOGNIZE, a statement's text
+// (Syntax) and the Compiler that makes them. So the session and the shell
+// import neither the parser, the planner, the optimizer nor an engine:
+// they may change behind these interfaces.
+//
+// Package compiler implements them over the facade (package sase) and the
+// packages beside it, and registers itself as its init runs (Register),
+// as a database/sql driver does: a program that runs sessions imports it
+// for that effect (cmd/sase, serve; the tests of session, repl and
+// natsio), and one that does not gets ErrNoCompiler at its first
+// statement. A registry rather than a session option: every way a session
+// is made (the shell, scripts, sase serve, a hundred tests) then needs no
+// argument for the one compiler there is, and the shell, which gets a
+// session, finds the same one.
+//
+// Cell is the engines' own row type (package exec aliases it), so a row
+// reaches a sink without a copy; the other types are converted once per
+// query or per run. Package derive stays importable by the session: it
+// merges the producers' events of a derived stream and knows nothing of
+// plans (whether a producer's matches come late is Query.Late).
 package query
 
 import (
