@@ -177,7 +177,7 @@ type Chunked interface {
 	Put(bufs [][]byte, rows int) error
 }
 
-// ChunksOf is a sink for a split run (sase.WithChunks) that writes
+// ChunksOf is a sink for a split run (query.RunOptions.Chunks) that writes
 // through w as a sink calling Row would, at most limit rows (0: all), and
 // tells written how many rows each chunk had; nil when w is not Chunked.
 func ChunksOf(w Writer, limit int64, written func(rows int)) *query.Chunks {

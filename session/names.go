@@ -111,7 +111,7 @@ func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
 
 // oddValues warns about the events of loaded stream name, of schema sc,
 // that the comparisons of query cq read an absent attribute or a value
-// of another kind on (sase.Odd), once it has run.
+// of another kind on (query.Odd), once it has run.
 func (s *Session) oddValues(cq query.Query, name string, sc *event.Schema) {
 	for _, o := range cq.OddValues(sc, nil) {
 		s.note("warning: stream %s: %s", name, o)
@@ -124,7 +124,7 @@ func (s *Session) oddValues(cq query.Query, name string, sc *event.Schema) {
 const oddEvery = 4096
 
 // oddWatch returns what says, once each, the notices on absent and mixed
-// values (sase.Odd) of live query id, cq, on stream l: counted from
+// values (query.Odd) of live query id, cq, on stream l: counted from
 // the events of l since now.
 func (s *Session) oddWatch(id int, cq query.Query, l *source.Live) func() {
 	base := l.Snapshot().Schema

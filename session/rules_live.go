@@ -20,7 +20,7 @@ import (
 
 // The RULE queries on one live stream run as one rulebook: one job reads
 // the stream once (one subscription, one decode) and hands each item to
-// the rules it reaches (rulebook.Pass), each rule writing its rows, led by
+// the rules it reaches (query.RulePass), each rule writing its rows, led by
 // a rule column, with its own writer into the book's one place in the
 // order of the stream's lines. Each rule is a query of its own for SHOW
 // QUERIES and STOP QUERY; a rule added while the book runs reads from the
