@@ -4,8 +4,10 @@
 // the io.Writers it is given. It has no terminal of its own: the shell
 // (package repl), `sase -f` and tests drive it alike.
 //
-// Queries compile and run through the facade (package sase); results are
-// written by package output.
+// Statements are parsed, and queries compiled and run, through package
+// query's interfaces, by the compiler a program links in (package
+// compiler registers itself; without it each statement fails with
+// query.ErrNoCompiler); results are written by package output.
 package session
 
 import (
