@@ -122,7 +122,7 @@ type Stats struct {
 type Summary struct {
 	State   State
 	Matches int64        // matches written, which the sink took
-	Stats   *query.Stats // the engine's: events read, its time, how it split
+	Stats   *query.Stats // the engine's: events read, its time (how it split: Detail)
 }
 
 // Cancelled is the error of a job that is not live when its context is
@@ -259,7 +259,7 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	all, isSlice := c.Source.(slice)
-	readAtOnce := isSlice && c.RunAll != nil
+	readAtOnce := isSlice && c.RunAll != nil // a loaded stream's slice, read whole
 	if c.Progress && readAtOnce {
 		j.events.Store(int64(len(all)))
 	}
