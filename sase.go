@@ -22,6 +22,7 @@ import (
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/optimizer"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/query"
 )
 
 // Engine is a plan shape (`SET engine`); Engines lists them.
@@ -119,30 +120,28 @@ func (q *Query) Plan() *planner.Plan { return q.plan }
 // ColumnKind is what a column of a query's rows holds: a computed value
 // (Cell.Value), a positive variable's event (Cell.Event) or a closure
 // variable's events (Cell.List).
-type ColumnKind = planner.ColumnKind
+type ColumnKind = query.ColumnKind
 
 // The kinds of column.
 const (
-	ValueColumn = planner.ColValue
-	EventColumn = planner.ColEvent
-	ListColumn  = planner.ColList
+	ValueColumn = query.ValueColumn
+	EventColumn = query.EventColumn
+	ListColumn  = query.ListColumn
 )
 
-// Column is one column of the rows a query's sink receives.
-type Column struct {
-	Name string
-	Kind ColumnKind
-	// Time marks a Value column that holds timestamps (a.ts), in the
-	// stream's ticks.
-	Time bool
-}
+// Column is one column of the rows a query's sink receives (package
+// query's, which the layers above the facade see).
+type Column = query.Column
+
+// columnKinds are the planner's kinds of column as package query's.
+var columnKinds = map[planner.ColumnKind]ColumnKind{planner.ColValue: ValueColumn, planner.ColEvent: EventColumn, planner.ColList: ListColumn}
 
 // Columns describes the rows the query's sink receives.
 func (q *Query) Columns() []Column {
 	cols := make([]Column, len(q.plan.Columns))
 	for i, c := range q.plan.Columns {
 		a, isAttr := c.Expr.(*planner.Attr)
-		cols[i] = Column{Name: c.Name, Kind: c.Kind, Time: isAttr && a.Builtin == planner.BuiltinTS}
+		cols[i] = Column{Name: c.Name, Kind: columnKinds[c.Kind], Time: isAttr && a.Builtin == planner.BuiltinTS}
 	}
 	return cols
 }
@@ -164,6 +163,26 @@ func (q *Query) Window() (w int64, ok bool) { return q.plan.Window, q.plan.HasWi
 // which a live stream needs.
 func (q *Query) Bounded() bool { return q.plan.Bounded() }
 
+// Late reports whether the query's matches may complete after their
+// last event (a derived stream holds its events back until then): a flat
+// pattern that ends with a negation or a closure waits until its input
+// has passed ts(P1) + W; a v3 pattern (LANGUAGE.md §9) run as a union of
+// flat plans does when one of them does, run as the Algebra source's
+// products it may (they emit a match once the stream has passed its
+// first ts + W), and run as a join it does not (a match comes out at its
+// last event).
+func (q *Query) Late() bool { return late(q.plan) }
+
+func late(p *planner.Plan) bool {
+	switch src := p.Source.(type) {
+	case *planner.Algebra:
+		return !src.Join
+	case *planner.Union:
+		return slices.ContainsFunc(src.Branches, func(br *planner.Branch) bool { return late(br.Plan) })
+	}
+	return p.Components[len(p.Components)-1].Kind != planner.Single
+}
+
 // RunOption configures Run.
 type RunOption = exec.Option
 
@@ -179,10 +198,10 @@ func WithWorkers(n int) RunOption { return exec.WithWorkers(n) }
 // Chunks is a sink whose rows the workers of a split run encode
 // themselves (exec.Chunks): the run hands them to its Put in chunks of
 // bytes, in the order of one worker's run, and does not call its Sink.
-type Chunks = exec.Chunks
+type Chunks = query.Chunks
 
 // Encode appends the encoding of a row to a buffer (Chunks).
-type Encode = exec.Encode
+type Encode = query.Encode
 
 // WithChunks has a run that splits over workers hand its matches to c
 // instead of its Sink, which a run on one worker calls.
@@ -213,23 +232,26 @@ type Split = exec.Split
 func (q *Query) Split(workers int, live bool) Split { return exec.SplitOf(q.plan, workers, live) }
 
 // SinkKind is what workers = auto knows of where a run's matches go.
-type SinkKind int
+type SinkKind = query.SinkKind
 
 // The sinks AutoWorkers tells apart: each match through the ordered merge
 // to a callback (a table, INTO, ...); rows the workers encode (jsonl,
 // csv); matches the workers count in bulk.
 const (
-	SinkRows   = SinkKind(planner.SinkRows)
-	SinkChunks = SinkKind(planner.SinkChunks)
-	SinkCount  = SinkKind(planner.SinkCount)
+	SinkRows   = query.SinkRows
+	SinkChunks = query.SinkChunks
+	SinkCount  = query.SinkCount
 )
+
+// sinks are package query's sinks as the planner's.
+var sinks = map[SinkKind]planner.Sink{SinkRows: planner.SinkRows, SinkChunks: planner.SinkChunks, SinkCount: planner.SinkCount}
 
 // AutoWorkers is how many workers workers = auto runs the query on, over
 // a loaded stream of events events (< 0: a live stream) into sink, and
 // why one where it could run more, by the plan's split record
 // (planner.Split.Auto).
 func (q *Query) AutoWorkers(events int, sink SinkKind) (int, string) {
-	return q.plan.Split.Auto(events, planner.Sink(sink))
+	return q.plan.Split.Auto(events, sinks[sink])
 }
 
 // AutoEvents is the fewest events of a loaded stream that workers = auto
@@ -238,7 +260,7 @@ const AutoEvents = planner.AutoEvents
 
 // AutoWorkers is workers = auto for a query without a plan's estimate.
 func AutoWorkers(events int, sink SinkKind) (int, string) {
-	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, planner.Sink(sink))
+	return (&planner.Split{Kind: planner.SplitKey, MatchesPerEvent: -1}).Auto(events, sinks[sink])
 }
 
 // SplitKeys are the attributes of the query's top-level equivalence

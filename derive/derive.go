@@ -23,11 +23,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/minheap"
-	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/query"
 )
 
 // Hidden column names: a producer's query returns, after its own columns,
@@ -74,23 +73,6 @@ func Query(q *ast.Query) *ast.Query {
 	}
 	ret.Items = items
 	return &p
-}
-
-// Late reports whether the matches of a query that runs as p may
-// complete after their last event: a flat pattern that ends with a
-// negation or a closure waits until its input has passed ts(P1) + W; a
-// v3 pattern (LANGUAGE.md §9) run as a union of flat plans does when
-// one of them does, run as the Algebra source's products it may (they
-// emit a match once the stream has passed its first ts + W), and run as
-// a join it does not (a match comes out at its last event).
-func Late(p *planner.Plan) bool {
-	switch src := p.Source.(type) {
-	case *planner.Algebra:
-		return !src.Join
-	case *planner.Union:
-		return slices.ContainsFunc(src.Branches, func(br *planner.Branch) bool { return Late(br.Plan) })
-	}
-	return p.Components[len(p.Components)-1].Kind != planner.Single
 }
 
 // Output receives a derived stream's events in ts order. Its methods are
@@ -236,7 +218,7 @@ func (p *Producer) advance(ts int64) {
 
 // Row turns a match (a row of the producer's query) into an event and
 // holds it until its time has passed.
-func (p *Producer) Row(row []sase.Cell) error {
+func (p *Producer) Row(row []query.Cell) error {
 	n := len(p.cols)
 	ts := int64(math.MinInt64)
 	for _, c := range row[n:] {

@@ -247,7 +247,7 @@ func TestQueryAndLate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tt.query, err)
 			}
-			if got := Late(pq.Plan()); got != tt.late[i] {
+			if got := pq.Late(); got != tt.late[i] {
 				t.Errorf("on %s, Late(%s) = %v", name, tt.query, got)
 			}
 		}

@@ -1,6 +1,9 @@
 package exec
 
-import "github.com/sase-cep/sase/event"
+import (
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
+)
 
 // A split run hands every match to the goroutine that called Run, which
 // costs several times what an engine spends on a match (a copy of the row
@@ -12,25 +15,12 @@ import "github.com/sase-cep/sase/event"
 // worker's bytes hold one after the other: the bytes are not copied again
 // on the way to the sink.
 
-// Chunks is a sink whose rows a split run's workers encode.
-type Chunks struct {
-	// NewEncoder returns an encoder for one worker, with its own state;
-	// nil, or returning nil, for a sink that only counts rows (its chunks
-	// are empty).
-	NewEncoder func() Encode
-	// Put takes the next rows rows, encoded in the bytes of bufs one
-	// after the other, on the goroutine that called Run, in the order of
-	// one worker's run (but for WithAnyOrder); bufs and their bytes are
-	// the workers' and valid only during the call (a count's are none).
-	// Returning false stops the run.
-	Put func(bufs [][]byte, rows int) bool
-	// Limit, if above 0, is the most rows Put takes: the run stops at the
-	// end of the Limit-th row.
-	Limit int64
-}
+// Chunks is a sink whose rows a split run's workers encode (package
+// query's: NewEncoder, Put, Limit).
+type Chunks = query.Chunks
 
 // Encode appends the encoding of row to b.
-type Encode func(b []byte, row []Cell) []byte
+type Encode = query.Encode
 
 // WithChunks has a run that splits over workers hand its matches to c
 // instead of the run's emit, which a run on one worker calls, unless c

@@ -13,15 +13,13 @@ import (
 
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
+	"github.com/sase-cep/sase/query"
 )
 
 // Cell is one column of an output row: a value, an event, or a closure's
-// list, as the plan's column says.
-type Cell struct {
-	Value event.Value
-	Event *event.Event
-	List  []*event.Event
-}
+// list, as the plan's column says. It is package query's, so that a row
+// reaches the layers above the facade without a copy.
+type Cell = query.Cell
 
 // Emit receives each match as a row of cells, valid only during the call.
 // Returning false stops the run.

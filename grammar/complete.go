@@ -9,6 +9,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar/gen"
+	"github.com/sase-cep/sase/query"
 )
 
 // Completion asks the generated parser what may come next, so that the
@@ -19,64 +20,27 @@ import (
 // after FROM or USE, an event type in a pattern, an attribute after "a.",
 // a setting after SET. The names themselves are the shell's to find.
 
-// Expect is the set of kinds of name that fit at the cursor: DESCRIBE
-// takes a stream or a type.
-type Expect uint16
-
-const (
-	ExpectStream          Expect = 1 << iota
-	ExpectType                   // an event type of Completion.Stream
-	ExpectVariable               // a variable of the pattern (Completion.Vars)
-	ExpectAttribute              // an attribute of variable Completion.Var's types
-	ExpectStreamAttribute        // any attribute of Completion.Stream: an equivalence test
-	ExpectSetting                // a setting's key
-	ExpectSettingValue           // a value of setting Completion.Key
-	ExpectQueryID                // a query's id
-	ExpectPath                   // a file name: Completion.Word is the partial path, unquoted
+// Completion says what fits at the end of a statement being typed
+// (query.Completion); Expect is the set of kinds of name that fit there,
+// and PatternVar a variable of the pattern typed so far.
+type (
+	Completion = query.Completion
+	Expect     = query.Expect
+	PatternVar = query.PatternVar
 )
 
-// PatternVar is a variable of the pattern typed so far.
-type PatternVar struct {
-	Name    string
-	Types   []string
-	Closure bool // a Kleene closure's variable, which has LEN
-}
-
-// Completion says what fits at the end of a statement being typed.
-type Completion struct {
-	// Word is the partial word the cursor ends: every candidate begins
-	// with it.
-	Word string
-	// Keywords are the keywords the parser accepts in the word's place
-	// that begin with it (case-insensitively), spelled in the case typed.
-	Keywords []string
-	// Opens are those of Keywords that a '(' must follow: SEQ, AND, OR
-	// and ANY in a pattern.
-	Opens  []string
-	Expect Expect
-	// Stream is the stream the query reads: its FROM clause's if typed
-	// already, else "" (the current one).
-	Stream string
-	Var    string       // for ExpectAttribute
-	Key    string       // for ExpectSettingValue
-	Vars   []PatternVar // for ExpectVariable and ExpectAttribute; nil while the pattern is incomplete
-	// Values are the fixed words that fit and begin with Word: the
-	// formats after LOAD's or EXPLAIN's FORMAT.
-	Values []string
-	lower  bool // keywords in lower case
-}
-
-// Keyword returns keyword kw (upper case) spelled as Keywords are, if it
-// begins with the word.
-func (c *Completion) Keyword(kw string) (string, bool) {
-	if len(c.Word) > len(kw) || !strings.EqualFold(c.Word, kw[:len(c.Word)]) {
-		return "", false
-	}
-	if c.lower {
-		return c.Word + strings.ToLower(kw[len(c.Word):]), true
-	}
-	return c.Word + kw[len(c.Word):], true
-}
+// The kinds of name a Completion may expect.
+const (
+	ExpectStream          = query.ExpectStream
+	ExpectType            = query.ExpectType
+	ExpectVariable        = query.ExpectVariable
+	ExpectAttribute       = query.ExpectAttribute
+	ExpectStreamAttribute = query.ExpectStreamAttribute
+	ExpectSetting         = query.ExpectSetting
+	ExpectSettingValue    = query.ExpectSettingValue
+	ExpectQueryID         = query.ExpectQueryID
+	ExpectPath            = query.ExpectPath
+)
 
 // CompletionContext says what fits at the end of text, a statement typed
 // up to the cursor.
@@ -100,9 +64,9 @@ func CompletionContext(text string) Completion {
 		return c // inside a word of letters the lexer does not take
 	}
 	before := text[:start]
-	c.lower = lowerCase(c.Word, before)
+	c.Lower = lowerCase(c.Word, before)
 	if stmt, ok := mrStatement(before); ok {
-		c.Keywords = c.mrKeywords(stmt)
+		c.Keywords = mrKeywords(&c, stmt)
 		return c
 	}
 	for _, kw := range vocab().words {
@@ -120,10 +84,10 @@ func CompletionContext(text string) Completion {
 	if ok, chain := probe(before, "x"); ok {
 		// In a dotted attribute name the word is the whole name typed so
 		// far, so that b.geo.co completes to the attribute geo.country.
-		if path := c.nameFor(chain); path != "" && strings.HasSuffix(before, path) {
+		if path := nameFor(&c, chain); path != "" && strings.HasSuffix(before, path) {
 			c.Word = path + c.Word
 		}
-		c.valuesFor(chain)
+		valuesFor(&c, chain)
 	}
 	if ok, chain := probe(before, "1"); ok {
 		if inside[*gen.StopStmtContext](chain) {
@@ -161,7 +125,7 @@ func lowerCase(word, before string) bool {
 // nameFor notes the kind of name that fits where the parser put one:
 // chain is the rule contexts around it, innermost first. It returns the
 // dotted attribute name typed before the word, if the word is in one.
-func (c *Completion) nameFor(chain []antlr.Tree) (path string) {
+func nameFor(c *Completion, chain []antlr.Tree) (path string) {
 	// Skip the rules that only say "a name" (ident, name, attrName, word,
 	// a dotted path of them) to the rule that says which.
 	i := 0
@@ -223,7 +187,7 @@ func pathTyped(path antlr.ParserRuleContext) string {
 
 // valuesFor notes the fixed words that fit where the parser took a word
 // that is no name.
-func (c *Completion) valuesFor(chain []antlr.Tree) {
+func valuesFor(c *Completion, chain []antlr.Tree) {
 	var words []string
 	switch chain[0].(type) {
 	case *gen.FormatClauseContext:

@@ -42,7 +42,7 @@ func mrStatement(before string) (string, bool) {
 // the end of input, or not at all. Where a name fits, any word would, as
 // a name: then only functions (mrFuncs) are offered, each probed with
 // its '('.
-func (c *Completion) mrKeywords(stmt string) []string {
+func mrKeywords(c *Completion, stmt string) []string {
 	fits := func(text string) bool {
 		_, err := Parse(&ast.Source{Text: stmt + text})
 		var list ast.ErrorList

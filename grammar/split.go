@@ -8,6 +8,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/grammar/gen"
+	"github.com/sase-cep/sase/query"
 )
 
 // The shell and scripts cut their input into statements before parsing, so
@@ -16,32 +17,20 @@ import (
 // is a SEMI token outside parentheses, never inside a string, a quoted name
 // or a comment.
 
-// PieceKind says what a Piece of a script is.
-type PieceKind uint8
-
-const (
-	// Statement is a statement up to and including the ';' that ends it.
-	Statement PieceKind = iota
-	// Unfinished is a statement the text ends inside of (no ';' yet, or an
-	// open string, quoted name or comment); it runs to the end of the text.
-	Unfinished
-	// Command is a backslash command line such as `\i file.sase`: a '\'
-	// where a statement could begin starts one, and it runs to the end of
-	// its line (the line break is not part of it). It is not lexed, so a
-	// quote in a file name opens nothing.
-	Command
-	// OpenComment is a block comment the text ends inside of where a
-	// statement could begin: the text goes on but holds no statement yet.
-	OpenComment
+// A Piece is one part of a script as Split cuts it (query.Piece), of a
+// kind (query.PieceKind).
+type (
+	Piece     = query.Piece
+	PieceKind = query.PieceKind
 )
 
-// A Piece is one part of a script as Split cuts it, text[Start:End] (byte
-// offsets). The blank text between pieces, white space and complete
-// comments, belongs to none.
-type Piece struct {
-	Kind       PieceKind
-	Start, End int
-}
+// The kinds of Piece.
+const (
+	Statement   = query.Statement
+	Unfinished  = query.Unfinished
+	Command     = query.Command
+	OpenComment = query.OpenComment
+)
 
 // Split cuts text into its statements and backslash command lines, in
 // order. A character the lexer cannot read (other than a command's '\')
@@ -68,7 +57,7 @@ func Split(text string) []Piece {
 				if nl := strings.IndexByte(text[start:], '\n'); nl >= 0 {
 					end = start + nl
 				}
-				pieces = append(pieces, Piece{Command, start, end})
+				pieces = append(pieces, Piece{Kind: Command, Start: start, End: end})
 				if end == len(text) {
 					return pieces
 				}
@@ -85,12 +74,12 @@ func Split(text string) []Piece {
 		switch t.GetTokenType() {
 		case antlr.TokenEOF:
 			if start >= 0 {
-				pieces = append(pieces, Piece{Unfinished, start, len(text)})
+				pieces = append(pieces, Piece{Kind: Unfinished, Start: start, End: len(text)})
 			}
 			return pieces
 		case gen.SaseLexerUNTERMINATED_COMMENT:
 			if start < 0 {
-				return append(pieces, Piece{OpenComment, at.byteOf(t.GetStart()), len(text)})
+				return append(pieces, Piece{Kind: OpenComment, Start: at.byteOf(t.GetStart()), End: len(text)})
 			}
 		case gen.SaseLexerLPAREN:
 			depth++
@@ -101,7 +90,7 @@ func Split(text string) []Piece {
 				if start < 0 {
 					start = at.byteOf(t.GetStart())
 				}
-				pieces = append(pieces, Piece{Statement, start, at.byteOf(t.GetStop() + 1)})
+				pieces = append(pieces, Piece{Kind: Statement, Start: start, End: at.byteOf(t.GetStop() + 1)})
 				start = -1
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
@@ -22,7 +23,7 @@ func Example() {
 		panic(err)
 	}
 	w := output.New(output.CSV, os.Stdout, output.Schema{Columns: []output.Column{{Name: "a.seq"}, {Name: "b.price"}}})
-	sum, err := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: w, Limit: 2}).Run(context.Background())
+	sum, err := job.New(job.Config{Query: compiler.Of(q), Source: job.Loaded(stream.All()), Sink: w, Limit: 2}).Run(context.Background())
 	fmt.Println(sum.State, sum.Matches, err)
 	// Output:
 	// a.seq,b.price

@@ -19,9 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 )
 
 // State is where a job is in its life: Running from its start, then one
@@ -74,22 +74,22 @@ func (s slice) Events(context.Context, func()) iter.Seq[*event.Event] { return s
 
 // Config is what a job runs.
 type Config struct {
-	Query *sase.Query
+	Query query.Query
 	// Run, when set, runs instead of Query (a MATCH_RECOGNIZE's matcher):
 	// it reads the events and hands each row to sink until sink returns
 	// false, and says how many events it read.
-	Run func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error)
+	Run func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error)
 	// RunAll, when set, runs instead of Query on all the events at once
 	// (a loaded MATCH_RECOGNIZE sorts them before it matches): a Slice's
 	// without a copy, another Source's collected first. It hands each
 	// row to sink until sink returns false.
-	RunAll func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error
+	RunAll func(ctx context.Context, events []*event.Event, sink func([]query.Cell) bool) error
 	Source Source
 	// Sink writes the matches; a Row error stops the run and fails it.
 	// Finish is called once the run has ended.
 	Sink  output.Writer
 	Limit int64 // matches to write; 0: all
-	// Workers splits the run (sase.WithWorkers); with Chunks the workers
+	// Workers splits the run (query.RunOptions); with Chunks the workers
 	// encode the rows themselves when Sink can take them so
 	// (output.Chunked).
 	Workers  int
@@ -121,8 +121,8 @@ type Stats struct {
 // Summary is how a run ended.
 type Summary struct {
 	State   State
-	Matches int64       // matches written, which the sink took
-	Stats   *sase.Stats // the engine's: events read, its time, how it split
+	Matches int64        // matches written, which the sink took
+	Stats   *query.Stats // the engine's: events read, its time (how it split: Detail)
 }
 
 // Cancelled is the error of a job that is not live when its context is
@@ -236,7 +236,7 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	var werr error
-	sink := func(row []sase.Cell) bool {
+	sink := func(row []query.Cell) bool {
 		if c.Live && ctx.Err() != nil {
 			return false // stopped: the run's end would release incomplete matches
 		}
@@ -247,57 +247,49 @@ func (j *Job) run(ctx context.Context) (Summary, error) {
 		written(n)
 		return c.Limit == 0 || n < c.Limit
 	}
-	opts := []sase.RunOption{sase.WithWorkers(c.Workers)}
-	if c.AnyOrder {
-		opts = append(opts, sase.WithAnyOrder())
-	}
-	if c.Timing {
-		opts = append(opts, sase.WithTiming())
-	}
+	o := query.RunOptions{Workers: c.Workers, AnyOrder: c.AnyOrder, Timing: c.Timing, Live: c.Live}
 	if c.Chunks {
 		// A split run's workers encode the rows; one worker calls sink.
-		if ch := output.ChunksOf(c.Sink, c.Limit, func(rows int) { n += int64(rows); written(n) }); ch != nil {
-			opts = append(opts, sase.WithChunks(ch))
-		}
+		o.Chunks = output.ChunksOf(c.Sink, c.Limit, func(rows int) { n += int64(rows); written(n) })
 	}
-	var pause func()
-	flush := func() {
+	o.Idle = func() {
 		c.Sink.Sync()
 		if c.Flush != nil {
 			c.Flush()
 		}
 	}
-	switch {
-	case c.Live && c.Run != nil:
-		pause = flush // it writes each row as it decides it
-	case c.Live:
-		live := sase.NewLive(flush)
-		pause = live.Pause
-		opts = append(opts, sase.WithLive(live))
-	}
-	events := c.Source.Events(ctx, pause)
 	all, isSlice := c.Source.(slice)
-	if c.Progress && isSlice && c.RunAll != nil {
-		j.events.Store(int64(len(all))) // read at once
-	} else if c.Progress {
-		events = j.count(events)
+	readAtOnce := isSlice && c.RunAll != nil // a loaded stream's slice, read whole
+	if c.Progress && readAtOnce {
+		j.events.Store(int64(len(all)))
 	}
-	var stats *sase.Stats
+	open := func(pause func()) iter.Seq[*event.Event] {
+		events := c.Source.Events(ctx, pause)
+		if c.Progress && !readAtOnce {
+			events = j.count(events)
+		}
+		return events
+	}
+	var pause func()
+	if c.Live {
+		pause = o.Idle // a Run writes each row as it decides it
+	}
+	var stats *query.Stats
 	var err error
 	start := time.Now()
 	switch {
 	case c.RunAll != nil:
 		if !isSlice {
-			all = slices.Collect(events)
+			all = slices.Collect(open(pause))
 		}
 		err = c.RunAll(ctx, all, sink)
-		stats = &sase.Stats{Events: int64(len(all)), Matches: n, Elapsed: time.Since(start)}
+		stats = &query.Stats{Events: int64(len(all)), Matches: n, Elapsed: time.Since(start)}
 	case c.Run != nil:
 		var read int64
-		read, err = c.Run(ctx, events, sink)
-		stats = &sase.Stats{Events: read, Matches: n, Elapsed: time.Since(start)}
+		read, err = c.Run(ctx, open(pause), sink)
+		stats = &query.Stats{Events: read, Matches: n, Elapsed: time.Since(start)}
 	default:
-		stats, err = c.Query.Run(ctx, events, sink, opts...)
+		stats, err = c.Query.Run(ctx, open, sink, o)
 	}
 	if cl, ok := c.Source.(interface{ Close() }); ok {
 		cl.Close()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
@@ -83,7 +84,7 @@ func TestLoaded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &rows{failAt: tc.failAt}
-			j := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: sink, Limit: tc.limit, Workers: tc.workers, Progress: true})
+			j := job.New(job.Config{Query: compiler.Of(q), Source: job.Loaded(stream.All()), Sink: sink, Limit: tc.limit, Workers: tc.workers, Progress: true})
 			sum, err := j.Run(context.Background())
 			if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
 				t.Fatalf("err = %v, want %q", err, tc.err)
@@ -110,7 +111,7 @@ func TestChunks(t *testing.T) {
 	for _, limit := range []int64{0, 9} {
 		var buf bytes.Buffer
 		w := output.New(output.CSV, &buf, output.Schema{Columns: []output.Column{{Name: "a.seq"}}})
-		sum, err := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: w, Limit: limit, Workers: 2, Chunks: true}).Run(context.Background())
+		sum, err := job.New(job.Config{Query: compiler.Of(q), Source: job.Loaded(stream.All()), Sink: w, Limit: limit, Workers: 2, Chunks: true}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestChunks(t *testing.T) {
 func TestStatsWhileStarting(t *testing.T) {
 	stream := stocks(t, 2000)
 	q := compile(t, pairs, stream)
-	j := job.New(job.Config{Query: q, Source: job.Loaded(stream.All()), Sink: &rows{}, Progress: true})
+	j := job.New(job.Config{Query: compiler.Of(q), Source: job.Loaded(stream.All()), Sink: &rows{}, Progress: true})
 	done, reading := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -174,7 +175,7 @@ func TestCancel(t *testing.T) {
 	q := compile(t, pairs, stream)
 	ctx, cancel := context.WithCancel(context.Background())
 	sink := &rows{}
-	sum, err := job.New(job.Config{Query: q, Source: job.Loaded(cancelAt(stream.All(), 1000, cancel)), Sink: sink}).Run(ctx)
+	sum, err := job.New(job.Config{Query: compiler.Of(q), Source: job.Loaded(cancelAt(stream.All(), 1000, cancel)), Sink: sink}).Run(ctx)
 	var c *job.Cancelled
 	if !errors.As(err, &c) || sum.State != job.Stopped {
 		t.Fatalf("err = %v, state %s", err, sum.State)
@@ -193,7 +194,7 @@ func (errSource) Err() error                                              { retu
 func TestSourceError(t *testing.T) {
 	stream := stocks(t, 200)
 	q := compile(t, pairs, stream)
-	sum, err := job.New(job.Config{Query: q, Source: errSource{stream.All()}, Sink: &rows{}}).Run(context.Background())
+	sum, err := job.New(job.Config{Query: compiler.Of(q), Source: errSource{stream.All()}, Sink: &rows{}}).Run(context.Background())
 	if err == nil || err.Error() != "bad input" || sum.State != job.Failed {
 		t.Errorf("err = %v, state %s", err, sum.State)
 	}
@@ -240,7 +241,7 @@ func TestLive(t *testing.T) {
 		f := &feed{ch: make(chan *event.Event)}
 		sink := &rows{}
 		flushed := 0
-		j := job.New(job.Config{Query: q, Source: f, Sink: sink, Live: true, Flush: func() { flushed++ }})
+		j := job.New(job.Config{Query: compiler.Of(q), Source: f, Sink: sink, Live: true, Flush: func() { flushed++ }})
 		j.Start(context.Background())
 		for _, e := range stream.Events {
 			f.ch <- e

@@ -20,10 +20,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -51,7 +51,7 @@ import (
 
 // Compiled is a query compiled for one partition.
 type Compiled struct {
-	Query  *sase.Query
+	Query  query.Query
 	Schema output.Schema // its rows' (Update is set by RunGroup)
 	Window int64         // WITHIN, in the stream's ticks
 }
@@ -883,7 +883,7 @@ func newGroupSource(url string, t Target, group string, st jetstream.Stream, c s
 // RunGroupQuery runs a query as this instance of the group until ctx is
 // done, publishing its matches to the output URL's stream.
 func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, partitionedBy func(string) bool,
-	compile func(*event.Schema) (*sase.Query, output.Schema, int64, error)) error {
+	compile func(*event.Schema) (query.Query, output.Schema, int64, error)) error {
 	u, err := url.Parse(out)
 	if err != nil {
 		return err

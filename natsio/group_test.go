@@ -23,6 +23,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/natsio"
@@ -103,7 +104,7 @@ func compileOn(sc *event.Schema, text string, window int64) (natsio.Compiled, er
 	}
 	q, err := sase.Compile(text, &event.Stream{Schema: sc})
 	cols := []output.Column{{Name: "a", Kind: output.Event}, {Name: "b", Kind: output.Event}}
-	return natsio.Compiled{Query: q, Schema: output.Schema{Columns: cols}, Window: window}, err
+	return natsio.Compiled{Query: compiler.Of(q), Schema: output.Schema{Columns: cols}, Window: window}, err
 }
 
 // groupCSV is a walk that ends with an event per symbol past every

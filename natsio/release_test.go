@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/natsio/natsserver"
 	"github.com/sase-cep/sase/output"
@@ -78,7 +79,7 @@ func TestReleaseOnEnd(t *testing.T) {
 	}
 	compile := func(sc *event.Schema) (Compiled, error) {
 		q, err := sase.Compile("PATTERN SEQ(stock a, stock b) WITHIN 5", &event.Stream{Schema: sc})
-		return Compiled{Query: q, Schema: output.Schema{Columns: []output.Column{{Name: "a", Kind: output.Event}}}, Window: 5}, err
+		return Compiled{Query: compiler.Of(q), Schema: output.Schema{Columns: []output.Column{{Name: "a", Kind: output.Event}}}, Window: 5}, err
 	}
 	errBroken := errors.New("broken")
 	for i, c := range []struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/natsio"
@@ -417,7 +418,7 @@ func TestTickReleasesMatch(t *testing.T) {
 					return true
 				})
 			}
-			go q.Query.Run(ctx, events, func(row []sase.Cell) bool {
+			go compiler.Facade(q.Query).Run(ctx, events, func(row []sase.Cell) bool {
 				rows <- []int64{row[0].Event.Seq, row[1].Event.Seq}
 				return true
 			})

@@ -3,7 +3,7 @@ package output
 import (
 	"strconv"
 
-	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/query"
 )
 
 // Count is only the number of matches, one line.
@@ -22,7 +22,7 @@ type countWriter struct {
 	n   int64
 }
 
-func (c *countWriter) Row([]sase.Cell) error {
+func (c *countWriter) Row([]query.Cell) error {
 	c.n++
 	return c.out.err
 }
@@ -35,7 +35,7 @@ func (c *countWriter) Finish() error {
 }
 
 // NewEncoder is nil: a count needs no encoding.
-func (c *countWriter) NewEncoder() sase.Encode { return nil }
+func (c *countWriter) NewEncoder() query.Encode { return nil }
 
 func (c *countWriter) Put(_ [][]byte, rows int) error {
 	c.n += int64(rows)

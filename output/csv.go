@@ -3,8 +3,8 @@ package output
 import (
 	"strconv"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 )
 
 // CSV is a header row, then one row per match.
@@ -45,14 +45,14 @@ func newCSV(out sink, cols []Column) *csvWriter {
 	return c
 }
 
-func (c *csvWriter) Row(cells []sase.Cell) error {
+func (c *csvWriter) Row(cells []query.Cell) error {
 	var err error
 	c.buf, err = c.out.spill(c.encode(c.buf, cells))
 	return err
 }
 
 // NewEncoder is a copy of the writer's encoder with a cache of its own.
-func (c *csvWriter) NewEncoder() sase.Encode {
+func (c *csvWriter) NewEncoder() query.Encode {
 	e := &csvEncoder{cols: c.cols}
 	return e.encode
 }
@@ -62,7 +62,7 @@ func (c *csvWriter) Put(bufs [][]byte, _ int) (err error) {
 	return err
 }
 
-func (c *csvEncoder) encode(b []byte, cells []sase.Cell) []byte {
+func (c *csvEncoder) encode(b []byte, cells []query.Cell) []byte {
 	for i, cell := range cells {
 		if i > 0 {
 			b = append(b, ',')

@@ -6,7 +6,6 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/planner"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -23,7 +22,7 @@ func Example() {
 	var cols []output.Column
 	for _, c := range q.Columns() {
 		kind := output.Value
-		if c.Kind == planner.ColEvent {
+		if c.Kind == sase.EventColumn {
 			kind = output.Event
 		}
 		cols = append(cols, output.Column{Name: c.Name, Kind: kind})

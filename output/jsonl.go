@@ -1,8 +1,8 @@
 package output
 
 import (
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 )
 
 // JSONL is one JSON object per match.
@@ -41,14 +41,14 @@ func newJSONL(out sink, cols []Column, ev *eventFormat) *jsonlWriter {
 	return j
 }
 
-func (j *jsonlWriter) Row(cells []sase.Cell) error {
+func (j *jsonlWriter) Row(cells []query.Cell) error {
 	var err error
 	j.buf, err = j.out.spill(j.encode(j.buf, cells))
 	return err
 }
 
 // NewEncoder is a copy of the writer's encoder with a cache of its own.
-func (j *jsonlWriter) NewEncoder() sase.Encode {
+func (j *jsonlWriter) NewEncoder() query.Encode {
 	e := &jsonlEncoder{cols: j.cols, keys: j.keys, ev: j.ev.fork()}
 	return e.encode
 }
@@ -58,7 +58,7 @@ func (j *jsonlWriter) Put(bufs [][]byte, _ int) (err error) {
 	return err
 }
 
-func (j *jsonlEncoder) encode(b []byte, cells []sase.Cell) []byte {
+func (j *jsonlEncoder) encode(b []byte, cells []query.Cell) []byte {
 	b = append(b, '{')
 	open := len(b)
 	for i, c := range cells {

@@ -1,5 +1,5 @@
 // Package output writes query results: the rows a query hands its sink
-// (see sase.Sink), encoded as an aligned table, CSV or JSON Lines. It knows
+// (see query.Sink), encoded as an aligned table, CSV or JSON Lines. It knows
 // nothing of the shell or the session, so any front end or sink (a file, a
 // message publisher) can use it.
 //
@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 )
 
 // Format is an encoding of results, by name: each is one file of this
@@ -120,20 +120,20 @@ func (f Format) TakesChunks(limit int64) bool {
 	return false
 }
 
-// Kind is what a column's cells hold: the query's own (sase.ColumnKind).
-type Kind = sase.ColumnKind
+// Kind is what a column's cells hold: the query's own (query.ColumnKind).
+type Kind = query.ColumnKind
 
 const (
-	Value = sase.ValueColumn // a value: Cell.Value (RETURN a.price)
-	Event = sase.EventColumn // one event: Cell.Event (a variable)
-	List  = sase.ListColumn  // a closure's events: Cell.List
+	Value = query.ValueColumn // a value: Cell.Value (RETURN a.price)
+	Event = query.EventColumn // one event: Cell.Event (a variable)
+	List  = query.ListColumn  // a closure's events: Cell.List
 )
 
 // Column is one column of the rows, as a query describes it
-// (sase.Query.Columns): its name (the header), kind, and whether it holds
+// (query.Query.Columns): its name (the header), kind, and whether it holds
 // timestamps (a.ts), which a table prints as times of day when
 // Schema.Unit is set.
-type Column = sase.Column
+type Column = query.Column
 
 // Schema describes the rows a writer receives.
 type Schema struct {
@@ -155,7 +155,7 @@ type Schema struct {
 // Writer writes the rows of one result. A write error stops it: every
 // later call returns the same error.
 type Writer interface {
-	Row(cells []sase.Cell) error
+	Row(cells []query.Cell) error
 	// Sync writes the rows collected so far (the table's page); a live
 	// query calls it before it waits for input.
 	Sync() error
@@ -165,27 +165,27 @@ type Writer interface {
 }
 
 // Chunked is a Writer whose rows the workers of a split run encode
-// themselves (sase.Chunks), as JSON Lines, CSV and count do; a table
+// themselves (query.Chunks), as JSON Lines, CSV and count do; a table
 // lays its rows out by page.
 type Chunked interface {
 	Writer
 	// NewEncoder returns an encoder of rows as Row writes them, for one
 	// worker; nil for a writer that only counts rows.
-	NewEncoder() sase.Encode
+	NewEncoder() query.Encode
 	// Put writes rows rows that encoders encoded into the bytes of bufs,
 	// one after the other, as Row would; it keeps none of them.
 	Put(bufs [][]byte, rows int) error
 }
 
-// ChunksOf is a sink for a split run (sase.WithChunks) that writes
+// ChunksOf is a sink for a split run (query.RunOptions.Chunks) that writes
 // through w as a sink calling Row would, at most limit rows (0: all), and
 // tells written how many rows each chunk had; nil when w is not Chunked.
-func ChunksOf(w Writer, limit int64, written func(rows int)) *sase.Chunks {
+func ChunksOf(w Writer, limit int64, written func(rows int)) *query.Chunks {
 	c, ok := w.(Chunked)
 	if !ok {
 		return nil
 	}
-	return &sase.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(bufs [][]byte, rows int) bool {
+	return &query.Chunks{NewEncoder: c.NewEncoder, Limit: limit, Put: func(bufs [][]byte, rows int) bool {
 		if c.Put(bufs, rows) != nil {
 			return false // the output is gone, as at Row's error
 		}
@@ -324,6 +324,6 @@ func (s *sink) drain(b []byte) ([]byte, error) {
 // unbound reports whether a variable's cell is unbound: an empty optional
 // item or an OR branch not taken (LANGUAGE.md §9.3). A bound closure with
 // no element is an empty list, not nil.
-func unbound(k Kind, c sase.Cell) bool {
+func unbound(k Kind, c query.Cell) bool {
 	return k == Event && c.Event == nil || k == List && c.List == nil
 }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/query"
 )
 
 // Table is aligned columns, for people.
@@ -66,7 +66,7 @@ func newTable(out sink, cols []Column, ev *eventFormat, c config) *tableWriter {
 	return t
 }
 
-func (t *tableWriter) Row(cells []sase.Cell) error {
+func (t *tableWriter) Row(cells []query.Cell) error {
 	for i, c := range cells {
 		start := len(t.arena)
 		right, whole := false, false

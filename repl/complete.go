@@ -8,12 +8,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/session"
-	"github.com/sase-cep/sase/syntax"
 )
 
 // Tab completion. What fits where is package grammar's to say
-// (syntax.CompletionContext asks the parser); the shell finds the names of
+// (query.Syntax's Complete asks the parser); the shell finds the names of
 // each kind in the session: streams, types, attributes, settings, queries
 // and files. File names complete inside LOAD '...' and after \i and \o.
 
@@ -21,73 +21,77 @@ import (
 // pending input and the line being edited up to the cursor: the word and
 // the candidates, each of which begins with it.
 func Complete(s *session.Session, text string) (word string, candidates []string) {
-	pieces := syntax.Split(text)
+	c, err := query.Registered()
+	if err != nil {
+		return "", nil // no compiler, no statement to complete
+	}
+	pieces := c.Split(text)
 	stmt := ""
 	if n := len(pieces); n > 0 && pieces[n-1].End == len(text) {
 		last := pieces[n-1]
 		switch last.Kind {
-		case syntax.Command:
+		case query.Command:
 			return completeCommand(s, text[last.Start:])
-		case syntax.OpenComment:
+		case query.OpenComment:
 			return "", nil
 		}
 		stmt = text[last.Start:]
 	}
-	ctx := syntax.CompletionContext(stmt)
-	if ctx.Expect&syntax.ExpectPath != 0 {
+	ctx := c.Complete(stmt)
+	if ctx.Expect&query.ExpectPath != 0 {
 		return completePath(ctx.Word, "'")
 	}
-	c := completer{s: s, ctx: &ctx}
-	return ctx.Word, c.candidates()
+	cp := completer{s: s, ctx: &ctx}
+	return ctx.Word, cp.candidates()
 }
 
 // completer finds the names that fit where ctx says.
 type completer struct {
 	s     *session.Session
-	ctx   *syntax.Completion
+	ctx   *query.Completion
 	names []string
 }
 
 func (c *completer) candidates() []string {
 	ctx := c.ctx
-	if ctx.Expect&syntax.ExpectStream != 0 {
+	if ctx.Expect&query.ExpectStream != 0 {
 		for _, st := range c.s.Streams() {
 			c.name(st.Name, " ")
 		}
 	}
-	if ctx.Expect&syntax.ExpectType != 0 {
+	if ctx.Expect&query.ExpectType != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, t := range sc.Types {
 				c.name(t.Name, " ")
 			}
 		}
 	}
-	if ctx.Expect&syntax.ExpectVariable != 0 {
+	if ctx.Expect&query.ExpectVariable != 0 {
 		for _, v := range ctx.Vars {
 			c.name(v.Name, "")
 		}
 	}
-	if ctx.Expect&syntax.ExpectAttribute != 0 {
+	if ctx.Expect&query.ExpectAttribute != 0 {
 		c.attributes()
 	}
-	if ctx.Expect&syntax.ExpectStreamAttribute != 0 {
+	if ctx.Expect&query.ExpectStreamAttribute != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, a := range sc.Attrs {
 				c.name(a, "")
 			}
 		}
 	}
-	if ctx.Expect&syntax.ExpectSetting != 0 {
+	if ctx.Expect&query.ExpectSetting != 0 {
 		for _, k := range session.SettingKeys() {
 			c.name(k, " ")
 		}
 	}
-	if ctx.Expect&syntax.ExpectSettingValue != 0 {
+	if ctx.Expect&query.ExpectSettingValue != 0 {
 		for _, v := range session.SettingValues(ctx.Key) {
 			c.name(v, "")
 		}
 	}
-	if ctx.Expect&syntax.ExpectQueryID != 0 {
+	if ctx.Expect&query.ExpectQueryID != 0 {
 		for _, q := range c.s.Queries() {
 			if q.State == session.Running {
 				c.name(strconv.Itoa(q.ID), " ")

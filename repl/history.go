@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sase-cep/sase/syntax"
+	"github.com/sase-cep/sase/query"
 )
 
 // The history file keeps one entry per statement or command: a statement
@@ -94,9 +94,13 @@ func (h *history) close() error { return h.f.Close() }
 // comments, which would swallow what follows them, are dropped. A string
 // that itself spans lines is kept as it is.
 func historyEntry(text string) string {
+	c, err := query.Registered()
+	if err != nil {
+		return text // no compiler, no statement run: as typed
+	}
 	var b strings.Builder
 	prev := 0
-	for _, sp := range syntax.TokenSpans(text) {
+	for _, sp := range c.TokenSpans(text) {
 		b.WriteString(joinGap(text[prev:sp.Start]))
 		b.WriteString(text[sp.Start:sp.End])
 		prev = sp.End

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/session"
-	"github.com/sase-cep/sase/syntax"
 )
 
 // Prompts of the shell: a new statement, and a statement's continuation.
@@ -74,22 +74,27 @@ func (sh *Shell) Process(ctx context.Context, line string) (complete bool) {
 		sh.s.Exec(ctx, &ast.Source{Name: "<input>", Text: line}) // errors are reported
 		return true
 	}
+	c, err := query.Registered()
+	if err != nil {
+		fmt.Fprintf(sh.notes, "%v\n", err)
+		return true
+	}
 	sh.pending.WriteString(line)
 	sh.pending.WriteByte('\n')
 	text := sh.pending.String()
-	pieces := syntax.Split(text)
+	pieces := c.Split(text)
 	done := 0
 	for _, p := range pieces {
-		if p.Kind == syntax.Statement {
+		if p.Kind == query.Statement {
 			done = p.End
 		}
 	}
 	for _, p := range pieces {
 		switch {
 		case p.End > done:
-		case p.Kind == syntax.Statement:
+		case p.Kind == query.Statement:
 			sh.record(historyEntry(text[p.Start:p.End]))
-		case p.Kind == syntax.Command:
+		case p.Kind == query.Command:
 			sh.record(strings.TrimSpace(text[p.Start:p.End]))
 		}
 	}

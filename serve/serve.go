@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sase-cep/sase/ast"
+	_ "github.com/sase-cep/sase/compiler" // the sessions' compiler (query.Registered)
 	"github.com/sase-cep/sase/session"
 )
 

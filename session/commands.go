@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 )
 
@@ -252,7 +251,7 @@ func (s *Session) ExecFile(ctx context.Context, path string) error {
 // StatementsHelp is the statements in one screen, for \help and sase
 // --help.
 func StatementsHelp() string {
-	return fmt.Sprintf(statementsHelp, strings.Join(sase.EngineNames(), "|"))
+	return fmt.Sprintf(statementsHelp, strings.Join(engineNames(), "|"))
 }
 
 const statementsHelp = `Statements (end each with ;):

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/query"
 )
 
 // Derived streams (docs/LANGUAGE.md, Derived streams): `RETURN ... INTO
@@ -80,7 +80,7 @@ var builtinNames = []string{"type", "ts", "timestamp", "seq"}
 // columns are scalars, and its stream is new, or derived and of the same
 // kind, and not one the query reads. It returns the derived stream, nil
 // when it is new.
-func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase.Query) (*entry, error) {
+func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq query.Query) (*entry, error) {
 	const scalars = "INTO needs scalar columns (an attribute, an expression or an aggregate)"
 	if q.Return.Star {
 		return nil, errAt(src, q.Return.Span.Start, "RETURN * gives whole events; %s", scalars)
@@ -88,9 +88,9 @@ func (s *Session) checkInto(src *ast.Source, q *ast.Query, from *entry, cq *sase
 	for i, col := range cq.Columns() {
 		at := q.Return.Items[i].Span.Start
 		switch {
-		case col.Kind == sase.EventColumn:
+		case col.Kind == query.EventColumn:
 			return nil, errAt(src, at, "column %s is a whole event; %s", col.Name, scalars)
-		case col.Kind == sase.ListColumn:
+		case col.Kind == query.ListColumn:
 			return nil, errAt(src, at, "column %s is a closure list; %s", col.Name, scalars)
 		}
 		if alias := q.Return.Items[i].Alias; alias != nil {
@@ -164,8 +164,8 @@ func unitText(d time.Duration) string {
 // producerQuery compiles q over stream as its producer runs it
 // (derive.Query) and says how it releases its events: late, with a window
 // of w ticks.
-func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Stream, cq *sase.Query) (pq *sase.Query, cols []string, late bool, w int64, err error) {
-	pq, err = sase.CompileAST(derive.Query(q), src, stream, sase.WithEngine(s.set.Engine))
+func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Stream, cq query.Query) (pq query.Query, cols []string, late bool, w int64, err error) {
+	pq, err = s.c.Compile(derive.Query(q), src, stream, s.set.Engine)
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
@@ -176,13 +176,13 @@ func (s *Session) producerQuery(src *ast.Source, q *ast.Query, stream *event.Str
 	if !ok {
 		w = math.MaxInt64
 	}
-	return pq, cols, derive.Late(pq.Plan()), w, nil
+	return pq, cols, pq.Late(), w, nil
 }
 
 // intoLoaded runs an INTO query over a loaded stream to its end, then adds
 // its events to the derived stream (SET limit does not apply: the stream
 // gets every match).
-func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query) error {
+func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query, from, target *entry, cq query.Query) error {
 	pq, cols, late, w, err := s.producerQuery(src, q, from.stream, cq)
 	if err != nil {
 		return err

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -25,7 +25,7 @@ import (
 // (nil: a new one, created here and started at once, so that its
 // producers never wait for it). view and unit are from as cq was compiled
 // over it (unitView).
-func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration) error {
+func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, cq query.Query, view *event.Stream, unit *ast.Duration) error {
 	pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 	if err != nil {
 		return err

@@ -13,12 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -224,11 +224,11 @@ func explainLive(plan string, l *source.Live) string {
 // liveQuery starts query q, compiled as cq over view (stream e as
 // unitView gives it, with unit), on the live stream e; into is its INTO's
 // derived stream if it has one, unseen the names the stream had not seen.
-func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *sase.Query, view *event.Stream, unit *ast.Duration, unseen []string) error {
+func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq query.Query, view *event.Stream, unit *ast.Duration, unseen []string) error {
 	l := e.live
 	if !cq.Bounded() {
 		// Its state would grow with the stream.
-		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine.Name)
+		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine)
 	}
 	if q.Into != nil {
 		return s.intoLive(src, q, e, into, cq, view, unit)
@@ -243,7 +243,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq *s
 	sc := schemaOf(cq, view.Schema, tick, l.Update)
 	// As they were at the start: SET may change them meanwhile.
 	workers, _ := s.set.workers(cq, "", -1)
-	lw, err := s.liveWriter(src, q.Span.Start, l, sc, cq.Split(workers, true).Workers > 1)
+	lw, err := s.liveWriter(src, q.Span.Start, l, sc, cq.SplitWorkers(workers, true) > 1)
 	if err != nil {
 		return err
 	}
@@ -452,7 +452,7 @@ type countedWriter struct {
 	q *liveQuery
 }
 
-func (w *countedWriter) Row(row []sase.Cell) error {
+func (w *countedWriter) Row(row []query.Cell) error {
 	if err := w.Writer.Row(row); err != nil {
 		return err
 	}
@@ -515,8 +515,8 @@ func (ls *liveSource) checkUnit(events iter.Seq[*event.Event]) iter.Seq[*event.E
 // query reads on its component's types when none of them has it yet. It
 // returns what the stream has not seen, for a note: a misspelled name
 // there cannot be caught, it only never matches (or reads as absent).
-func register(sc *event.Schema, q *ast.Query) (unseen []string) {
-	names := sase.Names(q)
+func (s *Session) register(sc *event.Schema, q *ast.Query) (unseen []string) {
+	names := s.c.Names(q)
 	seen := typeNames(sc) // before the query's own are added
 	for _, t := range names.Types {
 		if _, ok := sc.TypeID(t); !ok {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
-	"github.com/sase-cep/sase/rowpattern"
+	"github.com/sase-cep/sase/query"
 )
 
-// matchRecognize runs a MATCH_RECOGNIZE on a loaded stream (rowpattern),
+// matchRecognize runs a MATCH_RECOGNIZE on a loaded stream (query.MatchRecognize),
 // writing its rows in the session's format, at most SET limit of them.
 func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.MatchRecognize) error {
 	e, err := s.mrStream(src, st.From)
@@ -22,7 +21,7 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 		return s.mrLive(src, st, e)
 	}
 	stream := e.stream
-	q, err := rowpattern.Compile(st, src, stream.Schema, int64(stream.Unit))
+	q, err := s.c.MatchRecognize(st, src, stream.Schema, int64(stream.Unit))
 	if err != nil {
 		return err
 	}
@@ -35,8 +34,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 	w := s.writer(s.resultsOut(), mrSchema(q), 0)
 	limit, n := s.set.Limit, len(stream.Events)
 	workers, _ := s.set.workers(nil, s.set.Format, n)
-	var counted rowpattern.Stats
-	run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rowpattern.Stats, error) {
+	var counted query.MRStats
+	run := func(ctx context.Context, events []*event.Event, emit query.MREmit) (query.MRStats, error) {
 		return q.Run(ctx, events, workers, emit)
 	}
 	defer s.prog.begin("query", int64(n))()
@@ -56,8 +55,8 @@ func (s *Session) matchRecognize(ctx context.Context, src *ast.Source, st *ast.M
 // Run or RunProfiled) partitions and sorts them all before it matches;
 // with at, each row's cells end with one holding the row it is at
 // (mrCells). st gets the run's counts.
-func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.Event, rowpattern.Emit) (rowpattern.Stats, error), st *rowpattern.Stats) func(context.Context, []*event.Event, func([]sase.Cell) bool) error {
-	return func(ctx context.Context, events []*event.Event, sink func([]sase.Cell) bool) error {
+func mrLoaded(q query.MatchRecognize, at bool, run func(context.Context, []*event.Event, query.MREmit) (query.MRStats, error), st *query.MRStats) func(context.Context, []*event.Event, func([]query.Cell) bool) error {
+	return func(ctx context.Context, events []*event.Event, sink func([]query.Cell) bool) error {
 		var err error
 		*st, err = run(ctx, events, mrCells(len(q.Columns()), at, sink))
 		return err
@@ -67,7 +66,7 @@ func mrLoaded(q *rowpattern.Query, at bool, run func(context.Context, []*event.E
 // mrCounts is a loaded MATCH_RECOGNIZE's summary: the rows it wrote, its
 // matches, then the events it read on stream as a query's counts say
 // them (with its time when SET timing is on).
-func (s *Session) mrCounts(sum job.Summary, st rowpattern.Stats, stream string) string {
+func (s *Session) mrCounts(sum job.Summary, st query.MRStats, stream string) string {
 	return plural(sum.Matches, "row", "rows") + ", " + counts(st.Matches, sum.Stats, stream, s.set.Timing)
 }
 

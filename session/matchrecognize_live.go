@@ -7,13 +7,12 @@ import (
 	"math"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/rowpattern"
+	"github.com/sase-cep/sase/query"
 )
 
 // mrLive starts a MATCH_RECOGNIZE on the live stream e in the background
@@ -23,7 +22,7 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 	l := e.live
 	l.Update(func(sc *event.Schema) { registerMR(sc, src, st) })
 	snap := l.Snapshot()
-	q, err := rowpattern.Compile(st, src, snap.Schema, int64(snap.Unit))
+	q, err := s.c.MatchRecognize(st, src, snap.Schema, int64(snap.Unit))
 	if err != nil {
 		return err
 	}
@@ -56,8 +55,8 @@ func (s *Session) mrLive(src *ast.Source, st *ast.MatchRecognize, e *entry) erro
 // mrRun runs q live over events, a row at a time into sink; with at,
 // each row's cells end with one whose Event is the row it is at (a
 // derived event's ts, derive.Producer.Row).
-func mrRun(q *rowpattern.Query, at bool) func(context.Context, iter.Seq[*event.Event], func([]sase.Cell) bool) (int64, error) {
-	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
+func mrRun(q query.MatchRecognize, at bool) func(context.Context, iter.Seq[*event.Event], func([]query.Cell) bool) (int64, error) {
+	return func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error) {
 		run := q.Live(mrCells(len(q.Columns()), at, sink))
 		for e := range events {
 			if err := run.Push(e); err != nil || run.Stopped() {
@@ -72,7 +71,7 @@ func mrRun(q *rowpattern.Query, at bool) func(context.Context, iter.Seq[*event.E
 }
 
 // mrSchema is the output schema of q's rows.
-func mrSchema(q *rowpattern.Query) output.Schema {
+func mrSchema(q query.MatchRecognize) output.Schema {
 	names := q.Columns()
 	cols := make([]output.Column, len(names))
 	for i, n := range names {
@@ -138,12 +137,12 @@ func registerMR(sc *event.Schema, src *ast.Source, st *ast.MatchRecognize) {
 // mrExplain prints q's plan in the EXPLAIN format asked for; ANALYZE runs
 // q over events first (on one worker, its rows dropped) and adds its
 // counts.
-func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowpattern.Query, stream string, events []*event.Event) error {
+func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q query.MatchRecognize, stream string, events []*event.Event) error {
 	plan := q.Plan(nil, nil)
 	if st.Analyze {
-		var counted rowpattern.Stats
-		var prof *rowpattern.Profile
-		run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rs rowpattern.Stats, err error) {
+		var counted query.MRStats
+		var prof query.MRProfile
+		run := func(ctx context.Context, events []*event.Event, emit query.MREmit) (rs query.MRStats, err error) {
 			rs, prof, err = q.RunProfiled(ctx, events, emit)
 			return rs, err
 		}
@@ -162,7 +161,7 @@ func (s *Session) mrExplain(ctx context.Context, st *ast.MatchRecognize, q *rowp
 }
 
 // printMRPlan prints plan in st's EXPLAIN format.
-func (s *Session) printMRPlan(st *ast.MatchRecognize, plan *rowpattern.Plan) {
+func (s *Session) printMRPlan(st *ast.MatchRecognize, plan query.MRPlan) {
 	switch st.ExplainFormat {
 	case "json":
 		s.out.WriteString(plan.JSON())
@@ -175,17 +174,17 @@ func (s *Session) printMRPlan(st *ast.MatchRecognize, plan *rowpattern.Plan) {
 
 // mrCells turns rows of n values into cells for sink; with at, followed by
 // a cell holding the row they are at.
-func mrCells(n int, at bool, sink func([]sase.Cell) bool) rowpattern.Emit {
-	cells := make([]sase.Cell, n, n+1)
+func mrCells(n int, at bool, sink func([]query.Cell) bool) query.MREmit {
+	cells := make([]query.Cell, n, n+1)
 	if at {
 		cells = cells[:n+1]
 	}
 	return func(row []event.Value, e *event.Event) bool {
 		for i, v := range row {
-			cells[i] = sase.Cell{Value: v}
+			cells[i] = query.Cell{Value: v}
 		}
 		if at {
-			cells[n] = sase.Cell{Event: e}
+			cells[n] = query.Cell{Event: e}
 		}
 		return sink(cells)
 	}
@@ -193,7 +192,7 @@ func mrCells(n int, at bool, sink func([]sase.Cell) bool) rowpattern.Emit {
 
 // mrInto checks q's INTO: its columns may not be named as a derived
 // event's own, and its stream is new or a derived one it may write into.
-func (s *Session) mrInto(src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) (*entry, error) {
+func (s *Session) mrInto(src *ast.Source, st *ast.MatchRecognize, q query.MatchRecognize, from *entry) (*entry, error) {
 	for _, col := range q.Columns() {
 		for _, b := range builtinNames {
 			if strings.EqualFold(col, b) {
@@ -207,7 +206,7 @@ func (s *Session) mrInto(src *ast.Source, st *ast.MatchRecognize, q *rowpattern.
 // mrIntoLoaded runs q over the loaded stream from to its end and adds its
 // rows, as events, to the derived stream st.Into names: an event's ts is
 // the row's it is at (ONE ROW PER MATCH: the match's last).
-func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) error {
+func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.MatchRecognize, q query.MatchRecognize, from *entry) error {
 	target, err := s.mrInto(src, st, q, from)
 	if err != nil {
 		return err
@@ -220,8 +219,8 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	}
 	n := len(from.stream.Events)
 	workers, _ := s.set.workers(nil, s.set.Format, n)
-	var counted rowpattern.Stats
-	run := func(ctx context.Context, events []*event.Event, emit rowpattern.Emit) (rowpattern.Stats, error) {
+	var counted query.MRStats
+	run := func(ctx context.Context, events []*event.Event, emit query.MREmit) (query.MRStats, error) {
 		return q.Run(ctx, events, workers, emit)
 	}
 	defer s.prog.begin("query", int64(n))()
@@ -239,7 +238,7 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 // into the live derived stream st.Into names. Its events are released once
 // the input has passed their ts by the WITHIN (no match decided later can
 // be earlier), or at the input's end when there is no WITHIN.
-func (s *Session) mrIntoLive(src *ast.Source, st *ast.MatchRecognize, q *rowpattern.Query, from *entry) error {
+func (s *Session) mrIntoLive(src *ast.Source, st *ast.MatchRecognize, q query.MatchRecognize, from *entry) error {
 	target, err := s.mrInto(src, st, q, from)
 	if err != nil {
 		return err

@@ -1,16 +1,15 @@
 package session
 
 import (
-	"fmt"
 	"iter"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -71,9 +70,9 @@ func listOf(names []string, max int) string {
 // stream, of schema sc at its end, never carried: a misspelled type there
 // only never matched, and a comparison with a misspelled attribute was
 // always true (the absent-attribute rule).
-func neverCarried(sc *event.Schema, q *ast.Query) []string {
+func (s *Session) neverCarried(sc *event.Schema, q *ast.Query) []string {
 	var miss []string
-	names := sase.Names(q)
+	names := s.c.Names(q)
 	for _, t := range names.Types {
 		if id, ok := sc.TypeID(t); !ok || sc.Types[id].Count == 0 {
 			miss = append(miss, "type "+t)
@@ -99,7 +98,7 @@ func neverCarried(sc *event.Schema, q *ast.Query) []string {
 // left empty for them): every comparison with it is true.
 func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
 	var attrs []string
-	for _, m := range neverCarried(sc, q) {
+	for _, m := range s.neverCarried(sc, q) {
 		if a, ok := strings.CutPrefix(m, "attribute "); ok {
 			attrs = append(attrs, a)
 		}
@@ -112,8 +111,8 @@ func (s *Session) emptyAttrs(q *ast.Query, name string, sc *event.Schema) {
 
 // oddValues warns about the events of loaded stream name, of schema sc,
 // that the comparisons of query cq read an absent attribute or a value
-// of another kind on (sase.Odd), once it has run.
-func (s *Session) oddValues(cq *sase.Query, name string, sc *event.Schema) {
+// of another kind on (query.Odd), once it has run.
+func (s *Session) oddValues(cq query.Query, name string, sc *event.Schema) {
 	for _, o := range cq.OddValues(sc, nil) {
 		s.note("warning: stream %s: %s", name, o)
 	}
@@ -125,9 +124,9 @@ func (s *Session) oddValues(cq *sase.Query, name string, sc *event.Schema) {
 const oddEvery = 4096
 
 // oddWatch returns what says, once each, the notices on absent and mixed
-// values (sase.Odd) of live query id, cq, on stream l: counted from
+// values (query.Odd) of live query id, cq, on stream l: counted from
 // the events of l since now.
-func (s *Session) oddWatch(id int, cq *sase.Query, l *source.Live) func() {
+func (s *Session) oddWatch(id int, cq query.Query, l *source.Live) func() {
 	base := l.Snapshot().Schema
 	var mu sync.Mutex // the stream's pause and the query's events may call it from two goroutines
 	said := map[string]bool{}
@@ -135,9 +134,8 @@ func (s *Session) oddWatch(id int, cq *sase.Query, l *source.Live) func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, o := range cq.OddValues(l.Snapshot().Schema, base) {
-			key := fmt.Sprint(o.Attr, o.Absent, o.Want)
-			if !said[key] {
-				said[key] = true
+			if !said[o.Key] {
+				said[o.Key] = true
 				s.bgNote("warning: query %d: so far %s", id, o)
 			}
 		}
@@ -167,7 +165,7 @@ func (s *Session) carriedNote(lq *liveQuery, q *ast.Query) {
 	if st := lq.State(); st != Ended {
 		return
 	}
-	miss := neverCarried(lq.live.Snapshot().Schema, q)
+	miss := s.neverCarried(lq.live.Snapshot().Schema, q)
 	if len(miss) == 0 {
 		return
 	}

@@ -8,9 +8,9 @@ import (
 	"math"
 	"sync"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -132,7 +132,7 @@ func (m *orderedOut) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (m *orderedOut) Row(cells []sase.Cell) error {
+func (m *orderedOut) Row(cells []query.Cell) error {
 	if m.werr != nil {
 		return m.werr // the results are gone
 	}

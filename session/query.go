@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -32,7 +32,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		if q.Analyze {
 			return errAt(src, q.Span.Start, "EXPLAIN ANALYZE needs a loaded stream; %s is live", e.name)
 		}
-		e.live.Update(func(sc *event.Schema) { unseen = register(sc, q) })
+		e.live.Update(func(sc *event.Schema) { unseen = s.register(sc, q) })
 		snap := e.live.Snapshot()
 		s.bareWindow(src, q, e.name, snap.Unit)
 		stream, unit = unitView(q, e.live, snap)
@@ -41,7 +41,7 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 		s.absentTypes(src, q, e.name, stream.Schema)
 		s.bareWindow(src, q, e.name, stream.Unit)
 	}
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(s.set.Engine))
+	cq, err := s.c.Compile(q, src, stream, s.set.Engine)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Session) job(cfg job.Config, f output.Format, events int) *job.Job {
 // explain prints a query's plan in its EXPLAIN's format, with the counts
 // of a run (stats) for EXPLAIN ANALYZE, on a loaded stream of events
 // events or live.
-func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *source.Live, events int, stats *sase.Stats) error {
+func (s *Session) explain(cq query.Query, q *ast.Query, from string, live *source.Live, events int, stats *query.Stats) error {
 	f := s.set.Format
 	if q.Analyze {
 		f = "" // it counts the matches, on one worker unless SET workers says
@@ -132,7 +132,7 @@ func (s *Session) explain(cq *sase.Query, q *ast.Query, from string, live *sourc
 	}
 	if q.ExplainFormat == "" || q.ExplainFormat == "text" {
 		if why != "" && stats == nil {
-			text += sase.Split{Workers: 1, Why: why}.String() + "\n"
+			text += "Parallel: one worker (" + why + ")\n" // as the plan's split says it
 		}
 		if e := s.cat.entries[from]; stats != nil && e != nil && e.kind != Live {
 			for _, o := range cq.OddValues(e.stream.Schema, nil) {
@@ -179,7 +179,7 @@ func (s *Session) writer(w io.Writer, sc output.Schema, indent int) output.Write
 // schemaOf is the output schema of a compiled query's rows on a stream
 // with schema events and tick unit; update reads a live stream's growing
 // schema (nil for a loaded one).
-func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update func(func(*event.Schema))) output.Schema {
+func schemaOf(cq query.Query, events *event.Schema, unit time.Duration, update func(func(*event.Schema))) output.Schema {
 	return output.Schema{Columns: cq.Columns(), Events: events, Update: update, Unit: unit}
 }
 
@@ -187,7 +187,7 @@ func schemaOf(cq *sase.Query, events *event.Schema, unit time.Duration, update f
 // summary, without the times when timing is off (so that output is
 // reproducible). It names the stream: the one the query ran on may not be
 // the one the user had in mind.
-func counts(matches int64, stats *sase.Stats, stream string, timing bool) string {
+func counts(matches int64, stats *query.Stats, stream string, timing bool) string {
 	text := fmt.Sprintf("%s, %s on %s", plural(matches, "match", "matches"), plural(stats.Events, "event", "events"), stream)
 	if timing {
 		text += ", " + formatDuration(stats.Elapsed)

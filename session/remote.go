@@ -8,11 +8,11 @@ import (
 
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -71,7 +71,7 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 // query's end.
 type groupSource interface {
 	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
-		compile func(*event.Schema) (q *sase.Query, rows output.Schema, window int64, err error)) error
+		compile func(*event.Schema) (q query.Query, rows output.Schema, window int64, err error)) error
 	GroupStats(query string) source.GroupStats
 	GroupSummary(query string) string
 }
@@ -86,9 +86,9 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		return errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
 	}
 	engine, out := s.set.Engine, s.set.Output
-	compile := func(sc *event.Schema) (*sase.Query, output.Schema, int64, error) {
-		register(sc, q)
-		cq, err := sase.CompileAST(q, src, &event.Stream{Schema: sc}, sase.WithEngine(engine))
+	compile := func(sc *event.Schema) (query.Query, output.Schema, int64, error) {
+		s.register(sc, q)
+		cq, err := s.c.Compile(q, src, &event.Stream{Schema: sc}, engine)
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}
@@ -97,7 +97,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 	}
 	// A first compilation, so that a bad query fails its statement; its
 	// split record says by which keys the group may partition it.
-	var first *sase.Query
+	var first query.Query
 	var err error
 	l.Update(func(sc *event.Schema) { first, _, _, err = compile(sc) })
 	if err != nil {

@@ -9,12 +9,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/query"
 )
 
 // rules are a script's consecutive RULE statements on one loaded stream:
@@ -26,16 +25,16 @@ import (
 // shown, then its plan.
 type rules struct {
 	e     *entry
-	book  []rulebook.Rule
+	book  []query.Rule
 	asts  []*ast.Query
 	limit int64 // the limit of matches per rule as the first rule set it
-	odd   []*sase.Query
+	odd   []query.Query
 	stmts []stmtBase // by rule: where its statement is, for its errors
 }
 
 // addRule holds a compiled RULE query on loaded stream e for the
 // session's rulebook on e, running the rulebook on another stream first.
-func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
+func (s *Session) addRule(q *ast.Query, e *entry, cq query.Query) error {
 	if s.rules != nil && s.rules.e != e {
 		if err := s.runRules(context.Background()); err != nil {
 			return err
@@ -44,7 +43,7 @@ func (s *Session) addRule(q *ast.Query, e *entry, cq *sase.Query) error {
 	if s.rules == nil {
 		s.rules = &rules{e: e, limit: s.set.Limit}
 	}
-	s.rules.book = append(s.rules.book, rulebook.Rule{Name: q.Rule.Name, Query: cq})
+	s.rules.book = append(s.rules.book, query.Rule{Name: q.Rule.Name, Query: cq})
 	s.rules.asts = append(s.rules.asts, q)
 	s.rules.odd = append(s.rules.odd, cq)
 	s.rules.stmts = append(s.rules.stmts, s.stmt)
@@ -62,7 +61,7 @@ func (s *Session) runRules(ctx context.Context) error {
 	stream := rs.e.stream
 	workers := s.set.Workers // as SET says: EXPLAIN below shows a rule's plan on one
 	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
-		s.out.WriteString(rulebook.New(stream.Schema, rs.book).Explain())
+		s.out.WriteString(s.c.Rulebook(stream.Schema, rs.book).Explain())
 		// A rule runs on one worker, in its pass (SET workers shares the
 		// rules among passes): its plan is shown so.
 		defer func() { s.set.Workers = workers }()
@@ -94,8 +93,8 @@ func (s *Session) runRules(ctx context.Context) error {
 		w.writers[i] = s.writer(&outs[i], sc, 0)
 	}
 	counts := make([]int64, len(rs.book))
-	var results []rulebook.Result
-	book := rulebook.New(stream.Schema, rs.book)
+	var results []query.RuleResult
+	book := s.c.Rulebook(stream.Schema, rs.book)
 	if workers == 0 {
 		workers = book.AutoWorkers()
 	}
@@ -105,11 +104,11 @@ func (s *Session) runRules(ctx context.Context) error {
 	// time, which counts them all, for a cancel's message; each rule
 	// keeps its own limit and summary.
 	var mu sync.Mutex
-	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]sase.Cell) bool) (int64, error) {
-		sinks := make([]sase.Sink, len(rs.book))
+	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error) {
+		sinks := make([]query.Sink, len(rs.book))
 		for i, r := range rs.book {
-			row := []sase.Cell{{Value: event.StringValue(r.Name)}}
-			sinks[i] = func(cells []sase.Cell) bool {
+			row := []query.Cell{{Value: event.StringValue(r.Name)}}
+			sinks[i] = func(cells []query.Cell) bool {
 				row = append(row[:1], cells...)
 				err := w.writers[i].Row(row)
 				mu.Lock()
@@ -123,7 +122,7 @@ func (s *Session) runRules(ctx context.Context) error {
 			}
 		}
 		var read int64
-		results = book.Split(workers).Run(ctx, func(yield func(*event.Event) bool) {
+		results = book.Run(ctx, workers, func(yield func(*event.Event) bool) {
 			for e := range events {
 				read++
 				if !yield(e) {
@@ -173,7 +172,7 @@ type bookOut struct {
 	errs    []error // by rule: its writer's first error
 }
 
-func (b *bookOut) Row([]sase.Cell) error { return nil }
+func (b *bookOut) Row([]query.Cell) error { return nil }
 
 func (b *bookOut) Sync() error { return nil }
 
@@ -190,7 +189,7 @@ func (b *bookOut) Finish() error {
 // countsOn is counts for a rule of a rulebook, which read only the events
 // of the stream it could use: it names the stream's events, not the
 // rule's.
-func countsOn(matches int64, stats *sase.Stats, stream string, events int, timing bool) string {
+func countsOn(matches int64, stats *query.Stats, stream string, events int, timing bool) string {
 	all := *stats
 	all.Events = int64(events)
 	return counts(matches, &all, stream, timing)

@@ -10,18 +10,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
-	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
 // The RULE queries on one live stream run as one rulebook: one job reads
 // the stream once (one subscription, one decode) and hands each item to
-// the rules it reaches (rulebook.Pass), each rule writing its rows, led by
+// the rules it reaches (query.RulePass), each rule writing its rows, led by
 // a rule column, with its own writer into the book's one place in the
 // order of the stream's lines. Each rule is a query of its own for SHOW
 // QUERIES and STOP QUERY; a rule added while the book runs reads from the
@@ -37,7 +36,7 @@ type liveBook struct {
 	res    *results
 
 	mu     sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
-	pass   *rulebook.Pass
+	pass   query.RulePass
 	rules  []*liveRule // in pass order
 	dirty  []*liveRule // rules with rows not synced
 	ended  bool        // the book ends: a new rule starts a new book
@@ -52,14 +51,14 @@ type liveRule struct {
 	limit   int64
 	ended   bool // its run has ended (r.res)
 	atLimit bool
-	res     rulebook.Result
+	res     query.RuleResult
 	err     error // its writer's
 	closed  bool  // its summary is out, its done closed
 }
 
 // liveRule adds RULE query q, compiled as cq over view, to the rulebook of
 // the live stream e, starting the book if e has none running.
-func (s *Session) liveRule(q *ast.Query, e *entry, cq *sase.Query, view *event.Stream, unseen []string) error {
+func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.Stream, unseen []string) error {
 	l := e.live
 	b := s.books[l]
 	if b != nil {
@@ -82,7 +81,7 @@ func (s *Session) liveRule(q *ast.Query, e *entry, cq *sase.Query, view *event.S
 	r := &liveRule{lq: s.addQuery(l, q), w: s.writer(b.m, sc, 0), limit: s.set.Limit}
 	r.lq.cancel = func() { b.stop(r) }
 	b.rules = append(b.rules, r)
-	r.i = b.pass.Add(view.Schema, rulebook.Rule{Name: q.Rule.Name, Query: cq}, b.sink(r, q.Rule.Name))
+	r.i = b.pass.Add(view.Schema, query.Rule{Name: q.Rule.Name, Query: cq}, b.sink(r, q.Rule.Name))
 	// A header (CSV's) goes out now, before any event, in statement order.
 	b.dirty = append(b.dirty, r)
 	b.m.Sync()
@@ -107,7 +106,7 @@ func (s *Session) startBook(l *source.Live) (*liveBook, error) {
 	b := &liveBook{s: s, live: l, m: m, res: res, ctx: ctx, cancel: cancel, timing: s.set.Timing,
 		lq: &liveQuery{live: l, cancel: cancel}}
 	m.w = bookWriter{b}
-	b.pass = rulebook.New(l.Snapshot().Schema, nil).Start(ctx, nil)
+	b.pass = s.c.Rulebook(l.Snapshot().Schema, nil).Start(ctx, nil)
 	if s.books == nil {
 		s.books = map[*source.Live]*liveBook{}
 	}
@@ -135,9 +134,9 @@ func (s *Session) startBook(l *source.Live) (*liveBook, error) {
 
 // sink is rule r's: its rows, led by its name, to its writer, until its
 // limit or its stop.
-func (b *liveBook) sink(r *liveRule, name string) sase.Sink {
-	row := []sase.Cell{{Value: event.StringValue(name)}}
-	return func(cells []sase.Cell) bool {
+func (b *liveBook) sink(r *liveRule, name string) query.Sink {
+	row := []query.Cell{{Value: event.StringValue(name)}}
+	return func(cells []query.Cell) bool {
 		if r.ended || b.ctx.Err() != nil {
 			return false // stopped: the end of its run would release incomplete matches
 		}
@@ -156,7 +155,7 @@ func (b *liveBook) sink(r *liveRule, name string) sase.Sink {
 }
 
 // run is the book's job's: each item to the rules it reaches, in order.
-func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ func([]sase.Cell) bool) (int64, error) {
+func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ func([]query.Cell) bool) (int64, error) {
 	var n int64
 	for ev := range events {
 		b.mu.Lock()
@@ -218,7 +217,7 @@ func (b *liveBook) end(r *liveRule, state State) {
 }
 
 // finish records the end of rule r's run and writes its writer's end.
-func (b *liveBook) finish(r *liveRule, res rulebook.Result, state State) {
+func (b *liveBook) finish(r *liveRule, res query.RuleResult, state State) {
 	r.ended, r.res = true, res
 	if err := r.w.Finish(); r.err == nil {
 		r.err = err
@@ -238,7 +237,7 @@ func (b *liveBook) summary(r *liveRule) {
 	}
 	stats := r.res.Stats
 	if stats == nil {
-		stats = &sase.Stats{}
+		stats = &query.Stats{}
 	}
 	s.bgNote("(query %d %s: %s)", r.lq.id, state, counts(r.lq.matches.Load(), stats, b.live.Name(), b.timing))
 	r.closed = true
@@ -262,7 +261,7 @@ func (b *liveBook) stop(r *liveRule) {
 // bookWriter is the book's writer in the order: its rules' writers.
 type bookWriter struct{ b *liveBook }
 
-func (w bookWriter) Row([]sase.Cell) error { return errors.New("a rulebook writes its rules' rows") }
+func (w bookWriter) Row([]query.Cell) error { return errors.New("a rulebook writes its rules' rows") }
 
 // Sync syncs the rules that have rows; it is the book's pause, where the
 // rules' event counts are published too (SHOW QUERIES).
@@ -291,7 +290,7 @@ func (w bookWriter) Finish() error { return nil }
 // at the end, under the book's lock.
 type lockedOut struct{ b *liveBook }
 
-func (o lockedOut) Row([]sase.Cell) error { return errors.New("a rulebook writes its rules' rows") }
+func (o lockedOut) Row([]query.Cell) error { return errors.New("a rulebook writes its rules' rows") }
 
 func (o lockedOut) Sync() error {
 	o.b.mu.Lock()

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 )
 
 // What a server (package serve) needs of a session beyond a script's:
@@ -101,7 +101,7 @@ func (s *Session) Follow(id int, deliver func(line []byte)) (done <-chan struct{
 type taps struct {
 	n   atomic.Int32 // followers, read on each match
 	mu  sync.Mutex
-	enc sase.Encode
+	enc query.Encode
 	buf []byte
 	fs  map[*func([]byte)]struct{}
 }
@@ -126,7 +126,7 @@ func (t *taps) add(deliver func([]byte)) (stop func()) {
 }
 
 // row hands a match to the followers, if any.
-func (t *taps) row(cells []sase.Cell) {
+func (t *taps) row(cells []query.Cell) {
 	if t == nil || t.n.Load() == 0 {
 		return
 	}

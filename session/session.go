@@ -4,8 +4,10 @@
 // the io.Writers it is given. It has no terminal of its own: the shell
 // (package repl), `sase -f` and tests drive it alike.
 //
-// Queries compile and run through the facade (package sase); results are
-// written by package output.
+// Statements are parsed, and queries compiled and run, through package
+// query's interfaces, by the compiler a program links in (package
+// compiler registers itself; without it each statement fails with
+// query.ErrNoCompiler); results are written by package output.
 package session
 
 import (
@@ -20,8 +22,8 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
-	"github.com/sase-cep/sase/syntax"
 )
 
 // ErrFailed is what Exec returns when a statement failed. The statement's
@@ -33,6 +35,8 @@ var ErrFailed = errors.New("a statement failed")
 // starts on live streams run in the background and write through the same
 // writers, a whole line at a time.
 type Session struct {
+	c      query.Compiler // the compiler linked in (query.Registered)
+	noC    error          // why there is none: each statement fails with it
 	outs   *outputs
 	res    *results // where results go: stdout, or \o's file
 	rules  *rules   // a script's RULE statements waiting to run as one rulebook (rules.go)
@@ -151,6 +155,7 @@ func New(stdout, stderr io.Writer, opts ...Option) *Session {
 		cat:    catalogue{entries: map[string]*entry{}},
 		set:    DefaultSettings(),
 	}
+	s.c, s.noC = query.Registered()
 	for _, o := range opts {
 		o(s)
 	}
@@ -179,17 +184,20 @@ func (s *Session) Quit() bool { return s.quit }
 // Exec then returns ErrFailed. Once ctx is cancelled (Ctrl-C during a
 // query) the rest of src is skipped, and a note says from which line.
 func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
-	pieces := syntax.Split(src.Text)
-	writers := producers(src, pieces)
+	if s.noC != nil {
+		return s.noC
+	}
+	pieces := s.c.Split(src.Text)
+	writers := s.producers(src, pieces)
 	ran := make([]bool, len(pieces))
 	failed := false
 	run := func(i int) {
 		ran[i] = true
 		p, ok := pieces[i], true
 		switch p.Kind {
-		case syntax.Command:
+		case query.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
-		case syntax.Statement, syntax.Unfinished:
+		case query.Statement, query.Unfinished:
 			ok = s.statement(ctx, src, p.Start, p.End)
 		}
 		failed = failed || !ok
@@ -240,10 +248,10 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 
 // reportSkipped says which of a cancelled script's statements did not run, so
 // that Ctrl-C between statements does not pass for the script's end.
-func (s *Session) reportSkipped(src *ast.Source, pieces []syntax.Piece, ran []bool) {
+func (s *Session) reportSkipped(src *ast.Source, pieces []query.Piece, ran []bool) {
 	n, first := 0, -1
 	for i, p := range pieces {
-		if !ran[i] && p.Kind != syntax.OpenComment {
+		if !ran[i] && p.Kind != query.OpenComment {
 			if n++; first < 0 {
 				first = p.Start
 			}
@@ -275,13 +283,13 @@ func (s *Session) deferred(w waiter, run func(int)) {
 // errors when it runs), for what Exec orders by: by piece, the stream each
 // query reads with FROM, and the pieces whose INTO
 // writes each stream.
-func producers(src *ast.Source, pieces []syntax.Piece) scriptDeps {
+func (s *Session) producers(src *ast.Source, pieces []query.Piece) scriptDeps {
 	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
 	for i, p := range pieces {
-		if p.Kind != syntax.Statement && p.Kind != syntax.Unfinished {
+		if p.Kind != query.Statement && p.Kind != query.Unfinished {
 			continue
 		}
-		stmts, err := syntax.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		stmts, err := s.c.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
 		if err != nil {
 			continue
 		}
@@ -334,7 +342,7 @@ func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int
 	// Parse the statement alone, then move error positions back into src.
 	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
 	s.stmt = stmtBase{sub: sub, src: src, start: start}
-	stmts, err := syntax.Parse(sub)
+	stmts, err := s.c.Parse(sub)
 	for _, st := range stmts {
 		if err != nil {
 			break

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 )
 
 // Settings are the values SET changes.
 type Settings struct {
-	Engine   *sase.Engine
+	Engine   string // an engine's name (query.Compiler.Engines)
 	Format   output.Format
 	Limit    int64 // stop each query after Limit matches; 0: no limit
 	Timing   bool  // summaries with times (off: reproducible output)
@@ -35,7 +35,7 @@ type Settings struct {
 // DefaultSettings are a new session's: engine auto, format table, no
 // limit, timing on, expanded off, workers auto.
 func DefaultSettings() Settings {
-	return Settings{Engine: sase.Auto, Format: output.Table, Timing: true}
+	return Settings{Engine: "auto", Format: output.Table, Timing: true}
 }
 
 // workers is how many workers run q (nil: a MATCH_RECOGNIZE query, which
@@ -48,15 +48,28 @@ func DefaultSettings() Settings {
 // elsewhere each match goes through the merge, which costs the engines'
 // work several times over; and only where the split record's estimate
 // says it pays (docs/LANGUAGE.md, Why the default).
-func (st *Settings) workers(q *sase.Query, f output.Format, events int) (n int, why string) {
+func (st *Settings) workers(q query.Query, f output.Format, events int) (n int, why string) {
 	if st.Workers > 0 {
 		return st.Workers, ""
 	}
 	sink := f.AutoSink(st.Limit)
 	if q == nil {
-		return sase.AutoWorkers(events, sink)
+		c, err := query.Registered()
+		if err != nil {
+			return 1, err.Error()
+		}
+		return c.AutoWorkers(events, sink)
 	}
 	return q.AutoWorkers(events, sink)
+}
+
+// engineNames are the compiler's engines' names (none when no compiler
+// is linked in).
+func engineNames() []string {
+	if c, err := query.Registered(); err == nil {
+		return c.Engines()
+	}
+	return nil
 }
 
 // settingKeys are the keys SET accepts, in the order \set lists them.
@@ -70,7 +83,7 @@ func SettingKeys() []string { return slices.Clone(settingKeys) }
 func SettingValues(key string) []string {
 	switch strings.ToLower(key) {
 	case "engine":
-		return sase.EngineNames()
+		return engineNames()
 	case "format":
 		var fs []string
 		for _, f := range output.Formats {
@@ -93,7 +106,11 @@ func (st *Settings) Set(key, value string) error {
 	v := strings.ToLower(strings.TrimSpace(value))
 	switch strings.ToLower(key) {
 	case "engine":
-		e, err := sase.LookupEngine(v)
+		c, err := query.Registered()
+		if err != nil {
+			return err
+		}
+		e, err := c.LookupEngine(v)
 		if err != nil {
 			return fmt.Errorf("%w%s", err, ast.DidYouMean(v, SettingValues("engine")))
 		}
@@ -161,7 +178,7 @@ func isKey(key string) bool { return slices.Contains(settingKeys, strings.ToLowe
 func (st *Settings) get(key string) string {
 	switch key {
 	case "engine":
-		return st.Engine.Name
+		return st.Engine
 	case "format":
 		return string(st.Format)
 	case "limit":

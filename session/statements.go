@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -276,10 +276,10 @@ func (s *Session) listing(names []string, rows [][]event.Value) {
 		cols[i] = output.Column{Name: n, Kind: output.Value}
 	}
 	w := s.writer(s.out, output.Schema{Columns: cols}, 0)
-	cells := make([]sase.Cell, len(names))
+	cells := make([]query.Cell, len(names))
 	for _, r := range rows {
 		for i, v := range r {
-			cells[i] = sase.Cell{Value: v}
+			cells[i] = query.Cell{Value: v}
 		}
 		w.Row(cells) // an error sticks in s.out
 	}

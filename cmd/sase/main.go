@@ -28,6 +28,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	_ "github.com/sase-cep/sase/compiler" // the sessions' compiler (query.Registered)
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/repl"
 	"github.com/sase-cep/sase/serve"
