@@ -25,13 +25,16 @@ func IsKeyword(name string) bool { return keywords[strings.ToLower(name)] }
 
 // QuoteName prints a name so that it lexes back as the same identifier.
 func QuoteName(name string) string {
-	if isPlainIdent(name) && !IsKeyword(name) {
+	if IsPlainIdent(name) && !IsKeyword(name) {
 		return name
 	}
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
-func isPlainIdent(s string) bool {
+// IsPlainIdent reports whether s lexes as one identifier without
+// backquotes (a keyword does too; where the grammar takes it as a name
+// depends on the place).
+func IsPlainIdent(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -56,8 +56,12 @@ func CompletionContext(text string) Completion {
 		return Completion{}
 	}
 	start := len(text)
-	for start > 0 && isWordByte(text[start-1]) {
-		start--
+	if t := lastToken(text); t != nil && t.GetTokenType() == gen.SaseLexerUNTERMINATED_BQUOTED {
+		start -= len(t.GetText()) // a name opened with a backquote: the word is all of it
+	} else {
+		for start > 0 && isWordByte(text[start-1]) {
+			start--
+		}
 	}
 	c := Completion{Word: text[start:]}
 	if start > 0 && text[start-1] >= utf8.RuneSelf {

@@ -37,6 +37,11 @@ func TestCompletionContext(t *testing.T) {
 		{"STOP QUERY ", grammar.Completion{Expect: grammar.ExpectQueryID}},
 		{"LOAD 'data/x", grammar.Completion{Word: "data/x", Expect: grammar.ExpectPath}},
 		{"LISTEN 'tcp", grammar.Completion{}},
+		{"USE `my str", grammar.Completion{Word: "`my str", Expect: grammar.ExpectStream}},
+		{"PATTERN A a WHERE a.`x``y", grammar.Completion{
+			Word: "`x``y", Expect: grammar.ExpectAttribute, Var: "a",
+			Vars: []grammar.PatternVar{{Name: "a", Types: []string{"A"}}},
+		}},
 	}
 	for _, tt := range tests {
 		got := grammar.CompletionContext(tt.text)

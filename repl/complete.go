@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/query"
 	"github.com/sase-cep/sase/session"
 )
@@ -56,19 +57,19 @@ func (c *completer) candidates() []string {
 	ctx := c.ctx
 	if ctx.Expect&query.ExpectStream != 0 {
 		for _, st := range c.s.Streams() {
-			c.name(st.Name, " ")
+			c.ident(st.Name, " ")
 		}
 	}
 	if ctx.Expect&query.ExpectType != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, t := range sc.Types {
-				c.name(t.Name, " ")
+				c.ident(t.Name, " ")
 			}
 		}
 	}
 	if ctx.Expect&query.ExpectVariable != 0 {
 		for _, v := range ctx.Vars {
-			c.name(v.Name, "")
+			c.ident(v.Name, "")
 		}
 	}
 	if ctx.Expect&query.ExpectAttribute != 0 {
@@ -77,7 +78,7 @@ func (c *completer) candidates() []string {
 	if ctx.Expect&query.ExpectStreamAttribute != 0 {
 		if sc := c.s.Schema(ctx.Stream); sc != nil {
 			for _, a := range sc.Attrs {
-				c.name(a, "")
+				c.ident(a, "")
 			}
 		}
 	}
@@ -121,6 +122,19 @@ func (c *completer) name(n, suffix string) {
 	}
 }
 
+// ident adds a name the query names (a stream, type, variable or
+// attribute; a nested key's dotted name) as it must be written: in
+// backquotes where a part of it is not a plain identifier (so 城市 is
+// offered once a backquote, or nothing, is typed: readline can only
+// append to the word), and wherever the word opens them. A keyword stays
+// bare, as the grammar takes it as a name where a name fits.
+func (c *completer) ident(n, suffix string) {
+	if strings.HasPrefix(c.ctx.Word, "`") || slices.ContainsFunc(strings.Split(n, "."), func(p string) bool { return !ast.IsPlainIdent(p) }) {
+		n = "`" + strings.ReplaceAll(n, "`", "``") + "`"
+	}
+	c.name(n, suffix)
+}
+
 // attributes adds the attributes of the variable's types, and LEN for a
 // closure's variable.
 func (c *completer) attributes() {
@@ -132,7 +146,7 @@ func (c *completer) attributes() {
 		if sc != nil {
 			for _, t := range v.Types {
 				for _, a := range session.Attributes(sc, t) {
-					c.name(a, " ")
+					c.ident(a, " ")
 				}
 			}
 		}
