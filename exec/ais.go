@@ -54,7 +54,8 @@ type aisSSC struct {
 	// binding (spareEv when nothing reads it), and cells[j], its cell of
 	// the row (spare when the row does not return it or out is unset);
 	// cell0 is cells[0], where leaf writes. checks0 are state 0's checks,
-	// one0 the one int check they are when they are one.
+	// one0 the one int check they are when they are one; leaf0 is that
+	// check with offsets too (leafChecked's, which adds them).
 	slots   []**event.Event
 	spareEv *event.Event
 	cells   []*Cell
@@ -62,6 +63,7 @@ type aisSSC struct {
 	spare   Cell
 	checks0 []check
 	one0    *check
+	leaf0   *check
 	// mask0: state 0's checks read only states 0 and 1, so which of the
 	// state-0 instances before a state-1 instance pass them is the same on
 	// every visit, and the instance keeps it (searchMasked).
@@ -140,11 +142,17 @@ func (s *aisStack) push(in instance) {
 // (the state's value on the left), with no evaluator call; when either
 // value is not an int it evaluates the predicate, as every other check
 // does.
+//
+// Either side may add an int constant to its attribute (`b.price < a.price
+// - 5`): offJ is added to this state's value and offK to state k's, with
+// the evaluator's wrapping int arithmetic, before they are compared. The
+// search loops' inline tests (one) take only checks without offsets.
 type check struct {
-	pred  *planner.Pred
-	isInt bool
-	k     int
-	rel   order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
+	pred       *planner.Pred
+	isInt      bool
+	k          int
+	rel        order // bit 0 set when the check holds of a < b, bit 1 of a = b, bit 2 of a > b
+	offJ, offK int64
 }
 
 func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
@@ -221,20 +229,24 @@ func (s *aisSSC) planChecks() {
 	for j, preds := range s.op.Checks {
 		for _, pr := range preds {
 			c := check{pred: pr}
-			if k, slotJ, slotK, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, slotJ) && s.keyOn(k, slotK) {
+			if k, x, y, op, ok := s.pairOf(j, pr); ok && s.keyOn(j, x.slot) && s.keyOn(k, y.slot) {
 				c.isInt, c.k = true, k
 				c.rel = orderOf(op)
+				c.offJ, c.offK = x.off, y.off
 			}
 			s.checks[j] = append(s.checks[j], c)
 		}
 	}
 	for j, cs := range s.checks {
-		if len(cs) == 1 && cs[0].isInt {
+		if len(cs) == 1 && cs[0].isInt && cs[0].offJ == 0 && cs[0].offK == 0 {
 			s.one[j] = &cs[0]
 		}
 	}
 	s.checksLast = len(s.checks[s.n-1]) > 0
 	s.checks0, s.one0 = s.checks[0], s.one[0]
+	if len(s.checks0) == 1 && s.checks0[0].isInt {
+		s.leaf0 = &s.checks0[0]
+	}
 	s.mask0 = s.n >= 3 && len(s.checks0) > 0
 	for _, c := range s.checks0 {
 		for _, v := range c.pred.Vars {
@@ -243,29 +255,62 @@ func (s *aisSSC) planChecks() {
 	}
 }
 
-// pairOf matches pr, a check of state j, as j.slotJ op k.slotK with state
-// k after j: a comparison of two plain attributes, operands turned so that
-// j's is on the left.
-func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k, slotJ, slotK int, op ast.Op, ok bool) {
+// pairOf matches pr, a check of state j, as j.x op k.y with state k
+// after j: a comparison of two plain attributes, each plus or minus an
+// int constant or not, operands turned so that j's is on the left.
+func (s *aisSSC) pairOf(j int, pr *planner.Pred) (k int, x, y offAttr, op ast.Op, ok bool) {
 	e, isBin := pr.Expr.(*planner.Binary)
 	if !isBin || !e.Op.IsComparison() {
-		return 0, 0, 0, 0, false
+		return 0, x, y, 0, false
 	}
-	x, okX := e.X.(*planner.Attr)
-	y, okY := e.Y.(*planner.Attr)
+	x, okX := s.offAttrOf(e.X)
+	y, okY := s.offAttrOf(e.Y)
 	if !okX || !okY {
-		return 0, 0, 0, 0, false
+		return 0, x, y, 0, false
 	}
-	sx, sy := s.stateOf(x), s.stateOf(y)
 	op = e.Op
-	if sx != j {
-		x, y, sx, sy = y, x, sy, sx
+	if x.state != j {
+		x, y = y, x
 		op = converse(op)
 	}
-	if sx != j || sy <= j {
-		return 0, 0, 0, 0, false
+	if x.state != j || y.state <= j {
+		return 0, x, y, 0, false
 	}
-	return sy, x.Slot, y.Slot, op, true
+	return y.state, x, y, op, true
+}
+
+// offAttr is a plain attribute of state's events in slot, plus off.
+type offAttr struct {
+	state, slot int
+	off         int64
+}
+
+// offAttrOf matches e as a plain attribute of a state (stateOf), alone
+// or plus or minus an int constant (either side of +): what the
+// evaluator computes as the attribute's int plus off, wrapping, when
+// the attribute holds an int.
+func (s *aisSSC) offAttrOf(e planner.Expr) (offAttr, bool) {
+	var off int64
+	if b, ok := e.(*planner.Binary); ok && (b.Op == ast.OpAdd || b.Op == ast.OpSub) {
+		x, y := b.X, b.Y
+		if _, ok := x.(*planner.Const); ok && b.Op == ast.OpAdd {
+			x, y = y, x
+		}
+		c, ok := y.(*planner.Const)
+		if !ok || !c.Value.IsInt() {
+			return offAttr{}, false
+		}
+		if off = c.Value.Int(); b.Op == ast.OpSub {
+			off = -off // a - c wraps as a + -c does, MinInt64 too
+		}
+		e = x
+	}
+	a, ok := e.(*planner.Attr)
+	if !ok {
+		return offAttr{}, false
+	}
+	j := s.stateOf(a)
+	return offAttr{state: j, slot: a.Slot, off: off}, j >= 0
 }
 
 // converse is the comparison that holds of (y, x) when op holds of (x, y).
@@ -882,14 +927,18 @@ func (s *aisSSC) leaf(items []instance) {
 }
 
 // leafChecked is leaf's loop when state 0 has checks; the commonest, one
-// int comparison with a later state, is tested inline.
+// int comparison with a later state (leaf0, offsets added), is tested
+// inline.
 func (s *aisSSC) leafChecked(chunk []instance) {
 	r, out, slot := s.r, s.cell0, s.slots[0]
-	one, key, keyInt := s.key0()
+	one, key, keyInt := s.leaf0, int64(0), false
+	if one != nil {
+		key, keyInt = s.keys[one.k]+one.offK, s.keyInts[one.k]
+	}
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
 		if keyInt && inst.keyInt() {
-			if !one.holds(inst.key, key) {
+			if !one.holds(inst.key+one.offJ, key) {
 				continue
 			}
 		} else if !s.bindHolds(0, inst, slot) {
@@ -1087,7 +1136,7 @@ func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
 	for i := range cs {
 		c := &cs[i]
 		if c.isInt && isInt && s.keyInts[c.k] {
-			if !c.holds(key, s.keys[c.k]) {
+			if !c.holds(key+c.offJ, s.keys[c.k]+c.offK) {
 				return false
 			}
 		} else if !c.pred.Eval(s.bind) {

@@ -40,6 +40,34 @@ func TestAISIntChecks(t *testing.T) {
 	}
 }
 
+// TestAISOffsetChecks runs checks between positive singles with an int
+// constant added to either side (`b.p < a.p - 3`), which AIS tests on
+// int keys with the evaluator's wrapping arithmetic, for each order and
+// offset, over ints around each other and at the extremes (where the sum
+// wraps), an equal float, fractions, strings and absent values: every
+// engine must find basic's matches.
+func TestAISOffsetChecks(t *testing.T) {
+	vals := []string{"1", "2", "3", "4", "5", "-2", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
+	r := rand.New(rand.NewPCG(7, 31))
+	var b strings.Builder
+	b.WriteString("type,ts,p,q\n")
+	for i := range 150 {
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "ABC"[r.IntN(3)], i, vals[r.IntN(len(vals))], r.IntN(3))
+	}
+	c := randquery.Case{Name: "offsetchecks", StreamCSV: b.String()}
+	for _, op := range []string{"<", "<=", ">", ">=", "=", "!="} {
+		for _, sides := range [][2]string{
+			{"b.p", "a.p - 2"}, {"a.p + 1", "b.p"}, {"1 + b.p", "a.p - 1"}, {"b.p", "a.p + 0"},
+			{"b.p", "a.p + 9223372036854775807"}, {"a.p - 9223372036854775807", "b.p"}, {"b.p", "a.p - 1.5"},
+		} {
+			c.Query = fmt.Sprintf("PATTERN SEQ(A a, B b) WHERE %s %s %s WITHIN 8", sides[0], op, sides[1])
+			agreeWithBasic(t, c)
+		}
+		c.Query = fmt.Sprintf("PATTERN SEQ(A a, B b, C c) WHERE [q] AND b.p %s a.p - 1 AND c.p + 2 > b.p WITHIN 20", op)
+		agreeWithBasic(t, c)
+	}
+}
+
 // TestConstFilters runs transition filters that compare an attribute
 // with a number, which the scans test in place on ints, over ints around
 // the constants and at the extremes, an equal float, fractions, strings

@@ -535,25 +535,33 @@ func (p *mrParser) binary(x ast.Expr, op ast.Op, opPos int, y ast.Expr) ast.Expr
 	return &ast.BinaryExpr{Span: ast.Span{Start: x.NodeSpan().Start, End: y.NodeSpan().End}, Op: op, OpPos: opPos, X: x, Y: y}
 }
 
-func (p *mrParser) expr() ast.Expr {
-	x := p.andExpr()
-	for p.atTok(gen.SaseParserOR) {
+// The binary levels, loosest first: each is left-associative over the
+// next one's operands (NOT and the comparisons sit between AND and +).
+var (
+	mrOrOps  = map[int]ast.Op{gen.SaseParserOR: ast.OpOr}
+	mrAndOps = map[int]ast.Op{gen.SaseParserAND: ast.OpAnd}
+	mrAddOps = map[int]ast.Op{gen.SaseParserPLUS: ast.OpAdd, gen.SaseParserMINUS: ast.OpSub}
+	mrMulOps = map[int]ast.Op{gen.SaseParserSTAR: ast.OpMul, gen.SaseParserSLASH: ast.OpDiv, gen.SaseParserPERCENT: ast.OpMod}
+)
+
+// leftAssoc parses operand (op operand)* for the operators of ops.
+func (p *mrParser) leftAssoc(ops map[int]ast.Op, operand func() ast.Expr) ast.Expr {
+	x := operand()
+	for t := p.peek(); t != nil; t = p.peek() {
+		op, ok := ops[t.GetTokenType()]
+		if !ok {
+			break
+		}
 		at := p.offset()
 		p.i++
-		x = p.binary(x, ast.OpOr, at, p.andExpr())
+		x = p.binary(x, op, at, operand())
 	}
 	return x
 }
 
-func (p *mrParser) andExpr() ast.Expr {
-	x := p.notExpr()
-	for p.atTok(gen.SaseParserAND) {
-		at := p.offset()
-		p.i++
-		x = p.binary(x, ast.OpAnd, at, p.notExpr())
-	}
-	return x
-}
+func (p *mrParser) expr() ast.Expr { return p.leftAssoc(mrOrOps, p.andExpr) }
+
+func (p *mrParser) andExpr() ast.Expr { return p.leftAssoc(mrAndOps, p.notExpr) }
 
 func (p *mrParser) notExpr() ast.Expr {
 	if p.atTok(gen.SaseParserNOT) {
@@ -591,43 +599,9 @@ func (p *mrParser) cmpExpr() ast.Expr {
 	return x
 }
 
-func (p *mrParser) addExpr() ast.Expr {
-	x := p.mulExpr()
-	for {
-		var op ast.Op
-		switch {
-		case p.atTok(gen.SaseParserPLUS):
-			op = ast.OpAdd
-		case p.atTok(gen.SaseParserMINUS):
-			op = ast.OpSub
-		default:
-			return x
-		}
-		at := p.offset()
-		p.i++
-		x = p.binary(x, op, at, p.mulExpr())
-	}
-}
+func (p *mrParser) addExpr() ast.Expr { return p.leftAssoc(mrAddOps, p.mulExpr) }
 
-func (p *mrParser) mulExpr() ast.Expr {
-	x := p.unary()
-	for {
-		var op ast.Op
-		switch {
-		case p.atTok(gen.SaseParserSTAR):
-			op = ast.OpMul
-		case p.atTok(gen.SaseParserSLASH):
-			op = ast.OpDiv
-		case p.atTok(gen.SaseParserPERCENT):
-			op = ast.OpMod
-		default:
-			return x
-		}
-		at := p.offset()
-		p.i++
-		x = p.binary(x, op, at, p.unary())
-	}
-}
+func (p *mrParser) mulExpr() ast.Expr { return p.leftAssoc(mrMulOps, p.unary) }
 
 func (p *mrParser) unary() ast.Expr {
 	if p.atTok(gen.SaseParserMINUS) {

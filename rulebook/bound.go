@@ -145,6 +145,7 @@ type starts struct {
 type ranked struct {
 	ev  *event.Event
 	key float64 // the attribute, negated for min
+	end int64   // the end of its window: reaches reads it, not the event
 }
 
 // add files start ev of rule bound b, whose window is w.
@@ -165,17 +166,17 @@ func (s *starts) add(b *reachBound, ev *event.Event, w int64) {
 	if s.head > 0 && s.head == len(s.q) {
 		s.q, s.head = s.q[:0], 0
 	}
-	s.q = append(s.q, ranked{ev, key})
+	s.q = append(s.q, ranked{ev, key, satAdd(ev.TS, w)})
 }
 
 // reaches says whether event e of the later component may be bound in a
-// match with a start of the window w: the conjunct holds with the
+// match with a start in its window: the conjunct holds with the
 // deciding start, or a start in the window cannot be ordered.
-func (s *starts) reaches(b *reachBound, e *event.Event, w int64, bind *planner.Binding) bool {
+func (s *starts) reaches(b *reachBound, e *event.Event, bind *planner.Binding) bool {
 	if e.TS <= s.unordered {
 		return true
 	}
-	for s.head < len(s.q) && satAdd(s.q[s.head].ev.TS, w) < e.TS {
+	for s.head < len(s.q) && s.q[s.head].end < e.TS {
 		s.q[s.head] = ranked{}
 		s.head++
 	}
