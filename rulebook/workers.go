@@ -161,8 +161,8 @@ func (s *Split) Run(ctx context.Context, events iter.Seq[*event.Event], sinks []
 // reads every item, and below some hundreds of rules a second one costs
 // more CPU than its share saves (measured on 200K stock events, 2 cores:
 // 10 rules 1.3-2.5x the CPU an event of one pass, 100 rules 1.2-1.6x,
-// 1,000 rules the same CPU, within the noise, in less time where a core
-// is free).
+// 1,000 rules the same CPU, within the noise, and on one core the same
+// time: in less time where a core is free).
 const AutoRules = 500
 
 // AutoWorkers is workers = auto for the book: as many passes as the CPUs,

@@ -74,34 +74,37 @@ func TestRulesJobCounts(t *testing.T) {
 	}
 }
 
-// TestRulesJobCancel: a cancel mid-run stops a loaded rulebook with the
-// job's message, which counts the rows its rules wrote, and they are out.
+// TestRulesJobCancel: a cancel mid-run stops a loaded rulebook, on one
+// pass or split among two, with the job's message, which counts the rows
+// its rules wrote, and they are out.
 func TestRulesJobCancel(t *testing.T) {
-	s, stdout, stderr := newSession(t, session.TrackProgress())
-	if err := exec(t, s, "GENERATE STOCKS AS big WITH (events = 200000); SET format = csv; SET limit = 0;"); err != nil {
-		t.Fatal(err)
-	}
-	stdout.Reset()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: "RULE r0: PATTERN SEQ(stock1 a, stock2 b) FROM big WITHIN 2000 RETURN a.seq, b.seq; " +
-			"RULE r1: PATTERN SEQ(stock3 a, stock4 b) FROM big WITHIN 2000 RETURN a.seq, b.seq;"})
-	}()
-	for p, running := s.Progress(); !running || p.Work != "rulebook"; p, running = s.Progress() {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	cancel()
-	if err := <-done; !errors.Is(err, session.ErrFailed) {
-		t.Fatalf("Exec = %v: %s", err, stderr)
-	}
-	m := regexp.MustCompile(`query cancelled after (\d+) events and (\d+) matches`).FindStringSubmatch(stderr.String())
-	rows := strings.Count(stdout.String(), "\nr0,") + strings.Count(stdout.String(), "\nr1,")
-	if m == nil || m[2] != strconv.Itoa(rows) || rows <= 0 {
-		t.Fatalf("%d rows written; stderr:\n%s", rows, stderr)
-	}
-	if events, _ := strconv.Atoi(m[1]); events >= 200000 || ruleSummary.MatchString(stderr.String()) {
-		t.Errorf("cancelled after %d of 200000 events, or with a rule's summary:\n%s", events, stderr)
+	for _, workers := range []int{1, 2} {
+		s, stdout, stderr := newSession(t, session.TrackProgress())
+		if err := exec(t, s, fmt.Sprintf("GENERATE STOCKS AS big WITH (events = 200000); SET format = csv; SET limit = 0; SET workers = %d;", workers)); err != nil {
+			t.Fatal(err)
+		}
+		stdout.Reset()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() {
+			done <- s.Exec(ctx, &ast.Source{Name: "<test>", Text: "RULE r0: PATTERN SEQ(stock1 a, stock2 b) FROM big WITHIN 2000 RETURN a.seq, b.seq; " +
+				"RULE r1: PATTERN SEQ(stock3 a, stock4 b) FROM big WITHIN 2000 RETURN a.seq, b.seq;"})
+		}()
+		// Cancelled once the job has counted rows (1,024: it publishes so).
+		for p, running := s.Progress(); !running || p.Work != "rulebook" || p.Matches == 0; p, running = s.Progress() {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, session.ErrFailed) {
+			t.Fatalf("workers %d: Exec = %v: %s", workers, err, stderr)
+		}
+		m := regexp.MustCompile(`query cancelled after (\d+) events and (\d+) matches`).FindStringSubmatch(stderr.String())
+		rows := strings.Count(stdout.String(), "\nr0,") + strings.Count(stdout.String(), "\nr1,")
+		if m == nil || m[2] != strconv.Itoa(rows) || rows <= 0 {
+			t.Fatalf("workers %d: %d rows written; stderr:\n%s", workers, rows, stderr)
+		}
+		if events, _ := strconv.Atoi(m[1]); events >= 200000 || ruleSummary.MatchString(stderr.String()) {
+			t.Errorf("workers %d: cancelled after %d of 200000 events, or with a rule's summary:\n%s", workers, events, stderr)
+		}
 	}
 }
