@@ -49,7 +49,7 @@ func resultsOf(rs []rulebook.Result) []query.RuleResult {
 // book is query.Rulebook over package rulebook.
 type book struct{ b *rulebook.Book }
 
-func (b book) Explain() string { return b.b.Explain() }
+func (b book) Explain(workers int) string { return b.b.Split(workers).Explain() }
 
 func (b book) Run(ctx context.Context, workers int, events iter.Seq[*event.Event], ss []query.Sink) []query.RuleResult {
 	return resultsOf(b.b.Split(workers).Run(ctx, events, sinks(ss)))

@@ -23,8 +23,9 @@ type RuleResult struct {
 // Rulebook is a set of rules compiled on one stream, indexed so that one
 // pass over the stream feeds each event to the rules it may reach.
 type Rulebook interface {
-	// Explain shows the index.
-	Explain() string
+	// Explain shows the index, and how the rules are shared among
+	// workers passes.
+	Explain(workers int) string
 	// Run runs every rule over events, rule i's matches to sinks[i],
 	// until the events end or ctx is done; a rule whose sink returns
 	// false, or which fails, ends alone. With workers > 1 the rules are

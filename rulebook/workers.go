@@ -2,9 +2,11 @@ package rulebook
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sase-cep/sase"
@@ -84,6 +86,20 @@ func reads(p *planner.Plan, schema *event.Schema) int {
 		}
 	}
 	return max(1, len(types))
+}
+
+// Explain is the book's index, then how its rules are shared among the
+// passes, when there are several.
+func (s *Split) Explain() string {
+	text := s.book.Explain()
+	if len(s.shares) <= 1 {
+		return text
+	}
+	parts := make([]string, len(s.shares))
+	for k, sh := range s.shares {
+		parts[k] = fmt.Sprintf("rules %d-%d", sh.rules[0]+1, sh.rules[len(sh.rules)-1]+1)
+	}
+	return text + fmt.Sprintf("Parallel: %d passes, each reading every event: %s\n", len(s.shares), strings.Join(parts, ", "))
 }
 
 // Workers is how many passes the split runs.

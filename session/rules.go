@@ -61,7 +61,11 @@ func (s *Session) runRules(ctx context.Context) error {
 	stream := rs.e.stream
 	workers := s.set.Workers // as SET says: EXPLAIN below shows a rule's plan on one
 	if slices.ContainsFunc(rs.asts, func(q *ast.Query) bool { return q.Explain }) {
-		s.out.WriteString(s.c.Rulebook(stream.Schema, rs.book).Explain())
+		book, n := s.c.Rulebook(stream.Schema, rs.book), workers
+		if n == 0 {
+			n = book.AutoWorkers()
+		}
+		s.out.WriteString(book.Explain(n))
 		// A rule runs on one worker, in its pass (SET workers shares the
 		// rules among passes): its plan is shown so.
 		defer func() { s.set.Workers = workers }()
