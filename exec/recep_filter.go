@@ -368,8 +368,7 @@ func (q *queryFilter) pairOne(l, next *level, i, k int) {
 	bound[comp], l.at = evs[i], i
 	if c := next.checks.cur; len(c) == 1 && c[0].from == l {
 		pair := &c[0]
-		if pair.bound = pair.kb * l.src.cols[pair.bcol][i]; pair.bound == pair.bound {
-			pair.ok = true
+		if pair.bindTo(l.src.cols[pair.bcol][i]); pair.ok {
 			q.deliverAll(next, pair.selectIn(resize(next.sel, end-k), k, end))
 			bound[comp] = nil
 			return

@@ -45,14 +45,30 @@ func numOfValue(v *event.Value) float64 {
 var notANumber = math.NaN()
 
 // numTerm is one side of a numeric check: comp's attribute in slot, times
-// k (1 unless scaled). Its value for the attribute's value x is k * x:
-// arith's product when scaled (k * x and x * k are the same IEEE
-// product), x itself otherwise (x * 1 is x for every float but NaN, which
-// numOf keeps out).
+// k (1 unless scaled), plus c. Its value for the attribute's value x is
+// k * x + c (termOf): arith's product when scaled (k * x and x * k are
+// the same IEEE product), x itself otherwise (x * 1 is x for every float
+// but NaN, which numOf keeps out), then arith's sum. Where arith adds two
+// ints (an int c to an unscaled attribute that holds one), the float sum
+// is the int's, wrapping or not, only below 2^53 in magnitude: lim says
+// up to where a value is the evaluator's (+Inf: all but NaN).
 type numTerm struct {
 	comp, slot int
-	k          float64
+	k, c, lim  float64
 	scaled     bool
+}
+
+// maxExact is the largest magnitude below 2^53: an int sum of two ints
+// float64 holds is exact in float64 up to it, and is past it in float64
+// whenever it is in int64.
+const maxExact = 1<<53 - 1
+
+// termOf is the value k * x + c of a numTerm, rounded as arith rounds
+// each step (the conversion keeps the compiler from fusing them), with k
+// and c multiplied by the check's sign (numCmp): usable where its
+// magnitude is at most the term's lim.
+func termOf(k, x, c float64) float64 {
+	return float64(k*x) + c
 }
 
 // levelCheck is one predicate of a search level, in the plan's order: with
@@ -68,15 +84,19 @@ type levelCheck struct {
 }
 
 // numTermOf matches attr, k * attr or attr * k (k a float constant) on a
-// single event's plain attribute.
+// single event's plain attribute, alone or plus or minus a number
+// constant c (either side of +) that float64 holds exactly.
 func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 	switch e := e.(type) {
 	case *planner.Attr:
 		if e.Index != 0 || e.Builtin != planner.NotBuiltin || p.Components[e.Comp].Kind != planner.Single {
 			return numTerm{}, false
 		}
-		return numTerm{comp: e.Comp, slot: e.Slot, k: 1}, true
+		return numTerm{comp: e.Comp, slot: e.Slot, k: 1, lim: math.Inf(1)}, true
 	case *planner.Binary:
+		if e.Op == ast.OpAdd || e.Op == ast.OpSub {
+			return offTermOf(p, e)
+		}
 		if e.Op != ast.OpMul {
 			return numTerm{}, false
 		}
@@ -89,13 +109,37 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 			return numTerm{}, false // an int k multiplies ints as ints
 		}
 		t, ok := numTermOf(p, y)
-		if !ok || t.scaled {
+		if !ok || t.scaled || t.c != 0 || t.lim != math.Inf(1) {
 			return numTerm{}, false
 		}
 		t.k, t.scaled = k.Value.Float(), true
 		return t, true
 	}
 	return numTerm{}, false
+}
+
+// offTermOf matches e, a + or -, as a term plus a constant.
+func offTermOf(p *planner.Plan, e *planner.Binary) (numTerm, bool) {
+	x, y := e.X, e.Y
+	if _, ok := x.(*planner.Const); ok && e.Op == ast.OpAdd {
+		x, y = y, x
+	}
+	k, ok := y.(*planner.Const)
+	if !ok {
+		return numTerm{}, false
+	}
+	c := numOfValue(&k.Value)
+	t, ok := numTermOf(p, x)
+	if c != c || !ok || t.c != 0 || t.lim != math.Inf(1) {
+		return numTerm{}, false // not a number, or an int float64 does not hold
+	}
+	if t.c = c; e.Op == ast.OpSub {
+		t.c = -c // x - c is x + -c: exactly for floats, wrapping alike for ints
+	}
+	if k.Value.IsInt() && !t.scaled {
+		t.lim = maxExact
+	}
+	return t, true
 }
 
 // constCheck is a buffer's filter `it op k`, it a numTerm of the
@@ -126,7 +170,7 @@ func constCheckOf(p *planner.Plan, comp int, pr *planner.Pred) constCheck {
 	}
 	t, okt := numTermOf(p, x)
 	k, okk := y.(*planner.Const)
-	if !okt || !okk || t.comp != comp {
+	if !okt || !okk || t.comp != comp || t.c != 0 || t.lim != math.Inf(1) {
 		return constCheck{}
 	}
 	b := numOfValue(&k.Value)
@@ -265,10 +309,17 @@ func newLevelChecks(checks []levelCheck) levelChecks {
 	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
 	for k, c := range checks {
 		sign := c.op.sign
-		l.cur[k] = fastCheck{k: sign * c.it.k, op: c.op, fast: c.fast, comp: c.bound.comp, slot: c.bound.slot, kb: sign * c.bound.k,
-			finite: c.it.k != 0 && !math.IsInf(c.it.k, 0)}
+		it, b := c.it, c.bound
+		l.cur[k] = fastCheck{k: sign * it.k, c: sign * it.c, lim: it.lim, op: c.op, fast: c.fast,
+			comp: b.comp, slot: b.slot, kb: sign * b.k, cb: sign * b.c, limb: b.lim,
+			finite: it.k != 0 && !math.IsInf(it.k, 0) && !offset(it) && !offset(b)}
 	}
 	return l
+}
+
+// offset says t adds a constant.
+func offset(t numTerm) bool {
+	return t.c != 0 || t.lim != math.Inf(1)
 }
 
 // levelChecks is a level's checks and, per loop, their fast forms.
@@ -287,16 +338,21 @@ type levelChecks struct {
 // binds comp (from), bind reads the value from column bcol of that
 // level's source at the index it has bound (level.at), not from the
 // event: the number its buffer took when the event came.
+//
+// Each side adds its constant (c, cb, times op's sign) and is usable up
+// to its lim (numTerm). The loops that test no value for NaN (finite)
+// take checks without them.
 type fastCheck struct {
-	col        []float64
-	k, bound   float64
-	op         numCmp
-	ok, fast   bool
-	finite     bool // k is neither 0 nor infinite: k * x is NaN only for a NaN x
-	comp, slot int
-	kb         float64
-	from       *level
-	bcol       int
+	col          []float64
+	k, bound     float64
+	c, lim       float64
+	op           numCmp
+	ok, fast     bool
+	finite       bool // k is neither 0 nor infinite, no side adds: k * x is NaN only for a NaN x
+	comp, slot   int
+	kb, cb, limb float64
+	from         *level
+	bcol         int
 }
 
 // over makes the checks read buf's columns, for the loops of one search.
@@ -316,13 +372,19 @@ func (l *levelChecks) bind(b *planner.Binding) {
 			// NaN equals nothing and is unequal to everything, which
 			// numCmp does not say.
 			if l := f.from; l != nil {
-				f.bound = f.kb * l.src.cols[f.bcol][l.at]
+				f.bindTo(l.src.cols[f.bcol][l.at])
 			} else {
-				f.bound = f.kb * numOf(b.Events[f.comp], f.slot)
+				f.bindTo(numOf(b.Events[f.comp], f.slot))
 			}
-			f.ok = f.bound == f.bound
 		}
 	}
+}
+
+// bindTo makes the bound side's value y's, usable (ok) where the term's
+// value is the evaluator's and not NaN.
+func (f *fastCheck) bindTo(y float64) {
+	f.bound = termOf(f.kb, y, f.cb)
+	f.ok = math.Abs(f.bound) <= f.limb
 }
 
 // candidates returns the indices of the buffer's events in [i0, i1) the
@@ -351,15 +413,15 @@ func (l *levelChecks) candidates(out []int, i0, i1 int) []int {
 
 // selectIn is candidates for a level whose one check is f, fast and
 // usable, in out's array: one loop over f's column, with no branch that
-// follows the data but for a NaN product.
+// follows the data but for a value the evaluator must decide.
 func (f *fastCheck) selectIn(out []int, i0, i1 int) []int {
 	// Scalars, so that the loop keeps them in registers.
-	col, k, bound, op := f.col[i0:i1], f.k, f.bound, f.op
+	col, k, c, lim, bound, op := f.col[i0:i1], f.k, f.c, f.lim, f.bound, f.op
 	out = out[:len(col)]
 	m := 0
 	for n, x := range col {
-		v := k * x
-		if v != v {
+		v := termOf(k, x, c)
+		if !(math.Abs(v) <= lim) { // NaN, or past where it is the evaluator's
 			out[m] = ^(i0 + n)
 			m++
 			continue
@@ -376,7 +438,7 @@ func (f *fastCheck) selectIn(out []int, i0, i1 int) []int {
 func (l *levelChecks) passAll(b *planner.Binding, i int) bool {
 	for k := range l.checks {
 		if f := &l.cur[k]; f.ok {
-			if x := f.k * f.col[i]; x == x {
+			if x := termOf(f.k, f.col[i], f.c); math.Abs(x) <= f.lim {
 				if f.op.bit(x, f.bound) == 0 {
 					return false
 				}

@@ -381,3 +381,38 @@ func TestReCEPPartners(t *testing.T) {
 		}
 	}
 }
+
+// TestReCEPOffsetChecks runs checks between components with a constant
+// added to either side (`b.p < a.p - 3`), which ReCEP compares as
+// float64 columns: ints around each other, at 2^53 (where an int sum
+// leaves float64) and at the extremes (where it wraps), an equal float,
+// fractions, strings and absent values; int, float and scaled terms, the
+// constant on either side of +, each operator; in the trigger's filter
+// of the level before it and in the pair loop. Every engine must find
+// basic's matches.
+func TestReCEPOffsetChecks(t *testing.T) {
+	vals := []string{"1", "2", "3", "4", "-2", "3.0", "2.5", "x", "", "0",
+		"9223372036854775807", "-9223372036854775808", "9007199254740991", "9007199254740992", "-9007199254740990"}
+	r := rand.New(rand.NewPCG(3, 31))
+	var b strings.Builder
+	// 3 + 9007199254740990 is 2^53 + 1, which float64 rounds to 2^53.
+	b.WriteString("type,ts,p,q\nA,0,3,0\nA,1,9007199254740992,0\nB,2,9007199254740992,0\nB,3,3,0\n")
+	for i := range 150 {
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "ABC"[r.IntN(3)], i+4, vals[r.IntN(len(vals))], r.IntN(3))
+	}
+	c := randquery.Case{Name: "recep offset checks", StreamCSV: b.String()}
+	for _, op := range []string{"<", "<=", ">", ">=", "=", "!="} {
+		for _, sides := range [][2]string{
+			{"b.p", "a.p - 2"}, {"a.p + 1", "b.p"}, {"1 + b.p", "a.p - 1"}, {"b.p", "a.p + 0"},
+			{"b.p", "a.p + 9007199254740990"}, {"a.p", "9007199254740990 + b.p"}, {"a.p - 9007199254740991", "b.p"}, {"b.p", "a.p + 9223372036854775807"},
+			{"b.p", "a.p - 1.5"}, {"0.5 + a.p", "b.p"}, {"b.p", "2.5 * a.p - 2"}, {"a.p * 0.5 + 1", "b.p - 1"},
+		} {
+			c.Query = fmt.Sprintf("PATTERN SEQ(A a, B b) WHERE %s %s %s WITHIN 8", sides[0], op, sides[1])
+			agreeWithBasic(t, c)
+		}
+		c.Query = fmt.Sprintf("PATTERN SEQ(A a, B b, C c) WHERE b.p %s a.p - 1 AND c.p + 2 > b.p WITHIN 20", op)
+		agreeWithBasic(t, c)
+		c.Query = fmt.Sprintf("PATTERN SEQ(A a, B b, C c) WHERE [q] AND b.p + 1.5 %s a.p AND c.p > 1 + b.p WITHIN 20", op)
+		agreeWithBasic(t, c)
+	}
+}
