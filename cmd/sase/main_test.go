@@ -17,8 +17,9 @@ import (
 	"github.com/sase-cep/sase/internal/testkit"
 )
 
-// sase is the binary under test, built once by TestMain.
-var sase string
+// sase is the binary under test, installed once by TestMain in gopath
+// (whose module cache is gomodcache, the go command's).
+var sase, gopath, gomodcache string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -27,8 +28,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	sase = filepath.Join(dir, "sase")
-	build := exec.Command("go", "build", "-o", sase, ".")
+	// go install, into the GOPATH the README's session gets: its own
+	// `go install ./cmd/sase` then finds the binary up to date and links
+	// nothing (a link is seconds of the package's CPU).
+	gopath = filepath.Join(dir, "gopath")
+	sase = filepath.Join(gopath, "bin", "sase")
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go env:", err)
+		os.Exit(1)
+	}
+	gomodcache = strings.TrimSpace(string(modcache))
+	build := exec.Command("go", "install", ".")
+	build.Env = append(os.Environ(), "GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
