@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,15 @@ import (
 var sase, gopath, gomodcache string
 
 func TestMain(m *testing.M) {
+	// Every test runs sase processes of its own and mostly waits on them,
+	// and the README's test waits on its session for most of the run:
+	// two more run at once than GOMAXPROCS, unless -parallel says.
 	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(runtime.GOMAXPROCS(0)+2))
+	}
 	dir, err := os.MkdirTemp("", "sase-cli")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,6 +94,7 @@ func run(t *testing.T, stdin string, args ...string) result {
 // object per match, keyed by the pattern's variables, as many as the
 // summary on stderr counts.
 func TestJSONLMatchesSummary(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", "--format", "jsonl", "-c",
 		"GENERATE STOCKS WITH (events = 1000); PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;")
 	if r.code != 0 {
@@ -111,6 +121,7 @@ func TestJSONLMatchesSummary(t *testing.T) {
 }
 
 func TestGenStocks(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", "gen", "stocks", "--events", "3")
 	want := "type,ts,id,symbol,price,volume\nstock9,0,0,9,12,156\nstock4,1,1,4,8,741\nstock4,2,2,4,94,108\n"
 	if r.code != 0 || r.stdout != want || r.stderr != "" {
@@ -182,6 +193,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, tt.stdin, tt.args...)
 			if r.code != tt.code {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", r.code, tt.code, r.stderr)
@@ -204,6 +216,7 @@ func TestRun(t *testing.T) {
 // it names: the script in the README is testdata/cli/alerts.sase, word for
 // word.
 func TestReadmeAlerts(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
