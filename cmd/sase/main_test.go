@@ -51,11 +51,24 @@ func TestMain(m *testing.M) {
 	build := exec.Command("go", "install", ".")
 	build.Env = append(os.Environ(), "GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	// The README's first block runs `go run ./cmd/sase`, whose binary
+	// the go command keeps in its cache: linked meanwhile (-exec true runs
+	// nothing), it is there when the block runs, rather than linked then,
+	// with the session waiting.
+	var goRun *exec.Cmd
+	readme := readmeSelected()
+	if readme {
+		goRun = exec.Command("go", "run", "-exec", "true", ".")
+		goRun.Env = build.Env
+		goRun.Stdout, goRun.Stderr = os.Stdout, os.Stderr
+		goRun.Start() // (if it fails, the block fails with the reason)
+	}
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
 		os.Exit(1)
 	}
-	if readmeSelected() {
+	if readme {
+		goRun.Wait()
 		readmeStarted = startReadme()
 	}
 	code := m.Run()
