@@ -291,16 +291,11 @@ type offAttr struct {
 // the attribute holds an int.
 func (s *aisSSC) offAttrOf(e planner.Expr) (offAttr, bool) {
 	var off int64
-	if b, ok := e.(*planner.Binary); ok && (b.Op == ast.OpAdd || b.Op == ast.OpSub) {
-		x, y := b.X, b.Y
-		if _, ok := x.(*planner.Const); ok && b.Op == ast.OpAdd {
-			x, y = y, x
-		}
-		c, ok := y.(*planner.Const)
-		if !ok || !c.Value.IsInt() {
+	if x, c, sub, ok := planner.AddedConst(e); ok {
+		if !c.IsInt() {
 			return offAttr{}, false
 		}
-		if off = c.Value.Int(); b.Op == ast.OpSub {
+		if off = c.Int(); sub {
 			off = -off // a - c wraps as a + -c does, MinInt64 too
 		}
 		e = x

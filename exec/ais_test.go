@@ -40,6 +40,17 @@ func TestAISIntChecks(t *testing.T) {
 	}
 }
 
+// valuesCSV is a stream of n events of the types (one letter each) at ts
+// 0, 1, ..., each with p one of vals and q a key from 0 to 2.
+func valuesCSV(r *rand.Rand, n int, types string, vals []string) string {
+	var b strings.Builder
+	b.WriteString("type,ts,p,q\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%c,%d,%s,%d\n", types[r.IntN(len(types))], i, vals[r.IntN(len(vals))], r.IntN(3))
+	}
+	return b.String()
+}
+
 // TestAISOffsetChecks runs checks between positive singles with an int
 // constant added to either side (`b.p < a.p - 3`), which AIS tests on
 // int keys with the evaluator's wrapping arithmetic, for each order and
@@ -48,13 +59,7 @@ func TestAISIntChecks(t *testing.T) {
 // engine must find basic's matches.
 func TestAISOffsetChecks(t *testing.T) {
 	vals := []string{"1", "2", "3", "4", "5", "-2", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
-	r := rand.New(rand.NewPCG(7, 31))
-	var b strings.Builder
-	b.WriteString("type,ts,p,q\n")
-	for i := range 150 {
-		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "ABC"[r.IntN(3)], i, vals[r.IntN(len(vals))], r.IntN(3))
-	}
-	c := randquery.Case{Name: "offsetchecks", StreamCSV: b.String()}
+	c := randquery.Case{Name: "offsetchecks", StreamCSV: valuesCSV(rand.New(rand.NewPCG(7, 31)), 150, "ABC", vals)}
 	for _, op := range []string{"<", "<=", ">", ">=", "=", "!="} {
 		for _, sides := range [][2]string{
 			{"b.p", "a.p - 2"}, {"a.p + 1", "b.p"}, {"1 + b.p", "a.p - 1"}, {"b.p", "a.p + 0"},
@@ -76,13 +81,7 @@ func TestAISOffsetChecks(t *testing.T) {
 // basic's matches.
 func TestConstFilters(t *testing.T) {
 	vals := []string{"2", "3", "4", "-2", "-1", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
-	r := rand.New(rand.NewPCG(5, 9))
-	var b strings.Builder
-	b.WriteString("type,ts,p,q\n")
-	for i := range 200 {
-		fmt.Fprintf(&b, "%c,%d,%s,%d\n", "AB"[r.IntN(2)], i, vals[r.IntN(len(vals))], r.IntN(3))
-	}
-	c := randquery.Case{Name: "constfilters", StreamCSV: b.String()}
+	c := randquery.Case{Name: "constfilters", StreamCSV: valuesCSV(rand.New(rand.NewPCG(5, 9)), 200, "AB", vals)}
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b) WHERE a.p > 2 AND b.p <= 3 WITHIN 6",
 		"PATTERN SEQ(A a, B b) WHERE 3 >= a.p AND b.p != 3 WITHIN 6",

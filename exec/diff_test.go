@@ -12,12 +12,23 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 var (
 	diffSeed = flag.Uint64("diff.seed", 0, "replay one differential-test seed")
-	diffTime = flag.Duration("diff.time", 3*time.Second, "how long the differential test runs")
+	diffTime = flag.Duration("diff.time", 0, "how long each random differential test runs (default 2s, 10s with -long)")
 )
+
+// diffBudget is how long TestDifferential and TestStrategyRandomCases
+// each draw random cases (seeds 1, 2, ...): -diff.time, else 2 s (at load
+// 13, 33 and 175 cases, where 3 s drew 54 and 323), or 10 s with -long.
+func diffBudget() time.Duration {
+	if *diffTime > 0 {
+		return *diffTime
+	}
+	return time.Duration(testkit.Size(2, 10)) * time.Second
+}
 
 // TestDifferential runs random queries on random streams through every
 // engine and compares the matches with the basic plan's, as multisets.
@@ -26,7 +37,7 @@ func TestDifferential(t *testing.T) {
 	if *diffSeed == 0 {
 		seeds = nil
 	}
-	deadline := time.Now().Add(*diffTime)
+	deadline := time.Now().Add(diffBudget())
 	ran, split, segmented := 0, 0, 0
 	for seed := uint64(1); ; seed++ {
 		if seeds != nil {

@@ -186,7 +186,7 @@ func withStrategy(query, strategy string) string {
 func TestStrategyRandomCases(t *testing.T) {
 	chain := []string{"strict-contiguity", "partition-contiguity", "skip-till-next-match", "skip-till-any-match"}
 	ran := 0
-	deadline := time.Now().Add(*diffTime)
+	deadline := time.Now().Add(diffBudget())
 	for seed := uint64(1); time.Now().Before(deadline); seed++ {
 		c := randomCaseOf(seed, false)
 		results := make([][]string, len(chain))

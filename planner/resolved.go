@@ -80,6 +80,26 @@ type Binary struct {
 	Text  string
 }
 
+// AddedConst matches e as x plus or minus a constant (c + x too): it
+// returns x, the constant and whether it is subtracted. The typed fast
+// paths that compare an attribute with an offset (AIS's keys, a
+// rulebook's bounds) read a check so.
+func AddedConst(e Expr) (x Expr, c event.Value, sub, ok bool) {
+	b, isBin := e.(*Binary)
+	if !isBin || b.Op != ast.OpAdd && b.Op != ast.OpSub {
+		return e, event.Value{}, false, false
+	}
+	x, y := b.X, b.Y
+	if _, isConst := x.(*Const); isConst && b.Op == ast.OpAdd {
+		x, y = y, x
+	}
+	k, isConst := y.(*Const)
+	if !isConst {
+		return e, event.Value{}, false, false
+	}
+	return x, k.Value, b.Op == ast.OpSub, true
+}
+
 // Abs is abs(X).
 type Abs struct {
 	node

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/planner"
 )
@@ -129,5 +130,34 @@ func TestNames(t *testing.T) {
 	want := []string{"sym on A|B|C|D", "price on A|B", "price on C", "price on B", "vol on B", "tag on A"}
 	if !slices.Equal(got, want) {
 		t.Errorf("attributes %v, want %v", got, want)
+	}
+}
+
+// TestAddedConst checks which checks the typed fast paths read as an
+// attribute plus or minus a constant.
+func TestAddedConst(t *testing.T) {
+	a, b := &planner.Attr{Comp: 0}, &planner.Attr{Comp: 1}
+	five := &planner.Const{Value: event.IntValue(5)}
+	bin := func(op ast.Op, x, y planner.Expr) planner.Expr { return &planner.Binary{Op: op, X: x, Y: y} }
+	tests := []struct {
+		name string
+		e    planner.Expr
+		x    planner.Expr
+		sub  bool
+		ok   bool
+	}{
+		{"x + c", bin(ast.OpAdd, a, five), a, false, true},
+		{"c + x", bin(ast.OpAdd, five, a), a, false, true},
+		{"x - c", bin(ast.OpSub, a, five), a, true, true},
+		{"c - x is not x plus a constant", bin(ast.OpSub, five, a), nil, false, false},
+		{"x * c", bin(ast.OpMul, a, five), nil, false, false},
+		{"x + y", bin(ast.OpAdd, a, b), nil, false, false},
+		{"x alone", a, nil, false, false},
+	}
+	for _, tt := range tests {
+		x, c, sub, ok := planner.AddedConst(tt.e)
+		if ok != tt.ok || ok && (x != tt.x || sub != tt.sub || !c.IsInt() || c.Int() != 5) || !ok && x != tt.e {
+			t.Errorf("%s: AddedConst = %v, %v, %v, %v", tt.name, x, c, sub, ok)
+		}
 	}
 }

@@ -98,16 +98,11 @@ func plainAttr(e planner.Expr, comp int) bool {
 // attribute. It returns the attribute and what is added to it.
 func growing(e planner.Expr, comp int) (planner.Field, float64, bool) {
 	var k float64
-	if b, ok := e.(*planner.Binary); ok && (b.Op == ast.OpAdd || b.Op == ast.OpSub) {
-		x, y := b.X, b.Y
-		if _, ok := x.(*planner.Const); ok && b.Op == ast.OpAdd {
-			x, y = y, x
-		}
-		c, ok := y.(*planner.Const)
-		if !ok || !small(c.Value) {
+	if x, c, sub, ok := planner.AddedConst(e); ok {
+		if !small(c) {
 			return planner.Field{}, 0, false
 		}
-		if k = c.Value.AsFloat(); b.Op == ast.OpSub {
+		if k = c.AsFloat(); sub {
 			k = -k
 		}
 		e = x

@@ -108,7 +108,7 @@ func TestDisorderedSources(t *testing.T) {
 		total += len(w)
 	}
 	const report = "4000 lines read, 4000 events used, 0 late, 0 lines rejected"
-	check := func(how string, got [][]string, stderr string) {
+	check := func(t *testing.T, how string, got [][]string, stderr string) {
 		t.Helper()
 		for i := range want {
 			if !slices.Equal(got[i], want[i]) {
@@ -121,6 +121,7 @@ func TestDisorderedSources(t *testing.T) {
 	}
 
 	t.Run("batch", func(t *testing.T) {
+		t.Parallel()
 		var got [][]string
 		for _, q := range disorderQueries {
 			r := run(t, "", "--no-stocks", "--format", "jsonl", "-c", "LOAD '"+shuffled+"' AS s WITH (slack = 20); "+q+";")
@@ -132,19 +133,20 @@ func TestDisorderedSources(t *testing.T) {
 				t.Errorf("stderr lacks the report:\n%s", r.stderr)
 			}
 		}
-		check("batch", canonicalAll(t, got), "(stream s loaded: "+report+")")
+		check(t, "batch", canonicalAll(t, got), "(stream s loaded: "+report+")")
 	})
 	t.Run("pipe", func(t *testing.T) {
+		t.Parallel()
 		r := run(t, dis.stdout, "--no-stocks", "--format", "jsonl", "-c", liveScript("LOAD '-' AS s WITH (slack = 20);"))
 		if r.code != 0 {
 			t.Fatal(r.stderr)
 		}
-		check("pipe", byQuery(t, strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")), r.stderr)
+		check(t, "pipe", byQuery(t, strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")), r.stderr)
 	})
 	// A followed file and a listener do not end: a punctuation past the
 	// last window releases every match, then a signal ends the run.
 	const punct = ",100000,,,,\n"
-	collect := func(r *liveRun) [][]string {
+	collect := func(t *testing.T, r *liveRun) [][]string {
 		lines := make([]string, total)
 		for i := range lines {
 			lines[i] = r.line()
@@ -156,6 +158,7 @@ func TestDisorderedSources(t *testing.T) {
 		return byQuery(t, lines)
 	}
 	t.Run("follow", func(t *testing.T) {
+		t.Parallel()
 		file := filepath.Join(t.TempDir(), "feed.csv")
 		os.WriteFile(file, []byte(dis.stdout[:len(dis.stdout)/2]), 0o644)
 		r := startLive(t, "--format", "jsonl", "-c", liveScript("LOAD '"+file+"' FOLLOW AS s WITH (slack = 20);"))
@@ -165,10 +168,11 @@ func TestDisorderedSources(t *testing.T) {
 		}
 		f.WriteString(dis.stdout[len(dis.stdout)/2:] + punct)
 		f.Close()
-		got := collect(r)
-		check("follow", got, strings.Replace(r.errText(), "stopped", "ended", 1))
+		got := collect(t, r)
+		check(t, "follow", got, strings.Replace(r.errText(), "stopped", "ended", 1))
 	})
 	t.Run("tcp", func(t *testing.T) {
+		t.Parallel()
 		r := startLive(t, "--format", "jsonl", "-c", liveScript("LISTEN 'tcp://127.0.0.1:0' AS s WITH (slack = 20);"))
 		addr := r.errLine(regexp.MustCompile(`listening on tcp://(\S+) as s`))[1]
 		c, err := net.DialTimeout("tcp", addr, deadline)
@@ -179,8 +183,8 @@ func TestDisorderedSources(t *testing.T) {
 		if _, err := c.Write([]byte(dis.stdout + punct)); err != nil {
 			t.Fatal(err)
 		}
-		got := collect(r)
-		check("tcp", got, r.errText())
+		got := collect(t, r)
+		check(t, "tcp", got, r.errText())
 	})
 }
 
@@ -190,6 +194,7 @@ func TestDisorderedSources(t *testing.T) {
 // and before anything written after that line. Query 2 echoes marker
 // events, to show how far the input has been read.
 func TestPunctuationReleasesOnTime(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "csv", "-c", "LOAD '-' AS s; "+
 		"PATTERN SEQ(A a, !B b) WITHIN 5 RETURN a.x; PATTERN SEQ(M m) WITHIN 1 RETURN m.x;")
 	r.write("type,ts,x\nA,1,10\nM,2,1\n")
@@ -225,6 +230,7 @@ func TestPunctuationReleasesOnTime(t *testing.T) {
 // TestLoadSkipReport: a batch LOAD with on_error = 'skip' and a slack
 // reports each left-out line and a report line that adds up.
 func TestLoadSkipReport(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "in.csv")
 	os.WriteFile(file, []byte("type,ts\nA,5\nB,3\nC,9\nD,2\nE,9\nF,x\nG,8\n"), 0o644)
 	r := run(t, "", "--no-stocks", "-c", "LOAD '"+file+"' AS s WITH (on_error = 'skip', slack = 2); SET format = csv; SHOW STREAMS;")

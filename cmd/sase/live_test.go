@@ -160,6 +160,7 @@ func (r *liveRun) signal(sig os.Signal) {
 // input ends, bad lines are reported with their line and counted, and the
 // summary says what was read, used and rejected.
 func TestLivePipe(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "jsonl", "-c",
 		"LOAD '-' AS s; PATTERN SEQ(A a, B b) WITHIN 10 RETURN a.x, b.x;")
 	r.write("type,ts,x\nA,1,5\n")
@@ -192,6 +193,7 @@ func TestLivePipe(t *testing.T) {
 // state) runs on a live pipe without WITHIN, each match as its event
 // comes.
 func TestLivePipeFilter(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "jsonl", "-c", "LOAD '-' AS s; PATTERN A a WHERE a.x > 2 RETURN a.x;")
 	r.write("type,ts,x\nA,1,5\n")
 	if got := r.line(); got != `{"a.x":5}` {
@@ -212,6 +214,7 @@ func TestLivePipeFilter(t *testing.T) {
 // turn out unit-less stops that query at the first event, with the fix,
 // and the script exits with status 1; a query in ticks goes on.
 func TestLivePipeWithinUnit(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "jsonl", "-c",
 		"LOAD '-' AS s; PATTERN SEQ(A a, B b) WITHIN 5 s RETURN b.x; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x;")
 	r.write("type,ts,x\nA,1,5\nB,2,6\n")
@@ -300,6 +303,7 @@ func canonical(t *testing.T, m map[string]any) string {
 // TestLiveFollow follows a real growing file: appended events are matched
 // as they are written; SIGINT ends the run with status 130.
 func TestLiveFollow(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.jsonl")
 	if err := os.WriteFile(path, []byte(`{"type":"login","ts":1,"user":"ann"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -342,6 +346,7 @@ func TestLiveFollow(t *testing.T) {
 // clients: their lines are merged, a closed client does not stop the
 // listener, and SIGTERM ends the run with status 130.
 func TestLiveListen(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "jsonl", "-c",
 		"LISTEN 'tcp://127.0.0.1:0' AS feed FORMAT jsonl; PATTERN SEQ(A a, B b) WITHIN 10 RETURN a.n, b.n;")
 	addr := r.errLine(regexp.MustCompile(`listening on tcp://(\S+) as feed`))[1]
@@ -389,6 +394,7 @@ func TestLiveListen(t *testing.T) {
 // (A,120 B,130): the line shows that the query has read B,130, since the
 // output is flushed only when the query waits for input.
 func TestLiveInterrupt(t *testing.T) {
+	t.Parallel()
 	r := startLive(t, "--format", "csv", "-c",
 		"LOAD '-' AS s; PATTERN SEQ(A a, B b, !C c) WITHIN 100 RETURN a.ts, b.ts;")
 	r.write("type,ts\nA,1\nB,2\nA,120\nB,130\n")

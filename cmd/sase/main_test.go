@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,24 +18,57 @@ import (
 	"github.com/sase-cep/sase/internal/testkit"
 )
 
-// sase is the binary under test, built once by TestMain.
-var sase string
+// sase is the binary under test, installed once by TestMain in gopath
+// (whose module cache is gomodcache, the go command's).
+var sase, gopath, gomodcache string
 
 func TestMain(m *testing.M) {
+	// Every test runs sase processes of its own and mostly waits on them,
+	// and the README's test waits on its session for most of the run:
+	// two more run at once than GOMAXPROCS, unless -parallel says.
 	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(runtime.GOMAXPROCS(0)+2))
+	}
 	dir, err := os.MkdirTemp("", "sase-cli")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	sase = filepath.Join(dir, "sase")
-	build := exec.Command("go", "build", "-o", sase, ".")
+	// go install, into the GOPATH the README's session gets: its own
+	// `go install ./cmd/sase` then finds the binary up to date and links
+	// nothing (a link is seconds of the package's CPU).
+	gopath = filepath.Join(dir, "gopath")
+	sase = filepath.Join(gopath, "bin", "sase")
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go env:", err)
+		os.Exit(1)
+	}
+	gomodcache = strings.TrimSpace(string(modcache))
+	build := exec.Command("go", "install", ".")
+	build.Env = append(os.Environ(), "GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	// The README's first block runs `go run ./cmd/sase`, whose binary
+	// the go command keeps in its cache: linked meanwhile (-exec true runs
+	// nothing), it is there when the block runs, rather than linked then,
+	// with the session waiting.
+	var goRun *exec.Cmd
+	readme := readmeSelected()
+	if readme {
+		goRun = exec.Command("go", "run", "-exec", "true", ".")
+		goRun.Env = build.Env
+		goRun.Stdout, goRun.Stderr = os.Stdout, os.Stderr
+		goRun.Start() // (if it fails, the block fails with the reason)
+	}
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
 		os.Exit(1)
 	}
-	if readmeSelected() {
+	if readme {
+		goRun.Wait()
 		readmeStarted = startReadme()
 	}
 	code := m.Run()
@@ -73,6 +107,7 @@ func run(t *testing.T, stdin string, args ...string) result {
 // object per match, keyed by the pattern's variables, as many as the
 // summary on stderr counts.
 func TestJSONLMatchesSummary(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", "--format", "jsonl", "-c",
 		"GENERATE STOCKS WITH (events = 1000); PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;")
 	if r.code != 0 {
@@ -99,6 +134,7 @@ func TestJSONLMatchesSummary(t *testing.T) {
 }
 
 func TestGenStocks(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", "gen", "stocks", "--events", "3")
 	want := "type,ts,id,symbol,price,volume\nstock9,0,0,9,12,156\nstock4,1,1,4,8,741\nstock4,2,2,4,94,108\n"
 	if r.code != 0 || r.stdout != want || r.stderr != "" {
@@ -170,6 +206,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, tt.stdin, tt.args...)
 			if r.code != tt.code {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", r.code, tt.code, r.stderr)
@@ -192,6 +229,7 @@ func TestRun(t *testing.T) {
 // it names: the script in the README is testdata/cli/alerts.sase, word for
 // word.
 func TestReadmeAlerts(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

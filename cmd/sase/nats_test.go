@@ -71,8 +71,10 @@ func TestNATS(t *testing.T) {
 // TestNATSPublishSignal: `nats publish` stopped by SIGINT or SIGTERM
 // says how many lines the server acknowledged and exits 130.
 func TestNATSPublishSignal(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -26,9 +26,10 @@ const readmeBound = 4 * time.Minute
 // a reader would: every sh block, and every `sase>` session (its
 // statements on sase's stdin), in one bash session started in the clone,
 // so that REPO, cd and background jobs carry from block to block. The
-// freshly built sase is first on PATH (until the README's go install puts
-// one built from the same clone before it, in a temporary GOPATH);
-// mktemp makes its folders in the test's. It checks that each block exits
+// session's GOPATH is the temporary one TestMain installed sase in, first
+// on PATH: the README's go install finds it up to date (a binary built
+// otherwise from the clone would replace it); mktemp makes its folders in
+// the test's. It checks that each block exits
 // 0, the counts a block states (`| wc -l  # 1672`, `# 4 matches`), and the
 // lines of the output block that follows it (`...` stands for lines left
 // out; times and rates may differ).
@@ -204,7 +205,7 @@ func (r *readmeRun) start() error {
 	r.tmp, r.blocks = tmp, blocks
 	dir := filepath.Join(tmp, "blocks")
 	r.dir = dir
-	for _, d := range []string{dir, filepath.Join(tmp, "gopath"), filepath.Join(tmp, "tmp")} {
+	for _, d := range []string{dir, filepath.Join(tmp, "tmp")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return err
 		}
@@ -247,18 +248,13 @@ func (r *readmeRun) start() error {
 	}
 
 	bin := filepath.Dir(sase)
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), readmeBound)
 	r.cancel = cancel
 	cmd := exec.CommandContext(ctx, "bash", script)
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"GOPATH="+filepath.Join(tmp, "gopath"), "GOBIN=",
-		"GOMODCACHE="+strings.TrimSpace(string(modcache)),
+		"GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache,
 		"TMPDIR="+filepath.Join(tmp, "tmp"))
 	// Background jobs (a NATS server, instances) go with the session.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -81,6 +81,7 @@ func (term *terminal) exit() {
 // long query, Ctrl-C stopping it while the shell goes on, history in a
 // private file, and \q.
 func TestShellOnATerminal(t *testing.T) {
+	t.Parallel()
 	term := startTerminal(t, "NO_COLOR=1")
 	term.waitFor("Results stop at 100 matches here (SET limit = 0 for all)")
 	term.waitFor("sase> ")
@@ -146,6 +147,7 @@ func TestShellOnATerminal(t *testing.T) {
 // TestColorPerStream runs sase with one of stdout and stderr a terminal
 // and the other a file: colour goes to the terminal only.
 func TestColorPerStream(t *testing.T) {
+	t.Parallel()
 	query := "SHOW STREAMS; USE nothing;"
 	for _, ttyOut := range []bool{true, false} {
 		p, tty, err := pty.Open()
@@ -180,6 +182,7 @@ func TestColorPerStream(t *testing.T) {
 // TestScriptTableFitsTerminal checks that a script's table is fitted to
 // the terminal its stdout is, and left whole when stdout is a file.
 func TestScriptTableFitsTerminal(t *testing.T) {
+	t.Parallel()
 	args := []string{"--limit", "3", "-c", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120;"}
 	p, tty, err := pty.Open()
 	if err != nil {

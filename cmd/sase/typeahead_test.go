@@ -43,6 +43,7 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 // the query has ended (the terminal echoes it meanwhile: it is in cooked
 // mode while a statement runs).
 func TestTypeahead(t *testing.T) {
+	t.Parallel()
 	pty, tty := openPTY(t)
 	cmd := exec.Command(sase, "--no-stocks")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TERM=dumb")

@@ -6,6 +6,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	settings := func(kv ...string) []debug.BuildSetting {
 		var s []debug.BuildSetting
 		for i := 0; i < len(kv); i += 2 {
