@@ -94,8 +94,8 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 		}
 		return numTerm{comp: e.Comp, slot: e.Slot, k: 1, lim: math.Inf(1)}, true
 	case *planner.Binary:
-		if e.Op == ast.OpAdd || e.Op == ast.OpSub {
-			return offTermOf(p, e)
+		if x, k, sub, ok := planner.AddedConst(e); ok {
+			return offTermOf(p, x, k, sub)
 		}
 		if e.Op != ast.OpMul {
 			return numTerm{}, false
@@ -109,7 +109,7 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 			return numTerm{}, false // an int k multiplies ints as ints
 		}
 		t, ok := numTermOf(p, y)
-		if !ok || t.scaled || t.c != 0 || t.lim != math.Inf(1) {
+		if !ok || t.scaled || offset(t) {
 			return numTerm{}, false
 		}
 		t.k, t.scaled = k.Value.Float(), true
@@ -118,25 +118,18 @@ func numTermOf(p *planner.Plan, e planner.Expr) (numTerm, bool) {
 	return numTerm{}, false
 }
 
-// offTermOf matches e, a + or -, as a term plus a constant.
-func offTermOf(p *planner.Plan, e *planner.Binary) (numTerm, bool) {
-	x, y := e.X, e.Y
-	if _, ok := x.(*planner.Const); ok && e.Op == ast.OpAdd {
-		x, y = y, x
-	}
-	k, ok := y.(*planner.Const)
-	if !ok {
-		return numTerm{}, false
-	}
-	c := numOfValue(&k.Value)
+// offTermOf matches x plus k (minus k when sub) as a term plus a
+// constant.
+func offTermOf(p *planner.Plan, x planner.Expr, k event.Value, sub bool) (numTerm, bool) {
+	c := numOfValue(&k)
 	t, ok := numTermOf(p, x)
-	if c != c || !ok || t.c != 0 || t.lim != math.Inf(1) {
+	if c != c || !ok || offset(t) {
 		return numTerm{}, false // not a number, or an int float64 does not hold
 	}
-	if t.c = c; e.Op == ast.OpSub {
+	if t.c = c; sub {
 		t.c = -c // x - c is x + -c: exactly for floats, wrapping alike for ints
 	}
-	if k.Value.IsInt() && !t.scaled {
+	if k.IsInt() && !t.scaled {
 		t.lim = maxExact
 	}
 	return t, true
@@ -170,7 +163,7 @@ func constCheckOf(p *planner.Plan, comp int, pr *planner.Pred) constCheck {
 	}
 	t, okt := numTermOf(p, x)
 	k, okk := y.(*planner.Const)
-	if !okt || !okk || t.comp != comp || t.c != 0 || t.lim != math.Inf(1) {
+	if !okt || !okk || t.comp != comp || offset(t) {
 		return constCheck{}
 	}
 	b := numOfValue(&k.Value)
