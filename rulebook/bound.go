@@ -130,11 +130,24 @@ func small(v event.Value) bool {
 // attribute, for max, lasts longer and decides for both), so its front
 // is the deciding start; and until when a start it cannot order (an
 // absent, non-number or huge attribute) keeps every event reaching the
-// rule.
+// rule. It holds a copy of what add and reaches read of its bound, in
+// its cache line (64 bytes): read rule after rule at 10,000 rules, the
+// bound missed the cache too.
 type starts struct {
 	q         []ranked
 	head      int
 	unordered int64
+	k         float64
+	field, at int32 // the bound's attributes' slots
+	fieldB    event.Builtin
+	atB       event.Builtin
+	max       bool
+	holds     [3]bool
+}
+
+// of copies what add and reaches read of the rule's bound b.
+func (s *starts) of(b *reachBound) {
+	s.k, s.field, s.at, s.fieldB, s.atB, s.max, s.holds = b.k, int32(b.field.Slot), int32(b.at.Slot), b.field.Builtin, b.at.Builtin, b.max, b.holds
 }
 
 type ranked struct {
@@ -143,15 +156,15 @@ type ranked struct {
 	end int64   // the end of its window: reaches reads it, not the event
 }
 
-// add files start ev of rule bound b, whose window is w.
-func (s *starts) add(b *reachBound, ev *event.Event, w int64) {
-	v := ev.Get(b.field.Slot, b.field.Builtin)
+// add files start ev, whose window is w.
+func (s *starts) add(ev *event.Event, w int64) {
+	v := ev.Get(int(s.field), s.fieldB)
 	if !small(v) {
 		s.unordered = max(s.unordered, satAdd(ev.TS, w))
 		return
 	}
 	key := v.AsFloat()
-	if !b.max {
+	if !s.max {
 		key = -key
 	}
 	for len(s.q) > s.head && s.q[len(s.q)-1].key <= key {
@@ -185,14 +198,14 @@ func (s *starts) reaches(b *reachBound, e *event.Event, bind *planner.Binding) b
 		s.q, s.head = s.q[:n], 0
 	}
 	top := s.q[s.head]
-	if v := e.Get(b.at.Slot, b.at.Builtin); small(v) {
+	if v := e.Get(int(s.at), s.atB); small(v) {
 		// Both sides are exact in floats (at most 2^53), as the conjunct
 		// computes and compares them: the conjunct without its closure.
 		a := top.key
-		if !b.max {
+		if !s.max {
 			a = -a
 		}
-		return b.holds[cmp.Compare(v.AsFloat(), a+b.k)+1]
+		return s.holds[cmp.Compare(v.AsFloat(), a+s.k)+1]
 	}
 	bind.Events[b.start], bind.Events[b.later] = top.ev, e
 	ok := b.pred(bind)

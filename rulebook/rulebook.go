@@ -134,6 +134,11 @@ func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
+	for i, g := range ix.gates {
+		if g.bound != nil {
+			p.starts[i].of(g.bound)
+		}
+	}
 	p.bind = &planner.Binding{Events: make([]*event.Event, ix.comps)}
 	p.live, p.listed = make([][]int32, len(ix.gated)), make([]bitset, len(ix.gated))
 	for t := range p.listed {
@@ -257,7 +262,7 @@ func (p *Pass) opened(ev *event.Event) {
 				p.open[i], p.until[i] = ev.TS, satAdd(ev.TS, g.window)
 				p.list(i)
 				if g.bound != nil {
-					p.starts[i].add(g.bound, ev, g.window)
+					p.starts[i].add(ev, g.window)
 				}
 			}
 		}
