@@ -107,17 +107,23 @@ func (s *Session) runRules(ctx context.Context) error {
 	// passes run in parallel), and hands them to the job's sink, one at a
 	// time, which counts them all, for a cancel's message; each rule
 	// keeps its own limit and summary.
-	var mu sync.Mutex
 	run := func(ctx context.Context, events iter.Seq[*event.Event], sink func([]query.Cell) bool) (int64, error) {
+		if workers > 1 { // passes call it at once; one pass needs no lock at each row
+			var mu sync.Mutex
+			job := sink
+			sink = func(row []query.Cell) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return job(row)
+			}
+		}
 		sinks := make([]query.Sink, len(rs.book))
 		for i, r := range rs.book {
 			row := []query.Cell{{Value: event.StringValue(r.Name)}}
 			sinks[i] = func(cells []query.Cell) bool {
 				row = append(row[:1], cells...)
 				err := w.writers[i].Row(row)
-				mu.Lock()
 				ok := sink(row)
-				mu.Unlock()
 				if w.errs[i] = err; !ok || err != nil {
 					return false
 				}
