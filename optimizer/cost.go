@@ -86,11 +86,13 @@ type estPred struct {
 
 // chooseByCost returns the rules of the plan family that auto runs and a
 // note saying why.
-func chooseByCost(p *planner.Plan) ([]Rule, string) {
+func chooseByCost(p *planner.Plan, e *estimate) ([]Rule, string) {
 	if _, ok := recepShape(p); !ok {
 		return Rules, "" // ReCEP cannot run it: a strategy or a stage it does not know
 	}
-	e := newEstimate(p)
+	if e == nil {
+		e = newEstimate(p)
+	}
 	ais, recep := e.ais(), e.recep()
 	aisCost, weight := ais, ""
 	if e.evaluated {
@@ -237,18 +239,38 @@ func holds(pr *planner.Pred, b *planner.Binding) (ok bool) {
 
 // samplePositives returns, by positive, up to statsSample of the first
 // events of its types, reading at most distinctSample events.
+// A table from type id to the positives that take it keeps the scan to
+// a lookup an event: a rulebook compiles thousands of queries.
 func samplePositives(p *planner.Plan) [][]*event.Event {
 	out := make([][]*event.Event, len(p.Positives))
+	var takers [][]int // by type id
+	for j, c := range p.Positives {
+		for _, t := range p.Components[c].Types {
+			for len(takers) <= t {
+				takers = append(takers, nil)
+			}
+			if n := len(takers[t]); n == 0 || takers[t][n-1] != j { // a type named twice
+				takers[t] = append(takers[t], j)
+			}
+		}
+	}
 	full := 0
 	for i, ev := range p.Stream.Events {
 		if i == distinctSample || full == len(out) {
 			break
 		}
-		for j, c := range p.Positives {
-			if len(out[j]) < statsSample && slices.Contains(p.Components[c].Types, ev.Type) {
-				if out[j] = append(out[j], ev); len(out[j]) == statsSample {
-					full++
-				}
+		if ev.Type >= len(takers) {
+			continue
+		}
+		for _, j := range takers[ev.Type] {
+			if len(out[j]) == statsSample {
+				continue
+			}
+			if out[j] == nil {
+				out[j] = make([]*event.Event, 0, statsSample)
+			}
+			if out[j] = append(out[j], ev); len(out[j]) == statsSample {
+				full++
 			}
 		}
 	}

@@ -75,3 +75,32 @@ func TestAutoChoosesByCost(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOptimizeRules optimizes the rules of sase bench rules on 1M
+// stock events, as a rulebook of thousands compiles them: the estimate
+// samples the stream once a rule.
+func BenchmarkOptimizeRules(b *testing.B) {
+	stream := bench.Stocks(1_000_000, 0)()
+	texts := bench.RulesAbove(100, 90)
+	plans := make([]*planner.Plan, len(texts))
+	for b.Loop() {
+		b.StopTimer()
+		for i, text := range texts {
+			src := &ast.Source{Name: "<query>", Text: text}
+			q, err := grammar.ParseQuery(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if plans[i], err = planner.Compile(q, src, stream); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		for _, p := range plans {
+			if _, err := optimizer.Optimize(p, optimizer.Auto); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/rule")
+}

@@ -42,8 +42,9 @@ type Engine struct {
 	// window, which a live stream needs.
 	Bounded bool
 	// Choose, when set, picks the rules for the plan instead of Rules, and
-	// says why in a note.
-	Choose func(p *planner.Plan) (rules []Rule, note string)
+	// says why in a note; est is the basic plan's estimate, computed once
+	// a compile (it samples the stream), or nil for an algebra plan.
+	Choose func(p *planner.Plan, est *estimate) (rules []Rule, note string)
 }
 
 // The engines; Auto is the default.
@@ -117,7 +118,7 @@ func Optimize(p *planner.Plan, e *Engine) (*planner.Plan, error) {
 	rules := e.Rules
 	if e.Choose != nil {
 		var note string
-		if rules, note = e.Choose(p); note != "" {
+		if rules, note = e.Choose(p, est); note != "" {
 			p.Notes = append(p.Notes, note)
 		}
 	}
