@@ -53,20 +53,26 @@ func workersQueries(n int) []struct{ name, query string } {
 // same multiset.
 func TestWorkersOutput(t *testing.T) {
 	gen, n := workersGen()
-	run := func(t *testing.T, settings, query string) (string, string, error) {
-		t.Helper()
-		s, stdout, stderr := newSession(t)
-		if err := exec(t, s, gen+settings); err != nil {
-			t.Fatal(err)
-		}
-		stdout.Reset()
-		stderr.Reset()
-		err := exec(t, s, query)
-		return stdout.String(), stderr.String(), err
-	}
 	for _, q := range workersQueries(n) {
 		t.Run(q.name, func(t *testing.T) {
-			t.Parallel() // each query runs in its own sessions
+			t.Parallel() // each query runs in its own session
+			// One session generates the streams once; each run sets
+			// every setting it reads (order too), so that none is left
+			// from the run before.
+			s, stdout, stderr := newSession(t)
+			if err := exec(t, s, gen); err != nil {
+				t.Fatal(err)
+			}
+			run := func(t *testing.T, settings, query string) (string, string, error) {
+				t.Helper()
+				if err := exec(t, s, "SET order = 'stream'; "+settings); err != nil {
+					t.Fatal(err)
+				}
+				stdout.Reset()
+				stderr.Reset()
+				err := exec(t, s, query)
+				return stdout.String(), stderr.String(), err
+			}
 			split := 0
 			for _, format := range []string{"jsonl", "csv", "count", "table"} {
 				for _, limit := range []string{"0", "1", "777"} {
