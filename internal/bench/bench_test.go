@@ -41,9 +41,8 @@ func TestMeasureAgrees(t *testing.T) {
 }
 
 // TestMeasureSinks runs a small split case (10,000 events, 50,000 with
-// -long) into each kind of sink, on
-// one worker and two: the writers into a file take every match the
-// callback does, and leave no file behind.
+// -long) into each kind of sink, on one worker and two: the writers into
+// a file take every match the callback does, and leave no file behind.
 func TestMeasureSinks(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	c := Case{Name: "small", Stream: StocksOf(testkit.Size(10_000, 50_000), 55, 10), Query: W2}
