@@ -116,7 +116,7 @@ func TestPartitionOf(t *testing.T) {
 	_, js := connect(t, server)
 	ctx := context.Background()
 	const parts = 13
-	st, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol", "")
+	_, err := natsio.InitStream(ctx, js, "EVENTS", parts, "symbol", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +139,18 @@ func TestPartitionOf(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("not stored in 20 s")
 	}
-	for i, k := range keys {
-		m, err := st.GetMsg(ctx, uint64(i+1))
-		if err != nil {
-			t.Fatal(err)
+	stored := 0
+	for seq, m := range storedMsgs(t, js, "EVENTS") {
+		if seq > uint64(len(keys)) {
+			t.Fatalf("message %d: only %d were published", seq, len(keys))
 		}
+		stored++
+		k := keys[seq-1]
 		if want := fmt.Sprintf("%d.%s", natsio.PartitionOf(k, parts), natsio.EventsPrefix); string(m.Data) != k || m.Subject != want {
 			t.Fatalf("key %q (message %q) stored on %s, PartitionOf says %s", k, m.Data, m.Subject, want)
 		}
+	}
+	if stored != len(keys) {
+		t.Fatalf("%d messages stored, %d published", stored, len(keys))
 	}
 }

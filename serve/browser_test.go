@@ -41,6 +41,7 @@ func chromium() string {
 // form starts a query, and the page, under that workload, makes a
 // non-empty PNG screenshot. The page throws no JavaScript exception.
 func TestBrowser(t *testing.T) {
+	t.Parallel() // its own server and browser: it mostly waits on Chromium's start
 	path := chromium()
 	if path == "" {
 		if os.Getenv(requireBrowser) != "" {

@@ -21,6 +21,7 @@ import (
 // its consumer, and no replay or takeover (the instance is each
 // partition's first owner).
 func TestGroupMetrics(t *testing.T) {
+	t.Parallel() // its own NATS server and sase server
 	ns, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

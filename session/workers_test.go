@@ -16,22 +16,31 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/session"
 )
 
-// workersGen makes the streams of the workers' tests.
-var workersGen = "GENERATE STOCKS AS walk WITH (events = 20000, symbols = 5, increase_probability = 55, max_price = 200); " +
-	"GENERATE STOCKS AS uniform WITH (events = 40000); "
+// workersGen makes the streams of the workers' tests: walk of n events
+// and uniform of 2n, n = 10,000 (20,000 with -long).
+func workersGen() (gen string, n int) {
+	n = testkit.Size(10_000, 20_000)
+	return fmt.Sprintf("GENERATE STOCKS AS walk WITH (events = %d, symbols = 5, increase_probability = 55, max_price = 200); "+
+		"GENERATE STOCKS AS uniform WITH (events = %d); ", n, 2*n), n
+}
 
-// workersQueries are TestWorkersOutput's, on workersGen's streams.
-var workersQueries = []struct{ name, query string }{
-	{"partitioned", "PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] AND a.price > 100 AND b.price > a.price AND c.price > b.price WITHIN 20;"},
-	{"partitioned, RETURN", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price + 2 WITHIN 10 RETURN a.symbol, a.ts, b.price - a.price AS up;"},
-	{"partitioned, negation", "PATTERN SEQ(stock a, !stock n, stock b) FROM walk WHERE [symbol] AND b.price > a.price AND n.price > b.price WITHIN 8;"},
-	{"segmented", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WHERE a.price > 80 AND c.price < 20 WITHIN 60;"},
-	{"segmented, RETURN", "PATTERN SEQ(stock1 a, !stock2 n, stock3 c) FROM uniform WHERE a.price > 90 WITHIN 30 RETURN a.ts, c.ts, c.price;"},
-	{"run-time error", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price / (a.ts - 15011) > 0 WITHIN 5;"},
-	{"run-time error, segmented", "PATTERN SEQ(stock1 a, stock2 b) FROM uniform WHERE a.ts > 20000 AND b.price / (a.ts % 997) > 0 WITHIN 20;"},
+// workersQueries are TestWorkersOutput's, on workersGen's streams of n
+// events: the run-time errors come three quarters into walk and past
+// the middle of uniform.
+func workersQueries(n int) []struct{ name, query string } {
+	return []struct{ name, query string }{
+		{"partitioned", "PATTERN SEQ(stock a, stock b, stock c) FROM walk WHERE [symbol] AND a.price > 100 AND b.price > a.price AND c.price > b.price WITHIN 20;"},
+		{"partitioned, RETURN", "PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price > a.price + 2 WITHIN 10 RETURN a.symbol, a.ts, b.price - a.price AS up;"},
+		{"partitioned, negation", "PATTERN SEQ(stock a, !stock n, stock b) FROM walk WHERE [symbol] AND b.price > a.price AND n.price > b.price WITHIN 8;"},
+		{"segmented", "PATTERN SEQ(stock1 a, stock2 b, stock3 c) FROM uniform WHERE a.price > 80 AND c.price < 20 WITHIN 60;"},
+		{"segmented, RETURN", "PATTERN SEQ(stock1 a, !stock2 n, stock3 c) FROM uniform WHERE a.price > 90 WITHIN 30 RETURN a.ts, c.ts, c.price;"},
+		{"run-time error", fmt.Sprintf("PATTERN SEQ(stock a, stock b) FROM walk WHERE [symbol] AND b.price / (a.ts - %d) > 0 WITHIN 5;", n*3/4+11)},
+		{"run-time error, segmented", fmt.Sprintf("PATTERN SEQ(stock1 a, stock2 b) FROM uniform WHERE a.ts > %d AND b.price / (a.ts %% 997) > 0 WITHIN 20;", n)},
+	}
 }
 
 // TestWorkersOutput runs partitioned and segmented queries through the
@@ -43,20 +52,27 @@ var workersQueries = []struct{ name, query string }{
 // (the first in stream order). With order = 'any' the matches are the
 // same multiset.
 func TestWorkersOutput(t *testing.T) {
-	run := func(t *testing.T, settings, query string) (string, string, error) {
-		t.Helper()
-		s, stdout, stderr := newSession(t)
-		if err := exec(t, s, workersGen+settings); err != nil {
-			t.Fatal(err)
-		}
-		stdout.Reset()
-		stderr.Reset()
-		err := exec(t, s, query)
-		return stdout.String(), stderr.String(), err
-	}
-	for _, q := range workersQueries {
+	gen, n := workersGen()
+	for _, q := range workersQueries(n) {
 		t.Run(q.name, func(t *testing.T) {
-			t.Parallel() // each query runs in its own sessions
+			t.Parallel() // each query runs in its own session
+			// One session generates the streams once; each run sets
+			// every setting it reads (order too), so that none is left
+			// from the run before.
+			s, stdout, stderr := newSession(t)
+			if err := exec(t, s, gen); err != nil {
+				t.Fatal(err)
+			}
+			run := func(t *testing.T, settings, query string) (string, string, error) {
+				t.Helper()
+				if err := exec(t, s, "SET order = 'stream'; "+settings); err != nil {
+					t.Fatal(err)
+				}
+				stdout.Reset()
+				stderr.Reset()
+				err := exec(t, s, query)
+				return stdout.String(), stderr.String(), err
+			}
 			split := 0
 			for _, format := range []string{"jsonl", "csv", "count", "table"} {
 				for _, limit := range []string{"0", "1", "777"} {
@@ -223,7 +239,8 @@ func parallelLine(t *testing.T, events int, statements string) string {
 // what the session wrote before them (SHOW STREAMS), for 1, 2 and 7
 // workers, in the formats whose rows the workers encode, with limits.
 func TestWorkersOutputFile(t *testing.T) {
-	for _, q := range workersQueries {
+	gen, n := workersGen()
+	for _, q := range workersQueries(n) {
 		t.Run(q.name, func(t *testing.T) {
 			t.Parallel() // each query runs in its own sessions and folder
 			dir := t.TempDir()
@@ -231,7 +248,7 @@ func TestWorkersOutputFile(t *testing.T) {
 				for _, limit := range []string{"0", "777"} {
 					set := "SET format = " + format + "; SET limit = " + limit + "; SET workers = 1; "
 					s, stdout, _ := newSession(t)
-					if err := exec(t, s, workersGen+set); err != nil {
+					if err := exec(t, s, gen+set); err != nil {
 						t.Fatal(err)
 					}
 					stdout.Reset()
@@ -246,10 +263,10 @@ func TestWorkersOutputFile(t *testing.T) {
 								t.Fatal(err)
 							}
 							s := newSessionTo(t, f, io.Discard)
-							script := workersGen + settings + "SHOW STREAMS; " + q.query
+							script := gen + settings + "SHOW STREAMS; " + q.query
 							if via == `\o` {
 								s = newSessionTo(t, io.Discard, io.Discard)
-								script = workersGen + settings + `\o ` + name + "\nSHOW STREAMS; " + q.query + "\n\\o\n"
+								script = gen + settings + `\o ` + name + "\nSHOW STREAMS; " + q.query + "\n\\o\n"
 							}
 							err = exec(t, s, script)
 							f.Close()

@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -32,15 +34,17 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", strconv.Itoa(runtime.GOMAXPROCS(0)+2))
 	}
-	dir, err := os.MkdirTemp("", "sase-cli")
+	// go install, into the GOPATH the README's session gets: its own
+	// `go install ./cmd/sase` then finds the binary up to date and links
+	// nothing (a link is seconds of the package's CPU). The GOPATH is
+	// this clone's and outlives the run, so that a later run whose sase
+	// has not changed links nothing either.
+	var err error
+	gopath, err = testGopath()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// go install, into the GOPATH the README's session gets: its own
-	// `go install ./cmd/sase` then finds the binary up to date and links
-	// nothing (a link is seconds of the package's CPU).
-	gopath = filepath.Join(dir, "gopath")
 	sase = filepath.Join(gopath, "bin", "sase")
 	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -75,8 +79,25 @@ func TestMain(m *testing.M) {
 	if readmeStarted != nil {
 		readmeStarted.stop() // TestReadmeRunsItself did not run
 	}
-	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testGopath is the GOPATH (only its bin: the module cache is the go
+// command's) that the tests install sase into: under the user's cache,
+// one per clone, so that two clones' runs do not install over each
+// other's binaries.
+func testGopath() (string, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "sase-test", hex.EncodeToString(sum[:8]))
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 type result struct {

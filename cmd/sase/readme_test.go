@@ -255,6 +255,7 @@ func (r *readmeRun) start() error {
 	cmd.Env = append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache,
+		"SASE_README_NATSBIN="+filepath.Join(gopath, "natsserver", "sase"),
 		"TMPDIR="+filepath.Join(tmp, "tmp"))
 	// Background jobs (a NATS server, instances) go with the session.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

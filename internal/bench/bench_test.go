@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/output"
 	"github.com/sase-cep/sase/source"
 )
@@ -39,12 +40,12 @@ func TestMeasureAgrees(t *testing.T) {
 	}
 }
 
-// TestMeasureSinks runs a small split case into each kind of sink, on
-// one worker and two: the writers into a file take every match the
-// callback does, and leave no file behind.
+// TestMeasureSinks runs a small split case (10,000 events, 50,000 with
+// -long) into each kind of sink, on one worker and two: the writers into
+// a file take every match the callback does, and leave no file behind.
 func TestMeasureSinks(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	c := Case{Name: "small", Stream: StocksOf(50_000, 55, 10), Query: W2}
+	c := Case{Name: "small", Stream: StocksOf(testkit.Size(10_000, 50_000), 55, 10), Query: W2}
 	stream := c.Stream()
 	want, err := Measure(c, stream, "auto", 1, "", time.Minute)
 	if err != nil || want.Matches == 0 {

@@ -318,6 +318,14 @@ func Matches(ctx context.Context, stream *event.Stream, text, engine string) ([]
 // MatchesOf is Matches over events, which may hold ticks (a live
 // stream's), typed by stream's schema.
 func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], text, engine string) ([]string, error) {
+	got, err := Ordered(ctx, stream, events, text, engine)
+	slices.Sort(got)
+	return got, err
+}
+
+// Ordered is MatchesOf in the order of the run (one worker's): a test
+// that also wants the order runs the query once for both.
+func Ordered(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], text, engine string) ([]string, error) {
 	src := &ast.Source{Name: "<query>", Text: text}
 	q, err := grammar.ParseQuery(src)
 	if err != nil {
@@ -341,7 +349,6 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 		got = append(got, Binding(cols, row))
 		return true
 	})
-	slices.Sort(got)
 	return got, err
 }
 
