@@ -101,14 +101,13 @@ type Pass struct {
 	set     bitset
 	started bitset // the rules an event reaches as a start
 	lastTS  int64
-	open    []int64 // by rule: the time of the last start it read (index.gates)
-	until   []int64 // by rule: the end of that start's window, which gated reads
+	gs      []gateState // by rule: its gate's state (index.gates)
 	// live, by type, lists the rules gated on it whose gate may be open:
 	// an event of a later component visits these, not every rule gated
 	// on its type; listed, by type, is the set of them.
 	live   [][]int32
 	listed []bitset
-	starts []starts // by rule with a reachBound: its starts in the window
+	starts []starts // by rule: with a reachBound, its starts in the window
 	bind   *planner.Binding
 	queued [][]*event.Event
 	held   bitset    // the rules with queued events
@@ -120,7 +119,7 @@ type Pass struct {
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
 	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n),
-		lastTS: math.MinInt64, open: make([]int64, n), until: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
+		lastTS: math.MinInt64, queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
 	}
@@ -134,7 +133,12 @@ func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
-	for i, g := range ix.gates {
+	for len(p.gs) < n {
+		p.gs = append(p.gs, newGateState())
+	}
+	for i := range ix.gates {
+		g := &ix.gates[i]
+		p.gs[i].of(g)
 		if g.bound != nil {
 			p.starts[i].of(g.bound)
 		}
@@ -145,7 +149,7 @@ func (p *Pass) relist() {
 		p.listed[t] = newBitset(n)
 	}
 	for i := range p.runs {
-		if p.open[i] != math.MinInt64 {
+		if p.gs[i].started {
 			p.list(int32(i))
 		}
 	}
@@ -174,13 +178,22 @@ func (p *Pass) gated(e *event.Event) {
 	live := p.live[t]
 	k := 0
 	for _, i := range live {
-		if e.TS > p.until[i] {
+		h := &p.gs[i]
+		if e.TS > h.until {
 			p.listed[t].unset(i)
 			continue
 		}
 		live[k] = i
 		k++
-		if !ix.bounded[t].has(i) || p.starts[i].reaches(ix.gates[i].bound, e, p.bind) {
+		if !ix.bounded[t].has(i) {
+			p.set.set(i)
+			continue
+		}
+		ok, known := h.reaches(&p.starts[i], e)
+		if !known {
+			ok = p.starts[i].holds(ix.gates[i].bound, e, p.bind)
+		}
+		if ok {
 			p.set.set(i)
 		}
 	}
@@ -193,7 +206,6 @@ func (p *Pass) start(i int, r Rule, sink sase.Sink, opts []sase.RunOption) {
 	if p.isTime[i] = p.runs[i].Timed(); p.isTime[i] {
 		p.timed = append(p.timed, int32(i))
 	}
-	p.open[i] = math.MinInt64
 }
 
 // Add adds rule r, compiled on a stream of schema, to the running pass,
@@ -204,7 +216,7 @@ func (p *Pass) Add(schema *event.Schema, r Rule, sink sase.Sink, opts ...sase.Ru
 	p.Flush()
 	i := len(p.runs)
 	p.b = New(schema, append(slices.Clip(p.b.Rules), r))
-	p.runs, p.isTime, p.open, p.until = append(p.runs, nil), append(p.isTime, false), append(p.open, 0), append(p.until, 0)
+	p.runs, p.isTime = append(p.runs, nil), append(p.isTime, false)
 	p.queued, p.ended = append(p.queued, nil), append(p.ended, nil)
 	p.start(i, r, sink, opts)
 	p.relist()
@@ -258,12 +270,19 @@ func (p *Pass) opened(ev *event.Event) {
 		p.set[w] |= bits
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			if g := &p.b.ix.gates[i]; len(g.types) > 0 {
-				p.open[i], p.until[i] = ev.TS, satAdd(ev.TS, g.window)
+			h := &p.gs[i]
+			if h.started && h.until >= ev.TS {
+				// Still open: no live list has dropped it since its last
+				// start (gated drops a rule only past its until).
+				h.until = satAdd(ev.TS, h.window)
+			} else if g := &p.b.ix.gates[i]; len(g.types) > 0 {
+				h.started, h.until = true, satAdd(ev.TS, h.window)
 				p.list(i)
-				if g.bound != nil {
-					p.starts[i].add(ev, g.window)
-				}
+			} else {
+				continue
+			}
+			if h.bounded {
+				p.starts[i].add(h, ev)
 			}
 		}
 	}
