@@ -89,3 +89,38 @@ func benchmarkRules(b *testing.B, minP int) {
 		})
 	}
 }
+
+// BenchmarkRulebookBatch runs 10,000 selective rules over 100K events at
+// a few batch sizes.
+func BenchmarkRulebookBatch(b *testing.B) {
+	const events = 100_000
+	stream := bench.Stocks(events, 0)()
+	for _, n := range []int{1000, 10000} {
+		rules := make([]rulebook.Rule, n)
+		for i, text := range bench.RulesAbove(n, 90) {
+			q, err := sase.Compile(text, stream)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rules[i] = rulebook.Rule{Query: q}
+		}
+		sinks := make([]sase.Sink, n)
+		var matches int64
+		for i := range sinks {
+			sinks[i] = func([]sase.Cell) bool { matches++; return true }
+		}
+		book := rulebook.New(stream.Schema, rules)
+		for _, batch := range []int{1024, 2048, 4096, 8192} {
+			b.Run(fmt.Sprintf("rules=%d/batch=%d", n, batch), func(b *testing.B) {
+				defer rulebook.SetBatch(batch)()
+				cpu := bench.CPUTime()
+				for b.Loop() {
+					book.Run(context.Background(), stream.All(), sinks)
+				}
+				b.ReportMetric(float64((bench.CPUTime()-cpu).Nanoseconds())/float64(b.N*events), "cpu-ns/event")
+				b.ReportMetric(float64(matches)/float64(b.N), "matches")
+				matches = 0
+			})
+		}
+	}
+}

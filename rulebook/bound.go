@@ -1,7 +1,6 @@
 package rulebook
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -133,8 +132,11 @@ func small(v event.Value) bool {
 type gateState struct {
 	until     int64 // the end of the window of the last start the rule read
 	unordered int64 // until when a start the bound cannot order keeps every event reaching it
-	topKey    float64
-	topEnd    int64 // the deciding start's, math.MinInt64 when there is none
+	// thr is the start's side of the bound with the deciding start, its
+	// attribute plus k; topEnd the end of that start's window,
+	// math.MinInt64 when there is none.
+	thr    float64
+	topEnd int64
 	k         float64
 	window    int64
 	at        int32 // the bound's later attribute's slot
@@ -198,8 +200,19 @@ func (s *starts) add(h *gateState, ev *event.Event) {
 	}
 	s.q = append(s.q, ranked{ev, key, satAdd(ev.TS, h.window)})
 	if s.head == len(s.q)-1 {
-		h.topKey, h.topEnd = key, s.q[s.head].end
+		h.front(s.q[s.head])
 	}
+}
+
+// front makes r the deciding start.
+func (h *gateState) front(r ranked) {
+	a := r.key
+	if !h.max {
+		a = -a
+	}
+	// Both sides are exact in floats (at most 2^53), as the conjunct
+	// computes and compares them: the conjunct without its closure.
+	h.thr, h.topEnd = a+h.k, r.end
 }
 
 // expire drops the starts whose window ends before ts, and copies the
@@ -219,14 +232,15 @@ func (s *starts) expire(h *gateState, ts int64) {
 		clear(s.q[n:])
 		s.q, s.head = s.q[:n], 0
 	}
-	h.topKey, h.topEnd = s.q[s.head].key, s.q[s.head].end
+	h.front(s.q[s.head])
 }
 
 // reaches says whether event e of the later component may be bound in a
 // match with a start in its window: the conjunct holds with the
-// deciding start, or a start in the window cannot be ordered. Where e's
-// attribute is not a number it orders, known is false: holds decides.
-func (h *gateState) reaches(s *starts, e *event.Event) (ok, known bool) {
+// deciding start, or a start in the window cannot be ordered. x is e's
+// attribute the bound reads, as a float, where it is small; where it is
+// not (xok false), known is false: holds decides.
+func (h *gateState) reaches(s *starts, e *event.Event, x float64, xok bool) (ok, known bool) {
 	if e.TS <= h.unordered {
 		return true, true
 	}
@@ -235,17 +249,15 @@ func (h *gateState) reaches(s *starts, e *event.Event) (ok, known bool) {
 			return false, true
 		}
 	}
-	v := e.Get(int(h.at), h.atB)
-	if !small(v) {
+	switch {
+	case !xok:
 		return false, false
+	case x < h.thr:
+		return h.holds[0], true
+	case x > h.thr:
+		return h.holds[2], true
 	}
-	// Both sides are exact in floats (at most 2^53), as the conjunct
-	// computes and compares them: the conjunct without its closure.
-	a := h.topKey
-	if !h.max {
-		a = -a
-	}
-	return h.holds[cmp.Compare(v.AsFloat(), a+h.k)+1], true
+	return h.holds[1], true
 }
 
 // holds evaluates b's conjunct on e and the deciding start, which

@@ -70,7 +70,8 @@ func filterQuery(r *rand.Rand) string {
 		case 2:
 			conj = append(conj, fmt.Sprintf("a.sym %s '%s'", op, pick([]string{"x", "y", "z", "w"})))
 		default:
-			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3"})))
+			// Huge ids too: a float orders them only roughly.
+			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3", "9007199254740993", "9007199254740992.0", "-9223372036854775808"})))
 		}
 	}
 	conj = append(conj, laterBound(r))
