@@ -135,16 +135,16 @@ type gateState struct {
 	// thr is the start's side of the bound with the deciding start, its
 	// attribute plus k; topEnd the end of that start's window,
 	// math.MinInt64 when there is none.
-	thr    float64
-	topEnd int64
-	k         float64
-	window    int64
-	at        int32 // the bound's later attribute's slot
-	atB       event.Builtin
-	started   bool // the rule has read a start
-	bounded   bool // the rule has a reachBound: its starts are filed
-	max       bool
-	holds     [3]bool
+	thr     float64
+	topEnd  int64
+	k       float64
+	window  int64
+	at      int32 // the bound's later attribute's slot
+	atB     event.Builtin
+	started bool // the rule has read a start
+	bounded bool // the rule has a reachBound: its starts are filed
+	max     bool
+	holds   [3]bool
 }
 
 func newGateState() gateState {
