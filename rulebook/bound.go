@@ -140,6 +140,8 @@ type gateState struct {
 	k       float64
 	window  int64
 	at      int32 // the bound's later attribute's slot
+	typ     int32 // the type gated, where it is one (gates)
+	gates   uint8 // how many types are gated: 0, 1 or 2 for more
 	atB     event.Builtin
 	started bool // the rule has read a start
 	bounded bool // the rule has a reachBound: its starts are filed
@@ -153,7 +155,10 @@ func newGateState() gateState {
 
 // of copies what reaches reads of the rule's gate g.
 func (h *gateState) of(g *gate) {
-	h.window = g.window
+	h.window, h.gates = g.window, uint8(min(2, len(g.types)))
+	if h.gates == 1 {
+		h.typ = int32(g.types[0])
+	}
 	if b := g.bound; b != nil {
 		h.bounded = true
 		h.k, h.at, h.atB, h.max, h.holds = b.k, int32(b.at.Slot), b.at.Builtin, b.max, b.holds

@@ -167,11 +167,19 @@ func (p *Pass) relist() {
 // list puts rule i, which has just read a start, on the live list of
 // each type it is gated on.
 func (p *Pass) list(i int32) {
+	if h := &p.gs[i]; h.gates == 1 {
+		p.listOn(int(h.typ), i) // without reading the gate
+		return
+	}
 	for _, t := range p.b.ix.gates[i].types {
-		if !p.listed[t].has(i) {
-			p.listed[t].set(i)
-			p.live[t] = append(p.live[t], i)
-		}
+		p.listOn(t, i)
+	}
+}
+
+func (p *Pass) listOn(t int, i int32) {
+	if !p.listed[t].has(i) {
+		p.listed[t].set(i)
+		p.live[t] = append(p.live[t], i)
 	}
 }
 
@@ -294,7 +302,7 @@ func (p *Pass) opened(ev *event.Event) {
 				// Still open: no live list has dropped it since its last
 				// start (gated drops a rule only past its until).
 				h.until = satAdd(ev.TS, h.window)
-			} else if g := &p.b.ix.gates[i]; len(g.types) > 0 {
+			} else if h.gates > 0 {
 				h.started, h.until = true, satAdd(ev.TS, h.window)
 				p.list(i)
 			} else {
