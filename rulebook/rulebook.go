@@ -207,7 +207,7 @@ func (p *Pass) gated(e *event.Event) {
 		live[k] = i
 		k++
 		if !ix.bounded[t].has(i) {
-			p.set.set(i)
+			p.hand(i, e)
 			continue
 		}
 		if h.at != xat || h.atB != xb {
@@ -221,7 +221,7 @@ func (p *Pass) gated(e *event.Event) {
 			ok = p.starts[i].holds(ix.gates[i].bound, e, p.bind)
 		}
 		if ok {
-			p.set.set(i)
+			p.hand(i, e)
 		}
 	}
 	p.live[t] = live[:k]
@@ -294,9 +294,9 @@ func (p *Pass) opened(ev *event.Event) {
 			continue
 		}
 		p.started[w] = 0
-		p.set[w] |= bits
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
+			p.hand(i, ev)
 			h := &p.gs[i]
 			if h.started && h.until >= ev.TS {
 				// Still open: no live list has dropped it since its last
@@ -315,8 +315,33 @@ func (p *Pass) opened(ev *event.Event) {
 	}
 }
 
-// deliver hands ev to the rules marked, in rule order: the rules that
-// follow time read it now, the others queue it for the next flush.
+// hand gives ev to rule i: a rule that follows time is marked, to read
+// it in deliver, in rule order; another queues it. gated and opened hand
+// their rules ev directly, without marking and scanning the set.
+func (p *Pass) hand(i int32, ev *event.Event) {
+	if p.isTime[i] {
+		p.set.set(i)
+		return
+	}
+	p.queue(i, ev)
+}
+
+// queue queues ev for rule i to read at the next flush, once: an event
+// may reach a rule both as a start and as a later component's.
+func (p *Pass) queue(i int32, ev *event.Event) {
+	q := p.queued[i]
+	switch n := len(q); {
+	case n == 0:
+		p.held.set(i)
+	case q[n-1] == ev:
+		return
+	}
+	p.queued[i] = append(q, ev)
+}
+
+// deliver hands ev to the rules marked (by the index's types, or
+// following time), in rule order: the rules that follow time read it
+// now, the others queue it for the next flush.
 func (p *Pass) deliver(ev *event.Event) {
 	for w, bits := range p.set {
 		if bits == 0 {
@@ -329,8 +354,7 @@ func (p *Pass) deliver(ev *event.Event) {
 				p.runs[i].Push(ev)
 				continue
 			}
-			p.queued[i] = append(p.queued[i], ev)
-			p.held.set(i)
+			p.queue(i, ev)
 		}
 	}
 }
