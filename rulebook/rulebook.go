@@ -105,8 +105,8 @@ type Pass struct {
 	runs    []*sase.Pusher
 	timed   []int32 // the rules that follow time, which see every item's
 	isTime  []bool  // by rule
-	set     bitset
-	started bitset // the rules an event reaches as a start
+	set     bitset  // the rules that read the item through deliver: the index's types', and the timed
+	started bitset  // the rules an event reaches as a start
 	lastTS  int64
 	gs      []gateState // by rule: its gate's state (index.gates)
 	// live, by type, lists the rules gated on it whose gate may be open:
