@@ -1,7 +1,6 @@
 package rulebook
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -125,30 +124,60 @@ func small(v event.Value) bool {
 	return false
 }
 
+// gateState is what the visit of a type's live list and a start read
+// of one gated rule, in one cache line (64 bytes): read rule after rule,
+// at 10,000 rules each of its fields kept elsewhere (the gate, the bound,
+// the deque's front) missed the cache. It holds a copy of what reaches
+// reads of the rule's bound, and of its deque's front, the deciding start.
+type gateState struct {
+	until     int64 // the end of the window of the last start the rule read
+	unordered int64 // until when a start the bound cannot order keeps every event reaching it
+	// thr is the start's side of the bound with the deciding start, its
+	// attribute plus k; topEnd the end of that start's window,
+	// math.MinInt64 when there is none.
+	thr     float64
+	topEnd  int64
+	k       float64
+	window  int64
+	at      int32 // the bound's later attribute's slot
+	typ     int32 // the type gated, where it is one (gates)
+	gates   uint8 // how many types are gated: 0, 1 or 2 for more
+	atB     event.Builtin
+	started bool // the rule has read a start
+	bounded bool // the rule has a reachBound: its starts are filed
+	max     bool
+	holds   [3]bool
+}
+
+func newGateState() gateState {
+	return gateState{until: math.MinInt64, unordered: math.MinInt64, topEnd: math.MinInt64}
+}
+
+// of copies what reaches reads of the rule's gate g.
+func (h *gateState) of(g *gate) {
+	h.window, h.gates = g.window, uint8(min(2, len(g.types)))
+	if h.gates == 1 {
+		h.typ = int32(g.types[0])
+	}
+	if b := g.bound; b != nil {
+		h.bounded = true
+		h.k, h.at, h.atB, h.max, h.holds = b.k, int32(b.at.Slot), b.at.Builtin, b.max, b.holds
+	}
+}
+
 // starts is a rule's window of starts for its reachBound: a deque of the
 // starts no later start outranks (a later start with a greater
 // attribute, for max, lasts longer and decides for both), so its front
-// is the deciding start; and until when a start it cannot order (an
-// absent, non-number or huge attribute) keeps every event reaching the
-// rule. It holds a copy of what add and reaches read of its bound, in
-// its cache line (64 bytes): read rule after rule at 10,000 rules, the
-// bound missed the cache too.
+// is the deciding start (copied into the rule's gateState).
 type starts struct {
-	q         []ranked
-	head      int
-	unordered int64
-	k         float64
-	field, at int32 // the bound's attributes' slots
-	fieldB    event.Builtin
-	atB       event.Builtin
-	max       bool
-	holds     [3]bool
+	q      []ranked
+	head   int
+	field  int32 // the bound's start attribute's slot
+	fieldB event.Builtin
 }
 
-// of copies what add and reaches read of the rule's bound b.
-func (s *starts) of(b *reachBound) {
-	s.k, s.field, s.at, s.fieldB, s.atB, s.max, s.holds = b.k, int32(b.field.Slot), int32(b.at.Slot), b.field.Builtin, b.at.Builtin, b.max, b.holds
-}
+// of copies what add reads of the rule's bound b.
+func (s *starts) of(b *reachBound) { s.field, s.fieldB = int32(b.field.Slot), b.field.Builtin }
 
 type ranked struct {
 	ev  *event.Event
@@ -156,15 +185,15 @@ type ranked struct {
 	end int64   // the end of its window: reaches reads it, not the event
 }
 
-// add files start ev, whose window is w.
-func (s *starts) add(ev *event.Event, w int64) {
+// add files start ev, whose window is h.window.
+func (s *starts) add(h *gateState, ev *event.Event) {
 	v := ev.Get(int(s.field), s.fieldB)
 	if !small(v) {
-		s.unordered = max(s.unordered, satAdd(ev.TS, w))
+		h.unordered = max(h.unordered, satAdd(ev.TS, h.window))
 		return
 	}
 	key := v.AsFloat()
-	if !s.max {
+	if !h.max {
 		key = -key
 	}
 	for len(s.q) > s.head && s.q[len(s.q)-1].key <= key {
@@ -174,40 +203,72 @@ func (s *starts) add(ev *event.Event, w int64) {
 	if s.head > 0 && s.head == len(s.q) {
 		s.q, s.head = s.q[:0], 0
 	}
-	s.q = append(s.q, ranked{ev, key, satAdd(ev.TS, w)})
+	s.q = append(s.q, ranked{ev, key, satAdd(ev.TS, h.window)})
+	if s.head == len(s.q)-1 {
+		h.front(s.q[s.head])
+	}
 }
 
-// reaches says whether event e of the later component may be bound in a
-// match with a start in its window: the conjunct holds with the
-// deciding start, or a start in the window cannot be ordered.
-func (s *starts) reaches(b *reachBound, e *event.Event, bind *planner.Binding) bool {
-	if e.TS <= s.unordered {
-		return true
+// front makes r the deciding start.
+func (h *gateState) front(r ranked) {
+	a := r.key
+	if !h.max {
+		a = -a
 	}
-	for s.head < len(s.q) && s.q[s.head].end < e.TS {
+	// Both sides are exact in floats (at most 2^53), as the conjunct
+	// computes and compares them: the conjunct without its closure.
+	h.thr, h.topEnd = a+h.k, r.end
+}
+
+// expire drops the starts whose window ends before ts, and copies the
+// new front, if any, into h.
+func (s *starts) expire(h *gateState, ts int64) {
+	for s.head < len(s.q) && s.q[s.head].end < ts {
 		s.q[s.head] = ranked{}
 		s.head++
 	}
 	if s.head == len(s.q) {
 		s.q, s.head = s.q[:0], 0
-		return false
+		h.topEnd = math.MinInt64
+		return
 	}
 	if s.head > len(s.q)/2 { // keep the deque's memory its starts'
 		n := copy(s.q, s.q[s.head:])
 		clear(s.q[n:])
 		s.q, s.head = s.q[:n], 0
 	}
-	top := s.q[s.head]
-	if v := e.Get(int(s.at), s.atB); small(v) {
-		// Both sides are exact in floats (at most 2^53), as the conjunct
-		// computes and compares them: the conjunct without its closure.
-		a := top.key
-		if !s.max {
-			a = -a
-		}
-		return s.holds[cmp.Compare(v.AsFloat(), a+s.k)+1]
+	h.front(s.q[s.head])
+}
+
+// reaches says whether event e of the later component may be bound in a
+// match with a start in its window: the conjunct holds with the
+// deciding start, or a start in the window cannot be ordered. x is e's
+// attribute the bound reads, as a float, where it is small; where it is
+// not (xok false), known is false: holds decides.
+func (h *gateState) reaches(s *starts, e *event.Event, x float64, xok bool) (ok, known bool) {
+	if e.TS <= h.unordered {
+		return true, true
 	}
-	bind.Events[b.start], bind.Events[b.later] = top.ev, e
+	if e.TS > h.topEnd {
+		if s.expire(h, e.TS); h.topEnd == math.MinInt64 {
+			return false, true
+		}
+	}
+	switch {
+	case !xok:
+		return false, false
+	case x < h.thr:
+		return h.holds[0], true
+	case x > h.thr:
+		return h.holds[2], true
+	}
+	return h.holds[1], true
+}
+
+// holds evaluates b's conjunct on e and the deciding start, which
+// reaches has left at the deque's front.
+func (s *starts) holds(b *reachBound, e *event.Event, bind *planner.Binding) bool {
+	bind.Events[b.start], bind.Events[b.later] = s.q[s.head].ev, e
 	ok := b.pred(bind)
 	bind.Events[b.start], bind.Events[b.later] = nil, nil
 	return ok

@@ -51,8 +51,14 @@ type attrIndex struct {
 }
 
 // bounds are the constants of one comparison, numbers and strings apart
-// (a number never compares with a string), each sorted ascending.
-type bounds struct{ num, str []bound }
+// (a number never compares with a string), each sorted ascending; keys
+// are num's constants as floats, where each is small (an exact float,
+// as a small event value is: their floats order them as Compare does),
+// else nil.
+type bounds struct {
+	num, str []bound
+	keys     []float64
+}
 
 type bound struct {
 	c    event.Value
@@ -143,12 +149,26 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 	for _, byAttr := range ix.attrs {
 		for _, a := range byAttr {
 			for k := range a.ord {
-				slices.SortStableFunc(a.ord[k].num, compareBounds)
-				slices.SortStableFunc(a.ord[k].str, compareBounds)
+				b := &a.ord[k]
+				slices.SortStableFunc(b.num, compareBounds)
+				slices.SortStableFunc(b.str, compareBounds)
+				b.keys = floatKeys(b.num)
 			}
 		}
 	}
 	return ix
+}
+
+// floatKeys is bs's constants as floats, or nil where one is not small.
+func floatKeys(bs []bound) []float64 {
+	keys := make([]float64, len(bs))
+	for i, b := range bs {
+		if !small(b.c) {
+			return nil
+		}
+		keys[i] = b.c.AsFloat()
+	}
+	return keys
 }
 
 // negated says whether a negated component of p names type t: its
@@ -272,7 +292,12 @@ func (a *attrIndex) match(e *event.Event, set bitset) {
 		if len(bs) == 0 {
 			continue
 		}
-		i := sortSearch(bs, v, op == ast.OpLe || op == ast.OpGt)
+		var i int
+		if keys := a.ord[k].keys; keys != nil && small(v) {
+			i = searchFloat(keys, v.AsFloat(), op == ast.OpLe || op == ast.OpGt)
+		} else {
+			i = sortSearch(bs, v, op == ast.OpLe || op == ast.OpGt)
+		}
 		if op == ast.OpGt || op == ast.OpGe { // v > c, v >= c: the constants below
 			bs = bs[:i]
 		} else { // v < c, v <= c: the constants above
@@ -294,6 +319,21 @@ func sortSearch(bs []bound, v event.Value, atV bool) int {
 		return cmp.Or(c, 1)
 	})
 	return i
+}
+
+// searchFloat is sortSearch on the bounds' float keys: the first key
+// >= x (atV) or > x.
+func searchFloat(keys []float64, x float64, atV bool) int {
+	lo, hi := 0, len(keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keys[m] < x || !atV && keys[m] == x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // reach marks in set the rules an event reaches but the gated ones, and

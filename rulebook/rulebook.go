@@ -85,8 +85,15 @@ func (b *Book) Run(ctx context.Context, events iter.Seq[*event.Event], sinks []s
 // event of the rule run alone, at 1,000 rules). At 1,000 rules a rule
 // reads about 18 events of a batch of 1,024, 4 of one of 256: its state's
 // misses spread over more events (about 10% less CPU than 256; 4,096
-// gains nothing more).
+// gains nothing more). A bigger book takes a bigger batch (batchOf).
 var batch = 1024
+
+// batchOf is the batch of a pass of n rules: batch up to 2,500 rules,
+// one more batch for each 2,500 more, up to 4. At 10,000 rules a rule
+// reads 2 events of a batch of 1,024, and its engine's state, out of
+// the cache by its next flush, is most of the cost: 4,096 took about
+// 20% less CPU, 8,192 no less (its queues outgrow the cache).
+func batchOf(n int) int { return batch * min(4, 1+(n-1)/2500) }
 
 // Pass is one pass of a rulebook over a stream, fed an item at a time.
 // A rule reads its events in stream order; the rules that follow time
@@ -98,21 +105,21 @@ type Pass struct {
 	runs    []*sase.Pusher
 	timed   []int32 // the rules that follow time, which see every item's
 	isTime  []bool  // by rule
-	set     bitset
-	started bitset // the rules an event reaches as a start
+	set     bitset  // the rules that read the item through deliver: the index's types', and the timed
+	started bitset  // the rules an event reaches as a start
 	lastTS  int64
-	open    []int64 // by rule: the time of the last start it read (index.gates)
-	until   []int64 // by rule: the end of that start's window, which gated reads
+	gs      []gateState // by rule: its gate's state (index.gates)
 	// live, by type, lists the rules gated on it whose gate may be open:
 	// an event of a later component visits these, not every rule gated
 	// on its type; listed, by type, is the set of them.
 	live   [][]int32
 	listed []bitset
-	starts []starts // by rule with a reachBound: its starts in the window
+	starts []starts // by rule: with a reachBound, its starts in the window
 	bind   *planner.Binding
 	queued [][]*event.Event
 	held   bitset    // the rules with queued events
 	n      int       // items since the last flush
+	batch  int       // the items between flushes: batchOf the rules
 	ended  []*Result // by rule: its result once End ended it alone
 }
 
@@ -120,7 +127,7 @@ type Pass struct {
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
 	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n),
-		lastTS: math.MinInt64, open: make([]int64, n), until: make([]int64, n), queued: make([][]*event.Event, n), ended: make([]*Result, n)}
+		lastTS: math.MinInt64, queued: make([][]*event.Event, n), ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
 	}
@@ -132,9 +139,15 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 // every rule that has read a start as live on its gated types.
 func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
+	p.batch = batchOf(n)
 	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
-	for i, g := range ix.gates {
+	for len(p.gs) < n {
+		p.gs = append(p.gs, newGateState())
+	}
+	for i := range ix.gates {
+		g := &ix.gates[i]
+		p.gs[i].of(g)
 		if g.bound != nil {
 			p.starts[i].of(g.bound)
 		}
@@ -145,7 +158,7 @@ func (p *Pass) relist() {
 		p.listed[t] = newBitset(n)
 	}
 	for i := range p.runs {
-		if p.open[i] != math.MinInt64 {
+		if p.gs[i].started {
 			p.list(int32(i))
 		}
 	}
@@ -154,11 +167,19 @@ func (p *Pass) relist() {
 // list puts rule i, which has just read a start, on the live list of
 // each type it is gated on.
 func (p *Pass) list(i int32) {
+	if h := &p.gs[i]; h.gates == 1 {
+		p.listOn(int(h.typ), i) // without reading the gate
+		return
+	}
 	for _, t := range p.b.ix.gates[i].types {
-		if !p.listed[t].has(i) {
-			p.listed[t].set(i)
-			p.live[t] = append(p.live[t], i)
-		}
+		p.listOn(t, i)
+	}
+}
+
+func (p *Pass) listOn(t int, i int32) {
+	if !p.listed[t].has(i) {
+		p.listed[t].set(i)
+		p.live[t] = append(p.live[t], i)
 	}
 }
 
@@ -173,15 +194,34 @@ func (p *Pass) gated(e *event.Event) {
 	}
 	live := p.live[t]
 	k := 0
+	// x is e's attribute the bound of the rule before read, as a float:
+	// the rules mostly read the same one.
+	var x float64
+	xat, xb, xok := int32(-1), event.Builtin(0), false
 	for _, i := range live {
-		if e.TS > p.until[i] {
+		h := &p.gs[i]
+		if e.TS > h.until {
 			p.listed[t].unset(i)
 			continue
 		}
 		live[k] = i
 		k++
-		if !ix.bounded[t].has(i) || p.starts[i].reaches(ix.gates[i].bound, e, p.bind) {
-			p.set.set(i)
+		if !ix.bounded[t].has(i) {
+			p.hand(i, e)
+			continue
+		}
+		if h.at != xat || h.atB != xb {
+			v := e.Get(int(h.at), h.atB)
+			if xat, xb, xok = h.at, h.atB, small(v); xok {
+				x = v.AsFloat()
+			}
+		}
+		ok, known := h.reaches(&p.starts[i], e, x, xok)
+		if !known {
+			ok = p.starts[i].holds(ix.gates[i].bound, e, p.bind)
+		}
+		if ok {
+			p.hand(i, e)
 		}
 	}
 	p.live[t] = live[:k]
@@ -193,7 +233,6 @@ func (p *Pass) start(i int, r Rule, sink sase.Sink, opts []sase.RunOption) {
 	if p.isTime[i] = p.runs[i].Timed(); p.isTime[i] {
 		p.timed = append(p.timed, int32(i))
 	}
-	p.open[i] = math.MinInt64
 }
 
 // Add adds rule r, compiled on a stream of schema, to the running pass,
@@ -204,7 +243,7 @@ func (p *Pass) Add(schema *event.Schema, r Rule, sink sase.Sink, opts ...sase.Ru
 	p.Flush()
 	i := len(p.runs)
 	p.b = New(schema, append(slices.Clip(p.b.Rules), r))
-	p.runs, p.isTime, p.open, p.until = append(p.runs, nil), append(p.isTime, false), append(p.open, 0), append(p.until, 0)
+	p.runs, p.isTime = append(p.runs, nil), append(p.isTime, false)
 	p.queued, p.ended = append(p.queued, nil), append(p.ended, nil)
 	p.start(i, r, sink, opts)
 	p.relist()
@@ -242,7 +281,7 @@ func (p *Pass) Push(ev *event.Event) {
 			p.runs[i].Advance(ev.TS) // a rule that read ev is there already
 		}
 	}
-	if p.n++; p.n == batch {
+	if p.n++; p.n >= p.batch {
 		p.Flush()
 	}
 }
@@ -255,22 +294,54 @@ func (p *Pass) opened(ev *event.Event) {
 			continue
 		}
 		p.started[w] = 0
-		p.set[w] |= bits
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			if g := &p.b.ix.gates[i]; len(g.types) > 0 {
-				p.open[i], p.until[i] = ev.TS, satAdd(ev.TS, g.window)
+			p.hand(i, ev)
+			h := &p.gs[i]
+			if h.started && h.until >= ev.TS {
+				// Still open: no live list has dropped it since its last
+				// start (gated drops a rule only past its until).
+				h.until = satAdd(ev.TS, h.window)
+			} else if h.gates > 0 {
+				h.started, h.until = true, satAdd(ev.TS, h.window)
 				p.list(i)
-				if g.bound != nil {
-					p.starts[i].add(ev, g.window)
-				}
+			} else {
+				continue
+			}
+			if h.bounded {
+				p.starts[i].add(h, ev)
 			}
 		}
 	}
 }
 
-// deliver hands ev to the rules marked, in rule order: the rules that
-// follow time read it now, the others queue it for the next flush.
+// hand gives ev to rule i: a rule that follows time is marked, to read
+// it in deliver, in rule order; another queues it. gated and opened hand
+// their rules ev directly, without marking and scanning the set.
+func (p *Pass) hand(i int32, ev *event.Event) {
+	if p.isTime[i] {
+		p.set.set(i)
+		return
+	}
+	p.queue(i, ev)
+}
+
+// queue queues ev for rule i to read at the next flush, once: an event
+// may reach a rule both as a start and as a later component's.
+func (p *Pass) queue(i int32, ev *event.Event) {
+	q := p.queued[i]
+	switch n := len(q); {
+	case n == 0:
+		p.held.set(i)
+	case q[n-1] == ev:
+		return
+	}
+	p.queued[i] = append(q, ev)
+}
+
+// deliver hands ev to the rules marked (by the index's types, or
+// following time), in rule order: the rules that follow time read it
+// now, the others queue it for the next flush.
 func (p *Pass) deliver(ev *event.Event) {
 	for w, bits := range p.set {
 		if bits == 0 {
@@ -283,8 +354,7 @@ func (p *Pass) deliver(ev *event.Event) {
 				p.runs[i].Push(ev)
 				continue
 			}
-			p.queued[i] = append(p.queued[i], ev)
-			p.held.set(i)
+			p.queue(i, ev)
 		}
 	}
 }

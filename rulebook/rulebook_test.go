@@ -70,7 +70,8 @@ func filterQuery(r *rand.Rand) string {
 		case 2:
 			conj = append(conj, fmt.Sprintf("a.sym %s '%s'", op, pick([]string{"x", "y", "z", "w"})))
 		default:
-			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3"})))
+			// Huge ids too: a float orders them only roughly.
+			conj = append(conj, fmt.Sprintf("a.id %s %s", op, pick([]string{"2", "2.0", "3", "9007199254740993", "9007199254740992.0", "-9223372036854775808"})))
 		}
 	}
 	conj = append(conj, laterBound(r))
@@ -78,8 +79,11 @@ func filterQuery(r *rand.Rand) string {
 		conj = append(conj, pick([]string{"skip-till-next-match", "skip-till-any-match", "strict-contiguity", "partition-contiguity"}))
 	}
 	pattern := fmt.Sprintf("SEQ(%s a, %s b)", pick(types), pick(types))
-	if r.IntN(3) == 0 {
+	switch r.IntN(4) {
+	case 0:
 		pattern = fmt.Sprintf("SEQ(%s a, !(%s n), %s b)", pick(types), pick(types), pick(types))
+	case 1: // gated on two types
+		pattern = fmt.Sprintf("SEQ(%s a, %s c, %s b)", pick(types), pick(types), pick(types))
 	}
 	return fmt.Sprintf("PATTERN %s WHERE %s WITHIN %d", pattern, strings.Join(conj, " AND "), 1+r.IntN(10))
 }
