@@ -76,6 +76,10 @@ type aisSSC struct {
 	// plain3: masked3 with PAIS, without Multi-PAIS, and one key
 	// attribute for the three states, whose keyed events take enter3.
 	plain3 bool
+	// pair: two states, without PAIS, whose last has no checks of its
+	// own and whose matches leaf enumerates: processPair's, a rulebook's
+	// commonest rule (SEQ(A a, B b) WHERE a.x > c AND b.x < a.x - d).
+	pair bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
@@ -381,6 +385,7 @@ func (s *aisSSC) start() {
 	s.leafOK = s.out != nil && !s.dynamic
 	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
 	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil && s.key[0] == s.key[1] && s.key[1] == s.key[2]
+	s.pair = s.n == 2 && s.parts == nil && s.leafOK && !s.checksLast
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -409,6 +414,10 @@ func (s *aisSSC) newPartition() *partition {
 }
 
 func (s *aisSSC) process(ev *event.Event) {
+	if s.pair {
+		s.processPair(ev)
+		return
+	}
 	m := uint64(0)
 	if ev.Type < len(s.typeStates) {
 		m = s.typeStates[ev.Type]
@@ -455,6 +464,42 @@ func (s *aisSSC) process(ev *event.Event) {
 		return
 	}
 	s.enter(p, ev, m, false)
+}
+
+// processPair is process for pair: enter's and construct's steps for
+// its two states written out, without the calls a state's loop and the
+// cases pair rules out cost (a rulebook hands each of its rules a few
+// events, each of which is most often a match or a start).
+func (s *aisSSC) processPair(ev *event.Event) {
+	m := uint64(0)
+	if ev.Type < len(s.typeStates) {
+		m = s.typeStates[ev.Type]
+	}
+	if m == 0 {
+		return
+	}
+	s.minTS = math.MinInt64
+	if s.op.WindowPushed {
+		s.minTS = satSub(ev.TS, s.op.Window)
+	}
+	if m = s.filters.apply(s.bind, ev, m); m == 0 {
+		return
+	}
+	st := &s.single.stacks[0]
+	st.pruneBefore(s.minTS)
+	if m&0b10 != 0 {
+		if rip := s.rip(st, ev.TS); rip >= 0 {
+			s.bindState(1, ev)
+			s.keys[1], s.keyInts[1] = s.keyOf(1, ev) // what state 0's checks compare with
+			s.leaf(st.upTo(rip))
+			*s.slots[1] = nil
+		}
+	}
+	if m&0b01 != 0 {
+		key, isInt := s.keyOf(0, ev)
+		st.push(instanceOf(ev, -1, key, isInt))
+		s.r.stats.Instances++
+	}
 }
 
 // enter3 is enter for plain3 and an event with the partition attribute:

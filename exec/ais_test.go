@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -319,4 +320,50 @@ func firstDiff(a, b []string) int {
 		i++
 	}
 	return i
+}
+
+// TestAISPair runs two-state patterns without an equivalence test, which
+// AIS runs by processPair (a rulebook's commonest rule), in each of their
+// forms: a start's filter and an offset check (int or not: the
+// evaluator's, with the binding), one type for both states, no window,
+// no check (leaf without a test), a check of the evaluator's only, an ANY
+// component, over ints, floats, strings and absent values: every engine
+// must find basic's matches, and a count or a limit as many as the
+// callback.
+func TestAISPair(t *testing.T) {
+	vals := []string{"1", "2", "3", "4", "5", "6", "3.0", "2.5", "x", ""}
+	c := randquery.Case{Name: "pair", StreamCSV: valuesCSV(rand.New(rand.NewPCG(3, 17)), 300, "ABC", vals)}
+	stream, err := source.LoadCSV(strings.NewReader(c.StreamCSV), "pair.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b) WHERE a.p > 3 AND b.p < a.p - 1 WITHIN 9",
+		"PATTERN SEQ(A a, A b) WHERE a.p >= 2 AND b.p <= a.p WITHIN 7",
+		"PATTERN SEQ(A a, B b) WHERE b.p < a.p",
+		"PATTERN SEQ(B a, C b) WITHIN 4",
+		"PATTERN SEQ(A a, B b) WHERE a.p > 1 AND b.p * 2 > a.p + b.q WITHIN 8",
+		"PATTERN SEQ(ANY(A, C) a, B b) WHERE a.q = 1 AND b.p != a.p + 1 WITHIN 6",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
+		cq, err := bench.Compile(stream, q, "ais")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int64{0, stats.Matches / 2} {
+			var got int64
+			count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
+			if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count)); err != nil {
+				t.Fatal(err)
+			}
+			if want := cmp.Or(limit, stats.Matches); got != want {
+				t.Errorf("%s, limit %d: a count finds %d matches, the callback %d", q, limit, got, want)
+			}
+		}
+	}
 }
