@@ -20,21 +20,41 @@ import (
 // its partition has an instance (attribute-based transition filtering).
 type aisSSC struct {
 	timeless
+	// What processPair reads comes first, in the struct's first three
+	// cache lines (as runner's fields), with pair's own copies of what
+	// the other paths read in arrays of their own: a rulebook visits
+	// each of its rules a few events at a time, its state out of the
+	// cache at each visit, and each line costs a miss. stack0 is state
+	// 0's stack, cell1 cells[1], pairKey key, window op.Window when
+	// windowed (op.WindowPushed).
 	r          *runner
-	op         *planner.AISScan
-	next       stage
-	n          int
-	comps      []int
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
-	bind       *planner.Binding
 	filters    stateFilters
-	parts      *partitions[partition] // PAIS; wild holds the events lacking the attribute
-	single     *partition             // without PAIS
-	cur        *partition             // the partition being searched
-	keyed      int                    // bound events that have the partition attribute
-	minTS      int64                  // window's lower bound for the current event
-	accept     *event.Event
-	multiKey   []byte
+	stack0     *aisStack
+	minTS      int64 // window's lower bound for the current event
+	cell0      *Cell
+	cell1      *Cell
+	leaf0      *check
+	pairKey    [2]int
+	// steps counts the scan's steps (the instances search and leaf
+	// visit), in place of the runner's count.
+	steps  ticker
+	window int64
+	// pair: two states, without PAIS, whose last has no checks of its
+	// own and whose matches leaf enumerates: processPair's, a rulebook's
+	// commonest rule (SEQ(A a, B b) WHERE a.x > c AND b.x < a.x - d).
+	pair, windowed bool
+	op             *planner.AISScan
+	next           stage
+	n              int
+	comps          []int
+	bind           *planner.Binding
+	parts          *partitions[partition] // PAIS; wild holds the events lacking the attribute
+	single         *partition             // without PAIS
+	cur            *partition             // the partition being searched
+	keyed          int                    // bound events that have the partition attribute
+	accept         *event.Event
+	multiKey       []byte
 	// checks[j] are the checks of state j in the plan's order; key[j] is
 	// the attribute slot the int checks read of state j's events (-1:
 	// none), and keys/keyInts hold each bound state's value of it.
@@ -59,11 +79,9 @@ type aisSSC struct {
 	slots   []**event.Event
 	spareEv *event.Event
 	cells   []*Cell
-	cell0   *Cell
 	spare   Cell
 	checks0 []check
 	one0    *check
-	leaf0   *check
 	// mask0: state 0's checks read only states 0 and 1, so which of the
 	// state-0 instances before a state-1 instance pass them is the same on
 	// every visit, and the instance keeps it (searchMasked).
@@ -76,19 +94,12 @@ type aisSSC struct {
 	// plain3: masked3 with PAIS, without Multi-PAIS, and one key
 	// attribute for the three states, whose keyed events take enter3.
 	plain3 bool
-	// pair: two states, without PAIS, whose last has no checks of its
-	// own and whose matches leaf enumerates: processPair's, a rulebook's
-	// commonest rule (SEQ(A a, B b) WHERE a.x > c AND b.x < a.x - d).
-	pair bool
 	// cut: the search stops at each state where no full chain of the
 	// states before it can precede the instance; lo[j] is the earliest
 	// timestamp of state j's instance in any chain through states 0..j
 	// (bound, cutBelow).
 	cut bool
 	lo  []int64
-	// steps counts the scan's steps (the instances search and leaf
-	// visit), in place of the runner's count.
-	steps ticker
 }
 
 type instance struct {
@@ -345,8 +356,11 @@ func (s *aisSSC) keyOn(j, slot int) bool {
 }
 
 // keyOf reads state j's key attribute of ev.
-func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) {
-	if k := s.key[j]; k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].IsInt() {
+func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) { return keyAt(s.key[j], ev) }
+
+// keyAt reads ev's attribute in slot k (none when k < 0) as an int.
+func keyAt(k int, ev *event.Event) (int64, bool) {
+	if k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].IsInt() {
 		return ev.Attrs[k].Int(), true
 	}
 	return 0, false
@@ -385,7 +399,6 @@ func (s *aisSSC) start() {
 	s.leafOK = s.out != nil && !s.dynamic
 	s.masked3 = s.n == 3 && s.mask0 && s.leafOK && !s.cut
 	s.plain3 = s.masked3 && len(s.op.Multi) == 0 && s.parts != nil && s.key[0] == s.key[1] && s.key[1] == s.key[2]
-	s.pair = s.n == 2 && s.parts == nil && s.leafOK && !s.checksLast
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
@@ -400,6 +413,10 @@ func (s *aisSSC) start() {
 		}
 	}
 	s.cell0 = s.cells[0]
+	if s.pair = s.n == 2 && s.parts == nil && s.leafOK && !s.checksLast; s.pair {
+		s.stack0, s.cell1, s.pairKey = &s.single.stacks[0], s.cells[1], [2]int{s.key[0], s.key[1]}
+		s.window, s.windowed = s.op.Window, s.op.WindowPushed
+	}
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -479,27 +496,68 @@ func (s *aisSSC) processPair(ev *event.Event) {
 		return
 	}
 	s.minTS = math.MinInt64
-	if s.op.WindowPushed {
-		s.minTS = satSub(ev.TS, s.op.Window)
+	if s.windowed {
+		s.minTS = satSub(ev.TS, s.window)
 	}
-	if m = s.filters.apply(s.bind, ev, m); m == 0 {
-		return
+	if m&s.filters.states != 0 { // without apply's call for a type none filters
+		if m = s.filters.apply(s.bind, ev, m); m == 0 {
+			return
+		}
 	}
-	st := &s.single.stacks[0]
+	st := s.stack0
 	st.pruneBefore(s.minTS)
 	if m&0b10 != 0 {
 		if rip := s.rip(st, ev.TS); rip >= 0 {
-			s.bindState(1, ev)
-			s.keys[1], s.keyInts[1] = s.keyOf(1, ev) // what state 0's checks compare with
-			s.leaf(st.upTo(rip))
-			*s.slots[1] = nil
+			s.pairMatches(st.upTo(rip), ev)
 		}
 	}
 	if m&0b01 != 0 {
-		key, isInt := s.keyOf(0, ev)
+		key, isInt := keyAt(s.pairKey[0], ev)
 		st.push(instanceOf(ev, -1, key, isInt))
 		s.r.stats.Instances++
 	}
+}
+
+// pairMatches is construct for pair: state 1 bound to ev, the matches
+// that items, state 0's instances up to ev's RIP, complete. When state
+// 0's check is one int comparison (leaf0) and ev's key an int, its loop
+// is leafChecked's, and the binding and keys are written only for an
+// instance whose check needs the evaluator (bindPair): a rulebook's
+// visit of a rule then touches fewer cache lines.
+func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
+	s.cell1.Event = ev
+	key, isInt := keyAt(s.pairKey[1], ev)
+	one := s.leaf0
+	if one == nil || !isInt || len(items) > leafChunk {
+		*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, isInt // what state 0's checks read
+		s.leaf(items)
+		*s.slots[1] = nil
+		return
+	}
+	r, out := s.r, s.cell0
+	s.steps.tickN(r, uint(len(items)))
+	k := key + one.offK
+	for i := len(items) - 1; i >= 0; i-- {
+		inst := &items[i]
+		if inst.keyInt() {
+			if !one.holds(inst.key+one.offJ, k) {
+				continue
+			}
+		} else if !s.bindPair(inst, ev, key) {
+			continue
+		}
+		out.Event = inst.ev
+		r.emitRow()
+	}
+}
+
+// bindPair binds both states, to inst's event and ev, whose key is an
+// int, and evaluates state 0's checks.
+func (s *aisSSC) bindPair(inst *instance, ev *event.Event, key int64) bool {
+	*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, true
+	ok := s.bindHolds(0, inst, s.slots[0])
+	*s.slots[0], *s.slots[1] = nil, nil
+	return ok
 }
 
 // enter3 is enter for plain3 and an event with the partition attribute:
