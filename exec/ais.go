@@ -20,7 +20,7 @@ import (
 // its partition has an instance (attribute-based transition filtering).
 type aisSSC struct {
 	timeless
-	// What processPair reads comes first, in the struct's first three
+	// What aisPair reads comes first, in the struct's first three
 	// cache lines (as runner's fields), with pair's own copies of what
 	// the other paths read in arrays of their own: a rulebook visits
 	// each of its rules a few events at a time, its state out of the
@@ -41,7 +41,7 @@ type aisSSC struct {
 	steps  ticker
 	window int64
 	// pair: two states, without PAIS, whose last has no checks of its
-	// own and whose matches leaf enumerates: processPair's, a rulebook's
+	// own and whose matches leaf enumerates: aisPair's, a rulebook's
 	// commonest rule (SEQ(A a, B b) WHERE a.x > c AND b.x < a.x - d).
 	pair, windowed bool
 	op             *planner.AISScan
@@ -416,6 +416,7 @@ func (s *aisSSC) start() {
 	if s.pair = s.n == 2 && s.parts == nil && s.leafOK && !s.checksLast; s.pair {
 		s.stack0, s.cell1, s.pairKey = &s.single.stacks[0], s.cells[1], [2]int{s.key[0], s.key[1]}
 		s.window, s.windowed = s.op.Window, s.op.WindowPushed
+		s.r.src = aisPair{s}
 	}
 }
 
@@ -431,10 +432,6 @@ func (s *aisSSC) newPartition() *partition {
 }
 
 func (s *aisSSC) process(ev *event.Event) {
-	if s.pair {
-		s.processPair(ev)
-		return
-	}
 	m := uint64(0)
 	if ev.Type < len(s.typeStates) {
 		m = s.typeStates[ev.Type]
@@ -483,11 +480,17 @@ func (s *aisSSC) process(ev *event.Event) {
 	s.enter(p, ev, m, false)
 }
 
-// processPair is process for pair: enter's and construct's steps for
-// its two states written out, without the calls a state's loop and the
+// aisPair is the source of a run whose scan is a pair (start puts it in
+// the scan's place), so that the run's call of process is a call of
+// its own.
+type aisPair struct{ *aisSSC }
+
+// process is aisSSC's for pair: enter's and construct's steps for its
+// two states written out, without the calls a state's loop and the
 // cases pair rules out cost (a rulebook hands each of its rules a few
 // events, each of which is most often a match or a start).
-func (s *aisSSC) processPair(ev *event.Event) {
+func (p aisPair) process(ev *event.Event) {
+	s := p.aisSSC
 	m := uint64(0)
 	if ev.Type < len(s.typeStates) {
 		m = s.typeStates[ev.Type]

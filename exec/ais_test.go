@@ -323,7 +323,7 @@ func firstDiff(a, b []string) int {
 }
 
 // TestAISPair runs two-state patterns without an equivalence test, which
-// AIS runs by processPair (a rulebook's commonest rule), in each of their
+// AIS runs by aisPair (a rulebook's commonest rule), in each of their
 // forms: a start's filter and an offset check (int or not: the
 // evaluator's, with the binding), one type for both states, no window,
 // no check (leaf without a test), a check of the evaluator's only, an ANY
