@@ -41,14 +41,15 @@ type Counter struct {
 	N    int64
 }
 
-// Stats describes a run.
+// Stats describes a run. The counts a run adds to at each item come
+// first, in one cache line of the runner's (runner).
 type Stats struct {
-	Operators []OpStats // by plan operator, in the order of planner.Plan.Operators
-	Events    int64     // events read
-	Matches   int64     // matches emitted
-	Instances int64     // state instances (SSC) or runs (RunScan) created
+	Events    int64 // events read
+	Matches   int64 // matches emitted
+	Instances int64 // state instances (SSC) or runs (RunScan) created
 	// MaxBuffer is ReCEP's longest element buffer (events held at once).
 	MaxBuffer int64
+	Operators []OpStats // by plan operator, in the order of planner.Plan.Operators
 	Elapsed   time.Duration
 	// Split is how the run split, when more than one worker was asked
 	// for; Workers are a parallel run's workers' shares, Segments the
@@ -272,23 +273,15 @@ func (r *runner) pass(ts int64) {
 // closure read, the engine of the plan's source, and the stages after it.
 type runner struct {
 	// The fields that each item and each match read come first, in the
-	// struct's first cache lines (stats' counts in the third): a
-	// rulebook hands each of its rules a few items at a time, and at each
-	// visit the rule's state has left the cache.
-	src   source
-	store *store
-	emit  Emit
-	// out is the row emit is handed: row, or the row of a union's run
-	// that row is a run of (unionOut.handOn).
-	out []Cell
+	// struct's first two cache lines (stats' counts at the end of the
+	// second): a rulebook hands each of its rules a few items at a time,
+	// and at each visit the rule's state has left the cache.
+	src source
 	// lastTS is the run's time (math.MinInt64 before the first item: no
-	// operator has anything to do at that time); keep: how far back the
-	// store must reach (keepWindow).
+	// operator has anything to do at that time).
 	lastTS int64
 	timed  []interface{ advance(int64) }
-	ctx    context.Context
-	keep   int64
-	steps  ticker
+	emit   Emit
 	// counts: the consumer only counts the matches (countOnly, no
 	// limit), so a scan may add them up without handing each over.
 	counts bool
@@ -305,7 +298,15 @@ type runner struct {
 	// stores: the store keeps some type's events (begin), so that a run
 	// whose store keeps none reads its line at no item.
 	stores bool
-	stats  Stats
+	// out is the row emit is handed: row, or the row of a union's run
+	// that row is a run of (unionOut.handOn).
+	out   []Cell
+	store *store
+	stats Stats
+	ctx   context.Context
+	// keep: how far back the store must reach (keepWindow).
+	keep   int64
+	steps  ticker
 	plan   *planner.Plan
 	clock  clock
 	stages []stage // after the source, in plan order; the last is the output
