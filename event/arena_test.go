@@ -39,7 +39,7 @@ func testArenaStrings(t *testing.T, live bool) {
 	var copied []Value
 	var attrs [][]Value
 	var garbage [][]byte
-	for i := range 60_000 {
+	for i := range 30_000 { // each arena's 10 000 events take two event blocks and three value blocks
 		a := &arenas[i%3]
 		e := a.Event(10)       // a value block lasts 3276 events, an event block 4096: some value blocks are kept by no current-block link
 		buf := []byte(text(i)) // a read buffer, reused below
@@ -62,15 +62,15 @@ func testArenaStrings(t *testing.T, live bool) {
 	arenas = [3]Arena{}
 	runtime.GC()
 	churn := func() { // small and block-sized garbage over freed memory
-		for range 3 {
-			for range 10_000 {
-				garbage = append(garbage[:0], []byte(strings.Repeat("y", 48)))
-			}
-			for range 64 {
-				garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 512<<10))
-			}
-			runtime.GC()
+		// 8 MB in blocks' size: enough that dropping the blocks'
+		// cleanups, or the links between blocks, fails every run.
+		for range 10_000 {
+			garbage = append(garbage[:0], []byte(strings.Repeat("y", 48)))
 		}
+		for range 16 {
+			garbage = append(garbage[:0], bytes.Repeat([]byte{0xaa}, 512<<10))
+		}
+		runtime.GC()
 	}
 	churn()
 	for k, e := range events {

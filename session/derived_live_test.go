@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,57 +33,68 @@ import (
 // unbound (null attributes), and whose events' ts is the largest bound.
 func TestDerivedLiveMatchesLoaded(t *testing.T) {
 	dir := t.TempDir()
-	compared := 0
-	for seed := range uint64(100) {
-		r := rand.New(rand.NewPCG(seed, 41))
-		var c randquery.Case
-		switch {
-		case seed >= 70:
-			c = randquery.Generate(r, randquery.Nested())
-		case seed%2 == 0:
-			c = lateCase(r)
-		default:
-			c = randquery.Generate(r, randquery.Strategies())
+	var compared atomic.Int32
+	t.Run("seeds", func(t *testing.T) {
+		for seed := range uint64(100) {
+			// Each seed has its own random source, file and sessions: the
+			// seeds share nothing, so they run in parallel.
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				if derivedLiveCase(t, dir, seed) {
+					compared.Add(1)
+				}
+			})
 		}
-		producer := intoQuery(t, withWindow(t, c.Query), "d", false)
-		if _, err := sase.Compile(producer, teststream.CSV(t, "s", c.StreamCSV)); err != nil {
-			continue // a strategy's rules reject some random queries
-		}
-		consumer := withWindow(t, anyType.ReplaceAllString(randquery.Generate(r).Query, "d"))
-		path := filepath.Join(dir, fmt.Sprintf("s%d.csv", seed))
-		if err := os.WriteFile(path, []byte(c.StreamCSV), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// The query of e lists the derived stream itself.
-		queries := producer + "; USE d; PATTERN d e WITHIN 0; " + consumer + ";"
-		{
-			engine := liveEngines[seed%uint64(len(liveEngines))]
-			name := fmt.Sprintf("seed %d, %s: %s", seed, engine, queries)
-			loaded, lerr := runScript(t, engine, "LOAD '"+path+"' AS s; "+queries, nil)
-			pr, pw, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() {
-				io.WriteString(pw, c.StreamCSV)
-				pw.Close()
-			}()
-			live, stderr := runScript(t, engine, "LOAD '-' AS s; "+queries, pr)
-			pr.Close()
-			if !slices.Equal(byQuery(live), byQuery(loaded)) {
-				t.Fatalf("%s:\nlive\n%s\nloaded\n%s\n%s", name, live, loaded, lerr)
-			}
-			if !summary.MatchString(stderr) {
-				t.Fatalf("%s: the derived stream's summary:\n%s", name, stderr)
-			}
-			if strings.Contains(loaded, `{"e":`) {
-				compared++
-			}
-		}
+	})
+	if n := compared.Load(); n < 45 {
+		t.Errorf("only %d runs derived any event", n)
 	}
-	if compared < 45 {
-		t.Errorf("only %d runs derived any event", compared)
+}
+
+// derivedLiveCase runs one seed's case of TestDerivedLiveMatchesLoaded
+// and reports whether the producer derived any event.
+func derivedLiveCase(t *testing.T, dir string, seed uint64) bool {
+	r := rand.New(rand.NewPCG(seed, 41))
+	var c randquery.Case
+	switch {
+	case seed >= 70:
+		c = randquery.Generate(r, randquery.Nested())
+	case seed%2 == 0:
+		c = lateCase(r)
+	default:
+		c = randquery.Generate(r, randquery.Strategies())
 	}
+	producer := intoQuery(t, withWindow(t, c.Query), "d", false)
+	if _, err := sase.Compile(producer, teststream.CSV(t, "s", c.StreamCSV)); err != nil {
+		return false // a strategy's rules reject some random queries
+	}
+	consumer := withWindow(t, anyType.ReplaceAllString(randquery.Generate(r).Query, "d"))
+	path := filepath.Join(dir, fmt.Sprintf("s%d.csv", seed))
+	if err := os.WriteFile(path, []byte(c.StreamCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The query of e lists the derived stream itself.
+	queries := producer + "; USE d; PATTERN d e WITHIN 0; " + consumer + ";"
+	engine := liveEngines[seed%uint64(len(liveEngines))]
+	name := fmt.Sprintf("seed %d, %s: %s", seed, engine, queries)
+	loaded, lerr := runScript(t, engine, "LOAD '"+path+"' AS s; "+queries, nil)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		io.WriteString(pw, c.StreamCSV)
+		pw.Close()
+	}()
+	live, stderr := runScript(t, engine, "LOAD '-' AS s; "+queries, pr)
+	pr.Close()
+	if !slices.Equal(byQuery(live), byQuery(loaded)) {
+		t.Fatalf("%s:\nlive\n%s\nloaded\n%s\n%s", name, live, loaded, lerr)
+	}
+	if !summary.MatchString(stderr) {
+		t.Fatalf("%s: the derived stream's summary:\n%s", name, stderr)
+	}
+	return strings.Contains(loaded, `{"e":`)
 }
 
 // liveEngines are the engines that bound their state by the window, which
