@@ -125,7 +125,7 @@ type Pass struct {
 	log    []queued
 	queues []ruleQueue // by rule: its events in log, the last one
 	out    []*event.Event
-	n      int // items since the last flush
+	n      int       // items since the last flush
 	batch  int       // the items between flushes: batchOf the rules
 	ended  []*Result // by rule: its result once End ended it alone
 }
