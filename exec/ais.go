@@ -20,21 +20,47 @@ import (
 // its partition has an instance (attribute-based transition filtering).
 type aisSSC struct {
 	timeless
-	r          *runner
-	op         *planner.AISScan
-	next       stage
-	n          int
-	comps      []int
-	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
-	bind       *planner.Binding
+	// What aisPair reads comes first, in the struct's first two cache
+	// lines (as runner's fields; 120 bytes, after the 8 of the header
+	// the heap puts before an object this size), with pair's own copies
+	// of what the other paths read in arrays of their own: a rulebook
+	// visits each of its rules a few events at a time, its state out of
+	// the cache at each visit, and each line costs a miss. cell1 is
+	// cells[1], pairKey key, window op.Window when the window is pushed
+	// (op.WindowPushed), else -1; pairTypes[j] has bit t set when type
+	// t < 64 enters state j (typeStates for the others), filter0 is
+	// state 0's filter when it is the scan's only one and compares with
+	// a number, and stack0 the single partition's stacks when pair.
+	r *runner
+	// steps counts the scan's steps (the instances search and leaf
+	// visit), in place of the runner's count.
+	steps      ticker
+	cell0      *Cell
+	cell1      *Cell
+	leaf0      *check
+	filter0    *stateFilter
+	pairKey    [2]int32
+	pairTypes  [2]uint64
+	window     int64
+	stack0     [1]aisStack
+	minTS      int64 // window's lower bound for the current event
 	filters    stateFilters
-	parts      *partitions[partition] // PAIS; wild holds the events lacking the attribute
-	single     *partition             // without PAIS
-	cur        *partition             // the partition being searched
-	keyed      int                    // bound events that have the partition attribute
-	minTS      int64                  // window's lower bound for the current event
-	accept     *event.Event
-	multiKey   []byte
+	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
+	// pair: two states, without PAIS, whose last has no checks of its
+	// own and whose matches leaf enumerates: aisPair's, a rulebook's
+	// commonest rule (SEQ(A a, B b) WHERE a.x > c AND b.x < a.x - d).
+	pair     bool
+	op       *planner.AISScan
+	next     stage
+	n        int
+	comps    []int
+	bind     *planner.Binding
+	parts    *partitions[partition] // PAIS; wild holds the events lacking the attribute
+	single   *partition             // without PAIS
+	cur      *partition             // the partition being searched
+	keyed    int                    // bound events that have the partition attribute
+	accept   *event.Event
+	multiKey []byte
 	// checks[j] are the checks of state j in the plan's order; key[j] is
 	// the attribute slot the int checks read of state j's events (-1:
 	// none), and keys/keyInts hold each bound state's value of it.
@@ -59,11 +85,9 @@ type aisSSC struct {
 	slots   []**event.Event
 	spareEv *event.Event
 	cells   []*Cell
-	cell0   *Cell
 	spare   Cell
 	checks0 []check
 	one0    *check
-	leaf0   *check
 	// mask0: state 0's checks read only states 0 and 1, so which of the
 	// state-0 instances before a state-1 instance pass them is the same on
 	// every visit, and the instance keeps it (searchMasked).
@@ -82,9 +106,6 @@ type aisSSC struct {
 	// (bound, cutBelow).
 	cut bool
 	lo  []int64
-	// steps counts the scan's steps (the instances search and leaf
-	// visit), in place of the runner's count.
-	steps ticker
 }
 
 type instance struct {
@@ -341,8 +362,11 @@ func (s *aisSSC) keyOn(j, slot int) bool {
 }
 
 // keyOf reads state j's key attribute of ev.
-func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) {
-	if k := s.key[j]; k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].IsInt() {
+func (s *aisSSC) keyOf(j int, ev *event.Event) (int64, bool) { return keyAt(s.key[j], ev) }
+
+// keyAt reads ev's attribute in slot k (none when k < 0) as an int.
+func keyAt(k int, ev *event.Event) (int64, bool) {
+	if k >= 0 && k < len(ev.Attrs) && ev.Attrs[k].IsInt() {
 		return ev.Attrs[k].Int(), true
 	}
 	return 0, false
@@ -395,6 +419,20 @@ func (s *aisSSC) start() {
 		}
 	}
 	s.cell0 = s.cells[0]
+	if s.pair = s.n == 2 && s.parts == nil && s.leafOK && !s.checksLast; s.pair {
+		s.single.stacks, s.cell1, s.pairKey = s.stack0[:], s.cells[1], [2]int32{int32(s.key[0]), int32(s.key[1])}
+		if s.window = -1; s.op.WindowPushed {
+			s.window = s.op.Window // a plan's window is never negative (planner.Validate)
+		}
+		for t, m := range s.typeStates[:min(len(s.typeStates), 64)] {
+			s.pairTypes[0] |= m & 1 << t
+			s.pairTypes[1] |= m >> 1 & 1 << t
+		}
+		if f := s.filters.list; len(f) == 1 && f[0].bit == 1 && f[0].isConst { // states is 1
+			s.filter0 = &f[0]
+		}
+		s.r.src = aisPair{s}
+	}
 }
 
 func (s *aisSSC) newPartition() *partition {
@@ -457,6 +495,99 @@ func (s *aisSSC) process(ev *event.Event) {
 	s.enter(p, ev, m, false)
 }
 
+// aisPair is the source of a run whose scan is a pair (start puts it in
+// the scan's place), so that the run's call of process is a call of
+// its own.
+type aisPair struct{ *aisSSC }
+
+// process is aisSSC's for pair: enter's and construct's steps for its
+// two states written out, without the calls a state's loop and the
+// cases pair rules out cost (a rulebook hands each of its rules a few
+// events, each of which is most often a match or a start).
+func (p aisPair) process(ev *event.Event) {
+	s := p.aisSSC
+	var m uint64
+	if t := uint(ev.Type); t < 64 {
+		m = s.pairTypes[0]>>t&1 | s.pairTypes[1]>>t&1<<1
+	} else if t < uint(len(s.typeStates)) {
+		m = s.typeStates[t]
+	}
+	if m == 0 {
+		return
+	}
+	minTS := int64(math.MinInt64)
+	if s.window >= 0 {
+		minTS = satSub(ev.TS, s.window)
+	}
+	// filter0 set, state 0's is the only filter: tested in place.
+	if f := s.filter0; f != nil && m&1 != 0 {
+		if bit, ok := f.test(ev); ok {
+			m &^= 1 - bit
+		} else {
+			m = s.filters.apply(s.bind, ev, m)
+		}
+	} else if f == nil && m&s.filters.states != 0 { // apply's call for the types filters read
+		m = s.filters.apply(s.bind, ev, m)
+	}
+	if m == 0 {
+		return
+	}
+	st := &s.stack0[0]
+	st.pruneBefore(minTS)
+	if m&0b10 != 0 {
+		if rip := st.rip(ev.TS, minTS); rip >= 0 {
+			s.pairMatches(st.upTo(rip), ev)
+		}
+	}
+	if m&0b01 != 0 {
+		key, isInt := keyAt(int(s.pairKey[0]), ev)
+		st.push(instanceOf(ev, -1, key, isInt))
+		s.r.stats.Instances++
+	}
+}
+
+// pairMatches is construct for pair: state 1 bound to ev, the matches
+// that items, state 0's instances up to ev's RIP, complete. When state
+// 0's check is one int comparison (leaf0) and ev's key an int, its loop
+// is leafChecked's, and the binding and keys are written only for an
+// instance whose check needs the evaluator (bindPair): a rulebook's
+// visit of a rule then touches fewer cache lines.
+func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
+	s.cell1.Event = ev
+	key, isInt := keyAt(int(s.pairKey[1]), ev)
+	one := s.leaf0
+	if one == nil || !isInt || len(items) > leafChunk {
+		*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, isInt // what state 0's checks read
+		s.leaf(items)
+		*s.slots[1] = nil
+		return
+	}
+	r, out := s.r, s.cell0
+	s.steps.tickN(r, uint(len(items)))
+	k := key + one.offK
+	for i := len(items) - 1; i >= 0; i-- {
+		inst := &items[i]
+		if inst.keyInt() {
+			if !one.holds(inst.key+one.offJ, k) {
+				continue
+			}
+		} else if !s.bindPair(inst, ev, key) {
+			continue
+		}
+		out.Event = inst.ev
+		r.emitRow()
+	}
+}
+
+// bindPair binds both states, to inst's event and ev, whose key is an
+// int, and evaluates state 0's checks.
+func (s *aisSSC) bindPair(inst *instance, ev *event.Event, key int64) bool {
+	*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, true
+	ok := s.bindHolds(0, inst, s.slots[0])
+	*s.slots[0], *s.slots[1] = nil, nil
+	return ok
+}
+
 // enter3 is enter for plain3 and an event with the partition attribute:
 // its three states' steps written out, and prune's for the two stacks.
 func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
@@ -465,12 +596,12 @@ func (s *aisSSC) enter3(p *partition, ev *event.Event, m uint64) {
 	s1.pruneBefore(s.minTS)
 	key, isInt := s.keyOf(0, ev) // every state's, with plain3
 	if m&0b100 != 0 {
-		if rip := s.rip(s1, ev.TS); rip >= 0 {
+		if rip := s1.rip(ev.TS, s.minTS); rip >= 0 {
 			s.construct3(p, ev, rip, key, isInt)
 		}
 	}
 	if m&0b010 != 0 {
-		if rip := s.rip(s0, ev.TS); rip >= 0 {
+		if rip := s0.rip(ev.TS, s.minTS); rip >= 0 {
 			in := instanceOf(ev, rip, key, isInt)
 			s.maskOnPush(s0, &in)
 			s1.push(in)
@@ -504,7 +635,7 @@ func (s *aisSSC) enter(p *partition, ev *event.Event, m uint64, wild bool) {
 		}
 		rip := -1
 		if j > 0 {
-			if rip = s.rip(&p.stacks[j-1], ev.TS); rip < 0 || !s.multiAgrees(p, j-1, ev) {
+			if rip = p.stacks[j-1].rip(ev.TS, s.minTS); rip < 0 || !s.multiAgrees(p, j-1, ev) {
 				continue
 			}
 		}
@@ -573,14 +704,14 @@ func (p *partition) empty() bool {
 }
 
 // rip returns the most recent instance of st with a timestamp before ts
-// and inside the window, or -1.
-func (s *aisSSC) rip(st *aisStack, ts int64) int {
+// and inside the window, from minTS on, or -1.
+func (st *aisStack) rip(ts, minTS int64) int {
 	items := st.items()
 	i := len(items) - 1
 	for i >= 0 && items[i].ev.TS >= ts {
 		i--
 	}
-	if i < 0 || items[i].ev.TS < s.minTS {
+	if i < 0 || items[i].ev.TS < minTS {
 		return -1
 	}
 	return st.base + i

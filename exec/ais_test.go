@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -9,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/randquery"
-	"github.com/sase-cep/sase/source"
 )
 
 // TestAISIntChecks runs checks between positive singles, which AIS tests
@@ -253,10 +254,7 @@ func maskedStream() string {
 // engine each must count the matches that a callback sees (up to the
 // limit).
 func TestAISCountOnly(t *testing.T) {
-	stream, err := source.LoadCSV(strings.NewReader(maskedStream()), "masked.csv", source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := mustLoad(t, "masked", maskedStream())
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
 		"PATTERN SEQ(A a, B b, C c) WHERE [s] AND b.p > a.p AND c.p > b.p WITHIN 40",
@@ -265,27 +263,43 @@ func TestAISCountOnly(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C c) WHERE a.p < b.p WITHIN 30",
 	} {
 		for _, engine := range sase.EngineNames() {
-			cq, err := bench.Compile(stream, q, engine)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stats.Matches == 0 {
-				t.Fatalf("%s on %s: no matches, so nothing is compared", q, engine)
-			}
-			for _, limit := range []int64{0, stats.Matches / 3} {
-				var got int64
-				count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
-				if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count)); err != nil {
-					t.Fatal(err)
-				}
-				if want := stats.Matches; limit > 0 && got != limit || limit == 0 && got != want {
-					t.Errorf("%s on %s, limit %d: a count finds %d matches, the callback %d", q, engine, limit, got, want)
-				}
-			}
+			countsAgree(t, stream, q, engine)
+		}
+	}
+}
+
+// mustLoad loads a test's stream of CSV text (loadCase).
+func mustLoad(t *testing.T, name, csv string) *event.Stream {
+	t.Helper()
+	stream, err := loadCase(conformanceCase{Name: name, StreamCSV: csv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream
+}
+
+// countsAgree runs q on stream on engine with a callback, then with a
+// count sink and with one whose limit is a third of the callback's
+// matches (the one-by-one path): each must count the matches that the
+// callback sees, up to the limit, and the callback must see some.
+func countsAgree(t *testing.T, stream *event.Stream, q, engine string) {
+	t.Helper()
+	matches := countOn(t, stream, q, engine)
+	if matches == 0 {
+		t.Fatalf("%s on %s: no matches, so nothing is compared", q, engine)
+	}
+	cq, err := bench.Compile(stream, q, engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int64{0, matches / 3} {
+		var got int64
+		count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { got += int64(rows); return true }, Limit: limit}
+		if _, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithChunks(count)); err != nil {
+			t.Fatal(err)
+		}
+		if want := cmp.Or(limit, matches); got != want {
+			t.Errorf("%s on %s, limit %d: a count finds %d matches, the callback %d", q, engine, limit, got, matches)
 		}
 	}
 }
@@ -319,4 +333,30 @@ func firstDiff(a, b []string) int {
 		i++
 	}
 	return i
+}
+
+// TestAISPair runs two-state patterns without an equivalence test, which
+// AIS runs by aisPair (a rulebook's commonest rule), in each of their
+// forms: a start's filter and an offset check (int or not: the
+// evaluator's, with the binding), one type for both states, no window,
+// no check (leaf without a test), a check of the evaluator's only, an ANY
+// component, over ints, floats, strings and absent values: every engine
+// must find basic's matches, and a count or a limit as many as the
+// callback.
+func TestAISPair(t *testing.T) {
+	vals := []string{"1", "2", "3", "4", "5", "6", "3.0", "2.5", "x", ""}
+	c := randquery.Case{Name: "pair", StreamCSV: valuesCSV(rand.New(rand.NewPCG(3, 17)), 300, "ABC", vals)}
+	stream := mustLoad(t, c.Name, c.StreamCSV)
+	for _, q := range []string{
+		"PATTERN SEQ(A a, B b) WHERE a.p > 3 AND b.p < a.p - 1 WITHIN 9",
+		"PATTERN SEQ(A a, A b) WHERE a.p >= 2 AND b.p <= a.p WITHIN 7",
+		"PATTERN SEQ(A a, B b) WHERE b.p < a.p",
+		"PATTERN SEQ(B a, C b) WITHIN 4",
+		"PATTERN SEQ(A a, B b) WHERE a.p > 1 AND b.p * 2 > a.p + b.q WITHIN 8",
+		"PATTERN SEQ(ANY(A, C) a, B b) WHERE a.q = 1 AND b.p != a.p + 1 WITHIN 6",
+	} {
+		c.Query = q
+		agreeWithBasic(t, c)
+		countsAgree(t, stream, q, "ais")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/sase-cep/sase/event"
@@ -40,14 +41,15 @@ type Counter struct {
 	N    int64
 }
 
-// Stats describes a run.
+// Stats describes a run. The counts a run adds to at each item come
+// first, in one cache line of the runner's (runner).
 type Stats struct {
-	Operators []OpStats // by plan operator, in the order of planner.Plan.Operators
-	Events    int64     // events read
-	Matches   int64     // matches emitted
-	Instances int64     // state instances (SSC) or runs (RunScan) created
+	Events    int64 // events read
+	Matches   int64 // matches emitted
+	Instances int64 // state instances (SSC) or runs (RunScan) created
 	// MaxBuffer is ReCEP's longest element buffer (events held at once).
 	MaxBuffer int64
+	Operators []OpStats // by plan operator, in the order of planner.Plan.Operators
 	Elapsed   time.Duration
 	// Split is how the run split, when more than one worker was asked
 	// for; Workers are a parallel run's workers' shares, Segments the
@@ -204,6 +206,7 @@ func (r *runner) begin(start time.Time) {
 	r.stats.timed = r.clock.on
 	r.clock.last = start
 	r.keep = r.keepWindow()
+	r.stores = slices.Contains(r.store.kept, true)
 	if s, ok := r.src.(interface{ start() }); ok {
 		s.start() // options are set now
 	}
@@ -249,7 +252,9 @@ func (r *runner) feed(ev *event.Event) error {
 	}
 	r.stats.Events++ // and the source's In, which end sets from it
 	r.pass(ev.TS)
-	r.store.add(ev)
+	if r.stores {
+		r.store.add(ev)
+	}
 	r.src.process(ev)
 	return nil
 }
@@ -267,29 +272,16 @@ func (r *runner) pass(ts int64) {
 // runner holds the state of one run: the event store that negation and
 // closure read, the engine of the plan's source, and the stages after it.
 type runner struct {
-	plan   *planner.Plan
-	stats  Stats
-	clock  clock
-	store  *store
-	src    source
-	stages []stage // after the source, in plan order; the last is the output
+	// The fields that each item and each match read come first, in the
+	// struct's first two cache lines (stats' counts at the end of the
+	// second): a rulebook hands each of its rules a few items at a time,
+	// and at each visit the rule's state has left the cache.
+	src source
+	// lastTS is the run's time (math.MinInt64 before the first item: no
+	// operator has anything to do at that time).
+	lastTS int64
 	timed  []interface{ advance(int64) }
 	emit   Emit
-	row    []Cell
-	// out is the row emit is handed: row, or the row of a union's run
-	// that row is a run of (unionOut.handOn).
-	out   []Cell
-	ctx   context.Context
-	steps ticker
-	// lastTS is the run's time (math.MinInt64 before the first item: no
-	// operator has anything to do at that time); keep: how far back the
-	// store must reach (keepWindow).
-	lastTS int64
-	keep   int64
-	par    parallel // the run's split over workers (WithWorkers)
-	// own, in a worker of a parallel run, decides whether a match is this
-	// worker's to emit (parallel_run.go).
-	own func(b *planner.Binding) bool
 	// counts: the consumer only counts the matches (countOnly, no
 	// limit), so a scan may add them up without handing each over.
 	counts bool
@@ -303,6 +295,26 @@ type runner struct {
 	// union's branches may call it themselves and the union add their
 	// counts to the run's after each item (unionOut.take).
 	settled bool
+	// stores: the store keeps some type's events (begin), so that a run
+	// whose store keeps none reads its line at no item.
+	stores bool
+	// out is the row emit is handed: row, or the row of a union's run
+	// that row is a run of (unionOut.handOn).
+	out   []Cell
+	store *store
+	stats Stats
+	ctx   context.Context
+	// keep: how far back the store must reach (keepWindow).
+	keep   int64
+	steps  ticker
+	plan   *planner.Plan
+	clock  clock
+	stages []stage // after the source, in plan order; the last is the output
+	row    []Cell
+	par    parallel // the run's split over workers (WithWorkers)
+	// own, in a worker of a parallel run, decides whether a match is this
+	// worker's to emit (parallel_run.go).
+	own func(b *planner.Binding) bool
 }
 
 // tick counts one step of a search, a construction or a scan of held

@@ -13,12 +13,14 @@ import (
 // many runs from one pass over its stream. A run over the same items
 // emits exactly what Run emits over them, in the same order.
 type Pusher struct {
+	// What PushAll reads first, together: a rulebook's push of a rule
+	// finds it out of the cache.
 	r       *runner
 	items   *itemOrder
+	ended   bool
 	counted *Chunks
 	start   time.Time
 	err     error
-	ended   bool
 }
 
 // NewPusher starts a run of plan on one worker (WithWorkers is ignored);
