@@ -116,8 +116,15 @@ type Pass struct {
 	listed []bitset
 	starts []starts // by rule: with a reachBound, its starts in the window
 	bind   *planner.Binding
-	queued [][]*event.Event
-	held   bitset    // the rules with queued events
+	// The events queued for the untimed rules to read at the next flush
+	// are one log, in push order, bucketed by rule at the flush: an
+	// append is sequential, where a queue per rule missed the cache at
+	// each append, on its header and its tail (about 18% of the CPU at
+	// 10,000 rules).
+	evs    []*event.Event // the batch's events; log refers to them by position
+	log    []queued
+	queues []ruleQueue // by rule: its events in log, the last one
+	out    []*event.Event
 	n      int       // items since the last flush
 	batch  int       // the items between flushes: batchOf the rules
 	ended  []*Result // by rule: its result once End ended it alone
@@ -127,7 +134,7 @@ type Pass struct {
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
 	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n),
-		lastTS: math.MinInt64, queued: make([][]*event.Event, n), ended: make([]*Result, n)}
+		lastTS: math.MinInt64, ended: make([]*Result, n)}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
 	}
@@ -140,7 +147,8 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.batch = batchOf(n)
-	p.set, p.started, p.held = newBitset(n), newBitset(n), newBitset(n) // all empty between items
+	p.set, p.started = newBitset(n), newBitset(n) // all empty between items
+	p.queues = append(p.queues, make([]ruleQueue, n-len(p.queues))...)
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
 	for len(p.gs) < n {
 		p.gs = append(p.gs, newGateState())
@@ -244,7 +252,7 @@ func (p *Pass) Add(schema *event.Schema, r Rule, sink sase.Sink, opts ...sase.Ru
 	i := len(p.runs)
 	p.b = New(schema, append(slices.Clip(p.b.Rules), r))
 	p.runs, p.isTime = append(p.runs, nil), append(p.isTime, false)
-	p.queued, p.ended = append(p.queued, nil), append(p.ended, nil)
+	p.ended = append(p.ended, nil)
 	p.start(i, r, sink, opts)
 	p.relist()
 	return i
@@ -270,6 +278,7 @@ func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 // a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
+		p.evs = append(p.evs, ev)
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
 		p.opened(ev)
@@ -323,20 +332,27 @@ func (p *Pass) hand(i int32, ev *event.Event) {
 		p.set.set(i)
 		return
 	}
-	p.queue(i, ev)
+	p.queue(i)
 }
 
-// queue queues ev for rule i to read at the next flush, once: an event
-// may reach a rule both as a start and as a later component's.
-func (p *Pass) queue(i int32, ev *event.Event) {
-	q := p.queued[i]
-	switch n := len(q); {
-	case n == 0:
-		p.held.set(i)
-	case q[n-1] == ev:
+// queued is one entry of a pass's log: rule reads the batch's event ev.
+type queued struct{ rule, ev int32 }
+
+// ruleQueue is what the log holds for one rule: n events, the last of
+// them last (a position in the batch); at a flush, n is its bucket's end.
+type ruleQueue struct{ n, last int32 }
+
+// queue queues the batch's last event for rule i to read at the next
+// flush, once: an event may reach a rule both as a start and as a later
+// component's.
+func (p *Pass) queue(i int32) {
+	ev, q := int32(len(p.evs)-1), &p.queues[i]
+	if q.n > 0 && q.last == ev {
 		return
 	}
-	p.queued[i] = append(q, ev)
+	q.n++
+	q.last = ev
+	p.log = append(p.log, queued{i, ev})
 }
 
 // deliver hands ev to the rules marked (by the index's types, or
@@ -354,7 +370,7 @@ func (p *Pass) deliver(ev *event.Event) {
 				p.runs[i].Push(ev)
 				continue
 			}
-			p.queue(i, ev)
+			p.queue(i)
 		}
 	}
 }
@@ -363,11 +379,34 @@ func (p *Pass) deliver(ev *event.Event) {
 // batch, and when a live stream pauses, before its sinks sync.
 func (p *Pass) Flush() {
 	p.n = 0
-	p.held.drain(func(i int32) {
-		p.runs[i].PushAll(p.queued[i])
-		clear(p.queued[i])
-		p.queued[i] = p.queued[i][:0]
-	})
+	if len(p.log) == 0 {
+		p.evs = p.evs[:0]
+		return
+	}
+	// Bucket the log by rule (a counting sort: each rule's events keep
+	// their order), then each rule reads its bucket, in rule order.
+	var end int32
+	for i := range p.queues {
+		end += p.queues[i].n
+		p.queues[i].n = end - p.queues[i].n // its bucket's start, its end once filled
+	}
+	p.out = slices.Grow(p.out[:0], len(p.log))[:len(p.log)]
+	for _, e := range p.log {
+		q := &p.queues[e.rule]
+		p.out[q.n] = p.evs[e.ev]
+		q.n++
+	}
+	var from int32
+	for i := range p.queues {
+		q := &p.queues[i]
+		if q.n > from {
+			p.runs[i].PushAll(p.out[from:q.n])
+		}
+		from, q.n = q.n, 0
+	}
+	clear(p.out)
+	clear(p.evs)
+	p.evs, p.log = p.evs[:0], p.log[:0]
 }
 
 // Finish ends the pass: the matches that wait on the end of the stream
