@@ -28,6 +28,8 @@ func TestSplitAuto(t *testing.T) {
 		{key(0.1), many, SinkChunks, all, ""},
 		{key(-1), many, SinkChunks, all, ""},
 		{key(50), many, SinkCount, all, ""},
+		{key(7.1), many, SinkChunks, all, ""}, // W2's estimate, 1.4-1.5× on 2 workers into jsonl
+		{key(11), many, SinkChunks, 1, "an estimated 11 matches an event"},
 		{key(50), many, SinkChunks, 1, "an estimated 50 matches an event"},
 		{&Split{Kind: SplitNone, MatchesPerEvent: 50}, many, SinkChunks, all, ""}, // it says why itself
 		{&Split{Kind: SplitSegments, MatchesPerEvent: 2}, many, SinkChunks, 1, "does not cut a stream into time segments"},
