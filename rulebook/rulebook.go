@@ -124,10 +124,14 @@ type Pass struct {
 	evs    []*event.Event // the batch's events; log refers to them by position
 	log    []queued
 	queues []ruleQueue // by rule: its events in log, the last one
-	out    []*event.Event
-	n      int       // items since the last flush
-	batch  int       // the items between flushes: batchOf the rules
-	ended  []*Result // by rule: its result once End ended it alone
+	// touched are the rules with events in log: a live stream's pass
+	// flushes after each item, when few rules have any, and a flush
+	// reads theirs, not every rule's.
+	touched []int32
+	out     []*event.Event
+	n       int       // items since the last flush
+	batch   int       // the items between flushes: batchOf the rules
+	ended   []*Result // by rule: its result once End ended it alone
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -350,6 +354,9 @@ func (p *Pass) queue(i int32) {
 	if q.n > 0 && q.last == ev {
 		return
 	}
+	if q.n == 0 {
+		p.touched = append(p.touched, i)
+	}
 	q.n++
 	q.last = ev
 	p.log = append(p.log, queued{i, ev})
@@ -384,11 +391,24 @@ func (p *Pass) Flush() {
 		return
 	}
 	// Bucket the log by rule (a counting sort: each rule's events keep
-	// their order), then each rule reads its bucket, in rule order.
+	// their order), then each rule reads its bucket, in rule order: the
+	// touched rules sorted when they are few, else every rule's queue
+	// read in order.
+	if len(p.touched)*16 < len(p.queues) {
+		slices.Sort(p.touched)
+	} else {
+		p.touched = p.touched[:0]
+		for i := range p.queues {
+			if p.queues[i].n > 0 {
+				p.touched = append(p.touched, int32(i))
+			}
+		}
+	}
 	var end int32
-	for i := range p.queues {
-		end += p.queues[i].n
-		p.queues[i].n = end - p.queues[i].n // its bucket's start, its end once filled
+	for _, i := range p.touched {
+		q := &p.queues[i]
+		end += q.n
+		q.n = end - q.n // its bucket's start, its end once filled
 	}
 	p.out = slices.Grow(p.out[:0], len(p.log))[:len(p.log)]
 	for _, e := range p.log {
@@ -397,13 +417,12 @@ func (p *Pass) Flush() {
 		q.n++
 	}
 	var from int32
-	for i := range p.queues {
+	for _, i := range p.touched {
 		q := &p.queues[i]
-		if q.n > from {
-			p.runs[i].PushAll(p.out[from:q.n])
-		}
+		p.runs[i].PushAll(p.out[from:q.n])
 		from, q.n = q.n, 0
 	}
+	p.touched = p.touched[:0]
 	clear(p.out)
 	clear(p.evs)
 	p.evs, p.log = p.evs[:0], p.log[:0]

@@ -342,3 +342,47 @@ func TestEndsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushInRuleOrder: a flush hands the rules their events in rule
+// order, whatever order the events reached them in (a live stream's
+// rules write each item's rows in that order), both when few of the
+// book's rules have events and when many do. The last rule's start
+// comes first, so the live list on B has it before rule 2.
+func TestFlushInRuleOrder(t *testing.T) {
+	ctx := context.Background()
+	stream, err := source.LoadCSV(strings.NewReader("type,ts,x\nA,1,1\nA,2,10\nB,3,0\n"), "s.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{40, 26} { // 2 of 40 rules have events: under a 16th; 2 of 26: over
+		rules := make([]rulebook.Rule, n)
+		for i := range rules {
+			text := "PATTERN SEQ(C a, C b) WITHIN 10"
+			switch i {
+			case 2:
+				text = "PATTERN SEQ(A a, B b) WHERE a.x > 5 WITHIN 10"
+			case n - 1:
+				text = "PATTERN SEQ(A a, B b) WHERE a.x > 0 WITHIN 10"
+			}
+			q, err := sase.Compile(text, stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules[i] = rulebook.Rule{Query: q}
+		}
+		var order []int
+		sinks := make([]sase.Sink, n)
+		for i := range sinks {
+			sinks[i] = func([]sase.Cell) bool { order = append(order, i); return true }
+		}
+		p := rulebook.New(stream.Schema, rules).Start(ctx, sinks)
+		for _, ev := range stream.Events {
+			p.Push(ev)
+			p.Flush()
+		}
+		p.Finish()
+		if want := []int{2, n - 1, n - 1}; !slices.Equal(order, want) {
+			t.Errorf("%d rules: matches of rules %v, want %v", n, order, want)
+		}
+	}
+}
