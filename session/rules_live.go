@@ -35,11 +35,14 @@ type liveBook struct {
 	m      *orderedOut
 	res    *results
 
-	mu     sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
-	pass   query.RulePass
-	rules  []*liveRule // in pass order
-	dirty  []*liveRule // rules with rows not synced
-	ended  bool        // the book ends: a new rule starts a new book
+	mu    sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
+	pass  query.RulePass
+	rules []*liveRule // in pass order
+	dirty []*liveRule // rules with rows not synced
+	// full are the rules that reached their limit at this item: the
+	// book ends them after it, without a walk of every rule.
+	full   []*liveRule
+	ended  bool // the book ends: a new rule starts a new book
 	timing bool
 }
 
@@ -149,7 +152,9 @@ func (b *liveBook) sink(r *liveRule, name string) query.Sink {
 			b.dirty = append(b.dirty, r)
 		}
 		n := r.lq.matches.Add(1)
-		r.atLimit = r.limit > 0 && n >= r.limit
+		if r.atLimit = r.limit > 0 && n >= r.limit; r.atLimit {
+			b.full = append(b.full, r)
+		}
 		return !r.atLimit
 	}
 }
@@ -162,11 +167,12 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 		b.m.step()
 		b.pass.Push(ev)
 		b.pass.Flush()
-		for _, r := range b.rules {
-			if r.atLimit && !r.ended {
+		for _, r := range b.full {
+			if !r.ended {
 				b.end(r, EndedAtLimit)
 			}
 		}
+		b.full = b.full[:0]
 		ended := b.ended
 		b.mu.Unlock()
 		if !ev.IsTick() {

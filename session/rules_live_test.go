@@ -130,3 +130,21 @@ func TestLiveRuleStopAndAdd(t *testing.T) {
 	testkit.WaitFor(t, stderr, "(query 2 ended: 3 matches, 5 events on s)")
 	testkit.WaitFor(t, stderr, "(query 3 ended: 1 match, 4 events on s)")
 }
+
+// TestLiveRuleLimit: a live rule that reaches SET limit ends after the
+// item that brought it there, while the stream and the other rules run on.
+func TestLiveRuleLimit(t *testing.T) {
+	s, pw, stdout, stderr := shellOnPipe(t)
+	exec(t, s, "SET limit = 1;")
+	exec(t, s, "RULE ab: PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
+	exec(t, s, "RULE bc: PATTERN SEQ(B b, C c) WITHIN 5 RETURN c.x;")
+	io.WriteString(pw, "type,ts,x\nA,1,10\nB,2,20\nB,3,30\n")
+	testkit.WaitFor(t, stderr, "(query 1 ended at the limit")
+	exec(t, s, "SHOW QUERIES;")
+	testkit.WaitFor(t, stdout, "1,s,ended at the limit,1,")
+	testkit.WaitFor(t, stdout, "2,s,running,0,")
+	io.WriteString(pw, "C,4,44\n")
+	testkit.WaitFor(t, stdout, "bc,44\n")
+	testkit.WaitFor(t, stderr, "(query 2 ended at the limit")
+	pw.Close()
+}
