@@ -220,7 +220,7 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 		}
 	}
 	if s.cut = s.n >= cutFrom; s.cut {
-		s.lo = make([]int64, s.n-2)
+		s.lo = ofRun[int64](s.r, s.n-2)
 	}
 	if op.Partition != nil {
 		s.parts = &partitions[partition]{}
@@ -237,9 +237,9 @@ func newAISSSC(r *runner, op *planner.AISScan, next stage) *aisSSC {
 // attributes in slots, is an int check when no other int check of either
 // state reads another attribute of it.
 func (s *aisSSC) planChecks() {
-	s.key = make([]int, s.n)
-	s.keys, s.keyInts = make([]int64, s.n), make([]bool, s.n)
-	s.one = make([]*check, s.n)
+	s.key = ofRun[int](s.r, s.n)
+	s.keys, s.keyInts = ofRun[int64](s.r, s.n), ofRun[bool](s.r, s.n)
+	s.one = ofRun[*check](s.r, s.n)
 	for j := range s.key {
 		s.key[j] = -1
 	}
@@ -408,7 +408,7 @@ func (s *aisSSC) start() {
 	// Without checks, the binding is read only by the stages after the
 	// scan, which out bypasses.
 	binds := s.out == nil || s.checks != nil
-	s.slots, s.cells = make([]**event.Event, s.n), make([]*Cell, s.n)
+	s.slots, s.cells = ofRun[**event.Event](s.r, s.n), ofRun[*Cell](s.r, s.n)
 	for j := range s.n {
 		s.slots[j], s.cells[j] = &s.spareEv, &s.spare
 		if binds {

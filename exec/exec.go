@@ -315,6 +315,8 @@ type runner struct {
 	// own, in a worker of a parallel run, decides whether a match is this
 	// worker's to emit (parallel_run.go).
 	own func(b *planner.Binding) bool
+	// split: the runner is a split run's worker's (ofRun).
+	split bool
 }
 
 // tick counts one step of a search, a construction or a scan of held
@@ -363,21 +365,19 @@ type source interface {
 	report(s *Stats)
 }
 
-func newRunner(plan *planner.Plan, emit Emit) *runner { return newRunnerInto(plan, emit, nil) }
+func newRunner(plan *planner.Plan, emit Emit) *runner { return newRunnerOf(plan, emit, false) }
 
-// newRunnerInto is newRunner with out, when not nil, in place of the
-// plan's output: a union's branch hands its bindings over.
-func newRunnerInto(plan *planner.Plan, emit Emit, out stage) *runner {
-	r := &runner{plan: plan, emit: emit, row: make([]Cell, len(plan.Columns)), lastTS: math.MinInt64}
+// newRunnerOf is newRunner for a split run's worker when split is set: its
+// engines' small arrays get cache lines of their own (ofRun).
+func newRunnerOf(plan *planner.Plan, emit Emit, split bool) *runner {
+	r := &runner{plan: plan, emit: emit, split: split, lastTS: math.MinInt64}
+	r.row = ofRun[Cell](r, len(plan.Columns))
 	r.out = r.row
 	nsrc := len(plan.Source.Operators())
 	r.stats.Operators = make([]OpStats, nsrc+len(plan.Stages)+1)
 	r.clock.stats = &r.stats
 	r.store = newStore(plan)
-	next := out
-	if next == nil {
-		next = r.newStage(nsrc+len(plan.Stages), plan.Output, nil)
-	}
+	next := r.newStage(nsrc+len(plan.Stages), plan.Output, nil)
 	r.stages = []stage{next}
 	for i := len(plan.Stages) - 1; i >= 0; i-- {
 		next = r.newStage(nsrc+i, plan.Stages[i], next)

@@ -18,7 +18,15 @@ type stage interface {
 	finish()
 }
 
-func (r *runner) bind() *planner.Binding { return r.plan.NewBinding() }
+// bind returns a binding for one of r's engines; a worker's writes its
+// events on lines of their own (ofRun).
+func (r *runner) bind() *planner.Binding {
+	b := r.plan.NewBinding()
+	if r.split {
+		b.Events = ofRun[*event.Event](r, len(b.Events))
+	}
+	return b
+}
 
 // opBase carries what every stage shares: counters and the next stage.
 type opBase struct {

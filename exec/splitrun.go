@@ -79,7 +79,7 @@ func (c *crew) end(sp Split, dispatched bool) *Stats {
 // workerRunner returns a worker's runner of plan, with the run's options
 // but its split: the worker runs one share.
 func workerRunner(ctx context.Context, plan *planner.Plan, emit Emit, opts []Option) *runner {
-	r := newRunner(plan, emit)
+	r := newRunnerOf(plan, emit, true)
 	r.ctx = ctx
 	for _, o := range opts {
 		o(r)

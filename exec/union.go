@@ -64,7 +64,7 @@ func newUnion(r *runner, op *planner.Union, next stage) *unionSource {
 	s := &unionSource{r: r, next: next, outID: len(r.stats.Operators) - 1}
 	for _, br := range op.Branches {
 		out := &unionOut{s: s, br: br, b: r.bind(), cols: br.Plan.Output.Columns}
-		sub := newRunner(br.Plan, out.emit)
+		sub := newRunnerOf(br.Plan, out.emit, r.split)
 		out.sub = sub
 		out.layRow(sub)
 		s.outs = append(s.outs, out)

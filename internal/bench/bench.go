@@ -379,6 +379,17 @@ func (r Result) CPUPerEvent() time.Duration {
 	return r.CPU / time.Duration(r.Events)
 }
 
+// againstOne is a run's speed-up over one worker's run, in events a
+// second, and its CPU per event as a multiple of one's: per event, since a
+// run cut by the time limit reads fewer ("" where either has no number).
+func againstOne(r, one Result) (speedUp, cpu string) {
+	if one.Elapsed <= 0 || r.Elapsed <= 0 || one.CPU <= 0 || one.Events == 0 || r.Events == 0 {
+		return "", ""
+	}
+	perEvent := func(x Result) float64 { return x.CPU.Seconds() / float64(x.Events) }
+	return fmt.Sprintf("%.2f×", r.EventsPerSecond()/one.EventsPerSecond()), fmt.Sprintf("%.2f×", perEvent(r)/perEvent(one))
+}
+
 // EventsPerSecond is the throughput of the run.
 func (r Result) EventsPerSecond() float64 { return float64(r.Events) / r.Elapsed.Seconds() }
 
@@ -560,7 +571,7 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 // whose cells are not known before the runs (numbers: wide enough for the
 // suites' sizes); cells are right-aligned. A suite has "sink" when a case
 // has Sinks, the two columns against one worker (the run's speed-up in
-// time, and its CPU time as a multiple of one worker's) when a case has
+// events a second, and its CPU per event as a multiple of one worker's) when a case has
 // Workers, "vs floor" when one has a Floor, "vs paper" when one has a
 // Paper time.
 var columns = []struct {
@@ -639,10 +650,7 @@ func runSuite(w io.Writer, name string, cases []Case, limit time.Duration) ([]Su
 				cell["vs paper"] = fmt.Sprintf("%.1f× slower", 1/x)
 			}
 		}
-		if one.Elapsed > 0 && r.Elapsed > 0 && one.CPU > 0 {
-			cell["speed-up"] = fmt.Sprintf("%.2f×", one.Elapsed.Seconds()/r.Elapsed.Seconds())
-			cell["CPU vs 1"] = fmt.Sprintf("%.2f×", r.CPU.Seconds()/one.CPU.Seconds())
-		}
+		cell["speed-up"], cell["CPU vs 1"] = againstOne(r, one)
 		cells := make([]string, len(cols))
 		for i, col := range cols {
 			cells[i] = cell[col.name]

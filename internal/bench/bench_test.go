@@ -220,3 +220,22 @@ func TestMedian(t *testing.T) {
 		})
 	}
 }
+
+func TestAgainstOne(t *testing.T) {
+	one := Result{Events: 1000, Elapsed: 2 * time.Second, CPU: 2 * time.Second}
+	for _, c := range []struct {
+		name         string
+		r            Result
+		speedUp, cpu string
+	}{
+		{"whole", Result{Events: 1000, Elapsed: time.Second, CPU: 3 * time.Second}, "2.00×", "1.50×"},
+		// Cut at the same time limit, it read three times the events.
+		{"cut", Result{Events: 3000, Elapsed: 2 * time.Second, CPU: 3 * time.Second}, "3.00×", "0.50×"},
+		{"no events", Result{Elapsed: time.Second, CPU: time.Second}, "", ""},
+	} {
+		s, cpu := againstOne(c.r, one)
+		if s != c.speedUp || cpu != c.cpu {
+			t.Errorf("%s: againstOne = %q, %q; want %q, %q", c.name, s, cpu, c.speedUp, c.cpu)
+		}
+	}
+}
