@@ -31,7 +31,9 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	// keyEv is the last event whose value key is (rk).
+	// keyEv is the last event whose value key is: the last positive
+	// event of the last match own or partitionOfRow saw, when it has the
+	// attribute.
 	keyEv  *event.Event
 	assign *assigner // the run's
 	// wild: this worker emits the matches whose positive events all lack
@@ -56,8 +58,20 @@ func (w *worker) own(b *planner.Binding) bool {
 		w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
 		return w.mine
 	}
+	// As partitionOfRow: the matches one event completes share its key.
+	pos := w.r.plan.Positives
+	last := b.Events[pos[len(pos)-1]]
+	if last == w.keyEv && last != nil {
+		return w.mine
+	}
+	if v := w.by.Value(last); !v.IsAbsent() {
+		w.keyEv = last
+		w.setKey(event.PartitionKey(v))
+		return w.mine
+	}
+	w.keyEv = nil
 	key := event.Value{}
-	for _, i := range w.r.plan.Positives {
+	for _, i := range pos {
 		if v := w.by.Value(b.Events[i]); !v.IsAbsent() {
 			key = event.PartitionKey(v)
 			break
