@@ -86,7 +86,7 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 	p := r.plan
 	n := len(op.Positives)
 	q := &queryFilter{opBase: base, op: op, b: r.bind(), pos: op.Positives,
-		levels: make([]level, n), cols: make([][]int, len(p.Components))}
+		levels: ofRun[level](r, n), cols: make([][]int, len(p.Components))}
 	j := 0
 	for _, c := range p.Components {
 		switch {
@@ -101,7 +101,7 @@ func (r *runner) newQueryFilter(base opBase, op *planner.QueryFilter) *queryFilt
 		if j >= len(preds) {
 			return levelChecks{}
 		}
-		return newLevelChecks(compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]]))
+		return newLevelChecks(r, compileChecks(p, q.pos[j], preds[j], &q.cols[q.pos[j]]))
 	}
 	for j, comp := range q.pos {
 		l := &q.levels[j]

@@ -298,8 +298,10 @@ func b2u(b bool) uint {
 	return 0
 }
 
-func newLevelChecks(checks []levelCheck) levelChecks {
-	l := levelChecks{checks: checks, cur: make([]fastCheck, len(checks))}
+// newLevelChecks returns checks with their bound sides, which bind writes
+// for each loop, in an array of r's (ofRun).
+func newLevelChecks(r *runner, checks []levelCheck) levelChecks {
+	l := levelChecks{checks: checks, cur: ofRun[fastCheck](r, len(checks))}
 	for k, c := range checks {
 		sign := c.op.sign
 		it, b := c.it, c.bound
