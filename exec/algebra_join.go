@@ -93,9 +93,9 @@ func (buf *buffer) repeats(lo int64) bool { return buf.shared && buf.sharedTS >=
 
 func newAndJoin(r *runner, op *planner.Algebra, next stage) *andJoin {
 	k := len(op.Root.Items)
-	j := &andJoin{r: r, op: op, next: next, b: r.bind(), groups: map[event.Key]*group{}, wild: group{bufs: make([]buffer, k)}, bound: make([]*event.Event, k), refs: make([][]event.Value, k+1), cands: make([]*buffer, k)}
+	j := &andJoin{r: r, op: op, next: next, b: r.bind(), groups: map[event.Key]*group{}, wild: group{bufs: make([]buffer, k)}, bound: ofRun[*event.Event](r, k), refs: make([][]event.Value, k+1), cands: ofRun[*buffer](r, k)}
 	for i := range j.refs {
-		j.refs[i] = make([]event.Value, len(op.Equivs))
+		j.refs[i] = ofRun[event.Value](r, len(op.Equivs))
 	}
 	for i, n := range op.Root.Items {
 		it := &joinItem{comp: n.Comp}
