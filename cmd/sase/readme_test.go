@@ -38,7 +38,9 @@ const readmeBound = 4 * time.Minute
 // (`<!-- readme-test: ... -->`, invisible on the rendered page):
 //
 //	replace 'OLD' 'NEW' REASON  the block runs with OLD replaced (NEW ':'
-//	                            leaves a command out)
+//	                            leaves a command out; NEW may read
+//	                            what the block has printed so far in
+//	                            the file $SASE_README_OUT)
 //	background                  a session that runs while the next block
 //	                            does, then is stopped with SIGINT
 //
@@ -232,7 +234,9 @@ func (r *readmeRun) start() error {
 		case b.session:
 			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
 		default:
-			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
+			// A replacement may wait for what the block prints: a poll
+			// with a bound, where the README sleeps long enough.
+			fmt.Fprintf(&driver, "SASE_README_OUT=%q.out source %q >%q.out 2>%q.err\n", f, f+".in", f, f)
 		}
 		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
 		if i > 0 && blocks[i-1].background {
