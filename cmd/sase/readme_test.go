@@ -240,8 +240,15 @@ func (r *readmeRun) start() error {
 		}
 		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
 		if i > 0 && blocks[i-1].background {
-			// The reader reads the match, then leaves the shell.
-			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
+			// The reader reads the match, then leaves the shell: once the
+			// session shows the last line the README shows (a script
+			// prints no [n]), or 5 s; 1 s without one.
+			wait := "sleep 1"
+			if last := strings.TrimSpace(shellQuery.ReplaceAllString(lastLine(b.shown), "")); last != "" {
+				p := filepath.Join(dir, strconv.Itoa(i-1))
+				wait = fmt.Sprintf("for i in $(seq 50); do grep -qF %q %q.out %q.err && break; sleep 0.1; done", last, p, p)
+			}
+			fmt.Fprintf(&driver, "%s; kill -INT $BG; wait $BG || true\n", wait)
 		}
 	}
 	// What still runs (a server, an instance) is the test's to stop.
