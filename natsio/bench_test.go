@@ -3,7 +3,6 @@ package natsio_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -286,11 +285,7 @@ func BenchmarkFailover(b *testing.B) {
 		t := &trialTB{TB: b}
 		hit, dupWindow := kill, (*time.Duration)(nil)
 		if trial%2 == 1 {
-			hit = func(cmd *exec.Cmd) {
-				awaitStopped(t, cmd)
-				resumeLate(cmd)
-			}
-			dupWindow = &window
+			hit, dupWindow = held, &window
 		}
 		l, d := failover(t, uint64(100+trial), trial%3 == 2, dupWindow, hit)
 		t.done()

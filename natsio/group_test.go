@@ -267,7 +267,10 @@ func TestDeliveredNotClaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := cons.Fetch(1<<16, jetstream.FetchMaxWait(time.Second), jetstream.FetchPriorityGroup("alerts"))
+	// All the partition's messages: a fetch of that many ends when they
+	// have come, not at its wait.
+	pending := cons.CachedInfo().NumPending
+	batch, err := cons.Fetch(int(pending), jetstream.FetchMaxWait(time.Second), jetstream.FetchPriorityGroup("alerts"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,19 +387,60 @@ func TestFailover(t *testing.T) {
 	}
 }
 
-func kill(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGKILL) }
+func kill(_ testing.TB, a *exec.Cmd, _ notes) { a.Process.Signal(syscall.SIGKILL) }
 
-// pause stops a member (SIGSTOP) past the pin TTL, then resumes it.
-func pause(cmd *exec.Cmd) {
-	cmd.Process.Signal(syscall.SIGSTOP)
-	resumeLate(cmd)
+// notes are the failover members' notes: a's, then b's.
+type notes [2]*testkit.SyncBuffer
+
+// pause stops member a (SIGSTOP) past the pin TTL, then resumes it: once
+// b owns the partitions a owned, and two pin TTLs at least (an a that
+// owned none yet is still stopped past its pin).
+func pause(t testing.TB, a *exec.Cmd, n notes) {
+	a.Process.Signal(syscall.SIGSTOP)
+	resumeLate(t, a, n, 2*testPinTTL)
 }
 
-// resumeLate resumes a stopped member once the pin TTL has long passed.
-func resumeLate(cmd *exec.Cmd) {
-	time.Sleep(4 * testPinTTL)
-	cmd.Process.Signal(syscall.SIGCONT)
+// resumeLate resumes a stopped member a once b owns every partition a
+// owned (a has lost them: a fixed pause did not make sure of it on a
+// loaded machine), and no sooner than atLeast after it is called.
+func resumeLate(t testing.TB, a *exec.Cmd, n notes, atLeast time.Duration) {
+	start := time.Now()
+	lost := func() bool {
+		b := owned(n[1].String(), "b")
+		for p := range owned(n[0].String(), "a") {
+			if !b[p] {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := start.Add(20 * time.Second); !lost(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("b had not taken a's partitions over 20 s after a stopped:\n%s\n%s", n[0], n[1])
+			break
+		}
+	}
+	time.Sleep(time.Until(start.Add(atLeast)))
+	a.Process.Signal(syscall.SIGCONT)
 }
+
+// owned are the partitions that member's notes say it owns now.
+func owned(notes, member string) map[string]bool {
+	own := map[string]bool{}
+	for _, line := range strings.Split(notes, "\n") {
+		switch m := ownerNote.FindStringSubmatch(line); {
+		case m == nil || m[1] != member:
+		case m[2] == "owns":
+			own[m[3]] = true
+		default:
+			delete(own, m[3])
+		}
+	}
+	return own
+}
+
+// ownerNote is a member's note that it takes or gives up a partition.
+var ownerNote = regexp.MustCompile(`^(\S+): (owns|lost|hands) partition (\S+)`)
 
 // TestZombie pauses a member past the pin TTL and resumes it: it has lost
 // its partitions, and writes nothing more for them. In the first trial
@@ -413,11 +457,16 @@ func TestZombie(t *testing.T) {
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
 		dup := time.Second
-		failover(t, 21, false, &dup, func(cmd *exec.Cmd) {
-			awaitStopped(t, cmd)
-			resumeLate(cmd)
-		})
+		failover(t, 21, false, &dup, held)
 	})
+}
+
+// held waits until member a has stopped itself and resumes it past the
+// matches stream's duplicate window (1 s; the pin TTL too) after b took
+// over the matches a held: four pin TTLs after it stopped.
+func held(t testing.TB, a *exec.Cmd, n notes) {
+	awaitStopped(t, a)
+	resumeLate(t, a, n, 4*testPinTTL)
 }
 
 // awaitStopped waits until cmd's process has stopped itself.
@@ -438,9 +487,10 @@ func awaitStopped(t testing.TB, cmd *exec.Cmd) {
 
 // failover runs two members a and b in child processes, publishes a
 // stream over two seconds (idle: at once), and hits a in the middle (idle:
-// once all is published). With selfStop, the matches stream's duplicate
-// window is *selfStop, and a stops itself (childStop).
-func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit func(*exec.Cmd)) (lost, duplicated int) {
+// once all is published): hit has a's process and the members' notes. With
+// selfStop, the matches stream's duplicate window is *selfStop, and a
+// stops itself (childStop).
+func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit func(t testing.TB, a *exec.Cmd, n notes)) (lost, duplicated int) {
 	server := startServer(t)
 	_, js := connect(t, server)
 	var env []string
@@ -461,7 +511,7 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 		t.Fatal(err)
 	}
 	// The members' logs, shown if the trial loses or repeats a match.
-	logs := [2]*testkit.SyncBuffer{{}, {}}
+	logs := notes{{}, {}}
 	a, _ := child(t, server, "a", logs[0], env...), child(t, server, "b", logs[1])
 	done := make(chan struct{})
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -480,7 +530,7 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 		pause = time.Duration(r.IntN(200)) * time.Millisecond
 	}
 	time.Sleep(pause)
-	hit(a)
+	hit(t, a, logs)
 	<-done
 	lost, duplicated = awaitMatches(t, js, csv, want)
 	if lost+duplicated > 0 {

@@ -39,8 +39,9 @@ func (s *racingMatches) GetLastMsgForSubject(ctx context.Context, subject string
 }
 
 // embedded starts a server for one test and connects to it; ctx is the
-// test's, 20 s long; shutdown stops the server early.
-func embedded(t *testing.T) (shutdown func(), ctx context.Context, js jetstream.JetStream) {
+// test's, 20 s long; shutdown stops the server early. opts configure the
+// client (Connect's).
+func embedded(t *testing.T, opts ...jetstream.JetStreamOpt) (shutdown func(), ctx context.Context, js jetstream.JetStream) {
 	t.Helper()
 	s, err := natsserver.Start("127.0.0.1", 0, t.TempDir())
 	if err != nil {
@@ -49,7 +50,7 @@ func embedded(t *testing.T) (shutdown func(), ctx context.Context, js jetstream.
 	t.Cleanup(s.Shutdown)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	nc, js, err := Connect(ctx, s.ClientURL(), t.Name())
+	nc, js, err := Connect(ctx, s.ClientURL(), t.Name(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,9 @@ func TestReleaseOnEnd(t *testing.T) {
 // another member did take says it lost it.
 func TestGuardOutage(t *testing.T) {
 	t.Parallel()
-	shutdown, ctx, js := embedded(t)
+	// The client's request timeout, 5 s by default, ends the check with
+	// the server down: a second does as well.
+	shutdown, ctx, js := embedded(t, jetstream.WithDefaultTimeout(time.Second))
 	var err error
 	cfg := GroupConfig{Stream: "EVENTS", Group: "g", Matches: "MATCHES", Query: "q1", Member: "x", Errors: &strings.Builder{}}
 	g := &group{cfg: cfg, js: js}

@@ -32,6 +32,7 @@ import (
 // pattern (LANGUAGE.md §9) whose RETURN reads variables a match may leave
 // unbound (null attributes), and whose events' ts is the largest bound.
 func TestDerivedLiveMatchesLoaded(t *testing.T) {
+	t.Parallel() // its folder and sessions are its own
 	dir := t.TempDir()
 	var compared atomic.Int32
 	t.Run("seeds", func(t *testing.T) {

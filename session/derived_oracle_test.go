@@ -30,6 +30,7 @@ import (
 // that sorted stream written to a CSV file and loaded. It runs 50 seeds,
 // 100 with -long.
 func TestDerivedOracle(t *testing.T) {
+	t.Parallel() // its seeds' files are its own, its sessions too
 	ctx := context.Background()
 	dir := t.TempDir()
 	late, unordered, consumed, skipped := 0, 0, 0, 0

@@ -37,6 +37,7 @@ func ruleStream(events int) string {
 // byte for byte and in their order, what it writes as a query of its own
 // on the stream, led by its name.
 func TestLiveRulesAsAlone(t *testing.T) {
+	t.Parallel() // its sessions read their own pipes
 	in := ruleStream(20000)
 	alone := map[string]string{} // a rule's run alone, by format and query: the same for any workers
 	for _, run := range []struct {

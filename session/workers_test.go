@@ -52,6 +52,7 @@ func workersQueries(n int) []struct{ name, query string } {
 // (the first in stream order). With order = 'any' the matches are the
 // same multiset.
 func TestWorkersOutput(t *testing.T) {
+	t.Parallel() // its queries run in sessions of their own
 	gen, n := workersGen()
 	for _, q := range workersQueries(n) {
 		t.Run(q.name, func(t *testing.T) {
@@ -239,6 +240,7 @@ func parallelLine(t *testing.T, events int, statements string) string {
 // what the session wrote before them (SHOW STREAMS), for 1, 2 and 7
 // workers, in the formats whose rows the workers encode, with limits.
 func TestWorkersOutputFile(t *testing.T) {
+	t.Parallel() // its queries run in sessions of their own
 	gen, n := workersGen()
 	for _, q := range workersQueries(n) {
 		t.Run(q.name, func(t *testing.T) {

@@ -38,7 +38,9 @@ const readmeBound = 4 * time.Minute
 // (`<!-- readme-test: ... -->`, invisible on the rendered page):
 //
 //	replace 'OLD' 'NEW' REASON  the block runs with OLD replaced (NEW ':'
-//	                            leaves a command out)
+//	                            leaves a command out; NEW may read
+//	                            what the block has printed so far in
+//	                            the file $SASE_README_OUT)
 //	background                  a session that runs while the next block
 //	                            does, then is stopped with SIGINT
 //
@@ -232,12 +234,21 @@ func (r *readmeRun) start() error {
 		case b.session:
 			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
 		default:
-			fmt.Fprintf(&driver, "source %q >%q.out 2>%q.err\n", f+".in", f, f)
+			// A replacement may wait for what the block prints: a poll
+			// with a bound, where the README sleeps long enough.
+			fmt.Fprintf(&driver, "SASE_README_OUT=%q.out source %q >%q.out 2>%q.err\n", f, f+".in", f, f)
 		}
 		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
 		if i > 0 && blocks[i-1].background {
-			// The reader reads the match, then leaves the shell.
-			fmt.Fprintf(&driver, "sleep 1; kill -INT $BG; wait $BG || true\n")
+			// The reader reads the match, then leaves the shell: once the
+			// session shows the last line the README shows (a script
+			// prints no [n]), or 5 s; 1 s without one.
+			wait := "sleep 1"
+			if last := strings.TrimSpace(shellQuery.ReplaceAllString(lastLine(b.shown), "")); last != "" {
+				p := filepath.Join(dir, strconv.Itoa(i-1))
+				wait = fmt.Sprintf("for i in $(seq 50); do grep -qF %q %q.out %q.err && break; sleep 0.1; done", last, p, p)
+			}
+			fmt.Fprintf(&driver, "%s; kill -INT $BG; wait $BG || true\n", wait)
 		}
 	}
 	// What still runs (a server, an instance) is the test's to stop.
