@@ -298,6 +298,10 @@ type runner struct {
 	// stores: the store keeps some type's events (begin), so that a run
 	// whose store keeps none reads its line at no item.
 	stores bool
+	// split: the runner is a split run's worker's (ofRun). Among the
+	// flags, where it takes no room: 384 bytes, a size class whose
+	// objects start on a cache line, keep the lines above as they are.
+	split bool
 	// out is the row emit is handed: row, or the row of a union's run
 	// that row is a run of (unionOut.handOn).
 	out   []Cell
@@ -315,8 +319,6 @@ type runner struct {
 	// own, in a worker of a parallel run, decides whether a match is this
 	// worker's to emit (parallel_run.go).
 	own func(b *planner.Binding) bool
-	// split: the runner is a split run's worker's (ofRun).
-	split bool
 }
 
 // tick counts one step of a search, a construction or a scan of held

@@ -55,3 +55,13 @@ func TestOfRunLines(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerLines: a runner's size is a whole number of cache lines, so
+// that the heap's size class for it starts each one on a line, and the
+// fields that each item reads (runner's first two lines) take two lines,
+// not three (a field added may have to take the room of padding).
+func TestRunnerLines(t *testing.T) {
+	if n := unsafe.Sizeof(runner{}); n%cacheLine != 0 {
+		t.Errorf("a runner is %d bytes, not a multiple of %d", n, cacheLine)
+	}
+}
