@@ -119,14 +119,7 @@ type runSplit struct {
 // every engine and strategy with 2, 3 and 7 workers: the same matches in
 // the same order as one worker's run.
 func TestWorkersOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 3))
-	var csv strings.Builder
-	csv.WriteString("type,ts,price,sym\n")
-	ts := 0
-	for range 120 {
-		ts += rng.IntN(2)
-		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D"}[rng.IntN(4)], ts, rng.IntN(10), []string{"x", "y", "z", "w", "", ""}[rng.IntN(6)])
-	}
+	csv := symStream(rand.New(rand.NewPCG(11, 3)), 120, []string{"A", "B", "C", "D"}, []string{"x", "y", "z", "w", "", ""})
 	queries := []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN 6",
 		"PATTERN SEQ(A a, B b, !C n) WHERE [sym] WITHIN 5",
@@ -145,7 +138,7 @@ func TestWorkersOrder(t *testing.T) {
 			t.Run(q, func(t *testing.T) {
 				t.Parallel() // each query runs on its own
 				for _, s := range strategies {
-					c := conformanceCase{Name: "order", StreamCSV: csv.String(), Query: q}
+					c := conformanceCase{Name: "order", StreamCSV: csv, Query: q}
 					if s != "" {
 						c.Query = withStrategy(q, s)
 					}
@@ -177,6 +170,19 @@ func TestWorkersOrder(t *testing.T) {
 	}
 }
 
+// symStream is a CSV stream of n events of the types, at times that step
+// by 0 or 1, with a price of 0-9 and a sym of syms ("": none).
+func symStream(rng *rand.Rand, n int, types, syms []string) string {
+	var csv strings.Builder
+	csv.WriteString("type,ts,price,sym\n")
+	ts := 0
+	for range n {
+		ts += rng.IntN(2)
+		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", types[rng.IntN(len(types))], ts, rng.IntN(10), syms[rng.IntN(len(syms))])
+	}
+	return csv.String()
+}
+
 // TestWorkersReturnOrder: with RETURN of values, a split run's worker
 // tells a match's partition from its binding (worker.own), once for the
 // matches that share their last event when that event has the attribute.
@@ -185,15 +191,8 @@ func TestWorkersOrder(t *testing.T) {
 // rows in the same order as one worker's, on every engine, on 2, 3 and 7
 // workers.
 func TestWorkersReturnOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 8))
-	var csv strings.Builder
-	csv.WriteString("type,ts,price,sym\n")
-	ts := 0
-	for range 400 {
-		ts += rng.IntN(2)
-		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C"}[rng.IntN(3)], ts, rng.IntN(10), []string{"x", "y", "z", "w", "v", "", ""}[rng.IntN(7)])
-	}
-	stream, err := loadCase(conformanceCase{StreamCSV: csv.String()})
+	csv := symStream(rand.New(rand.NewPCG(5, 8)), 400, []string{"A", "B", "C"}, []string{"x", "y", "z", "w", "v", "", ""})
+	stream, err := loadCase(conformanceCase{StreamCSV: csv})
 	if err != nil {
 		t.Fatal(err)
 	}
