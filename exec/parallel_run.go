@@ -31,9 +31,7 @@ type worker struct {
 	// has seen one, mine whether it is this worker's.
 	key         event.Value
 	keyed, mine bool
-	// keyEv is the last event whose value key is: the last positive
-	// event of the last match own or partitionOfRow saw, when it has the
-	// attribute.
+	// keyEv is the last event whose value key is (keyOfLast).
 	keyEv  *event.Event
 	assign *assigner // the run's
 	// wild: this worker emits the matches whose positive events all lack
@@ -58,18 +56,10 @@ func (w *worker) own(b *planner.Binding) bool {
 		w.setKey(event.PartitionKey(w.r.equivRef(w.by, b)))
 		return w.mine
 	}
-	// As partitionOfRow: the matches one event completes share its key.
 	pos := w.r.plan.Positives
-	last := b.Events[pos[len(pos)-1]]
-	if last == w.keyEv && last != nil {
+	if last := b.Events[pos[len(pos)-1]]; last == w.keyEv && last != nil || w.keyOfLast(last) {
 		return w.mine
 	}
-	if v := w.by.Value(last); !v.IsAbsent() {
-		w.keyEv = last
-		w.setKey(event.PartitionKey(v))
-		return w.mine
-	}
-	w.keyEv = nil
 	key := event.Value{}
 	for _, i := range pos {
 		if v := w.by.Value(b.Events[i]); !v.IsAbsent() {
@@ -79,6 +69,20 @@ func (w *worker) own(b *planner.Binding) bool {
 	}
 	w.setKey(key)
 	return w.mine
+}
+
+// keyOfLast sets the worker's key to the value of last, a match's last
+// positive event, when it has the attribute (the match's events that have
+// it agree on it), and says whether it did. The matches that one event
+// completes share it, so own and emit ask only when last changes (keyEv).
+func (w *worker) keyOfLast(last *event.Event) bool {
+	if v := w.by.Value(last); !v.IsAbsent() {
+		w.keyEv = last
+		w.setKey(event.PartitionKey(v))
+		return true
+	}
+	w.keyEv = nil
+	return false
 }
 
 // setKey notes the partition of the match the worker emits, and whether
@@ -101,8 +105,8 @@ func (w *worker) emit(row []Cell) bool {
 	w.keep.close(w.res, w.r.stats.Matches-1)
 	w.runEv = nil
 	if w.rk != nil {
-		if e := row[w.runCol].Event; e != w.keyEv || e == nil {
-			w.partitionOfRow(e, row)
+		if e := row[w.runCol].Event; (e != w.keyEv || e == nil) && !w.keyOfLast(e) {
+			w.partitionOfRow(row)
 		}
 		if !w.mine {
 			w.dropped++

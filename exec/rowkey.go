@@ -77,15 +77,8 @@ func (k *rowKey) key(row []Cell) (key event.Value, wild bool) {
 }
 
 // partitionOfRow sets the worker's key to the partition of row, whose
-// last positive event is last; the matches that one event completes share
-// it, so emit calls this only when last changes (keyEv).
-func (w *worker) partitionOfRow(last *event.Event, row []Cell) {
-	if v := w.by.Value(last); !v.IsAbsent() {
-		w.keyEv = last
-		w.setKey(event.PartitionKey(v))
-		return
-	}
-	w.keyEv = nil
+// last positive event lacks the attribute (keyOfLast).
+func (w *worker) partitionOfRow(row []Cell) {
 	key, wild := w.rk.key(row)
 	if wild && !w.closureKeys {
 		key = event.Value{}
