@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sase-cep/sase"
@@ -75,29 +76,36 @@ func expected(c conformanceCase) []string {
 	return out
 }
 
+// loadOnce loads a case's stream at its first call, for the subtests of
+// its engines to share (a run reads a stream without changing it).
+func loadOnce(c conformanceCase) func() (*event.Stream, error) {
+	return sync.OnceValues(func() (*event.Stream, error) { return loadCase(c) })
+}
+
 // TestConformance runs cases.jsonl on every engine.
 func TestConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
+		load := loadOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another
-				checkCase(t, c, engine)
+				t.Parallel() // a case shares nothing with another but its stream
+				checkCase(t, c, load, engine)
 			})
 		}
 	}
 }
 
 // checkCase asserts one case on one engine: its error, or its matches as
-// a multiset, also with 3 workers.
-func checkCase(t *testing.T, c conformanceCase, engine string) {
+// a multiset, also with 3 workers. load gives the case's stream.
+func checkCase(t *testing.T, c conformanceCase, load func() (*event.Stream, error), engine string) {
 	t.Helper()
-	checkCaseWorkers(t, c, engine, 3)
+	checkCaseWorkers(t, c, load, engine, 3)
 }
 
 // checkCaseWorkers is checkCase with that many workers.
-func checkCaseWorkers(t *testing.T, c conformanceCase, engine string, workers int) {
+func checkCaseWorkers(t *testing.T, c conformanceCase, load func() (*event.Stream, error), engine string, workers int) {
 	t.Helper()
-	stream, err := loadCase(c)
+	stream, err := load()
 	var one []string // one worker's matches, in its order
 	if err == nil {
 		one, err = randquery.Ordered(context.Background(), stream, stream.All(), c.Query, engine)
@@ -171,10 +179,11 @@ func TestAlgebraConformance(t *testing.T) {
 		if m, ok := algebraDecided[c.Name]; ok {
 			c.Error, c.Matches = "", m
 		}
+		load := loadOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another
-				checkCaseWorkers(t, c, engine, 2)
+				t.Parallel() // a case shares nothing with another but its stream
+				checkCaseWorkers(t, c, load, engine, 2)
 			})
 		}
 	}

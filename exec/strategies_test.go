@@ -24,10 +24,11 @@ import (
 // out of cases.jsonl; they are here as strat-was-*.
 func TestStrategyConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/strategies.jsonl") {
+		load := loadOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another
-				checkCase(t, c, engine)
+				t.Parallel() // a case shares nothing with another but its stream
+				checkCase(t, c, load, engine)
 			})
 		}
 	}
@@ -189,12 +190,13 @@ func TestStrategyRandomCases(t *testing.T) {
 	deadline := time.Now().Add(diffBudget())
 	for seed := uint64(1); time.Now().Before(deadline); seed++ {
 		c := randomCaseOf(seed, false)
+		stream, err := loadCase(c) // one load for the case's runs
+		if err != nil {
+			t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
+		}
 		results := make([][]string, len(chain))
-		var err error
 		for i, s := range chain {
-			sc := c
-			sc.Query = withStrategy(c.Query, s)
-			if results[i], err = runCase(sc, "auto"); err != nil {
+			if results[i], err = randquery.Matches(context.Background(), stream, withStrategy(c.Query, s), "auto"); err != nil {
 				break
 			}
 		}
@@ -208,7 +210,7 @@ func TestStrategyRandomCases(t *testing.T) {
 		for _, s := range chain {
 			sc := c
 			sc.Query = withStrategy(c.Query, s)
-			checkWorkers(t, seed, sc, "auto")
+			checkWorkers(t, seed, sc, stream, "auto")
 		}
 		pattern, _, _ := strings.Cut(c.Query, " W")
 		trailing := strings.HasSuffix(pattern, "[])")
@@ -221,7 +223,7 @@ func TestStrategyRandomCases(t *testing.T) {
 			}
 		}
 		if !strings.Contains(c.Query, "[]") {
-			v1, err := runCase(c, "auto")
+			v1, err := randquery.Matches(context.Background(), stream, c.Query, "auto")
 			if err != nil {
 				t.Fatal(err)
 			}
