@@ -76,39 +76,51 @@ func expected(c conformanceCase) []string {
 	return out
 }
 
-// loadOnce loads a case's stream at its first call, for the subtests of
-// its engines to share (a run reads a stream without changing it).
-func loadOnce(c conformanceCase) func() (*event.Stream, error) {
-	return sync.OnceValues(func() (*event.Stream, error) { return loadCase(c) })
+// prepared is a case's stream, loaded, and its query, parsed.
+type prepared struct {
+	stream *event.Stream
+	err    error // the load's
+	query  *randquery.Parsed
+}
+
+// prepareOnce prepares a case at its first call, for the subtests of its
+// engines to share: a run reads a stream without changing it, and a
+// compile the syntax tree.
+func prepareOnce(c conformanceCase) func() prepared {
+	return sync.OnceValue(func() prepared {
+		stream, err := loadCase(c)
+		return prepared{stream, err, randquery.Parse(c.Query)}
+	})
 }
 
 // TestConformance runs cases.jsonl on every engine.
 func TestConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
-		load := loadOnce(c)
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another but its stream
-				checkCase(t, c, load, engine)
+				t.Parallel() // a case shares nothing with another
+				checkCase(t, c, prepare, engine)
 			})
 		}
 	}
 }
 
 // checkCase asserts one case on one engine: its error, or its matches as
-// a multiset, also with 3 workers. load gives the case's stream.
-func checkCase(t *testing.T, c conformanceCase, load func() (*event.Stream, error), engine string) {
+// a multiset, also with 3 workers. prepare gives the case prepared.
+func checkCase(t *testing.T, c conformanceCase, prepare func() prepared, engine string) {
 	t.Helper()
-	checkCaseWorkers(t, c, load, engine, 3)
+	checkCaseWorkers(t, c, prepare, engine, 3)
 }
 
 // checkCaseWorkers is checkCase with that many workers.
-func checkCaseWorkers(t *testing.T, c conformanceCase, load func() (*event.Stream, error), engine string, workers int) {
+func checkCaseWorkers(t *testing.T, c conformanceCase, prepare func() prepared, engine string, workers int) {
 	t.Helper()
-	stream, err := load()
+	p := prepare()
+	stream, err := p.stream, p.err
 	var one []string // one worker's matches, in its order
 	if err == nil {
-		one, err = randquery.Ordered(context.Background(), stream, stream.All(), c.Query, engine)
+		one, err = p.query.Ordered(context.Background(), stream, stream.All(), engine)
 	}
 	if c.Error != "" {
 		if err == nil {
@@ -124,7 +136,12 @@ func checkCaseWorkers(t *testing.T, c conformanceCase, load func() (*event.Strea
 		t.Fatalf("query %q\nstream:\n%s\ngot  %d: %s\nwant %d: %s", c.Query, c.StreamCSV, len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
 	}
 	// With more workers: the same matches in one worker's order.
-	more, split, err := runOrderedOn(stream, c, engine, workers)
+	cq, err := p.query.Compile(stream, engine, false)
+	var more []string
+	var split runSplit
+	if err == nil {
+		more, split, err = runCompiled(cq, stream, workers)
+	}
 	if err != nil || !slices.Equal(more, one) {
 		t.Fatalf("query %q with %d workers (%s): %v\ngot  %v\nwant %v", c.Query, workers, split, err, more, one)
 	}
@@ -179,11 +196,11 @@ func TestAlgebraConformance(t *testing.T) {
 		if m, ok := algebraDecided[c.Name]; ok {
 			c.Error, c.Matches = "", m
 		}
-		load := loadOnce(c)
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another but its stream
-				checkCaseWorkers(t, c, load, engine, 2)
+				t.Parallel() // a case shares nothing with another
+				checkCaseWorkers(t, c, prepare, engine, 2)
 			})
 		}
 	}

@@ -68,14 +68,15 @@ func TestDifferential(t *testing.T) {
 // compareEngines runs a case on every engine and compares the matches
 // with basic's, then with workers (checkWorkers); it returns how many
 // runs split, and how many of those into time segments. The case's
-// stream is loaded once for all its runs.
+// stream is loaded, and its query parsed, once for all its runs.
 func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmented int) {
 	t.Helper()
 	stream, err := loadCase(c)
 	if err != nil {
 		t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
 	}
-	want, err := randquery.Matches(context.Background(), stream, c.Query, "basic")
+	parsed := randquery.Parse(c.Query)
+	want, err := parsed.Matches(context.Background(), stream, "basic")
 	if err != nil {
 		t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
 	}
@@ -83,7 +84,7 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 		if engine == "basic" {
 			continue
 		}
-		got, err := randquery.Matches(context.Background(), stream, c.Query, engine)
+		got, err := parsed.Matches(context.Background(), stream, engine)
 		if err != nil {
 			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 		}
@@ -91,21 +92,22 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
 				seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
 		}
-		s, g := checkWorkers(t, seed, c, stream, engine)
+		s, g := checkWorkers(t, seed, c, parsed, stream, engine)
 		split, segmented = split+s, segmented+g
 	}
 	return split, segmented
 }
 
-// checkWorkers runs the case on its stream on engine with 1, 2, 3 and 7
+// checkWorkers runs the case's query, parsed, on its stream on engine
+// with 1, 2, 3 and 7
 // workers and requires the same matches in the same order; it returns
 // how many of the runs split, and how many of those into several time
 // segments. A run split by time cuts the small stream into segments of a
 // few items (by seed), most shorter than the window, so that it has many
 // cuts. The query is compiled once for all the runs.
-func checkWorkers(t *testing.T, seed uint64, c conformanceCase, stream *event.Stream, engine string) (split, segmented int) {
+func checkWorkers(t *testing.T, seed uint64, c conformanceCase, parsed *randquery.Parsed, stream *event.Stream, engine string) (split, segmented int) {
 	t.Helper()
-	cq, err := compileOn(stream, c, engine)
+	cq, err := parsed.Compile(stream, engine, false)
 	if err != nil {
 		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 	}

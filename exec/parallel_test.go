@@ -11,30 +11,18 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
-	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/source"
 )
 
-// runOrderedOn runs a case's query on its stream, loaded once by the
-// caller for several runs, on an engine with a number of workers and
-// returns its matches (bindings, as randquery.Matches) in the order it
-// emitted them, and how the run split: the same, in the same order, for
-// any number of workers (docs/LANGUAGE.md, workers).
-func runOrderedOn(stream *event.Stream, c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
-	cq, err := compileOn(stream, c, engine)
-	if err != nil {
-		return nil, runSplit{}, err
-	}
-	return runCompiled(cq, stream, workers)
-}
-
-// runCompiled is runOrderedOn with the query compiled once by the caller
-// for several runs: each run makes runners of its own and reads the plan
-// only, as a split run's workers do at once.
+// runCompiled runs a query, compiled once by the caller for several
+// runs, on its stream with a number of workers and returns its matches
+// (bindings, as randquery.Matches) in the order it emitted them, and how
+// the run split: the same, in the same order, for any number of workers
+// (docs/LANGUAGE.md, workers). Each run makes runners of its own and
+// reads the plan only, as a split run's workers do at once.
 func runCompiled(cq *sase.Query, stream *event.Stream, workers int) ([]string, runSplit, error) {
 	split := cq.Split(workers, false)
 	var out []string
@@ -44,30 +32,6 @@ func runCompiled(cq *sase.Query, stream *event.Stream, workers int) ([]string, r
 		return true
 	}, sase.WithWorkers(workers))
 	return out, runSplit{split, stats.Segments}, err
-}
-
-// compileOn compiles a case's query, without its RETURN, on its stream,
-// already loaded, for an engine.
-func compileOn(stream *event.Stream, c conformanceCase, engine string) (*sase.Query, error) {
-	return compileText(stream, c.Query, engine, false)
-}
-
-// compileText compiles query on stream for an engine, without its RETURN
-// unless returns.
-func compileText(stream *event.Stream, query, engine string, returns bool) (*sase.Query, error) {
-	src := &ast.Source{Name: "<query>", Text: query}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return nil, err
-	}
-	e, err := sase.LookupEngine(engine)
-	if err != nil {
-		return nil, err
-	}
-	if !returns {
-		q.Return = nil
-	}
-	return sase.CompileAST(q, src, stream, sase.WithEngine(e))
 }
 
 // checkCount runs a case's query, compiled by the caller on its stream
@@ -131,8 +95,9 @@ func TestWorkersOrder(t *testing.T) {
 					if s != "" {
 						c.Query = withStrategy(q, s)
 					}
+					parsed := randquery.Parse(c.Query) // once for every engine
 					for _, engine := range engines {
-						cq, err := compileOn(stream, c, engine)
+						cq, err := parsed.Compile(stream, engine, false)
 						if err != nil {
 							t.Fatalf("%s, %s: %v", c.Query, engine, err)
 						}
@@ -205,7 +170,7 @@ func TestWorkersReturnOrder(t *testing.T) {
 		"PATTERN SEQ(A a, B b) WHERE [sym] AND a.price <= b.price WITHIN 5 RETURN b.ts, a.sym",
 	} {
 		for _, engine := range engines {
-			q, err := compileText(stream, query, engine, true)
+			q, err := randquery.Parse(query).Compile(stream, engine, true)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", query, engine, err)
 			}
@@ -358,9 +323,10 @@ func TestWorkersV3(t *testing.T) {
 		"PATTERN AND(SEQ(A a, !N n, C c), B x) WHERE [sym] WITHIN 5",
 	}
 	for _, q := range queries {
+		parsed := randquery.Parse(q) // once for every engine
 		for _, engine := range []string{"auto", "pais", "recep"} {
 			c := conformanceCase{Name: "v3", StreamCSV: everywhere, Query: q}
-			cq, err := compileOn(onEverywhere, c, engine)
+			cq, err := parsed.Compile(onEverywhere, engine, false)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", q, engine, err)
 			}
@@ -384,8 +350,11 @@ func TestWorkersV3(t *testing.T) {
 				}
 				checkCount(t, c, cq, onEverywhere, engine, workers, len(want))
 			}
-			c.StreamCSV = lacking
-			if _, sp, err := runOrderedOn(onLacking, c, engine, 2); err != nil || sp.Workers != 1 {
+			cq, err = parsed.Compile(onLacking, engine, false)
+			if err != nil {
+				t.Fatalf("%s, %s, an event lacking sym: %v", q, engine, err)
+			}
+			if _, sp, err := runCompiled(cq, onLacking, 2); err != nil || sp.Workers != 1 {
 				t.Fatalf("%s, %s, an event lacking sym: %s (%v), want one worker", q, engine, sp, err)
 			}
 		}

@@ -24,11 +24,11 @@ import (
 // out of cases.jsonl; they are here as strat-was-*.
 func TestStrategyConformance(t *testing.T) {
 	for _, c := range readCases(t, "../testdata/conformance/strategies.jsonl") {
-		load := loadOnce(c)
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
-				t.Parallel() // a case shares nothing with another but its stream
-				checkCase(t, c, load, engine)
+				t.Parallel() // a case shares nothing with another
+				checkCase(t, c, prepare, engine)
 			})
 		}
 	}
@@ -195,8 +195,10 @@ func TestStrategyRandomCases(t *testing.T) {
 			t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
 		}
 		results := make([][]string, len(chain))
+		parsed := make([]*randquery.Parsed, len(chain)) // once for both its runs
 		for i, s := range chain {
-			if results[i], err = randquery.Matches(context.Background(), stream, withStrategy(c.Query, s), "auto"); err != nil {
+			parsed[i] = randquery.Parse(withStrategy(c.Query, s))
+			if results[i], err = parsed[i].Matches(context.Background(), stream, "auto"); err != nil {
 				break
 			}
 		}
@@ -207,10 +209,10 @@ func TestStrategyRandomCases(t *testing.T) {
 			t.Fatalf("seed %d: %v\nquery: %s", seed, err, c.Query)
 		}
 		ran++
-		for _, s := range chain {
+		for i, s := range chain {
 			sc := c
 			sc.Query = withStrategy(c.Query, s)
-			checkWorkers(t, seed, sc, stream, "auto")
+			checkWorkers(t, seed, sc, parsed[i], stream, "auto")
 		}
 		pattern, _, _ := strings.Cut(c.Query, " W")
 		trailing := strings.HasSuffix(pattern, "[])")
