@@ -95,6 +95,7 @@ func prepareOnce(c conformanceCase) func() prepared {
 
 // TestConformance runs cases.jsonl on every engine.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
 		prepare := prepareOnce(c)
 		for _, engine := range engines {
@@ -192,6 +193,7 @@ var algebraDecided = map[string][]map[string]any{
 // TestAlgebraConformance runs algebra.jsonl (LANGUAGE.md §9) on every
 // engine, with 1 and 2 workers.
 func TestAlgebraConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/algebra.jsonl") {
 		if m, ok := algebraDecided[c.Name]; ok {
 			c.Error, c.Matches = "", m

@@ -166,6 +166,7 @@ func randomCaseOf(seed uint64, long bool) conformanceCase {
 // back in time on a stream long enough for the window to prune the event
 // store, and compares with the basic plan, which never prunes.
 func TestPruningKeepsAnswers(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 7))
 	var csv strings.Builder
 	csv.WriteString("type,ts,price,sym\n")

@@ -68,6 +68,7 @@ type runSplit struct {
 // every engine and strategy with 2, 3 and 7 workers: the same matches in
 // the same order as one worker's run.
 func TestWorkersOrder(t *testing.T) {
+	t.Parallel()
 	csv := symStream(rand.New(rand.NewPCG(11, 3)), 120, []string{"A", "B", "C", "D"}, []string{"x", "y", "z", "w", "", ""})
 	queries := []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN 6",

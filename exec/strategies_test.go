@@ -23,6 +23,7 @@ import (
 // The v1 cases that expected "not supported yet" for a strategy were moved
 // out of cases.jsonl; they are here as strat-was-*.
 func TestStrategyConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/strategies.jsonl") {
 		prepare := prepareOnce(c)
 		for _, engine := range engines {
@@ -109,6 +110,7 @@ func randomStrategyQuery(rng *rand.Rand) (string, bool) {
 // skip-till-any-match gives the default mode's matches. It runs 100
 // streams, 300 with -long.
 func TestStrategyProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 6))
 	chain := []string{"strict-contiguity", "partition-contiguity", "skip-till-next-match", "skip-till-any-match"}
 	for iter := range testkit.Size(100, 300) {
