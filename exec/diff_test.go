@@ -101,12 +101,11 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 }
 
 // checkWorkers runs the case's query, parsed, on its stream on engine
-// with 1, 2, 3 and 7
-// workers and requires the same matches in the same order; it returns
-// how many of the runs split, and how many of those into several time
-// segments. A run split by time cuts the small stream into segments of a
-// few items (by seed), most shorter than the window, so that it has many
-// cuts. The query is compiled once for all the runs.
+// with 1, 2, 3 and 7 workers and requires the same matches in the same
+// order; it returns how many of the runs split, and how many of those
+// into several time segments. A run split by time cuts the small stream
+// into segments of a few items (by seed), most shorter than the window,
+// so that it has many cuts. The query is compiled once for all the runs.
 func checkWorkers(t *testing.T, seed uint64, c conformanceCase, parsed *randquery.Parsed, stream *event.Stream, engine string) (split, segmented int) {
 	t.Helper()
 	cq, err := parsed.Compile(stream, engine, false)
