@@ -59,6 +59,7 @@ func valuesCSV(r *rand.Rand, n int, types string, vals []string) string {
 // wraps), an equal float, fractions, strings and absent values: every
 // engine must find basic's matches.
 func TestAISOffsetChecks(t *testing.T) {
+	t.Parallel()
 	vals := []string{"1", "2", "3", "4", "5", "-2", "3.0", "2.5", "x", "", "9223372036854775807", "-9223372036854775808", "0"}
 	c := randquery.Case{Name: "offsetchecks", StreamCSV: valuesCSV(rand.New(rand.NewPCG(7, 31)), 150, "ABC", vals)}
 	for _, op := range []string{"<", "<=", ">", ">=", "=", "!="} {
@@ -129,6 +130,7 @@ func longSeq(n int, rest string) string {
 // wild events, predicates and dynamic filtering: the AIS engines must
 // find ReCEP's matches.
 func TestAISLongPatterns(t *testing.T) {
+	t.Parallel()
 	c := randquery.Case{Name: "long", StreamCSV: longStream(300)}
 	for _, q := range []string{
 		longSeq(8, "WITHIN 40"),
@@ -201,6 +203,7 @@ func TestAISLongSearchSteps(t *testing.T) {
 // longer than a mask and partitions with wild events, every engine must
 // find basic's matches.
 func TestAISMaskedLeaf(t *testing.T) {
+	t.Parallel()
 	stream := maskedStream()
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",
@@ -254,6 +257,7 @@ func maskedStream() string {
 // engine each must count the matches that a callback sees (up to the
 // limit).
 func TestAISCountOnly(t *testing.T) {
+	t.Parallel()
 	stream := mustLoad(t, "masked", maskedStream())
 	for _, q := range []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE b.p > a.p AND c.p > b.p WITHIN 150",

@@ -23,6 +23,7 @@ import (
 // absence, AND (on streams without equal timestamps) as the union of its
 // orders, a bounded closure as a v1 closure with a length test.
 func TestAlgebraAgainstFlat(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		nested string
 		flat   []string
@@ -147,6 +148,7 @@ func TestAlgebraEmitsAsItGoes(t *testing.T) {
 // bounded closure, conjuncts that read a variable a branch leaves
 // unbound, equivalence tests.
 func TestUnionAgainstAlgebra(t *testing.T) {
+	t.Parallel()
 	patterns := []string{
 		"SEQ(A a, OR(SEQ(B b, !C n, D d), C c)?, D e) WHERE b.price > a.price AND (c.price > 4 OR e.price > 4) WITHIN 6",
 		"OR(SEQ(A a, B b), SEQ(A a, C c, D d)) WHERE [sym] AND a.price < 7 WITHIN 5",
@@ -195,6 +197,7 @@ func TestUnionAgainstAlgebra(t *testing.T) {
 // count sink, one with a limit, a callback that stops, and on two
 // workers: each must count what the callback sees, up to where it ends.
 func TestUnionCounts(t *testing.T) {
+	t.Parallel()
 	stream, err := source.LoadCSV(strings.NewReader(maskedStream()), "masked.csv", source.Options{})
 	if err != nil {
 		t.Fatal(err)

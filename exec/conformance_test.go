@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sase-cep/sase"
@@ -75,32 +76,52 @@ func expected(c conformanceCase) []string {
 	return out
 }
 
+// prepared is a case's stream, loaded, and its query, parsed.
+type prepared struct {
+	stream *event.Stream
+	err    error // the load's
+	query  *randquery.Parsed
+}
+
+// prepareOnce prepares a case at its first call, for the subtests of its
+// engines to share: a run reads a stream without changing it, and a
+// compile the syntax tree.
+func prepareOnce(c conformanceCase) func() prepared {
+	return sync.OnceValue(func() prepared {
+		stream, err := loadCase(c)
+		return prepared{stream, err, randquery.Parse(c.Query)}
+	})
+}
+
 // TestConformance runs cases.jsonl on every engine.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/cases.jsonl") {
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
 				t.Parallel() // a case shares nothing with another
-				checkCase(t, c, engine)
+				checkCase(t, c, prepare, engine)
 			})
 		}
 	}
 }
 
 // checkCase asserts one case on one engine: its error, or its matches as
-// a multiset, also with 3 workers.
-func checkCase(t *testing.T, c conformanceCase, engine string) {
+// a multiset, also with 3 workers. prepare gives the case prepared.
+func checkCase(t *testing.T, c conformanceCase, prepare func() prepared, engine string) {
 	t.Helper()
-	checkCaseWorkers(t, c, engine, 3)
+	checkCaseWorkers(t, c, prepare, engine, 3)
 }
 
 // checkCaseWorkers is checkCase with that many workers.
-func checkCaseWorkers(t *testing.T, c conformanceCase, engine string, workers int) {
+func checkCaseWorkers(t *testing.T, c conformanceCase, prepare func() prepared, engine string, workers int) {
 	t.Helper()
-	stream, err := loadCase(c)
+	p := prepare()
+	stream, err := p.stream, p.err
 	var one []string // one worker's matches, in its order
 	if err == nil {
-		one, err = randquery.Ordered(context.Background(), stream, stream.All(), c.Query, engine)
+		one, err = p.query.Ordered(context.Background(), stream, stream.All(), engine)
 	}
 	if c.Error != "" {
 		if err == nil {
@@ -116,7 +137,12 @@ func checkCaseWorkers(t *testing.T, c conformanceCase, engine string, workers in
 		t.Fatalf("query %q\nstream:\n%s\ngot  %d: %s\nwant %d: %s", c.Query, c.StreamCSV, len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
 	}
 	// With more workers: the same matches in one worker's order.
-	more, split, err := runOrderedOn(stream, c, engine, workers)
+	cq, err := p.query.Compile(stream, engine, false)
+	var more []string
+	var split runSplit
+	if err == nil {
+		more, split, err = runCompiled(cq, stream, workers)
+	}
 	if err != nil || !slices.Equal(more, one) {
 		t.Fatalf("query %q with %d workers (%s): %v\ngot  %v\nwant %v", c.Query, workers, split, err, more, one)
 	}
@@ -167,14 +193,16 @@ var algebraDecided = map[string][]map[string]any{
 // TestAlgebraConformance runs algebra.jsonl (LANGUAGE.md §9) on every
 // engine, with 1 and 2 workers.
 func TestAlgebraConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/algebra.jsonl") {
 		if m, ok := algebraDecided[c.Name]; ok {
 			c.Error, c.Matches = "", m
 		}
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
 				t.Parallel() // a case shares nothing with another
-				checkCaseWorkers(t, c, engine, 2)
+				checkCaseWorkers(t, c, prepare, engine, 2)
 			})
 		}
 	}

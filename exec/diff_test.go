@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/internal/testkit"
@@ -17,17 +19,19 @@ import (
 
 var (
 	diffSeed = flag.Uint64("diff.seed", 0, "replay one differential-test seed")
-	diffTime = flag.Duration("diff.time", 0, "how long each random differential test runs (default 2s, 10s with -long)")
+	diffTime = flag.Duration("diff.time", 0, "how long each random differential test runs (default 1s, 10s with -long)")
 )
 
 // diffBudget is how long TestDifferential and TestStrategyRandomCases
-// each draw random cases (seeds 1, 2, ...): -diff.time, else 2 s (at load
-// 13, 33 and 175 cases, where 3 s drew 54 and 323), or 10 s with -long.
+// each draw random cases (seeds 1, 2, ...): -diff.time, else 1 s, or 10 s
+// with -long. At load 2, 1 s draws 34 and 202 cases, more seeds than 2 s
+// drew (27 and 127) before a case loaded its stream and parsed its query
+// once for all its runs.
 func diffBudget() time.Duration {
 	if *diffTime > 0 {
 		return *diffTime
 	}
-	return time.Duration(testkit.Size(2, 10)) * time.Second
+	return time.Duration(testkit.Size(1, 10)) * time.Second
 }
 
 // TestDifferential runs random queries on random streams through every
@@ -65,10 +69,16 @@ func TestDifferential(t *testing.T) {
 
 // compareEngines runs a case on every engine and compares the matches
 // with basic's, then with workers (checkWorkers); it returns how many
-// runs split, and how many of those into time segments.
+// runs split, and how many of those into time segments. The case's
+// stream is loaded, and its query parsed, once for all its runs.
 func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmented int) {
 	t.Helper()
-	want, err := runCase(c, "basic")
+	stream, err := loadCase(c)
+	if err != nil {
+		t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
+	}
+	parsed := randquery.Parse(c.Query)
+	want, err := parsed.Matches(context.Background(), stream, "basic")
 	if err != nil {
 		t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
 	}
@@ -76,7 +86,7 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 		if engine == "basic" {
 			continue
 		}
-		got, err := runCase(c, engine)
+		got, err := parsed.Matches(context.Background(), stream, engine)
 		if err != nil {
 			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 		}
@@ -84,26 +94,31 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
 				seed, seed, engine, c.Query, c.StreamCSV, engine, len(got), got, len(want), want)
 		}
-		s, g := checkWorkers(t, seed, c, engine)
+		s, g := checkWorkers(t, seed, c, parsed, stream, engine)
 		split, segmented = split+s, segmented+g
 	}
 	return split, segmented
 }
 
-// checkWorkers runs the case on engine with 1, 2, 3 and 7 workers and
-// requires the same matches in the same order; it returns how many of the
-// runs split, and how many of those into several time segments. A run
-// split by time cuts the small stream into segments of a few items (by
-// seed), most shorter than the window, so that it has many cuts.
-func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (split, segmented int) {
+// checkWorkers runs the case's query, parsed, on its stream on engine
+// with 1, 2, 3 and 7 workers and requires the same matches in the same
+// order; it returns how many of the runs split, and how many of those
+// into several time segments. A run split by time cuts the small stream
+// into segments of a few items (by seed), most shorter than the window,
+// so that it has many cuts. The query is compiled once for all the runs.
+func checkWorkers(t *testing.T, seed uint64, c conformanceCase, parsed *randquery.Parsed, stream *event.Stream, engine string) (split, segmented int) {
 	t.Helper()
-	want, _, err := runOrdered(c, engine, 1)
+	cq, err := parsed.Compile(stream, engine, false)
+	if err != nil {
+		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
+	}
+	want, _, err := runCompiled(cq, stream, 1)
 	if err != nil {
 		t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 	}
 	defer exec.SetSegments([]int{1, 2, 3, 5, 8, 40}[seed%6], 0)()
 	for _, workers := range []int{2, 3, 7} {
-		got, sp, err := runOrdered(c, engine, workers)
+		got, sp, err := runCompiled(cq, stream, workers)
 		if err != nil {
 			t.Fatalf("seed %d: %s, %d workers: %v\nquery: %s", seed, engine, workers, err, c.Query)
 		}
@@ -117,7 +132,7 @@ func checkWorkers(t *testing.T, seed uint64, c conformanceCase, engine string) (
 			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
 				seed, seed, engine, workers, sp, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
 		}
-		checkCount(t, c, engine, workers, len(want))
+		checkCount(t, c, cq, stream, engine, workers, len(want))
 	}
 	return split, segmented
 }
@@ -150,6 +165,7 @@ func randomCaseOf(seed uint64, long bool) conformanceCase {
 // back in time on a stream long enough for the window to prune the event
 // store, and compares with the basic plan, which never prunes.
 func TestPruningKeepsAnswers(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 7))
 	var csv strings.Builder
 	csv.WriteString("type,ts,price,sym\n")
@@ -158,6 +174,10 @@ func TestPruningKeepsAnswers(t *testing.T) {
 		ts += r.IntN(3)
 		fmt.Fprintf(&csv, "%s,%d,%d,%s\n", []string{"A", "B", "C", "D"}[r.IntN(4)], ts, r.IntN(20), []string{"x", "y"}[r.IntN(2)])
 	}
+	stream, err := loadCase(conformanceCase{Name: "pruning", StreamCSV: csv.String()}) // one load for every run
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
 		"PATTERN SEQ(!C n, A a, B b) WHERE n.price > a.price WITHIN 6",
 		"PATTERN SEQ(A a, B b, !C n) WHERE [sym] WITHIN 6",
@@ -165,13 +185,12 @@ func TestPruningKeepsAnswers(t *testing.T) {
 		"PATTERN SEQ(A a, B b, C^2 c[]) WHERE avg(c[].price) > 8 WITHIN 5",
 		"PATTERN SEQ(A a, D+ d[], B b) WHERE [sym] WITHIN 4",
 	} {
-		c := conformanceCase{Name: "pruning", StreamCSV: csv.String(), Query: q}
-		want, err := runCase(c, "basic")
+		want, err := randquery.Matches(context.Background(), stream, q, "basic")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, engine := range sase.EngineNames() {
-			got, err := runCase(c, engine)
+			got, err := randquery.Matches(context.Background(), stream, q, engine)
 			if err != nil {
 				t.Fatal(err)
 			}

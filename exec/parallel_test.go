@@ -11,33 +11,19 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
-	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/exec"
-	"github.com/sase-cep/sase/grammar"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/source"
 )
 
-// runOrdered runs a case on an engine with a number of workers and returns
-// its matches (bindings, as randquery.Matches) in the order it emitted
-// them, and how the run split: the same, in the same order, for any number
-// of workers (docs/LANGUAGE.md, workers).
-func runOrdered(c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
-	stream, err := loadCase(c)
-	if err != nil {
-		return nil, runSplit{}, err
-	}
-	return runOrderedOn(stream, c, engine, workers)
-}
-
-// runOrderedOn is runOrdered on the case's stream, loaded once by the
-// caller for several runs.
-func runOrderedOn(stream *event.Stream, c conformanceCase, engine string, workers int) ([]string, runSplit, error) {
-	cq, err := compileOn(stream, c, engine)
-	if err != nil {
-		return nil, runSplit{}, err
-	}
+// runCompiled runs a query, compiled once by the caller for several
+// runs, on its stream with a number of workers and returns its matches
+// (bindings, as randquery.Matches) in the order it emitted them, and how
+// the run split: the same, in the same order, for any number of workers
+// (docs/LANGUAGE.md, workers). Each run makes runners of its own and
+// reads the plan only, as a split run's workers do at once.
+func runCompiled(cq *sase.Query, stream *event.Stream, workers int) ([]string, runSplit, error) {
 	split := cq.Split(workers, false)
 	var out []string
 	cols := cq.Columns()
@@ -48,50 +34,13 @@ func runOrderedOn(stream *event.Stream, c conformanceCase, engine string, worker
 	return out, runSplit{split, stats.Segments}, err
 }
 
-// compileCase compiles a case's query, without its RETURN, on its stream
-// for an engine.
-func compileCase(c conformanceCase, engine string) (*sase.Query, *event.Stream, error) {
-	stream, err := loadCase(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	cq, err := compileOn(stream, c, engine)
-	return cq, stream, err
-}
-
-// compileOn is compileCase on the case's stream, already loaded.
-func compileOn(stream *event.Stream, c conformanceCase, engine string) (*sase.Query, error) {
-	return compileText(stream, c.Query, engine, false)
-}
-
-// compileText compiles query on stream for an engine, without its RETURN
-// unless returns.
-func compileText(stream *event.Stream, query, engine string, returns bool) (*sase.Query, error) {
-	src := &ast.Source{Name: "<query>", Text: query}
-	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return nil, err
-	}
-	e, err := sase.LookupEngine(engine)
-	if err != nil {
-		return nil, err
-	}
-	if !returns {
-		q.Return = nil
-	}
-	return sase.CompileAST(q, src, stream, sase.WithEngine(e))
-}
-
-// checkCount runs a case on an engine with a number of workers into a
-// sink that only counts (Chunks without an encoder, which a split run's
-// workers count without a call per row), and requires want matches: in
-// the sink, the summary and the workers' shares.
-func checkCount(t *testing.T, c conformanceCase, engine string, workers, want int) {
+// checkCount runs a case's query, compiled by the caller on its stream
+// for engine, with a number of workers into a sink that only counts
+// (Chunks without an encoder, which a split run's workers count without
+// a call per row), and requires want matches: in the sink, the summary
+// and the workers' shares.
+func checkCount(t *testing.T, c conformanceCase, cq *sase.Query, stream *event.Stream, engine string, workers, want int) {
 	t.Helper()
-	cq, stream, err := compileCase(c, engine)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
 	count := &sase.Chunks{Put: func(_ [][]byte, rows int) bool { n += rows; return true }}
 	stats, err := cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true }, sase.WithWorkers(workers), sase.WithChunks(count))
@@ -119,6 +68,7 @@ type runSplit struct {
 // every engine and strategy with 2, 3 and 7 workers: the same matches in
 // the same order as one worker's run.
 func TestWorkersOrder(t *testing.T) {
+	t.Parallel()
 	csv := symStream(rand.New(rand.NewPCG(11, 3)), 120, []string{"A", "B", "C", "D"}, []string{"x", "y", "z", "w", "", ""})
 	queries := []string{
 		"PATTERN SEQ(A a, B b, C c) WHERE [sym] WITHIN 6",
@@ -137,18 +87,27 @@ func TestWorkersOrder(t *testing.T) {
 		for _, q := range queries {
 			t.Run(q, func(t *testing.T) {
 				t.Parallel() // each query runs on its own
+				stream, err := loadCase(conformanceCase{Name: "order", StreamCSV: csv})
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, s := range strategies {
 					c := conformanceCase{Name: "order", StreamCSV: csv, Query: q}
 					if s != "" {
 						c.Query = withStrategy(q, s)
 					}
+					parsed := randquery.Parse(c.Query) // once for every engine
 					for _, engine := range engines {
-						want, _, err := runOrdered(c, engine, 1)
+						cq, err := parsed.Compile(stream, engine, false)
+						if err != nil {
+							t.Fatalf("%s, %s: %v", c.Query, engine, err)
+						}
+						want, _, err := runCompiled(cq, stream, 1)
 						if err != nil {
 							t.Fatalf("%s, %s: %v", c.Query, engine, err)
 						}
 						for _, workers := range []int{2, 3, 7} {
-							got, sp, err := runOrdered(c, engine, workers)
+							got, sp, err := runCompiled(cq, stream, workers)
 							if err != nil {
 								t.Fatalf("%s, %s, %d workers: %v", c.Query, engine, workers, err)
 							}
@@ -158,7 +117,7 @@ func TestWorkersOrder(t *testing.T) {
 							if !slices.Equal(got, want) {
 								t.Fatalf("%s, %s, %d workers (%s): got %d %v\nwant %d %v", c.Query, engine, workers, sp, len(got), got, len(want), want)
 							}
-							checkCount(t, c, engine, workers, len(want))
+							checkCount(t, c, cq, stream, engine, workers, len(want))
 						}
 					}
 				}
@@ -212,7 +171,7 @@ func TestWorkersReturnOrder(t *testing.T) {
 		"PATTERN SEQ(A a, B b) WHERE [sym] AND a.price <= b.price WITHIN 5 RETURN b.ts, a.sym",
 	} {
 		for _, engine := range engines {
-			q, err := compileText(stream, query, engine, true)
+			q, err := randquery.Parse(query).Compile(stream, engine, true)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", query, engine, err)
 			}
@@ -347,6 +306,14 @@ func TestWorkersV3(t *testing.T) {
 		return csv.String()
 	}
 	everywhere, lacking := stream([]string{"x", "y", "z", "w"}), stream([]string{"x", "y", "z", ""})
+	onEverywhere, err := loadCase(conformanceCase{Name: "v3", StreamCSV: everywhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onLacking, err := loadCase(conformanceCase{Name: "v3", StreamCSV: lacking})
+	if err != nil {
+		t.Fatal(err)
+	}
 	queries := []string{
 		"PATTERN SEQ(A a, OR(B b, C c), D d) WHERE [sym] WITHIN 6",
 		"PATTERN OR(SEQ(A a, !N n, B b), SEQ(A a, C c)) WHERE [sym] WITHIN 5",
@@ -357,9 +324,14 @@ func TestWorkersV3(t *testing.T) {
 		"PATTERN AND(SEQ(A a, !N n, C c), B x) WHERE [sym] WITHIN 5",
 	}
 	for _, q := range queries {
+		parsed := randquery.Parse(q) // once for every engine
 		for _, engine := range []string{"auto", "pais", "recep"} {
 			c := conformanceCase{Name: "v3", StreamCSV: everywhere, Query: q}
-			want, _, err := runOrdered(c, engine, 1)
+			cq, err := parsed.Compile(onEverywhere, engine, false)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", q, engine, err)
+			}
+			want, _, err := runCompiled(cq, onEverywhere, 1)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", q, engine, err)
 			}
@@ -367,7 +339,7 @@ func TestWorkersV3(t *testing.T) {
 				t.Fatalf("%s, %s: no match to compare", q, engine)
 			}
 			for _, workers := range []int{2, 3} {
-				got, sp, err := runOrdered(c, engine, workers)
+				got, sp, err := runCompiled(cq, onEverywhere, workers)
 				if err != nil {
 					t.Fatalf("%s, %s, %d workers: %v", q, engine, workers, err)
 				}
@@ -377,10 +349,13 @@ func TestWorkersV3(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s, %s, %d workers: got %d %v\nwant %d %v", q, engine, workers, len(got), got, len(want), want)
 				}
-				checkCount(t, c, engine, workers, len(want))
+				checkCount(t, c, cq, onEverywhere, engine, workers, len(want))
 			}
-			c.StreamCSV = lacking
-			if _, sp, err := runOrdered(c, engine, 2); err != nil || sp.Workers != 1 {
+			cq, err = parsed.Compile(onLacking, engine, false)
+			if err != nil {
+				t.Fatalf("%s, %s, an event lacking sym: %v", q, engine, err)
+			}
+			if _, sp, err := runCompiled(cq, onLacking, 2); err != nil || sp.Workers != 1 {
 				t.Fatalf("%s, %s, an event lacking sym: %s (%v), want one worker", q, engine, sp, err)
 			}
 		}

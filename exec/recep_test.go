@@ -228,6 +228,7 @@ func TestReCEPNumericChecks(t *testing.T) {
 // with a type that one buffer takes and one that two do, with and
 // without partitions. Every engine must find basic's matches.
 func TestReCEPFastPaths(t *testing.T) {
+	t.Parallel()
 	for _, q := range fastPathQueries {
 		for _, nan := range []bool{false, true} {
 			c := randquery.Case{Name: fmt.Sprintf("recep fast paths (NaN %v)", nan), StreamCSV: fastPathStream(nan), Query: q}
@@ -345,6 +346,7 @@ func TestReCEPInfinities(t *testing.T) {
 // comparison: recep must find ais's matches, on one worker and split by
 // time over three.
 func TestReCEPPartners(t *testing.T) {
+	t.Parallel()
 	cfg := source.DefaultStockConfig()
 	cfg.Events = testkit.Size(5_000, 20_000)
 	stream := source.GenerateStocks("stocks", cfg)
@@ -391,6 +393,7 @@ func TestReCEPPartners(t *testing.T) {
 // of the level before it and in the pair loop. Every engine must find
 // basic's matches.
 func TestReCEPOffsetChecks(t *testing.T) {
+	t.Parallel()
 	vals := []string{"1", "2", "3", "4", "-2", "3.0", "2.5", "x", "", "0",
 		"9223372036854775807", "-9223372036854775808", "9007199254740991", "9007199254740992", "-9007199254740990"}
 	// 3 + 9007199254740990 is 2^53 + 1, which float64 rounds to 2^53:

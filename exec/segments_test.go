@@ -57,10 +57,14 @@ func TestSegments(t *testing.T) {
 	strategies := []string{"", "skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
 	type run struct {
 		c        conformanceCase
-		stream   *event.Stream // loaded once for the run's eight: one subtest uses it at a time
+		query    *sase.Query // compiled once for the run's seven
 		engine   string
 		strategy string
 		want     []string // one worker's matches
+	}
+	stream, err := loadCase(conformanceCase{Name: "seg", StreamCSV: csv}) // one load for every run
+	if err != nil {
+		t.Fatal(err)
 	}
 	var runs []*run
 	for _, window := range []int{3, 20} {
@@ -86,10 +90,10 @@ func TestSegments(t *testing.T) {
 			t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
 				t.Parallel()
 				var err error
-				if r.stream, err = loadCase(r.c); err != nil {
-					t.Fatal(err)
+				if r.query, err = randquery.Parse(r.c.Query).Compile(stream, r.engine, false); err != nil {
+					t.Fatalf("%s, %s: %v", r.c.Query, r.engine, err)
 				}
-				if r.want, _, err = runOrderedOn(r.stream, r.c, r.engine, 1); err != nil {
+				if r.want, _, err = runCompiled(r.query, stream, 1); err != nil {
 					t.Fatalf("%s, %s: %v", r.c.Query, r.engine, err)
 				}
 			})
@@ -116,7 +120,7 @@ func TestSegments(t *testing.T) {
 				t.Run(r.engine+"/"+r.c.Query, func(t *testing.T) {
 					t.Parallel()
 					for _, workers := range []int{2, 7} {
-						got, sp, err := runOrderedOn(r.stream, r.c, r.engine, workers)
+						got, sp, err := runCompiled(r.query, stream, workers)
 						if err != nil {
 							t.Fatalf("%s, %s, %d workers: %v", r.c.Query, r.engine, workers, err)
 						}

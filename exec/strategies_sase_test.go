@@ -77,6 +77,7 @@ const seq3Walk = "PATTERN SEQ(stock a, stock b, stock c) WHERE %s AND [symbol] A
 // partition-contiguity is 203 because of its SD13 defect; sase-advanced
 // and the spec give 137.
 func TestSASEKleeneSuite(t *testing.T) {
+	t.Parallel()
 	cfg := source.StockConfig{Events: 100_000, Symbols: 2, MaxPrice: 1000, MaxVolume: 1000, Seed: 10, IncreaseProbability: 70}
 	checkRows(t, cfg, kleeneRows("500", 500, map[string][3]int64{
 		"partition-contiguity": {203, 70, 137},

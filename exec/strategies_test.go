@@ -23,11 +23,13 @@ import (
 // The v1 cases that expected "not supported yet" for a strategy were moved
 // out of cases.jsonl; they are here as strat-was-*.
 func TestStrategyConformance(t *testing.T) {
+	t.Parallel()
 	for _, c := range readCases(t, "../testdata/conformance/strategies.jsonl") {
+		prepare := prepareOnce(c)
 		for _, engine := range engines {
 			t.Run(engine+"/"+c.Name, func(t *testing.T) {
 				t.Parallel() // a case shares nothing with another
-				checkCase(t, c, engine)
+				checkCase(t, c, prepare, engine)
 			})
 		}
 	}
@@ -108,6 +110,7 @@ func randomStrategyQuery(rng *rand.Rand) (string, bool) {
 // skip-till-any-match gives the default mode's matches. It runs 100
 // streams, 300 with -long.
 func TestStrategyProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 6))
 	chain := []string{"strict-contiguity", "partition-contiguity", "skip-till-next-match", "skip-till-any-match"}
 	for iter := range testkit.Size(100, 300) {
@@ -189,12 +192,15 @@ func TestStrategyRandomCases(t *testing.T) {
 	deadline := time.Now().Add(diffBudget())
 	for seed := uint64(1); time.Now().Before(deadline); seed++ {
 		c := randomCaseOf(seed, false)
+		stream, err := loadCase(c) // one load for the case's runs
+		if err != nil {
+			t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
+		}
 		results := make([][]string, len(chain))
-		var err error
+		parsed := make([]*randquery.Parsed, len(chain)) // once for both its runs
 		for i, s := range chain {
-			sc := c
-			sc.Query = withStrategy(c.Query, s)
-			if results[i], err = runCase(sc, "auto"); err != nil {
+			parsed[i] = randquery.Parse(withStrategy(c.Query, s))
+			if results[i], err = parsed[i].Matches(context.Background(), stream, "auto"); err != nil {
 				break
 			}
 		}
@@ -205,10 +211,10 @@ func TestStrategyRandomCases(t *testing.T) {
 			t.Fatalf("seed %d: %v\nquery: %s", seed, err, c.Query)
 		}
 		ran++
-		for _, s := range chain {
+		for i, s := range chain {
 			sc := c
 			sc.Query = withStrategy(c.Query, s)
-			checkWorkers(t, seed, sc, "auto")
+			checkWorkers(t, seed, sc, parsed[i], stream, "auto")
 		}
 		pattern, _, _ := strings.Cut(c.Query, " W")
 		trailing := strings.HasSuffix(pattern, "[])")
@@ -221,7 +227,7 @@ func TestStrategyRandomCases(t *testing.T) {
 			}
 		}
 		if !strings.Contains(c.Query, "[]") {
-			v1, err := runCase(c, "auto")
+			v1, err := randquery.Matches(context.Background(), stream, c.Query, "auto")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -66,6 +66,7 @@ func embedded(t *testing.T, opts ...jetstream.JetStreamOpt) (shutdown func(), ct
 // stays theirs. On a loaded machine a key left naming a live member that
 // no longer ranked first left its partition with no owner (TestGroupScript).
 func TestReleaseOnEnd(t *testing.T) {
+	t.Parallel() // its own server
 	_, ctx, js := embedded(t)
 	events, err := InitStream(ctx, js, "EVENTS", 1, "symbol", "")
 	if err != nil {

@@ -194,6 +194,7 @@ func firstDiff(got, want []string) string {
 // TestSourceErrors: what cannot be read is said clearly, and a bad
 // message is reported with its stream sequence and skipped.
 func TestSourceErrors(t *testing.T) {
+	t.Parallel() // its own server
 	server := startServer(t)
 	_, js := connect(t, server)
 	publishCSV(t, js, "EVENTS", 1, "type,ts,symbol,price\nstock,1,IBM,500\n")
@@ -268,6 +269,7 @@ func readSeqs(ctx context.Context, src source.Source) ([]string, error) {
 // said to lack it, at its seq, and skipped, its lines counted rejected;
 // the stream reads on.
 func TestSourceCSVNoHeader(t *testing.T) {
+	t.Parallel() // its own server
 	server, js, ctx := oneStream(t)
 	bare := &nats.Msg{Subject: "events.IBM", Data: []byte("stock,1,IBM,500\nstock,2,IBM,501")}
 	headed := &nats.Msg{Subject: "events.IBM", Header: nats.Header{natsio.HeaderCSV: {"type,ts,symbol,price"}}, Data: []byte("stock,3,IBM,502")}
@@ -296,7 +298,8 @@ func TestSourceCSVNoHeader(t *testing.T) {
 
 // TestReconnect restarts the server while a source reads: the source
 // reconnects and goes on from the event it had reached, nothing lost or
-// read twice.
+// read twice. It does not run in parallel: the port it restarts the
+// server on would be free for another test's server meanwhile.
 func TestReconnect(t *testing.T) {
 	dir := t.TempDir()
 	s, err := natsserver.Start("127.0.0.1", 0, dir)
@@ -386,6 +389,7 @@ func TestPublishRefused(t *testing.T) {
 // its message's seq: a match waiting on a negated end comes out at the
 // tick, with no later event, in either format.
 func TestTickReleasesMatch(t *testing.T) {
+	t.Parallel() // its own server
 	for _, c := range []struct{ format, events string }{
 		{"csv", "type,ts,symbol,price\nstock,1,IBM,500\nstock,2,IBM,510\n"},
 		{"jsonl", `{"type":"stock","ts":1,"symbol":"IBM","price":500}` + "\n" + `{"type":"stock","ts":2,"symbol":"IBM","price":510}` + "\n"},

@@ -195,6 +195,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestStatements(t *testing.T) {
+	t.Parallel() // its own server: TestBrowser, which waits on Chromium, starts with it
 	_, hs := start(t, serve.Config{Session: stocks()}, nil)
 	tests := []struct {
 		name, ctype, body string

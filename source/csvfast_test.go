@@ -282,6 +282,7 @@ func TestFastEventSparse(t *testing.T) {
 // then, in read buffers that end at the line or go on; as a file's lines,
 // and as a live source's.
 func TestFastEventRandom(t *testing.T) {
+	t.Parallel()
 	for _, live := range []bool{false, true} {
 		t.Run(fmt.Sprint("live=", live), func(t *testing.T) { fastEventRandom(t, live) })
 	}
@@ -375,6 +376,7 @@ func TestDecimal(t *testing.T) {
 // from its read buffer against the same file read a line a Read, where
 // every line is framed first (see checkFastRun).
 func TestCSVFastRun(t *testing.T) {
+	t.Parallel()
 	lines := make([]string, 40_000) // over a megabyte: lines at a buffer's end
 	lines[0] = "type,ts,a,s"
 	for i := 1; i < len(lines); i++ {

@@ -70,6 +70,7 @@ func randomCSV(r *rand.Rand, lines int, quoteFrom float64) []byte {
 // same records starting on the same lines, over read buffers and from
 // the switch to encoding/csv at the first quote on.
 func TestCSVRecords(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, quoteFrom := range []float64{2, 0.7, 0} { // never, late, at once
 		data := randomCSV(r, 300_000, quoteFrom)

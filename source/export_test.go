@@ -1,5 +1,10 @@
 package source
 
+// The tests that measure memory (ReadMemStats, AllocsPerRun, a GC
+// percent or memory limit) do not call t.Parallel, and those that take
+// the most CPU and share nothing do: Go runs these after the others, at
+// once, so that no other test's garbage reaches a measure.
+
 import (
 	"io"
 	"strings"

@@ -33,6 +33,7 @@ func TestJSONNumber(t *testing.T) {
 // of up to eight bytes after its quote made of bytes around those it
 // must tell apart.
 func TestShortName(t *testing.T) {
+	t.Parallel()
 	alphabet := []byte{'"', '\\', 0x1f, ' ', 0x7f, 0x80, '"' ^ 1, '\\' ^ 1} // the last two: where firstZeros borrows
 	text := []byte(`"12345678`)
 	w := text[1:]
@@ -189,6 +190,7 @@ func TestFastLine(t *testing.T) {
 // the keys of the shape mostly, another order or key now and then, in read
 // buffers that end at the line or go on.
 func TestFastLineRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 10))
 	values := []string{"0", "-1", "12345678", "1234567890123456", "12345678901234567", "99999999999999999999", "01",
 		"2.5", "-0.125", "1e3", "1E-2", `"abc"`, `""`, `"a\"b"`, `"é"`, "true", "false", "null", "[1]", "{}", "tru"}
@@ -279,6 +281,7 @@ func TestParseSimpleRandom(t *testing.T) {
 // straight from its read buffer against the same file read a line a Read,
 // where every line is framed first (see checkFastRun).
 func TestFastRun(t *testing.T) {
+	t.Parallel()
 	lines := make([]string, 30_000) // over a megabyte: lines at a buffer's end
 	for i := range lines {
 		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"s":"%s"}`, i%3, i, i*7, strings.Repeat("x", i%23))
@@ -300,6 +303,7 @@ func TestFastRun(t *testing.T) {
 // integers, which the schema's tally takes by the shape's name for their
 // kinds, and lines of the same shape but of other kinds among them.
 func TestFastRunKinds(t *testing.T) {
+	t.Parallel()
 	lines := make([]string, 30_000)
 	for i := range lines {
 		lines[i] = fmt.Sprintf(`{"type":"t%d","ts":%d,"a":%d,"b":-%d}`, i%3, i, i*7, i%1000)

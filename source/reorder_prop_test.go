@@ -128,6 +128,7 @@ func readLive(t *testing.T, csv string, opts source.Options) (*event.Stream, []*
 // are exactly those the definition names, written unchanged to the late
 // file (after the header), and the matches are those of the sorted non-late events.
 func TestReorderMatchesSorted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(13, 71))
 	dir := t.TempDir()

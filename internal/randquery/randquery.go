@@ -312,13 +312,13 @@ func (c Case) Matches(ctx context.Context, engine string) ([]string, error) {
 // compiled as written (its RETURN must compile too), then run without
 // RETURN. It stops with ctx's error when ctx is done.
 func Matches(ctx context.Context, stream *event.Stream, text, engine string) ([]string, error) {
-	return MatchesOf(ctx, stream, stream.All(), text, engine)
+	return Parse(text).Matches(ctx, stream, engine)
 }
 
 // MatchesOf is Matches over events, which may hold ticks (a live
 // stream's), typed by stream's schema.
 func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], text, engine string) ([]string, error) {
-	got, err := Ordered(ctx, stream, events, text, engine)
+	got, err := Parse(text).Ordered(ctx, stream, events, engine)
 	slices.Sort(got)
 	return got, err
 }
@@ -326,20 +326,57 @@ func MatchesOf(ctx context.Context, stream *event.Stream, events iter.Seq[*event
 // Ordered is MatchesOf in the order of the run (one worker's): a test
 // that also wants the order runs the query once for both.
 func Ordered(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], text, engine string) ([]string, error) {
+	return Parse(text).Ordered(ctx, stream, events, engine)
+}
+
+// Parsed is a query's text parsed once for several compiles (engines,
+// streams), which may run at once: a compile reads the syntax tree and
+// changes nothing in it. Parsing costs more than a small case's compile.
+type Parsed struct {
+	src *ast.Source
+	q   *ast.Query
+	err error // the parse's, returned by every compile
+}
+
+// Parse parses a query's text.
+func Parse(text string) *Parsed {
 	src := &ast.Source{Name: "<query>", Text: text}
 	q, err := grammar.ParseQuery(src)
-	if err != nil {
-		return nil, err
+	return &Parsed{src: src, q: q, err: err}
+}
+
+// Compile compiles the query on stream for an engine, without its RETURN
+// unless returns.
+func (p *Parsed) Compile(stream *event.Stream, engine string, returns bool) (*sase.Query, error) {
+	if p.err != nil {
+		return nil, p.err
 	}
 	e, err := sase.LookupEngine(engine)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sase.CompileAST(q, src, stream, sase.WithEngine(e)); err != nil {
+	q := p.q
+	if !returns {
+		bare := *q // the tree is shared: its copy goes without RETURN
+		bare.Return = nil
+		q = &bare
+	}
+	return sase.CompileAST(q, p.src, stream, sase.WithEngine(e))
+}
+
+// Matches is the package's Matches of the parsed query.
+func (p *Parsed) Matches(ctx context.Context, stream *event.Stream, engine string) ([]string, error) {
+	got, err := p.Ordered(ctx, stream, stream.All(), engine)
+	slices.Sort(got)
+	return got, err
+}
+
+// Ordered is the package's Ordered of the parsed query.
+func (p *Parsed) Ordered(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], engine string) ([]string, error) {
+	if _, err := p.Compile(stream, engine, true); err != nil {
 		return nil, err
 	}
-	q.Return = nil
-	cq, err := sase.CompileAST(q, src, stream, sase.WithEngine(e))
+	cq, err := p.Compile(stream, engine, false)
 	if err != nil {
 		return nil, err
 	}
