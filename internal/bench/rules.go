@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -139,14 +140,15 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, workers in
 // 90 (selective).
 var RuleMinPs = []int{0, 90}
 
-// RuleWorkersAt is the rulebook size whose rows add the rulebook on 2
-// workers (the others would add their time to the suite's for little).
-const RuleWorkersAt = 1_000
+// RuleWorkersAt are the rulebook sizes whose rows add the rulebook on 2
+// workers, as workers = auto runs them on 2 cores (AutoRules; the others
+// would add their time to the suite's for little).
+var RuleWorkersAt = []int{1_000, 10_000}
 
 // runRules prints the rules table: each rulebook as one pass (and, at
-// workersAt rules, split among 2 in parallel), then each rule alone,
-// with whether each rule's matches agree.
-func runRules(w io.Writer, sizes []int, workersAt, events int, limit time.Duration) ([]RulesResult, error) {
+// the sizes workersAt lists, split among 2 in parallel), then each rule
+// alone, with whether each rule's matches agree.
+func runRules(w io.Writer, sizes, workersAt []int, events int, limit time.Duration) ([]RulesResult, error) {
 	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
 	widths := []int{6, 6, 11, 10, 10, 8, 9, 9, 9, 12}
 	row := tableRow(w, widths)
@@ -159,7 +161,7 @@ func runRules(w io.Writer, sizes []int, workersAt, events int, limit time.Durati
 		for _, n := range sizes {
 			queries := RulesAbove(n, minP)
 			workers := []int{1}
-			if n == workersAt {
+			if slices.Contains(workersAt, n) {
 				workers = append(workers, 2)
 			}
 			var runs []RulesResult
