@@ -21,8 +21,11 @@ import (
 type aisSSC struct {
 	timeless
 	// What aisPair reads comes first, in the struct's first two cache
-	// lines (as runner's fields; 120 bytes, after the 8 of the header
-	// the heap puts before an object this size), with pair's own copies
+	// lines (as runner's fields; 128 bytes, after the 8 of the header
+	// the heap puts before an object this size: all but stack0's first,
+	// which pruning reads instead of its bottom's event, in the third:
+	// 4% fewer instructions, 1% more L1 misses at 10,000 rules by
+	// cachegrind), with pair's own copies
 	// of what the other paths read in arrays of their own: a rulebook
 	// visits each of its rules a few events at a time, its state out of
 	// the cache at each visit, and each line costs a miss. cell1 is
