@@ -120,8 +120,11 @@ func checkCaseWorkers(t *testing.T, c conformanceCase, prepare func() prepared, 
 	p := prepare()
 	stream, err := p.stream, p.err
 	var one []string // one worker's matches, in its order
+	var cq *sase.Query
 	if err == nil {
-		one, err = p.query.Ordered(context.Background(), stream, stream.All(), engine)
+		if cq, err = p.query.Checked(stream, engine); err == nil {
+			one, err = randquery.Run(context.Background(), cq, stream.All())
+		}
 	}
 	if c.Error != "" {
 		if err == nil {
@@ -137,12 +140,7 @@ func checkCaseWorkers(t *testing.T, c conformanceCase, prepare func() prepared, 
 		t.Fatalf("query %q\nstream:\n%s\ngot  %d: %s\nwant %d: %s", c.Query, c.StreamCSV, len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
 	}
 	// With more workers: the same matches in one worker's order.
-	cq, err := p.query.Compile(stream, engine, false)
-	var more []string
-	var split runSplit
-	if err == nil {
-		more, split, err = runCompiled(cq, stream, workers)
-	}
+	more, split, err := runCompiled(cq, stream, workers)
 	if err != nil || !slices.Equal(more, one) {
 		t.Fatalf("query %q with %d workers (%s): %v\ngot  %v\nwant %v", c.Query, workers, split, err, more, one)
 	}

@@ -197,12 +197,16 @@ func TestStrategyRandomCases(t *testing.T) {
 			t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
 		}
 		results := make([][]string, len(chain))
-		parsed := make([]*randquery.Parsed, len(chain)) // once for both its runs
+		compiled := make([]*sase.Query, len(chain)) // once for all its runs
+		ordered := make([][]string, len(chain))     // one worker's matches, in its order
 		for i, s := range chain {
-			parsed[i] = randquery.Parse(withStrategy(c.Query, s))
-			if results[i], err = parsed[i].Matches(context.Background(), stream, "auto"); err != nil {
+			if compiled[i], err = randquery.Parse(withStrategy(c.Query, s)).Checked(stream, "auto"); err != nil {
 				break
 			}
+			if ordered[i], err = randquery.Run(context.Background(), compiled[i], stream.All()); err != nil {
+				break
+			}
+			results[i] = slices.Sorted(slices.Values(ordered[i]))
 		}
 		if err != nil {
 			if strings.Contains(err.Error(), "a component after the closure") {
@@ -214,7 +218,7 @@ func TestStrategyRandomCases(t *testing.T) {
 		for i, s := range chain {
 			sc := c
 			sc.Query = withStrategy(c.Query, s)
-			checkWorkers(t, seed, sc, parsed[i], stream, "auto")
+			checkWorkers(t, seed, sc, compiled[i], stream, "auto", ordered[i])
 		}
 		pattern, _, _ := strings.Cut(c.Query, " W")
 		trailing := strings.HasSuffix(pattern, "[])")

@@ -371,18 +371,30 @@ func (p *Parsed) Matches(ctx context.Context, stream *event.Stream, engine strin
 	return got, err
 }
 
-// Ordered is the package's Ordered of the parsed query.
-func (p *Parsed) Ordered(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], engine string) ([]string, error) {
+// Checked compiles the query as written (its RETURN must compile too)
+// and returns it compiled without RETURN, as Matches runs it.
+func (p *Parsed) Checked(stream *event.Stream, engine string) (*sase.Query, error) {
 	if _, err := p.Compile(stream, engine, true); err != nil {
 		return nil, err
 	}
-	cq, err := p.Compile(stream, engine, false)
+	return p.Compile(stream, engine, false)
+}
+
+// Ordered is the package's Ordered of the parsed query.
+func (p *Parsed) Ordered(ctx context.Context, stream *event.Stream, events iter.Seq[*event.Event], engine string) ([]string, error) {
+	cq, err := p.Checked(stream, engine)
 	if err != nil {
 		return nil, err
 	}
+	return Run(ctx, cq, events)
+}
+
+// Run runs a query compiled without RETURN over events and returns its
+// matches as Bindings, in the order of the run.
+func Run(ctx context.Context, cq *sase.Query, events iter.Seq[*event.Event]) ([]string, error) {
 	got := []string{}
 	cols := cq.Columns()
-	_, err = cq.Run(ctx, events, func(row []sase.Cell) bool {
+	_, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
 		got = append(got, Binding(cols, row))
 		return true
 	})
