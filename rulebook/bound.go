@@ -167,11 +167,16 @@ func (h *gateState) of(g *gate) {
 
 // starts is a rule's window of starts for its reachBound: a deque of the
 // starts no later start outranks (a later start with a greater
-// attribute, for max, lasts longer and decides for both), so its front
-// is the deciding start (copied into the rule's gateState).
+// attribute, for max, lasts longer and decides for both), so its front is
+// the deciding start (copied into the rule's gateState). The front is
+// kept beside the rest's header, in one cache line (64 bytes): a rule
+// mostly holds one start at a time, and a deque in memory of its own
+// missed the cache at nearly every start (at 10,000 rules, a fifth of the
+// misses of a 1 MB cache).
 type starts struct {
-	q      []ranked
-	head   int
+	top    ranked   // the front; top.ev is nil when the deque is empty
+	rest   []ranked // the starts after the front, from head on
+	head   int32
 	field  int32 // the bound's start attribute's slot
 	fieldB event.Builtin
 }
@@ -196,17 +201,31 @@ func (s *starts) add(h *gateState, ev *event.Event) {
 	if !h.max {
 		key = -key
 	}
-	for len(s.q) > s.head && s.q[len(s.q)-1].key <= key {
-		s.q[len(s.q)-1] = ranked{}
-		s.q = s.q[:len(s.q)-1]
+	// Drop the starts ev outranks, from the back.
+	for s.top.ev != nil {
+		if n := len(s.rest); n > int(s.head) {
+			if s.rest[n-1].key > key {
+				break
+			}
+			s.rest[n-1] = ranked{}
+			s.rest = s.rest[:n-1]
+			continue
+		}
+		if s.top.key > key {
+			break
+		}
+		s.top = ranked{}
 	}
-	if s.head > 0 && s.head == len(s.q) {
-		s.q, s.head = s.q[:0], 0
+	r := ranked{ev, key, satAdd(ev.TS, h.window)}
+	if s.top.ev == nil {
+		s.top, s.rest, s.head = r, s.rest[:0], 0
+		h.front(r)
+		return
 	}
-	s.q = append(s.q, ranked{ev, key, satAdd(ev.TS, h.window)})
-	if s.head == len(s.q)-1 {
-		h.front(s.q[s.head])
+	if s.head > 0 && int(s.head) == len(s.rest) {
+		s.rest, s.head = s.rest[:0], 0
 	}
+	s.rest = append(s.rest, r)
 }
 
 // front makes r the deciding start.
@@ -223,21 +242,24 @@ func (h *gateState) front(r ranked) {
 // expire drops the starts whose window ends before ts, and copies the
 // new front, if any, into h.
 func (s *starts) expire(h *gateState, ts int64) {
-	for s.head < len(s.q) && s.q[s.head].end < ts {
-		s.q[s.head] = ranked{}
+	for s.top.ev != nil && s.top.end < ts {
+		if int(s.head) == len(s.rest) {
+			s.top, s.rest, s.head = ranked{}, s.rest[:0], 0
+			break
+		}
+		s.top, s.rest[s.head] = s.rest[s.head], ranked{}
 		s.head++
 	}
-	if s.head == len(s.q) {
-		s.q, s.head = s.q[:0], 0
+	if s.top.ev == nil {
 		h.topEnd = math.MinInt64
 		return
 	}
-	if s.head > len(s.q)/2 { // keep the deque's memory its starts'
-		n := copy(s.q, s.q[s.head:])
-		clear(s.q[n:])
-		s.q, s.head = s.q[:n], 0
+	if int(s.head) > len(s.rest)/2 { // keep the deque's memory its starts'
+		n := copy(s.rest, s.rest[s.head:])
+		clear(s.rest[n:])
+		s.rest, s.head = s.rest[:n], 0
 	}
-	h.front(s.q[s.head])
+	h.front(s.top)
 }
 
 // reaches says whether event e of the later component may be bound in a
@@ -268,7 +290,7 @@ func (h *gateState) reaches(s *starts, e *event.Event, x float64, xok bool) (ok,
 // holds evaluates b's conjunct on e and the deciding start, which
 // reaches has left at the deque's front.
 func (s *starts) holds(b *reachBound, e *event.Event, bind *planner.Binding) bool {
-	bind.Events[b.start], bind.Events[b.later] = s.q[s.head].ev, e
+	bind.Events[b.start], bind.Events[b.later] = s.top.ev, e
 	ok := b.pred(bind)
 	bind.Events[b.start], bind.Events[b.later] = nil, nil
 	return ok

@@ -130,7 +130,7 @@ type Pass struct {
 	// flushes after each item, when few rules have any, and a flush
 	// reads theirs, not every rule's.
 	touched []int32
-	out     []*event.Event
+	out     []int32   // the log bucketed by rule: positions in evs
 	n       int       // items since the last flush
 	batch   int       // the items between flushes: batchOf the rules
 	ended   []*Result // by rule: its result once End ended it alone
@@ -221,7 +221,7 @@ func (p *Pass) gated(e *event.Event) {
 		live[k] = i
 		k++
 		if !ix.bounded[t].has(i) {
-			p.hand(i, e)
+			p.hand(i)
 			continue
 		}
 		if h.at != xat || h.atB != xb {
@@ -235,7 +235,7 @@ func (p *Pass) gated(e *event.Event) {
 			ok = p.starts[i].holds(ix.gates[i].bound, e, p.bind)
 		}
 		if ok {
-			p.hand(i, e)
+			p.hand(i)
 		}
 	}
 	p.live[t] = live[:k]
@@ -311,7 +311,7 @@ func (p *Pass) opened(ev *event.Event) {
 		p.started[w] = 0
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			p.hand(i, ev)
+			p.hand(i)
 			h := &p.gs[i]
 			if h.started && h.until >= ev.TS {
 				// Still open: no live list has dropped it since its last
@@ -330,11 +330,12 @@ func (p *Pass) opened(ev *event.Event) {
 	}
 }
 
-// hand gives ev to rule i: a rule that follows time is marked, to read
-// it in deliver, in rule order; another queues it. gated and opened hand
-// their rules ev directly, without marking and scanning the set.
-func (p *Pass) hand(i int32, ev *event.Event) {
-	if p.isTime[i] {
+// hand gives the item pushed last to rule i: a rule that follows time
+// is marked, to read it in deliver, in rule order; another queues it.
+// gated and opened hand their rules the item directly, without marking
+// and scanning the set.
+func (p *Pass) hand(i int32) {
+	if len(p.timed) > 0 && p.isTime[i] { // isTime misses the cache at 10,000 rules
 		p.set.set(i)
 		return
 	}
@@ -415,17 +416,16 @@ func (p *Pass) Flush() {
 	p.out = slices.Grow(p.out[:0], len(p.log))[:len(p.log)]
 	for _, e := range p.log {
 		q := &p.queues[e.rule]
-		p.out[q.n] = p.evs[e.ev]
+		p.out[q.n] = e.ev
 		q.n++
 	}
 	var from int32
 	for _, i := range p.touched {
 		q := &p.queues[i]
-		p.runs[i].PushAll(p.out[from:q.n])
+		p.runs[i].PushAt(p.evs, p.out[from:q.n])
 		from, q.n = q.n, 0
 	}
 	p.touched = p.touched[:0]
-	clear(p.out)
 	clear(p.evs)
 	p.evs, p.log = p.evs[:0], p.log[:0]
 }
