@@ -13,7 +13,7 @@ import (
 // many runs from one pass over its stream. A run over the same items
 // emits exactly what Run emits over them, in the same order.
 type Pusher struct {
-	// What PushAll reads first, together: a rulebook's push of a rule
+	// What PushAt reads first, together: a rulebook's push of a rule
 	// finds it out of the cache.
 	r       *runner
 	items   *itemOrder
