@@ -119,21 +119,19 @@ type Pass struct {
 	starts []starts // by rule: with a reachBound, its starts in the window
 	bind   *planner.Binding
 	// The events queued for the untimed rules to read at the next flush
-	// are one log, in push order, bucketed by rule at the flush: an
-	// append is sequential, where a queue per rule missed the cache at
-	// each append, on its header and its tail (about 18% of the CPU at
-	// 10,000 rules).
-	evs    []*event.Event // the batch's events; log refers to them by position
-	log    []queued
-	queues []ruleQueue // by rule: its events in log, the last one
-	// touched are the rules with events in log: a live stream's pass
-	// flushes after each item, when few rules have any, and a flush
-	// reads theirs, not every rule's.
-	touched []int32
-	out     []int32   // the log bucketed by rule: positions in evs
-	n       int       // items since the last flush
-	batch   int       // the items between flushes: batchOf the rules
-	ended   []*Result // by rule: its result once End ended it alone
+	// are a log per block of 256 rules, in push order, bucketed by rule
+	// at the flush: an append is sequential, where a queue per rule
+	// missed the cache at each append, on its header and its tail (about
+	// 18% of the CPU at 10,000 rules), and a block's buckets stay in the
+	// cache, where one log's, over every rule, missed it at each entry.
+	evs    []*event.Event // the batch's events; the logs refer to them by position
+	blocks [][]queued     // by block of 256 rules: its log
+	seq    int64          // events pushed so far
+	last   []int64        // by rule: the seq of the last event queued for it
+	out    []int32        // a block's log bucketed by rule: positions in evs
+	n      int            // items since the last flush
+	batch  int            // the items between flushes: batchOf the rules
+	ended  []*Result      // by rule: its result once End ended it alone
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -154,7 +152,8 @@ func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.batch = batchOf(n)
 	p.set, p.started = newBitset(n), newBitset(n) // all empty between items
-	p.queues = append(p.queues, make([]ruleQueue, n-len(p.queues))...)
+	p.last = append(p.last, make([]int64, n-len(p.last))...)
+	p.blocks = append(p.blocks, make([][]queued, (n+blockSize-1)/blockSize-len(p.blocks))...)
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
 	for len(p.gs) < n {
 		p.gs = append(p.gs, newGateState())
@@ -285,6 +284,7 @@ func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
 func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
 		p.evs = append(p.evs, ev)
+		p.seq++
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
 		p.opened(ev)
@@ -342,27 +342,25 @@ func (p *Pass) hand(i int32) {
 	p.queue(i)
 }
 
-// queued is one entry of a pass's log: rule reads the batch's event ev.
-type queued struct{ rule, ev int32 }
+// blockSize is the rules of a block: a log entry names a rule by its
+// place in its block, in a byte.
+const blockSize = 256
 
-// ruleQueue is what the log holds for one rule: n events, the last of
-// them last (a position in the batch); at a flush, n is its bucket's end.
-type ruleQueue struct{ n, last int32 }
+// queued is one entry of a block's log: the rule's place in the block
+// (the top byte) reads the batch's event at the position of the rest.
+// A batch holds at most batchOf's 4,096 events.
+type queued uint32
 
 // queue queues the batch's last event for rule i to read at the next
 // flush, once: an event may reach a rule both as a start and as a later
 // component's.
 func (p *Pass) queue(i int32) {
-	ev, q := int32(len(p.evs)-1), &p.queues[i]
-	if q.n > 0 && q.last == ev {
+	if p.last[i] == p.seq {
 		return
 	}
-	if q.n == 0 {
-		p.touched = append(p.touched, i)
-	}
-	q.n++
-	q.last = ev
-	p.log = append(p.log, queued{i, ev})
+	p.last[i] = p.seq
+	b := &p.blocks[i/blockSize]
+	*b = append(*b, queued(i%blockSize)<<24|queued(len(p.evs)-1))
 }
 
 // deliver hands ev to the rules marked (by the index's types, or
@@ -389,45 +387,38 @@ func (p *Pass) deliver(ev *event.Event) {
 // batch, and when a live stream pauses, before its sinks sync.
 func (p *Pass) Flush() {
 	p.n = 0
-	if len(p.log) == 0 {
-		p.evs = p.evs[:0]
-		return
-	}
-	// Bucket the log by rule (a counting sort: each rule's events keep
-	// their order), then each rule reads its bucket, in rule order: the
-	// touched rules sorted when they are few, else every rule's queue
-	// read in order.
-	if len(p.touched)*16 < len(p.queues) {
-		slices.Sort(p.touched)
-	} else {
-		p.touched = p.touched[:0]
-		for i := range p.queues {
-			if p.queues[i].n > 0 {
-				p.touched = append(p.touched, int32(i))
+	for b, log := range p.blocks {
+		if len(log) == 0 {
+			continue
+		}
+		// Bucket the log by rule (a counting sort: each rule's events keep
+		// their order), then each rule reads its bucket, in rule order.
+		var at [blockSize]int32 // by rule: its count, its bucket's start, then its end
+		for _, e := range log {
+			at[e>>24]++
+		}
+		var end int32
+		for r, n := range at {
+			end += n
+			at[r] = end - n
+		}
+		p.out = slices.Grow(p.out[:0], len(log))[:len(log)]
+		for _, e := range log {
+			r := e >> 24
+			p.out[at[r]] = int32(e & (1<<24 - 1))
+			at[r]++
+		}
+		var from int32
+		for r, to := range at {
+			if to > from {
+				p.runs[b*blockSize+r].PushAt(p.evs, p.out[from:to])
+				from = to
 			}
 		}
+		p.blocks[b] = log[:0]
 	}
-	var end int32
-	for _, i := range p.touched {
-		q := &p.queues[i]
-		end += q.n
-		q.n = end - q.n // its bucket's start, its end once filled
-	}
-	p.out = slices.Grow(p.out[:0], len(p.log))[:len(p.log)]
-	for _, e := range p.log {
-		q := &p.queues[e.rule]
-		p.out[q.n] = e.ev
-		q.n++
-	}
-	var from int32
-	for _, i := range p.touched {
-		q := &p.queues[i]
-		p.runs[i].PushAt(p.evs, p.out[from:q.n])
-		from, q.n = q.n, 0
-	}
-	p.touched = p.touched[:0]
 	clear(p.evs)
-	p.evs, p.log = p.evs[:0], p.log[:0]
+	p.evs = p.evs[:0]
 }
 
 // Finish ends the pass: the matches that wait on the end of the stream
