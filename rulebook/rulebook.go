@@ -359,8 +359,8 @@ func (p *Pass) queue(i int32) {
 		return
 	}
 	p.last[i] = p.seq
-	b := &p.blocks[i/blockSize]
-	*b = append(*b, queued(i%blockSize)<<24|queued(len(p.evs)-1))
+	b := &p.blocks[uint32(i)/blockSize]
+	*b = append(*b, queued(uint32(i)%blockSize)<<24|queued(len(p.evs)-1))
 }
 
 // deliver hands ev to the rules marked (by the index's types, or
