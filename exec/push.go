@@ -62,11 +62,11 @@ func (p *Pusher) Events() int64 { return p.r.stats.Events }
 // has ended: its consumer wants no more matches, or it failed (Finish
 // says why).
 func (p *Pusher) Push(ev *event.Event) bool {
-	return p.PushAt((&[1]*event.Event{ev})[:], first[:])
+	return p.PushAt((&[1]*event.Event{ev})[:], firstItem[:])
 }
 
-// first is the position list of Push's one item.
-var first = [1]int32{0}
+// firstItem is the position list of Push's one item.
+var firstItem = [1]int32{0}
 
 // PushAt runs items[at[0]], items[at[1]], ... in order, as that many
 // Pushes, until the run ends: a rule reads its share of a rulebook's
