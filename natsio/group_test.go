@@ -59,18 +59,24 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// The tests mostly wait (pin TTLs, takeovers, a stream's end), each
-	// on a server of its own: four run at once, not GOMAXPROCS (2 here),
+	// on a server of its own: four work at once, not GOMAXPROCS (2 here),
 	// unless -parallel says. Eight at once took 13 s where four took 21,
 	// but beside the other packages' tests they starved the members past
 	// their pin TTL, and a failover trial saw no new match for 20 s (see
 	// the stop note of 2026-12-07). A server starts in about 10 ms, so
-	// each test keeps its own rather than share one.
+	// each test keeps its own rather than share one. A test that only
+	// waits for a late or duplicate match (quiet) gives its place up: as
+	// many again may run, so that such waits overlap the others' work.
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	n := max(4, runtime.GOMAXPROCS(0))
+	if set {
+		n = flag.Lookup("test.parallel").Value.(flag.Getter).Get().(int)
+	} else {
+		flag.Set("test.parallel", strconv.Itoa(2*n))
 	}
+	natsio.SetBusy(n)
 	os.Exit(m.Run())
 }
 
@@ -164,6 +170,7 @@ func awaitMatches(t testing.TB, js jetstream.JetStream, csv string, want []strin
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	natsio.Quiet(t)
 	time.Sleep(2 * testPinTTL) // for any match stored twice, or late
 	got, dups := published(t, js, "MATCHES")
 	if len(dups) > 0 {
@@ -217,7 +224,7 @@ func TestGroupInstances(t *testing.T) {
 	t.Parallel() // its trials have their own servers
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			t.Parallel() // each has its server; they mostly wait
+			natsio.Parallel(t) // each has its server; they mostly wait
 			server := startServer(t)
 			_, js := connect(t, server)
 			csv := groupCSV(3000, uint64(n))
@@ -245,7 +252,7 @@ func TestGroupInstances(t *testing.T) {
 // event comes to show the next member the server has pinned it. That
 // member takes the partition over at once and loses nothing.
 func TestDeliveredNotClaimed(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	csv := groupCSV(3000, 7)
@@ -295,7 +302,7 @@ func TestDeliveredNotClaimed(t *testing.T) {
 // TestGroupGlobal: a query with no equivalence test on the key runs on
 // the whole stream, on one member at a time.
 func TestGroupGlobal(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	const text = "PATTERN SEQ(stock a, stock b) WHERE b.price > a.price + 8 WITHIN 3"
 	server := startServer(t)
 	_, js := connect(t, server)
@@ -381,7 +388,7 @@ func TestFailover(t *testing.T) {
 	t.Parallel() // its trials have their own servers
 	for trial := range 3 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			t.Parallel()
+			natsio.Parallel(t)
 			failover(t, uint64(10+trial), trial == 2, nil, kill)
 		})
 	}
@@ -451,11 +458,11 @@ var ownerNote = regexp.MustCompile(`^(\S+): (owns|lost|hands) partition (\S+)`)
 func TestZombie(t *testing.T) {
 	t.Parallel() // its trials have their own servers
 	t.Run("signal", func(t *testing.T) {
-		t.Parallel()
+		natsio.Parallel(t)
 		failover(t, 20, false, nil, pause)
 	})
 	t.Run("held", func(t *testing.T) {
-		t.Parallel()
+		natsio.Parallel(t)
 		dup := time.Second
 		failover(t, 21, false, &dup, held)
 	})
@@ -542,7 +549,7 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 // TestGroupScript runs one script in two sessions, as two instances of
 // an alert script would run: LISTEN WITH (group = ...) and SET output.
 func TestGroupScript(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	csv := groupCSV(3000, 5)
@@ -650,7 +657,7 @@ func TestAckLimits(t *testing.T) {
 // its MaxAckPending (nothing can be acked, nothing more is delivered)
 // raises it, and finds every match.
 func TestWindowOutgrowsAckPending(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	const text = "PATTERN SEQ(halt a, end b) WHERE [symbol] WITHIN 100000"
 	server := startServer(t)
 	_, js := connect(t, server)
@@ -794,7 +801,7 @@ func showQueriesProblems(t *testing.T, js jetstream.JetStream, sessions []*sessi
 // matches it regenerates up to that position, and publishes the rest;
 // nothing is lost or stored twice.
 func TestTakeoverInsideBatch(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	ctx := context.Background()
@@ -879,7 +886,7 @@ func TestTakeoverAfterTick(t *testing.T) {
 		replays int
 	}{{100, 1, 1}, {22, 0, 2}} {
 		t.Run(fmt.Sprint(c.tick), func(t *testing.T) {
-			t.Parallel()
+			natsio.Parallel(t)
 			server := startServer(t)
 			_, js := connect(t, server)
 			ctx := context.Background()
@@ -928,6 +935,7 @@ func TestTakeoverAfterTick(t *testing.T) {
 					t.Fatalf("the next owner released no match:\n%s", notes)
 				}
 			}
+			natsio.Quiet(t)
 			time.Sleep(testPinTTL / 2) // for a match stored twice
 			got, dups := published(t, js, "MATCHES")
 			if len(got) != 2 || len(dups) > 0 {

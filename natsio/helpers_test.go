@@ -111,7 +111,7 @@ func streamURL(server, name string) string { return server + "/" + name }
 // TestPartitionOf: the partition the publisher computes for a key is the
 // one the stream's subject transform stores it in, for many keys.
 func TestPartitionOf(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	ctx := context.Background()

@@ -66,7 +66,7 @@ func embedded(t *testing.T, opts ...jetstream.JetStreamOpt) (shutdown func(), ct
 // stays theirs. On a loaded machine a key left naming a live member that
 // no longer ranked first left its partition with no owner (TestGroupScript).
 func TestReleaseOnEnd(t *testing.T) {
-	t.Parallel() // its own server
+	Parallel(t) // its own server
 	_, ctx, js := embedded(t)
 	events, err := InitStream(ctx, js, "EVENTS", 1, "symbol", "")
 	if err != nil {
@@ -134,7 +134,7 @@ func TestReleaseOnEnd(t *testing.T) {
 // that another member took its partition (nobody did); one whose key
 // another member did take says it lost it.
 func TestGuardOutage(t *testing.T) {
-	t.Parallel()
+	Parallel(t)
 	// The client's request timeout, 5 s by default, ends the check with
 	// the server down: a second does as well.
 	shutdown, ctx, js := embedded(t, jetstream.WithDefaultTimeout(time.Second))

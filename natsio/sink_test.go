@@ -186,7 +186,7 @@ func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n")
 // matches on the file, each stored once, and a second run (a restart)
 // stores none again.
 func TestSessionSink(t *testing.T) {
-	t.Parallel() // its own server
+	natsio.Parallel(t) // its own server
 	server := startServer(t)
 	_, js := connect(t, server)
 	csv := walkCSV(2000, 11)
@@ -224,7 +224,7 @@ func TestSessionSink(t *testing.T) {
 // TestSetOutput: SET output takes a registered sink's URL or stdout, and
 // a query on a group's stream needs a NATS one.
 func TestSetOutput(t *testing.T) {
-	t.Parallel() // its own server
+	natsio.Parallel(t) // its own server
 	server := startServer(t)
 	_, js := connect(t, server)
 	publishCSV(t, js, "EVENTS", 2, "type,ts,symbol,price\nstock,1,IBM,500\n")

@@ -121,7 +121,7 @@ func TestOneInstance(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			natsio.Parallel(t)
 			server := startServer(t)
 			_, js := connect(t, server)
 			c.publish(t, js)
@@ -194,7 +194,7 @@ func firstDiff(got, want []string) string {
 // TestSourceErrors: what cannot be read is said clearly, and a bad
 // message is reported with its stream sequence and skipped.
 func TestSourceErrors(t *testing.T) {
-	t.Parallel() // its own server
+	natsio.Parallel(t) // its own server
 	server := startServer(t)
 	_, js := connect(t, server)
 	publishCSV(t, js, "EVENTS", 1, "type,ts,symbol,price\nstock,1,IBM,500\n")
@@ -269,7 +269,7 @@ func readSeqs(ctx context.Context, src source.Source) ([]string, error) {
 // said to lack it, at its seq, and skipped, its lines counted rejected;
 // the stream reads on.
 func TestSourceCSVNoHeader(t *testing.T) {
-	t.Parallel() // its own server
+	natsio.Parallel(t) // its own server
 	server, js, ctx := oneStream(t)
 	bare := &nats.Msg{Subject: "events.IBM", Data: []byte("stock,1,IBM,500\nstock,2,IBM,501")}
 	headed := &nats.Msg{Subject: "events.IBM", Header: nats.Header{natsio.HeaderCSV: {"type,ts,symbol,price"}}, Data: []byte("stock,3,IBM,502")}
@@ -364,7 +364,7 @@ func TestReconnect(t *testing.T) {
 // discarding new ones) is counted in Publish's error with the reason,
 // not passed unseen.
 func TestPublishRefused(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	ctx := context.Background()
@@ -395,7 +395,7 @@ func TestTickReleasesMatch(t *testing.T) {
 		{"jsonl", `{"type":"stock","ts":1,"symbol":"IBM","price":500}` + "\n" + `{"type":"stock","ts":2,"symbol":"IBM","price":510}` + "\n"},
 	} {
 		t.Run(c.format, func(t *testing.T) {
-			t.Parallel()
+			natsio.Parallel(t)
 			server, js, ctx := oneStream(t)
 			if _, err := natsio.Publish(ctx, js, strings.NewReader(c.events), natsio.PublishConfig{Key: "symbol", Format: c.format}); err != nil {
 				t.Fatal(err)
@@ -467,7 +467,7 @@ func TestTickReleasesMatch(t *testing.T) {
 // replay may start at one) moves the stream's time all the same: the
 // event below it is late, as it was when the tick came after a header.
 func TestTickBeforeHeader(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server, js, ctx := oneStream(t)
 	if _, err := js.Publish(ctx, "events._", []byte(`{"ts": 100}`)); err != nil {
 		t.Fatal(err)

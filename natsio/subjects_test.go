@@ -17,7 +17,7 @@ import (
 // has is told which one and what to do; publishers and a group follow a
 // stream's subjects.
 func TestSubjects(t *testing.T) {
-	t.Parallel()
+	natsio.Parallel(t)
 	server := startServer(t)
 	_, js := connect(t, server)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

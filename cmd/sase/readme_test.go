@@ -43,6 +43,12 @@ const readmeBound = 4 * time.Minute
 //	                            the file $SASE_README_OUT)
 //	background                  a session that runs while the next block
 //	                            does, then is stopped with SIGINT
+//	concurrent REASON           an sh block that needs nothing the
+//	                            session made and leaves nothing for it
+//	                            (REASON says why it may): it runs in a
+//	                            subshell beside the next blocks, so that
+//	                            its wait overlaps their work, and the
+//	                            session waits for it at its end
 //
 // The ports the README names (127.0.0.1:4222, 7000, 8080, 9999) become
 // free ones.
@@ -225,6 +231,9 @@ func (r *readmeRun) start() error {
 			return err
 		}
 		driver.WriteString("T0=$EPOCHREALTIME\n")
+		if b.concurrent {
+			driver.WriteString("(\n")
+		}
 		switch {
 		case b.session && b.background:
 			// The reader keeps the shell open while the next block runs:
@@ -239,6 +248,9 @@ func (r *readmeRun) start() error {
 			fmt.Fprintf(&driver, "SASE_README_OUT=%q.out source %q >%q.out 2>%q.err\n", f, f+".in", f, f)
 		}
 		fmt.Fprintf(&driver, "echo $T0 $EPOCHREALTIME >%q.rc\n", f)
+		if b.concurrent {
+			driver.WriteString(") & CONCURRENT=\"$CONCURRENT $!\"\n")
+		}
 		if i > 0 && blocks[i-1].background {
 			// The reader reads the match, then leaves the shell: once the
 			// session shows the last line the README shows (a script
@@ -251,6 +263,8 @@ func (r *readmeRun) start() error {
 			fmt.Fprintf(&driver, "%s; kill -INT $BG; wait $BG || true\n", wait)
 		}
 	}
+	// A concurrent block that failed fails the session here.
+	driver.WriteString("for p in $CONCURRENT; do wait $p; done\n")
 	// What still runs (a server, an instance) is the test's to stop.
 	driver.WriteString("jobs -p | xargs -r kill -INT 2>/dev/null || true\n")
 	script := filepath.Join(dir, "driver.sh")
@@ -302,10 +316,11 @@ type block struct {
 	output     bool     // the output shown after the block before
 	changed    []string // the replace directives' reasons
 	background bool
+	concurrent bool
 }
 
 var (
-	directive = regexp.MustCompile(`^<!-- readme-test: (replace|background)\b\s*(.*?)\s*-->$`)
+	directive = regexp.MustCompile(`^<!-- readme-test: (replace|background|concurrent)\b\s*(.*?)\s*-->$`)
 	replaceRE = regexp.MustCompile(`^'([^']*)' '([^']*)'\s*(.*)`)
 )
 
@@ -351,6 +366,12 @@ func readmeBlocks(readme string) ([]block, error) {
 			switch kind {
 			case "background":
 				b.background = true
+			case "concurrent":
+				if b.session || arg == "" {
+					return nil, fmt.Errorf("README.md:%d: concurrent takes an sh block and a reason", b.line)
+				}
+				b.concurrent = true
+				b.changed = append(b.changed, fmt.Sprintf("README.md:%d concurrent %s", b.line, arg))
 			case "replace":
 				m := replaceRE.FindStringSubmatch(arg)
 				if m == nil || !strings.Contains(b.text, m[1]) {
