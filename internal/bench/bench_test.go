@@ -94,7 +94,7 @@ func TestRunSuitePrintsEachRow(t *testing.T) {
 	}
 	header, rows := w.writes[1], w.writes[2:4]
 	for i, r := range rows {
-		if len(r) != len(header) || !strings.HasSuffix(r, " MB\n") || strings.Count(r, "\n") != 1 {
+		if utf8.RuneCountInString(r) != utf8.RuneCountInString(header) || !strings.HasSuffix(r, " MB\n") || strings.Count(r, "\n") != 1 {
 			t.Errorf("row %d %q does not line up with %q", i, r, header)
 		}
 	}
