@@ -237,9 +237,10 @@ func (r *readmeRun) start() error {
 		switch {
 		case b.session && b.background:
 			// The reader keeps the shell open while the next block runs:
-			// it starts once the session shows its last line.
+			// it starts once the session shows its last line (grep -s:
+			// the session may not have opened its files yet).
 			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err & BG=$!\n", f+".in", f, f)
-			fmt.Fprintf(&driver, "for i in $(seq 200); do grep -qF %q %q.err && break; sleep 0.1; done\n", lastLine(b.shown), f)
+			fmt.Fprintf(&driver, "for i in $(seq 200); do grep -qsF %q %q.err && break; sleep 0.1; done\n", lastLine(b.shown), f)
 		case b.session:
 			fmt.Fprintf(&driver, "sase -c \"$(cat %q)\" >%q.out 2>%q.err\n", f+".in", f, f)
 		default:
@@ -258,7 +259,7 @@ func (r *readmeRun) start() error {
 			wait := "sleep 1"
 			if last := strings.TrimSpace(shellQuery.ReplaceAllString(lastLine(b.shown), "")); last != "" {
 				p := filepath.Join(dir, strconv.Itoa(i-1))
-				wait = fmt.Sprintf("for i in $(seq 50); do grep -qF %q %q.out %q.err && break; sleep 0.1; done", last, p, p)
+				wait = fmt.Sprintf("for i in $(seq 50); do grep -qsF %q %q.out %q.err && break; sleep 0.1; done", last, p, p)
 			}
 			fmt.Fprintf(&driver, "%s; kill -INT $BG; wait $BG || true\n", wait)
 		}
