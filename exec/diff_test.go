@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -37,34 +38,40 @@ func diffBudget() time.Duration {
 // TestDifferential runs random queries on random streams through every
 // engine and compares the matches with the basic plan's, as multisets.
 func TestDifferential(t *testing.T) {
-	seeds := []uint64{*diffSeed}
-	if *diffSeed == 0 {
-		seeds = nil
-	}
-	deadline := time.Now().Add(diffBudget())
 	ran, split, segmented := 0, 0, 0
-	for seed := uint64(1); ; seed++ {
-		if seeds != nil {
-			if seed > 1 {
-				break
-			}
-			seed = seeds[0]
-		} else if time.Now().After(deadline) {
-			break
-		}
+	for seed := range randomSeeds() {
 		for _, c := range []conformanceCase{randomCase(seed), nestedCase(seed)} {
 			s, g := compareEngines(t, seed, c)
 			split, segmented = split+s, segmented+g
 		}
 		ran++
-		if seeds != nil {
-			break
-		}
 	}
 	t.Logf("%d random cases (a flat and a nested one each) agree on %s; %d runs split over workers, %d of them into several time segments", ran, strings.Join(sase.EngineNames(), ", "), split, segmented)
-	if seeds == nil && segmented == 0 {
+	if *diffSeed == 0 && segmented == 0 {
 		t.Error("no run was cut into time segments")
 	}
+}
+
+// randomSeeds yields the seeds of a random differential test: -diff.seed
+// alone, else 1, 2, ... until diffBudget has passed.
+func randomSeeds() iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		if *diffSeed != 0 {
+			yield(*diffSeed)
+			return
+		}
+		deadline := time.Now().Add(diffBudget())
+		for seed := uint64(1); time.Now().Before(deadline); seed++ {
+			if !yield(seed) {
+				return
+			}
+		}
+	}
+}
+
+// replay is the command that runs test t again on seed alone.
+func replay(t *testing.T, seed uint64) string {
+	return fmt.Sprintf("go test ./exec -run '^%s$' -diff.seed %d", t.Name(), seed)
 }
 
 // compareEngines runs a case on every engine and compares the matches
@@ -95,8 +102,8 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 		}
 		if got := slices.Sorted(slices.Values(one)); !slices.Equal(got, want) {
-			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
-				seed, seed, engine, c.Query, c.StreamCSV, engine, len(one), one, len(want), want)
+			t.Fatalf("seed %d (replay: %s): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
+				seed, replay(t, seed), engine, c.Query, c.StreamCSV, engine, len(one), one, len(want), want)
 		}
 		s, g := checkWorkers(t, seed, c, cq, stream, engine, one)
 		split, segmented = split+s, segmented+g
@@ -126,8 +133,8 @@ func checkWorkers(t *testing.T, seed uint64, c conformanceCase, cq *sase.Query, 
 			segmented++
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("seed %d (replay: go test ./exec -run TestDifferential -diff.seed %d): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
-				seed, seed, engine, workers, sp, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
+			t.Fatalf("seed %d (replay: %s): %s with %d workers (%s) differs from one worker\nquery: %s\nstream:\n%s\n%d workers: %d %v\n1 worker:  %d %v",
+				seed, replay(t, seed), engine, workers, sp, c.Query, c.StreamCSV, workers, len(got), got, len(want), want)
 		}
 		checkCount(t, c, cq, stream, engine, workers, len(want))
 	}

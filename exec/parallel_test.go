@@ -76,6 +76,10 @@ func TestWorkersOrder(t *testing.T) {
 		"PATTERN SEQ(!D n, A a, B b) WHERE [sym] AND b.price > a.price WITHIN 5",
 		"PATTERN SEQ(A a, !D n, B b) WHERE [sym] WITHIN 5",
 		"PATTERN SEQ(A a, B b, C+ c[]) WHERE [sym] WITHIN 4",
+		// Under skip-till-any-match a run whose a lacks the attribute and
+		// one keyed by it finish at one item (their windows end together)
+		// with matches of one partition value.
+		"PATTERN SEQ(A a, D+ d[]) WHERE [sym] WITHIN 4",
 		"PATTERN SEQ(A a, C+ c[], B b) WHERE [sym] WITHIN 4",
 		"PATTERN SEQ(C+ c[], A a, B b) WHERE [sym] AND c[i].price > c[i-1].price WITHIN 4",
 		"PATTERN SEQ(ANY(A, B) a, D d) WHERE [sym] AND a.sym = d.sym WITHIN 5",

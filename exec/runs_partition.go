@@ -87,32 +87,51 @@ func (p *buckets) place(r *run) {
 }
 
 // expire finishes the runs whose deadline is before ts and, once per
-// window, drops the empty buckets.
+// window, drops the empty buckets. The wild bucket's due runs finish after
+// the keyed buckets': a run of each may complete a match of one partition
+// value at one item, and their order must not depend on the other buckets
+// in the heap, which a split run's worker holds only for its own values
+// (docs/LANGUAGE.md, One order for any number of workers).
 func (p *buckets) expire(ts int64, finish func(*run)) {
+	wild := false
 	for len(p.due) > 0 && p.due[0].due < ts {
-		b := p.due[0]
-		next := int64(math.MaxInt64)
-		kept := b.runs[:0]
-		for _, r := range b.runs {
-			if r.due < ts {
-				finish(r)
-				continue
-			}
-			next = min(next, r.due)
-			kept = append(kept, r)
-		}
-		clear(b.runs[len(kept):])
-		b.runs = kept
-		if len(kept) > 0 {
-			b.due = satAdd(next, p.slack)
-			heap.Fix(&p.due, 0)
+		if b := p.due[0]; b != p.wild {
+			p.finishBefore(b, ts, finish)
 			continue
 		}
 		heap.Pop(&p.due)
+		wild = true
+	}
+	if wild {
+		heap.Push(&p.due, p.wild)
+		p.finishBefore(p.wild, ts, finish)
 	}
 	if p.sweepDue(ts) {
 		p.sweep(func(b *bucket) bool { return len(b.runs) > 0 })
 	}
+}
+
+// finishBefore finishes the runs of b, a queued bucket, whose deadline is
+// before ts; b stays queued for the next deadline of its runs, if any.
+func (p *buckets) finishBefore(b *bucket, ts int64, finish func(*run)) {
+	next := int64(math.MaxInt64)
+	kept := b.runs[:0]
+	for _, r := range b.runs {
+		if r.due < ts {
+			finish(r)
+			continue
+		}
+		next = min(next, r.due)
+		kept = append(kept, r)
+	}
+	clear(b.runs[len(kept):])
+	b.runs = kept
+	if len(kept) > 0 {
+		b.due = satAdd(next, p.slack)
+		heap.Fix(&p.due, b.idx)
+		return
+	}
+	heap.Remove(&p.due, b.idx)
 }
 
 // drain finishes every run: the stream has ended.
