@@ -163,10 +163,10 @@ func (c StockConfig) symbolBytes() int64 {
 // out-of-memory error, which nothing can catch. Where the available memory
 // cannot be told, nothing is refused.
 func (c StockConfig) checkMemory() error {
-	avail, from, ok := memoryAvailable()
+	limit, says, ok := MemoryLimit()
 	events, symbols := int64(c.Events)*stockEventBytes, int64(c.Symbols)*c.symbolBytes()
 	need := events + symbols
-	if !ok || need <= avail/2 {
+	if !ok || need <= limit {
 		return nil
 	}
 	// The option that takes the most is named: each is checked alone
@@ -175,8 +175,19 @@ func (c StockConfig) checkMemory() error {
 	if symbols > events {
 		what = fmt.Sprintf("symbols = %d", c.Symbols)
 	}
-	return fmt.Errorf("GENERATE STOCKS %s would take about %s of memory, more than half of the %s available (%s): generate fewer (sase gen stocks writes any number of events as CSV)",
-		what, formatBytes(need), formatBytes(max(avail, 0)), from)
+	return fmt.Errorf("GENERATE STOCKS %s would take about %s of memory, more than %s: generate fewer (sase gen stocks writes any number of events as CSV)",
+		what, FormatBytes(need), says)
+}
+
+// MemoryLimit is the most a stream that a statement makes in memory may
+// take: half of the memory available (memoryAvailable), which leaves the
+// other half to the queries on it, since running out ends the process
+// with a fatal error that nothing can catch. says is the figure's text
+// ("half of the 3.2 GB available (MemAvailable in /proc/meminfo)"); ok is
+// false when the available memory cannot be told.
+func MemoryLimit() (limit int64, says string, ok bool) {
+	avail, from, ok := memoryAvailable()
+	return avail / 2, fmt.Sprintf("half of the %s available (%s)", FormatBytes(max(avail, 0)), from), ok
 }
 
 // memoryAvailable is how much memory the process may still take, and
