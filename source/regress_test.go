@@ -541,3 +541,40 @@ func TestJSONArrayNotedOnce(t *testing.T) {
 		t.Errorf("notes = %q, want [%q]", notes, want)
 	}
 }
+
+// TestLoadMemory: a load kept every event whatever it took, and an
+// event holds a value for each of the stream's attributes up to the last
+// one it has, so a 1.2 MB JSON Lines file (a first line of 100,000 keys,
+// then 3,000 lines of its last key) took 4.8 GB, and the process died
+// out of memory. A load past MemoryLimit fails, saying so, and keeps
+// nothing.
+func TestLoadMemory(t *testing.T) {
+	real := memoryAvailable
+	defer func() { memoryAvailable = real }()
+	memoryAvailable = func() (int64, string, bool) { return 64 << 20, "a test", true }
+	var b strings.Builder
+	b.WriteString(`{"type":"A","ts":0`)
+	for i := range 10000 {
+		fmt.Fprintf(&b, `,"a%d":1`, i)
+	}
+	b.WriteString("}\n")
+	for ts := 1; ts <= 300; ts++ {
+		fmt.Fprintf(&b, "{\"type\":\"A\",\"ts\":%d,\"a9999\":1}\n", ts) // 160 KB each, 48 MB in all
+	}
+	for _, tt := range []struct {
+		lines int
+		want  string
+	}{
+		{100, ""}, // 16 MB
+		{301, "the stream would take more than half of the 64 MB available (a test): its first"},
+	} {
+		text := strings.Join(strings.SplitAfter(b.String(), "\n")[:tt.lines], "")
+		s, err := LoadJSONL(strings.NewReader(text), "wide", Options{})
+		switch {
+		case tt.want == "" && (err != nil || len(s.Events) != tt.lines):
+			t.Errorf("%d lines: %v", tt.lines, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || s != nil):
+			t.Errorf("%d lines: error %v, want %q and no stream", tt.lines, err, tt.want)
+		}
+	}
+}

@@ -192,7 +192,8 @@ func MemoryLimit() (limit int64, says string, ok bool) {
 
 // memoryAvailable is how much memory the process may still take, and
 // what says so: the least of the kernel's MemAvailable, a cgroup's limit
-// less its use, and the Go memory limit less what the runtime holds. ok is
+// less its use, the address-space limit less what is mapped, and the Go
+// memory limit less what the runtime holds. ok is
 // false when none is known (no /proc, no limit). A variable, for tests.
 var memoryAvailable = func() (n int64, from string, ok bool) {
 	consider := func(v int64, what string) {
@@ -218,6 +219,9 @@ var memoryAvailable = func() (n int64, from string, ok bool) {
 		if lerr == nil && uerr == nil {
 			consider(limit-usage, cg.what)
 		}
+	}
+	if left, found := addressSpaceLeft(); found {
+		consider(left, "the address-space limit, ulimit -v, less what the process has mapped")
 	}
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		var ms runtime.MemStats
