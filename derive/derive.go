@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -169,9 +170,27 @@ type Producer struct {
 	mark    int64 // it adds no event with ts below mark; written under s.mu
 	done    bool  // finished; under s.mu
 	n       int64
+	max     int64 // the events it may make; 0: no bound
 
 	events []event.Event // blocks the events are carved from
 	values []event.Value
+}
+
+// ErrFull is Row's error once a producer has made the events Bound allows.
+var ErrFull = errors.New("the derived stream has all the events it may hold")
+
+// Bound makes Row fail with ErrFull past max events (0: no bound): a
+// loaded derived stream keeps every event in memory.
+func (p *Producer) Bound(max int64) { p.max = max }
+
+// EventBytes is about what one event of cols attributes takes in a loaded
+// derived stream: the producer's event and its pointer in its part, which
+// the stream keeps to rebuild itself when another query writes into it,
+// Build's copy with its pointer, and its item in the stream's heap, which
+// may hold them all, twice while it grows.
+func EventBytes(cols int) int64 {
+	e := unsafe.Sizeof(event.Event{}) + uintptr(cols)*unsafe.Sizeof(event.Value{}) + unsafe.Sizeof(&event.Event{})
+	return int64(2*e + 2*unsafe.Sizeof(item{}))
 }
 
 // Cols names the producer's attributes.
@@ -219,6 +238,9 @@ func (p *Producer) advance(ts int64) {
 // Row turns a match (a row of the producer's query) into an event and
 // holds it until its time has passed.
 func (p *Producer) Row(row []query.Cell) error {
+	if p.max > 0 && p.n >= p.max {
+		return ErrFull
+	}
 	n := len(p.cols)
 	ts := int64(math.MinInt64)
 	for _, c := range row[n:] {

@@ -28,12 +28,9 @@ func (q *Query) RunProfiled(ctx context.Context, events []*event.Event, emit Emi
 	st := Stats{Rows: int64(len(events))}
 	parts := q.partitions(events)
 	st.Partitions = int64(len(parts))
-	r := q.newRunner(emit)
+	r := q.loadedRunner(ctx, emit)
 	r.m.profile = p
 	for i := range parts {
-		if err := ctx.Err(); err != nil {
-			return st, p, err
-		}
 		if err := r.partition(&parts[i], &st); err != nil || r.stopped {
 			return st, p, err
 		}

@@ -176,14 +176,18 @@ func (e *evalCtx) runningLast(vars varSet) int {
 	return e.last(vars, 0, e.cur)
 }
 
+// maxOffset bounds a navigation's offset: far past any partition, and an
+// int with room for a row's position added.
+const maxOffset = 1 << 30
+
 // offset is a navigation's optional literal offset, default def.
 func (c *compiler) offset(n *ast.MRCall, def int) int {
 	if len(n.Args) < 2 {
 		return def
 	}
 	lit, ok := n.Args[1].(*ast.Literal)
-	if !ok || lit.Kind != ast.LitInt || lit.Int < 0 || lit.Int > 1<<30 {
-		c.fail(n.Args[1], "the offset of %s must be a non-negative integer", n.Func)
+	if !ok || lit.Kind != ast.LitInt || lit.Int < 0 || lit.Int > maxOffset {
+		c.fail(n.Args[1], "the offset of %s must be a non-negative integer, at most %d", n.Func, maxOffset)
 		return def
 	}
 	return int(lit.Int)

@@ -232,6 +232,8 @@ func TestCompileErrors(t *testing.T) {
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES LAST(A.v + B.v) AS x PATTERN (A B) DEFINE A AS true)", "reads more than one pattern variable"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES FIRST(PREV(v)) AS x PATTERN (A) DEFINE A AS true)", "PREV inside FIRST"},
 		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES PREV(v, -1) AS x PATTERN (A) DEFINE A AS true)", "non-negative integer"},
+		// 2^63-1 was refused as "a non-negative integer", which it is.
+		{"SELECT x FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES PREV(v, 9223372036854775807) AS x PATTERN (A) DEFINE A AS true)", "a non-negative integer, at most 1073741824"},
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id PATTERN (A) DEFINE A AS FINAL LAST(v) > 1)", "FINAL is not allowed in DEFINE"},
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id PATTERN (A) DEFINE A AS MATCH_NUMBER() > 1)", "MATCH_NUMBER is not allowed in DEFINE"},
 		{"SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id ALL ROWS PER MATCH PATTERN (A) DEFINE B AS true)", "DEFINE names B, which is not a variable of PATTERN"},

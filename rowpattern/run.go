@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -34,11 +36,8 @@ func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emi
 	parts := q.partitions(events)
 	st.Partitions = int64(len(parts))
 	if workers <= 1 || len(parts) < 2 {
-		r := q.newRunner(emit)
+		r := q.loadedRunner(ctx, emit)
 		for i := range parts {
-			if err := ctx.Err(); err != nil {
-				return st, err
-			}
 			if err := r.partition(&parts[i], &st); err != nil || r.stopped {
 				return st, err
 			}
@@ -48,6 +47,14 @@ func (q *Query) Run(ctx context.Context, events []*event.Event, workers int, emi
 	return st, q.parallel(ctx, parts, workers, emit, &st)
 }
 
+// maxBuffered bounds the bytes of the rows a batch of partitions holds
+// (a variable, for tests). A partition whose rows would pass it is given
+// up by its worker and matched again where the batch is emitted, its rows
+// emitted as they come: ALL ROWS PER MATCH with AFTER MATCH SKIP TO NEXT
+// ROW outputs rows quadratic in a partition's, and a batch of such
+// partitions took all the memory.
+var maxBuffered int64 = 64 << 20
+
 // parallel matches partitions on workers, a batch of them at a time (so
 // that the buffered rows stay bounded), and emits each batch in order.
 func (q *Query) parallel(ctx context.Context, parts []partition, workers int, emit Emit, st *Stats) error {
@@ -56,7 +63,9 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 		at    []*event.Event
 		stats Stats
 		err   error
+		redo  bool // given up: its rows passed maxBuffered
 	}
+	rowBytes := int64(len(q.cols))*int64(unsafe.Sizeof(event.Value{})) + int64(unsafe.Sizeof([]event.Value{})+unsafe.Sizeof(&event.Event{}))
 	batch := workers * 16
 	for lo := 0; lo < len(parts); lo += batch {
 		if err := ctx.Err(); err != nil {
@@ -64,6 +73,7 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 		}
 		hi := min(lo+batch, len(parts))
 		results := make([]result, hi-lo)
+		var buffered atomic.Int64
 		var wg sync.WaitGroup
 		next := make(chan int)
 		for range workers {
@@ -72,12 +82,18 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 				defer wg.Done()
 				for i := range next {
 					res := &results[i-lo]
-					r := q.newRunner(func(row []event.Value, at *event.Event) bool {
+					r := q.loadedRunner(ctx, func(row []event.Value, at *event.Event) bool {
+						if buffered.Add(rowBytes) > maxBuffered {
+							buffered.Add(-rowBytes * int64(len(res.rows)+1))
+							res.rows, res.at, res.redo = nil, nil, true
+							return false
+						}
 						res.rows = append(res.rows, slices.Clone(row))
 						res.at = append(res.at, at)
 						return true
 					})
-					res.err = r.partition(&parts[i], &res.stats)
+					p := parts[i] // a copy: one given up is matched again from its start
+					res.err = r.partition(&p, &res.stats)
 				}
 			}()
 		}
@@ -86,9 +102,19 @@ func (q *Query) parallel(ctx context.Context, parts []partition, workers int, em
 		}
 		close(next)
 		wg.Wait()
-		for _, res := range results {
+		for k, res := range results {
 			if res.err != nil {
 				return res.err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if res.redo {
+				r := q.loadedRunner(ctx, emit)
+				if err := r.partition(&parts[lo+k], st); err != nil || r.stopped {
+					return err
+				}
+				continue
 			}
 			st.Matches += res.stats.Matches
 			for k, row := range res.rows {
@@ -311,6 +337,7 @@ type runner struct {
 	q       *Query
 	m       *matcher
 	emit    Emit
+	ctx     context.Context // a loaded run's, checked at each start row; nil live
 	out     []event.Value
 	sel     evalCtx // a SELECT expression's, which reads only its refs
 	match   evalCtx // the current match's
@@ -331,6 +358,15 @@ func (q *Query) newRunner(emit Emit) *runner {
 	return r
 }
 
+// loadedRunner is a runner over loaded partitions that ends when ctx is
+// cancelled: a partition may run long (one start row's match is quick,
+// but there may be millions of start rows).
+func (q *Query) loadedRunner(ctx context.Context, emit Emit) *runner {
+	r := q.newRunner(emit)
+	r.ctx = ctx
+	return r
+}
+
 // partition matches one (loaded) partition from each start row.
 func (r *runner) partition(p *partition, st *Stats) error {
 	return r.advance(p, st, false, 0)
@@ -341,7 +377,16 @@ func (r *runner) partition(p *partition, st *Stats) error {
 // partition) the outcome at a start row waits for rows yet to come.
 func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 	q := r.q
+	var done <-chan struct{}
+	if r.ctx != nil {
+		done = r.ctx.Done()
+	}
 	for p.start < p.len() && !r.stopped {
+		select {
+		case <-done:
+			return r.ctx.Err()
+		default:
+		}
 		start := p.start
 		labels, out := r.m.match(p, start, open, now)
 		switch out {

@@ -16,3 +16,6 @@ func SmallWebhook(queue int, drain time.Duration) (restore func()) {
 	webhookQueue, webhookRows, webhookDrain = queue, 1, drain
 	return func() { webhookQueue, webhookRows, webhookDrain = q, rows, d }
 }
+
+// MaxAnswer is the bound of an answer's results, in bytes.
+const MaxAnswer = maxAnswer

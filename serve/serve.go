@@ -58,6 +58,9 @@ const (
 	DefaultFollowBuffer = 1024
 	// maxBody bounds a request's body, and so a statement's length.
 	maxBody = 1 << 20
+	// maxAnswer bounds what a request's statements write, their results
+	// and their messages each: the answer is held in memory.
+	maxAnswer = 32 << 20
 )
 
 // Server is a session behind an HTTP API.
@@ -202,16 +205,44 @@ func (sv *Server) Handler() http.Handler {
 // exec runs text as the API's statements, returning their results,
 // messages and errors; failed reports whether one failed.
 func (sv *Server) exec(ctx context.Context, text string) (out, msgs string, errs []apiError, failed bool) {
-	var o, m strings.Builder
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	o, m := &answer{full: cancel}, &answer{full: cancel}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	sv.out.w, sv.msgs.w = &o, &m
+	sv.out.w, sv.msgs.w = o, m
 	defer func() { sv.out.w, sv.msgs.w, sv.errs = nil, nil, nil }()
 	err := sv.s.Exec(ctx, &ast.Source{Name: apiSource, Text: text})
+	if o.cut || m.cut {
+		errs = append(errs, apiError{Message: errAnswerFull.Error(), Text: errAnswerFull.Error()})
+	}
 	for _, e := range sv.errs {
 		errs = append(errs, errorsOf(e)...)
 	}
-	return o.String(), m.String(), errs, err != nil
+	return o.String(), m.String(), errs, err != nil || o.cut || m.cut
+}
+
+var errAnswerFull = fmt.Errorf("an answer holds at most %d MiB of results (and as much of messages): the statements were stopped there; SET limit, or follow a live query's matches", maxAnswer>>20)
+
+// answer is a request's results or messages, up to maxAnswer bytes. A
+// write past it is dropped and calls full, which cancels the request's
+// statements: the writer reports no error, because the session's
+// buffered output would keep it for every later request.
+type answer struct {
+	strings.Builder
+	full func()
+	cut  bool
+}
+
+func (a *answer) Write(p []byte) (int, error) {
+	if a.cut || a.Len()+len(p) > maxAnswer {
+		if !a.cut {
+			a.cut = true
+			a.full()
+		}
+		return len(p), nil
+	}
+	return a.Builder.Write(p)
 }
 
 // apiSource names the API's statements in error positions.

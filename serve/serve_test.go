@@ -250,6 +250,33 @@ func TestStatements(t *testing.T) {
 	}
 }
 
+// TestAnswerBound checks that a statement's results are held up to the
+// answer's bound and no further: the answer is built in memory, so one
+// whose results did not fit (~75 MB here; SEQ(stock1, stock2, stock3)
+// would be 4 GB) took all the server's memory. The query is stopped,
+// the answer says why, and the next request runs as before.
+func TestAnswerBound(t *testing.T) {
+	t.Parallel()
+	_, hs := start(t, serve.Config{Session: stocks()}, nil)
+	status, res := stmt(t, hs, "PATTERN SEQ(stock1 a, stock2 b); SHOW STREAMS;")
+	if status != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400; %d bytes of output", status, len(res.Output))
+	}
+	if n := len(res.Output); n > serve.MaxAnswer {
+		t.Errorf("%d bytes of output, more than the bound of %d", n, serve.MaxAnswer)
+	}
+	if len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Text, "at most 32 MiB") {
+		t.Errorf("errors %+v, want the answer's bound first", res.Errors)
+	}
+	if strings.Contains(res.Output, `"name":"stocks"`) {
+		t.Error("the statement after the one that filled the answer ran")
+	}
+	status, res = stmt(t, hs, "SET limit = 1; PATTERN SEQ(stock1 a, stock2 b) RETURN a.id;")
+	if status != http.StatusOK || !strings.Contains(res.Output, `{"a.id":`) {
+		t.Errorf("the next request: status %d, output %q, errors %+v", status, res.Output, res.Errors)
+	}
+}
+
 func stocks() []session.Option {
 	return []session.Option{session.WithBuiltinStream(source.GenerateStocks("stocks", source.DefaultStockConfig()))}
 }

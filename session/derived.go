@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/query"
+	"github.com/sase-cep/sase/source"
 )
 
 // Derived streams (docs/LANGUAGE.md, Derived streams): `RETURN ... INTO
@@ -192,13 +194,38 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	if err != nil {
 		return err // a new stream has started nothing
 	}
+	full := boundInto(p, src, q.Into)
 	sum, err := job.New(job.Config{Query: pq, Source: job.Loaded(p.Follow(from.stream.All())), Sink: p}).Run(ctx)
 	if err != nil {
-		return err
+		return full(err)
 	}
 	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, from.name, s.set.Timing))
 	s.addLoadedPart(q.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
 	return nil
+}
+
+// memoryLimit is source.MemoryLimit; a variable, for tests.
+var memoryLimit = source.MemoryLimit
+
+// boundInto bounds the events a loaded INTO's producer p makes to what
+// fits in memoryLimit: the stream keeps them all, and a query with many
+// matches took all the memory (a fatal error). It returns what makes p's
+// derive.ErrFull the statement's error, at into's name.
+func boundInto(p *derive.Producer, src *ast.Source, into *ast.Ident) func(error) error {
+	limit, says, ok := memoryLimit()
+	if !ok {
+		return func(err error) error { return err }
+	}
+	per := derive.EventBytes(len(p.Cols()))
+	n := max(limit/per, 1)
+	p.Bound(n)
+	return func(err error) error {
+		if !errors.Is(err, derive.ErrFull) {
+			return err
+		}
+		return errAt(src, into.Span.Start, "INTO %s: a loaded derived stream is kept in memory, and %d events of this one would take about %s, more than %s: narrow the query (WHERE, WITHIN, RETURN), or run it on a live stream",
+			into.Name, n+1, source.FormatBytes((n+1)*per), says)
+	}
 }
 
 // addLoadedPart adds a loaded producer's events, part, to the derived

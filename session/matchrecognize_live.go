@@ -217,6 +217,7 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	if err != nil {
 		return err // a new stream has started nothing
 	}
+	full := boundInto(p, src, st.Into)
 	n := len(from.stream.Events)
 	workers, _ := s.set.workers(nil, s.set.Format, n)
 	var counted query.MRStats
@@ -227,7 +228,7 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	j := s.job(job.Config{Source: job.Slice(from.stream.Events), Sink: p, RunAll: mrLoaded(q, true, run, &counted)}, s.set.Format, n)
 	sum, err := j.Run(ctx)
 	if err != nil {
-		return err
+		return full(err)
 	}
 	s.note("(%s)", s.mrCounts(sum, counted, from.name))
 	s.addLoadedPart(st.Into.Name, from, target, derive.Part{Cols: cols, Events: got})

@@ -230,6 +230,8 @@ func newCSVLayout(b *builder, header []string, line int) (*csvLayout, error) {
 		case h == b.opts.tsColumn():
 			l.tsCol = i
 			l.roles = append(l.roles, roleTS)
+		case len(b.schema.Attrs) >= maxAttrs:
+			return nil, b.errorf(line, "column %d would be the stream's attribute number %d, past the bound of %d", i+1, maxAttrs+1, maxAttrs)
 		default:
 			slot := b.schema.AddAttr(h)
 			l.roles = append(l.roles, slot)

@@ -286,7 +286,7 @@ type lineTooLongError struct {
 }
 
 func (e *lineTooLongError) Error() string {
-	return fmt.Sprintf("%s:%d: line longer than %s (the max_line limit; WITH (max_line = ...) raises it)", e.name, e.line, formatBytes(int64(e.max)))
+	return fmt.Sprintf("%s:%d: line longer than %s (the max_line limit; WITH (max_line = ...) raises it)", e.name, e.line, FormatBytes(int64(e.max)))
 }
 
 func lineTooLong(name string, line, max int) error {
@@ -319,9 +319,9 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// formatBytes renders a size for messages: 512 bytes, 64 KB, 1.5 GB
+// FormatBytes renders a size for messages: 512 bytes, 64 KB, 1.5 GB
 // (binary units).
-func formatBytes(n int64) string {
+func FormatBytes(n int64) string {
 	if n < 1<<10 {
 		return plural(n, "byte")
 	}

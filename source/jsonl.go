@@ -178,12 +178,15 @@ const (
 )
 
 // slot is the schema slot of the attribute key at position k of a line.
-func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
+func (rec *jsonRecord) slot(b *builder, key []byte, k int) (int, bool) {
 	if k < len(rec.posKeys) && bytes.Equal(rec.posKeys[k], key) {
-		return rec.posSlots[k]
+		return rec.posSlots[k], true
 	}
 	slot, ok := rec.keySlots[string(key)]
 	if !ok {
+		if len(b.schema.Attrs) >= maxAttrs {
+			return 0, false
+		}
 		name := string(key)
 		slot = b.schema.AddAttr(name)
 		rec.keySlots[name] = slot
@@ -193,7 +196,7 @@ func (rec *jsonRecord) slot(b *builder, key []byte, k int) int {
 	} else {
 		rec.posKeys, rec.posSlots = append(rec.posKeys, append([]byte(nil), key...)), append(rec.posSlots, slot)
 	}
-	return slot
+	return slot, true
 }
 
 // reset readies rec for a line.
@@ -248,7 +251,10 @@ func (rec *jsonRecord) parseSimple(text []byte, b *builder) bool {
 			case tsKey:
 				k.role = keyTS
 			default:
-				k.slot = rec.slot(b, name, len(rec.slots))
+				var ok bool
+				if k.slot, ok = rec.slot(b, name, len(rec.slots)); !ok {
+					return false // the slow path says why
+				}
 			}
 			rec.reshaped = true
 			if p < len(rec.shape) {
@@ -427,6 +433,9 @@ func (rec *jsonRecord) parseGeneral(text []byte, b *builder, line int) error {
 			continue
 		}
 		if len(rec.prefix) > 0 {
+			if len(rec.prefix)+len(key) > maxPath {
+				return b.errorf(line, "the path of a nested key (%q...) is longer than %d bytes", rec.prefix[:min(len(rec.prefix), 40)], maxPath)
+			}
 			rec.full = append(append(rec.full[:0], rec.prefix...), key...)
 			key = rec.full
 		}
@@ -461,7 +470,10 @@ func (rec *jsonRecord) parseGeneral(text []byte, b *builder, line int) error {
 			if v.kind == flatArray {
 				b.noteArray(key, line)
 			}
-			slot := rec.slot(b, key, len(rec.slots))
+			slot, ok := rec.slot(b, key, len(rec.slots))
+			if !ok {
+				return b.errorf(line, "key %q would be the stream's attribute number %d, past the bound of %d", key, maxAttrs+1, maxAttrs)
+			}
 			if slot >= len(rec.seen) {
 				rec.seen = append(rec.seen, make([]int, slot+1-len(rec.seen))...)
 			}

@@ -267,7 +267,7 @@ func parseSize(key, s string, limit int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil || n <= 0 || n > limit/mult {
-		return 0, fmt.Errorf("%s must be a size from 1 byte to %s, such as 65536 or '1MB'; got %q", key, formatBytes(limit), s)
+		return 0, fmt.Errorf("%s must be a size from 1 byte to %s, such as 65536 or '1MB'; got %q", key, FormatBytes(limit), s)
 	}
 	return n * mult, nil
 }

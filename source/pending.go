@@ -95,5 +95,5 @@ type pendingCutError struct {
 
 func (e *pendingCutError) Error() string {
 	return fmt.Sprintf("%s:%d: connection cut: the unfinished lines of %s held more than max_pending (%s), and this line, holding %s, was the oldest (WITH (max_pending = ...) raises it)",
-		e.name, e.line, e.source, formatBytes(e.max), formatBytes(e.held))
+		e.name, e.line, e.source, FormatBytes(e.max), FormatBytes(e.held))
 }

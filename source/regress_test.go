@@ -541,3 +541,72 @@ func TestJSONArrayNotedOnce(t *testing.T) {
 		t.Errorf("notes = %q, want [%q]", notes, want)
 	}
 }
+
+// TestLoadMemory: a load kept every event whatever it took, and an
+// event holds a value for each of the stream's attributes up to the last
+// one it has, so a 1.2 MB JSON Lines file (a first line of 100,000 keys,
+// then 3,000 lines of its last key) took 4.8 GB, and the process died
+// out of memory. A load past MemoryLimit fails, saying so, and keeps
+// nothing.
+func TestLoadMemory(t *testing.T) {
+	real := memoryAvailable
+	defer func() { memoryAvailable = real }()
+	memoryAvailable = func() (int64, string, bool) { return 64 << 20, "a test", true }
+	var b strings.Builder
+	b.WriteString(`{"type":"A","ts":0`)
+	for i := range 10000 {
+		fmt.Fprintf(&b, `,"a%d":1`, i)
+	}
+	b.WriteString("}\n")
+	for ts := 1; ts <= 300; ts++ {
+		fmt.Fprintf(&b, "{\"type\":\"A\",\"ts\":%d,\"a9999\":1}\n", ts) // 160 KB each, 48 MB in all
+	}
+	for _, tt := range []struct {
+		lines int
+		want  string
+	}{
+		{100, ""}, // 16 MB
+		{301, "the stream would take more than half of the 64 MB available (a test): its first"},
+	} {
+		text := strings.Join(strings.SplitAfter(b.String(), "\n")[:tt.lines], "")
+		s, err := LoadJSONL(strings.NewReader(text), "wide", Options{})
+		switch {
+		case tt.want == "" && (err != nil || len(s.Events) != tt.lines):
+			t.Errorf("%d lines: %v", tt.lines, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || s != nil):
+			t.Errorf("%d lines: error %v, want %q and no stream", tt.lines, err, tt.want)
+		}
+	}
+}
+
+// TestAttributeBounds: a stream's attributes and a nested key's path are
+// bounded (maxAttrs, maxPath), with an error at the line; a 300 KB line
+// of 20,000 keys in an object under a 100 KB key took 10 GB and minutes,
+// and a 12 MB line of a million keys 900 MB.
+func TestAttributeBounds(t *testing.T) {
+	defer func(a, p int) { maxAttrs, maxPath = a, p }(maxAttrs, maxPath)
+	maxAttrs, maxPath = 4, 16
+	for _, tt := range []struct {
+		name, format, text, want string // want: the error, contained; "" for none
+	}{
+		{"jsonl attributes", "jsonl", `{"type":"A","ts":1,"a":1,"b":1,"c":1,"d":1}` + "\n", ""},
+		{"jsonl one more", "jsonl", `{"type":"A","ts":1,"a":1,"b":1,"c":1,"d":1}` + "\n" + `{"type":"A","ts":2,"a":1,"e":1}` + "\n",
+			`x:2: key "e" would be the stream's attribute number 5, past the bound of 4`},
+		{"jsonl path", "jsonl", `{"type":"A","ts":1,"geo":{"city":{"name":1}}}` + "\n", ""}, // geo.city.name: 13 bytes
+		{"jsonl long path", "jsonl", `{"type":"A","ts":1,"geo":{"city":{"name":{"xyz":1}}}}` + "\n",
+			`x:1: the path of a nested key ("geo.city.name."...) is longer than 16 bytes`},
+		{"csv columns", "csv", "type,ts,a,b,c,d\nA,1,1,1,1,1\n", ""},
+		{"csv one more", "csv", "type,ts,a,b,c,d,e\nA,1,1,1,1,1,1\n", `x:1: column 7 would be the stream's attribute number 5, past the bound of 4`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			load := LoadJSONL
+			if tt.format == "csv" {
+				load = LoadCSV
+			}
+			_, err := load(strings.NewReader(tt.text), "x", Options{})
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -65,6 +65,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/sase-cep/sase/event"
 )
@@ -295,6 +296,14 @@ func localPath(p string) (string, error) {
 	return fileURLPath(u)
 }
 
+// What a loaded event takes, as Collect counts it: the event, its pointer
+// in the stream, and its values (strings aside: their text is the
+// input's, which max_line bounds a line of).
+const (
+	heldEventBytes = int64(unsafe.Sizeof(event.Event{}) + unsafe.Sizeof(&event.Event{}))
+	heldValueBytes = int64(unsafe.Sizeof(event.Value{}))
+)
+
 // Collect reads a source to its end and keeps its events, as a loaded
 // stream whose Source is the URL (the caller names it). On any error the
 // stream is nil: nothing is partially loaded. It closes the source.
@@ -307,11 +316,28 @@ func Collect(ctx context.Context, src Source) (*event.Stream, error) {
 	// of the exact length, not a growing one copied at each growth.
 	var batches [][]*event.Event
 	n := 0
+	limit, says, bounded := MemoryLimit()
+	var held int64 // the bytes of the events and their values so far
+	var full error
 	err := src.Read(ctx, func(batch []*event.Event) bool {
 		batches = append(batches, batch)
 		n += len(batch)
+		if !bounded {
+			return true
+		}
+		for _, e := range batch {
+			held += heldEventBytes + int64(len(e.Attrs))*heldValueBytes
+		}
+		if held > limit {
+			full = fmt.Errorf("the stream would take more than %s: its first %d events take about %s (an event holds a value for each of the stream's attributes up to the last one it has)",
+				says, n, FormatBytes(held))
+			return false
+		}
 		return true
 	})
+	if err == nil {
+		err = full
+	}
 	if err == nil {
 		err = ctx.Err() // a source stops at a cancel without an error
 	}

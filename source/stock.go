@@ -163,10 +163,10 @@ func (c StockConfig) symbolBytes() int64 {
 // out-of-memory error, which nothing can catch. Where the available memory
 // cannot be told, nothing is refused.
 func (c StockConfig) checkMemory() error {
-	avail, from, ok := memoryAvailable()
+	limit, says, ok := MemoryLimit()
 	events, symbols := int64(c.Events)*stockEventBytes, int64(c.Symbols)*c.symbolBytes()
 	need := events + symbols
-	if !ok || need <= avail/2 {
+	if !ok || need <= limit {
 		return nil
 	}
 	// The option that takes the most is named: each is checked alone
@@ -175,13 +175,25 @@ func (c StockConfig) checkMemory() error {
 	if symbols > events {
 		what = fmt.Sprintf("symbols = %d", c.Symbols)
 	}
-	return fmt.Errorf("GENERATE STOCKS %s would take about %s of memory, more than half of the %s available (%s): generate fewer (sase gen stocks writes any number of events as CSV)",
-		what, formatBytes(need), formatBytes(max(avail, 0)), from)
+	return fmt.Errorf("GENERATE STOCKS %s would take about %s of memory, more than %s: generate fewer (sase gen stocks writes any number of events as CSV)",
+		what, FormatBytes(need), says)
+}
+
+// MemoryLimit is the most a stream that a statement makes in memory may
+// take: half of the memory available (memoryAvailable), which leaves the
+// other half to the queries on it, since running out ends the process
+// with a fatal error that nothing can catch. says is the figure's text
+// ("half of the 3.2 GB available (MemAvailable in /proc/meminfo)"); ok is
+// false when the available memory cannot be told.
+func MemoryLimit() (limit int64, says string, ok bool) {
+	avail, from, ok := memoryAvailable()
+	return avail / 2, fmt.Sprintf("half of the %s available (%s)", FormatBytes(max(avail, 0)), from), ok
 }
 
 // memoryAvailable is how much memory the process may still take, and
 // what says so: the least of the kernel's MemAvailable, a cgroup's limit
-// less its use, and the Go memory limit less what the runtime holds. ok is
+// less its use, the address-space limit less what is mapped, and the Go
+// memory limit less what the runtime holds. ok is
 // false when none is known (no /proc, no limit). A variable, for tests.
 var memoryAvailable = func() (n int64, from string, ok bool) {
 	consider := func(v int64, what string) {
@@ -207,6 +219,9 @@ var memoryAvailable = func() (n int64, from string, ok bool) {
 		if lerr == nil && uerr == nil {
 			consider(limit-usage, cg.what)
 		}
+	}
+	if left, found := addressSpaceLeft(); found {
+		consider(left, "the address-space limit, ulimit -v, less what the process has mapped")
 	}
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		var ms runtime.MemStats
