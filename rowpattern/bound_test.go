@@ -116,8 +116,8 @@ func TestParallelBufferBound(t *testing.T) {
 
 // TestRunCancel: a loaded run checked its context between partitions
 // only, so Ctrl-C (or SIGTERM) left a long partition running to its end
-// (the quadratic query on 10,000 rows: minutes). It ends at the next start
-// row now.
+// (the quadratic query on 10,000 rows: minutes). It ends after the match
+// whose rows the cancel interrupted now.
 func TestRunCancel(t *testing.T) {
 	defer rowpattern.SetMaxBuffered(1 << 16)() // two workers give a partition up soon
 	events, schema := table(partitions(2, 2000))

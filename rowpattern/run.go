@@ -337,7 +337,7 @@ type runner struct {
 	q       *Query
 	m       *matcher
 	emit    Emit
-	ctx     context.Context // a loaded run's, checked at each start row; nil live
+	ctx     context.Context // a loaded run's (cancelled); nil live
 	out     []event.Value
 	sel     evalCtx // a SELECT expression's, which reads only its refs
 	match   evalCtx // the current match's
@@ -377,15 +377,9 @@ func (r *runner) partition(p *partition, st *Stats) error {
 // partition) the outcome at a start row waits for rows yet to come.
 func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 	q := r.q
-	var done <-chan struct{}
-	if r.ctx != nil {
-		done = r.ctx.Done()
-	}
-	for p.start < p.len() && !r.stopped {
-		select {
-		case <-done:
+	for n := 0; p.start < p.len() && !r.stopped; n++ {
+		if n%cancelEvery == 0 && r.cancelled() {
 			return r.ctx.Err()
-		default:
 		}
 		start := p.start
 		labels, out := r.m.match(p, start, open, now)
@@ -408,6 +402,9 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		e := &r.match // reused: a match's context would escape, an allocation per match
 		*e = evalCtx{rows: p, start: start, origin: start, labels: labels, cur: len(labels) - 1, matchNo: p.matchNo, names: q.names}
 		r.output(e, st)
+		if r.cancelled() { // a match may emit many rows
+			return r.ctx.Err()
+		}
 		if len(labels) == 0 {
 			p.start++
 			continue
@@ -421,6 +418,25 @@ func (r *runner) advance(p *partition, st *Stats, open bool, now int64) error {
 		p.start = next
 	}
 	return nil
+}
+
+// cancelEvery is how many start rows a loaded run matches between looks
+// at its context, besides one after each match: a look at every start row
+// cost 4% of BenchmarkMR.
+const cancelEvery = 64
+
+// cancelled says whether a loaded run's context is done (never for a live
+// run's runner, which its job stops).
+func (r *runner) cancelled() bool {
+	if r.ctx == nil {
+		return false
+	}
+	select {
+	case <-r.ctx.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // resume is the row matching goes on at after a match of rows start..end-1.
