@@ -34,9 +34,9 @@ func TestChunksWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cols := cq.Columns()
+		binding := randquery.Binder(cq.Columns())
 		encode := func(b []byte, row []sase.Cell) []byte {
-			return append(append(b, randquery.Binding(cols, row)...), '\n')
+			return append(append(b, binding(row)...), '\n')
 		}
 		var one []string
 		if _, err := cq.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {

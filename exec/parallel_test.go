@@ -26,9 +26,9 @@ import (
 func runCompiled(cq *sase.Query, stream *event.Stream, workers int) ([]string, runSplit, error) {
 	split := cq.Split(workers, false)
 	var out []string
-	cols := cq.Columns()
+	binding := randquery.Binder(cq.Columns())
 	stats, err := cq.Run(context.Background(), stream.All(), func(row []sase.Cell) bool {
-		out = append(out, randquery.Binding(cols, row))
+		out = append(out, binding(row))
 		return true
 	}, sase.WithWorkers(workers))
 	return out, runSplit{split, stats.Segments}, err

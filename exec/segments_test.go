@@ -209,10 +209,11 @@ func TestSegmentTicks(t *testing.T) {
 				t.Fatal(err)
 			}
 			var runs [][]string
+			binding := randquery.Binder(q.Columns())
 			for _, workers := range []int{1, 2} {
 				var got []string
 				stats, err := q.Run(context.Background(), withTicks, func(row []sase.Cell) bool {
-					got = append(got, randquery.Binding(q.Columns(), row))
+					got = append(got, binding(row))
 					return true
 				}, sase.WithWorkers(workers))
 				if err != nil {

@@ -27,6 +27,11 @@ const (
 // breaks, or ok. It stops at the first, so that it reads at most
 // MaxStatementBytes of a long statement.
 func checkLimits(text string) (offset int, msg string, ok bool) {
+	if len(text) <= MaxDepth {
+		// Each level is a token of a byte or more, and MaxDepth bytes
+		// are within MaxStatementBytes: the text keeps both limits.
+		return 0, "", true
+	}
 	at := &cursor{text: text}
 	lx := gen.NewSaseLexer(antlr.NewInputStream(text))
 	lx.RemoveErrorListeners() // the parser's lexer reports bad characters

@@ -1,7 +1,7 @@
 package grammar
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,12 +15,11 @@ func deep(n int) string {
 
 // conjuncts is a WHERE of n comparisons joined by AND.
 func conjuncts(n int) string {
-	var b strings.Builder
-	b.WriteString("PATTERN A a WHERE a.x > 0")
+	b := []byte("PATTERN A a WHERE a.x > 0")
 	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, " AND a.x > %d", i)
+		b = strconv.AppendInt(append(b, " AND a.x > "...), int64(i), 10)
 	}
-	return b.String()
+	return string(b)
 }
 
 // TestParseLimits: texts that overflowed the stack of the parser (issue 30,

@@ -25,7 +25,6 @@ import (
 // Parse parses a script: statements separated or terminated by ';'. The
 // error, if any, is an ast.ErrorList sorted by position.
 func Parse(src *ast.Source) (stmts []ast.Stmt, err error) {
-	b := newBuilder(src)
 	defer func() {
 		// The parser must never take the caller down; a panic here is a bug,
 		// reported as an error at the start of the input.
@@ -38,6 +37,9 @@ func Parse(src *ast.Source) (stmts []ast.Stmt, err error) {
 	if off, msg, ok := checkLimits(src.Text); !ok {
 		return nil, ast.ErrorList{{Src: src, Offset: off, Msg: msg}}
 	}
+	// After the limits: a text they refuse may be megabytes, and the
+	// builder maps each of its bytes.
+	b := newBuilder(src)
 	b.lexer = gen.NewSaseLexer(antlr.NewInputStream(src.Text))
 	b.lexer.RemoveErrorListeners()
 	b.lexer.AddErrorListener(b)

@@ -78,12 +78,12 @@ func TestLiveRulesAsAlone(t *testing.T) {
 // byRule splits the output of n rules by rule: a CSV's headers come
 // first, one per rule in rule order.
 func byRule(out, format string, n int) []string {
-	got := make([]string, n)
+	rules := make([]strings.Builder, n) // not +=, which copies all of a rule's output at each line
 	for j, line := range strings.SplitAfter(out, "\n") {
 		switch {
 		case line == "":
 		case format == "csv" && j < n:
-			got[j] += line
+			rules[j].WriteString(line)
 		default:
 			var i int
 			if format == "jsonl" {
@@ -91,8 +91,12 @@ func byRule(out, format string, n int) []string {
 			} else {
 				fmt.Sscanf(line, "r%d,", &i)
 			}
-			got[i] += line
+			rules[i].WriteString(line)
 		}
+	}
+	got := make([]string, n)
+	for i := range rules {
+		got[i] = rules[i].String()
 	}
 	return got
 }

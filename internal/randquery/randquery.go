@@ -393,9 +393,9 @@ func (p *Parsed) Ordered(ctx context.Context, stream *event.Stream, events iter.
 // matches as Bindings, in the order of the run.
 func Run(ctx context.Context, cq *sase.Query, events iter.Seq[*event.Event]) ([]string, error) {
 	got := []string{}
-	cols := cq.Columns()
+	binding := Binder(cq.Columns())
 	_, err := cq.Run(ctx, events, func(row []sase.Cell) bool {
-		got = append(got, Binding(cols, row))
+		got = append(got, binding(row))
 		return true
 	})
 	return got, err
@@ -408,42 +408,69 @@ func Run(ctx context.Context, cq *sase.Query, events iter.Seq[*event.Event]) ([]
 // make millions, and through a map and reflection they took a fifth of
 // exec's test time.
 func Binding(cols []sase.Column, row []sase.Cell) string {
-	idx := make([]int, 0, len(cols))
-	for i, col := range cols {
-		switch {
-		case col.Kind == sase.ListColumn && row[i].List == nil,
-			col.Kind == sase.EventColumn && row[i].Event == nil:
-			continue
-		}
-		idx = append(idx, i)
-	}
+	return Binder(cols)(row)
+}
+
+// Binder returns Binding of cols for each row: the columns' order and
+// keys are worked out once for all the rows of a query.
+func Binder(cols []sase.Column) func(row []sase.Cell) string {
 	// Sorted by name, as json sorts a map's keys; of a name twice the
-	// last column stands, as in a map.
-	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(cols[a].Name, cols[b].Name) })
-	b := make([]byte, 0, 16*len(idx)+2)
-	b = append(b, '{')
-	for j, i := range idx {
-		if j+1 < len(idx) && cols[idx[j+1]].Name == cols[i].Name {
-			continue
-		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = appendKey(b, cols[i].Name)
-		if cols[i].Kind == sase.ListColumn {
-			b = append(b, '[')
-			for k, e := range row[i].List {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendInt(b, e.Seq, 10)
-			}
-			b = append(b, ']')
-		} else {
-			b = strconv.AppendInt(b, row[i].Event.Seq, 10)
-		}
+	// last bound column stands, as in a map.
+	order := make([]int, len(cols))
+	for i := range order {
+		order[i] = i
 	}
-	return string(append(b, '}'))
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(cols[a].Name, cols[b].Name) })
+	keys := make([][]byte, len(cols))
+	for i, col := range cols {
+		keys[i] = appendKey(nil, col.Name)
+	}
+	// sameNext[j]: the column after order[j] has its name.
+	sameNext := make([]bool, len(order))
+	for j := 1; j < len(order); j++ {
+		sameNext[j-1] = cols[order[j]].Name == cols[order[j-1]].Name
+	}
+	bound := func(row []sase.Cell, i int) bool {
+		switch cols[i].Kind {
+		case sase.ListColumn:
+			return row[i].List != nil
+		case sase.EventColumn:
+			return row[i].Event != nil
+		}
+		return true
+	}
+	return func(row []sase.Cell) string {
+		var buf [128]byte
+		b := append(buf[:0], '{')
+	next:
+		for j, i := range order {
+			if !bound(row, i) {
+				continue
+			}
+			for k := j; sameNext[k]; k++ {
+				if bound(row, order[k+1]) {
+					continue next
+				}
+			}
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, keys[i]...)
+			if cols[i].Kind == sase.ListColumn {
+				b = append(b, '[')
+				for k, e := range row[i].List {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendInt(b, e.Seq, 10)
+				}
+				b = append(b, ']')
+			} else {
+				b = strconv.AppendInt(b, row[i].Event.Seq, 10)
+			}
+		}
+		return string(append(b, '}'))
+	}
 }
 
 // appendKey appends name as json writes a map key, and a colon.
