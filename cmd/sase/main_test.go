@@ -56,6 +56,18 @@ func TestMain(m *testing.M) {
 	build := exec.Command("go", "install", ".")
 	build.Env = append(os.Environ(), "GOPATH="+gopath, "GOBIN=", "GOMODCACHE="+gomodcache)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	// The README's first block runs `go run ./cmd/sase`, whose binary
+	// the go command keeps in its cache: linked meanwhile (-exec true runs
+	// nothing), it is there when the block runs, rather than linked then,
+	// with the session waiting.
+	var goRun *exec.Cmd
+	readme := readmeSelected()
+	if readme {
+		goRun = exec.Command("go", "run", "-exec", "true", ".")
+		goRun.Env = build.Env
+		goRun.Stdout, goRun.Stderr = os.Stdout, os.Stderr
+		goRun.Start() // (if it fails, the block fails with the reason)
+	}
 	// go install touches an up-to-date binary: its sum, not its time,
 	// tells whether it linked a new one.
 	before := fileSum(sase)
@@ -63,20 +75,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building sase:", err)
 		os.Exit(1)
 	}
-	changed := before == nil || !bytes.Equal(before, fileSum(sase))
-	if readmeSelected() {
-		// The README's first block runs `go run ./cmd/sase`, whose binary
-		// the go command keeps in its cache: linked now (-exec true runs
-		// nothing), it is there when the block runs, rather than linked
-		// then, with the session waiting. Of an unchanged sase it is there
-		// from the last run, and asking costs a second of CPU.
-		if changed {
-			goRun := exec.Command("go", "run", "-exec", "true", ".")
-			goRun.Env = build.Env
-			goRun.Stdout, goRun.Stderr = os.Stdout, os.Stderr
-			goRun.Run() // (if it fails, the block fails with the reason)
-		}
-		readmeStarted = startReadme(changed)
+	if readme {
+		goRun.Wait()
+		readmeStarted = startReadme(before == nil || !bytes.Equal(before, fileSum(sase)))
 	}
 	code := m.Run()
 	if readmeStarted != nil {
