@@ -19,3 +19,6 @@ func SmallWebhook(queue int, drain time.Duration) (restore func()) {
 
 // MaxAnswer is the bound of an answer's results, in bytes.
 const MaxAnswer = maxAnswer
+
+// SmallAnswers bounds sv's answers to max bytes, whole MiB.
+func SmallAnswers(sv *Server, max int) { sv.answer = max }

@@ -79,6 +79,7 @@ type Server struct {
 	delays  []*delays      // the live queries' match delays, under mu
 	mux     *http.ServeMux // behind the token
 	public  *http.ServeMux // the dashboard's static files
+	answer  int            // maxAnswer; a test's server takes less
 }
 
 // capture is where the session writes a statement's own output: the
@@ -114,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give --token (or SASE_TOKEN), which every request must then send as Authorization: Bearer", cfg.Listen)
 	}
-	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux()}
+	sv := &Server{cfg: cfg, closed: make(chan struct{}), mux: http.NewServeMux(), public: http.NewServeMux(), answer: maxAnswer}
 	opts := append([]session.Option{
 		session.WithBackground(cfg.Log, cfg.Errors),
 		session.OnError(func(err error) { sv.errs = append(sv.errs, err) }),
@@ -207,14 +208,15 @@ func (sv *Server) Handler() http.Handler {
 func (sv *Server) exec(ctx context.Context, text string) (out, msgs string, errs []apiError, failed bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	o, m := &answer{full: cancel}, &answer{full: cancel}
+	o, m := &answer{max: sv.answer, full: cancel}, &answer{max: sv.answer, full: cancel}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.out.w, sv.msgs.w = o, m
 	defer func() { sv.out.w, sv.msgs.w, sv.errs = nil, nil, nil }()
 	err := sv.s.Exec(ctx, &ast.Source{Name: apiSource, Text: text})
 	if o.cut || m.cut {
-		errs = append(errs, apiError{Message: errAnswerFull.Error(), Text: errAnswerFull.Error()})
+		full := answerFull(sv.answer)
+		errs = append(errs, apiError{Message: full, Text: full})
 	}
 	for _, e := range sv.errs {
 		errs = append(errs, errorsOf(e)...)
@@ -222,20 +224,24 @@ func (sv *Server) exec(ctx context.Context, text string) (out, msgs string, errs
 	return o.String(), m.String(), errs, err != nil || o.cut || m.cut
 }
 
-var errAnswerFull = fmt.Errorf("an answer holds at most %d MiB of results (and as much of messages): the statements were stopped there; SET limit, or follow a live query's matches", maxAnswer>>20)
+// answerFull is the error of an answer cut at max bytes, whole MiB.
+func answerFull(max int) string {
+	return fmt.Sprintf("an answer holds at most %d MiB of results (and as much of messages): the statements were stopped there; SET limit, or follow a live query's matches", max>>20)
+}
 
-// answer is a request's results or messages, up to maxAnswer bytes. A
+// answer is a request's results or messages, up to max bytes. A
 // write past it is dropped and calls full, which cancels the request's
 // statements: the writer reports no error, because the session's
 // buffered output would keep it for every later request.
 type answer struct {
 	strings.Builder
+	max  int
 	full func()
 	cut  bool
 }
 
 func (a *answer) Write(p []byte) (int, error) {
-	if a.cut || a.Len()+len(p) > maxAnswer {
+	if a.cut || a.Len()+len(p) > a.max {
 		if !a.cut {
 			a.cut = true
 			a.full()
