@@ -20,6 +20,7 @@ import (
 
 var (
 	diffSeed = flag.Uint64("diff.seed", 0, "replay one differential-test seed")
+	diffFrom = flag.Uint64("diff.from", 1, "the first seed a random differential test draws (a long run goes on where the last one stopped)")
 	diffTime = flag.Duration("diff.time", 0, "how long each random differential test runs (default 1s, 10s with -long)")
 )
 
@@ -38,22 +39,22 @@ func diffBudget() time.Duration {
 // TestDifferential runs random queries on random streams through every
 // engine and compares the matches with the basic plan's, as multisets.
 func TestDifferential(t *testing.T) {
-	ran, split, segmented := 0, 0, 0
+	ran, split, segmented, last := 0, 0, 0, uint64(0)
 	for seed := range randomSeeds() {
 		for _, c := range []conformanceCase{randomCase(seed), nestedCase(seed)} {
 			s, g := compareEngines(t, seed, c)
 			split, segmented = split+s, segmented+g
 		}
-		ran++
+		ran, last = ran+1, seed
 	}
-	t.Logf("%d random cases (a flat and a nested one each) agree on %s; %d runs split over workers, %d of them into several time segments", ran, strings.Join(sase.EngineNames(), ", "), split, segmented)
+	t.Logf("%d random cases (a flat and a nested one each, seeds to %d) agree on %s; %d runs split over workers, %d of them into several time segments", ran, last, strings.Join(sase.EngineNames(), ", "), split, segmented)
 	if *diffSeed == 0 && segmented == 0 {
 		t.Error("no run was cut into time segments")
 	}
 }
 
 // randomSeeds yields the seeds of a random differential test: -diff.seed
-// alone, else 1, 2, ... until diffBudget has passed.
+// alone, else -diff.from (1), the next, ... until diffBudget has passed.
 func randomSeeds() iter.Seq[uint64] {
 	return func(yield func(uint64) bool) {
 		if *diffSeed != 0 {
@@ -61,7 +62,7 @@ func randomSeeds() iter.Seq[uint64] {
 			return
 		}
 		deadline := time.Now().Add(diffBudget())
-		for seed := uint64(1); time.Now().Before(deadline); seed++ {
+		for seed := *diffFrom; time.Now().Before(deadline); seed++ {
 			if !yield(seed) {
 				return
 			}

@@ -187,8 +187,9 @@ func withStrategy(query, strategy string) string {
 // a closure skip-till-any-match gives the default mode's matches.
 func TestStrategyRandomCases(t *testing.T) {
 	chain := []string{"strict-contiguity", "partition-contiguity", "skip-till-next-match", "skip-till-any-match"}
-	ran := 0
+	ran, last := 0, uint64(0)
 	for seed := range randomSeeds() {
+		last = seed
 		c := randomCaseOf(seed, false)
 		stream, err := loadCase(c) // one load for the case's runs
 		if err != nil {
@@ -238,7 +239,7 @@ func TestStrategyRandomCases(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d random cases", ran)
+	t.Logf("%d random cases, seeds to %d", ran, last)
 }
 
 // TestStrategyPruning runs strategy queries whose negation and any-match
