@@ -11,6 +11,10 @@ import (
 // many queries from one pass over a stream: a rulebook.
 type Pusher = exec.Pusher
 
+// Starts are the first state's instances of pushed runs that begin
+// alike, read by each of them (Pusher.Share).
+type Starts = exec.Starts
+
 // Start starts a run of q whose items the caller pushes; its matches go
 // to sink. WithWorkers does not apply: a pushed run has one worker.
 func (q *Query) Start(ctx context.Context, sink Sink, opts ...RunOption) *Pusher {

@@ -37,15 +37,19 @@ type aisSSC struct {
 	r *runner
 	// steps counts the scan's steps (the instances search and leaf
 	// visit), in place of the runner's count.
-	steps      ticker
-	cell0      *Cell
-	cell1      *Cell
-	leaf0      *check
-	filter0    *stateFilter
-	pairKey    [2]int32
-	pairTypes  [2]uint64
-	window     int64
-	stack0     [1]aisStack
+	steps     ticker
+	cell0     *Cell
+	cell1     *Cell
+	leaf0     *check
+	filter0   *stateFilter
+	pairKey   [2]int32
+	pairTypes [2]uint64
+	window    int64
+	stack0    [1]aisStack
+	// shared, when set, is the Starts the pair reads its first state's
+	// instances from (Share) instead of stack0, sharedAt its cursor.
+	shared     *Starts
+	sharedAt   int
 	minTS      int64 // window's lower bound for the current event
 	filters    stateFilters
 	typeStates []uint64 // by type id: the states (bit j for state j, 0-based) it may enter
@@ -542,6 +546,12 @@ func (p aisPair) process(ev *event.Event) {
 		return
 	}
 	st := &s.stack0[0]
+	if s.shared != nil { // the first state's events enter the shared stack
+		if items := s.shared.between(minTS, ev.TS, &s.sharedAt); len(items) > 0 {
+			s.pairMatches(items, ev)
+		}
+		return
+	}
 	st.pruneBefore(minTS)
 	if m&0b10 != 0 {
 		if rip := st.rip(ev.TS, minTS); rip >= 0 {

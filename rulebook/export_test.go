@@ -24,3 +24,22 @@ func (s *Split) Shares() [][]int {
 	}
 	return out
 }
+
+// SetShare sets whether Start groups the rules that begin alike, and
+// returns a func that restores it.
+func SetShare(on bool) (restore func()) {
+	old := shareStarts
+	shareStarts = on
+	return func() { shareStarts = old }
+}
+
+// Grouped is how many of the pass's rules read their starts from a
+// group's, and how many groups there are.
+func (p *Pass) Grouped() (rules, groups int) {
+	for i := range p.runs {
+		if p.grouped != nil && p.grouped.has(int32(i)) {
+			rules++
+		}
+	}
+	return rules, len(p.groups)
+}

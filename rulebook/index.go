@@ -78,6 +78,9 @@ type gate struct {
 	types  []int // the types gated: those read only within the window
 	window int64
 	bound  *reachBound // or nil
+	// filtered: the rule is filed under its first component's filter, so
+	// that an event reaches it as a start only through attrs.
+	filtered bool
 }
 
 // filter is a rule's indexable conjunct: attribute slot op constant.
@@ -111,7 +114,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		if filtered {
 			first = p.Components[p.First()].Types
 		}
-		g := gate{window: p.Window}
+		g := gate{window: p.Window, filtered: filtered}
 		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {

@@ -127,11 +127,23 @@ type Pass struct {
 	evs    []*event.Event // the batch's events; the logs refer to them by position
 	blocks [][]queued     // by block of 256 rules: its log
 	seq    int64          // events pushed so far
-	last   []int64        // by rule: the seq of the last event queued for it
+	seen   []seen         // by rule
 	out    []int32        // a block's log bucketed by rule: positions in evs
 	n      int            // items since the last flush
 	batch  int            // the items between flushes: batchOf the rules
 	ended  []*Result      // by rule: its result once End ended it alone
+	// groups are the Starts of the rules that begin alike (share), by
+	// type the groups it may start, grouped the rules in one.
+	groups  []*sase.Starts
+	byType  [][]*sase.Starts
+	grouped bitset
+}
+
+// seen is what a pass knows of a rule's items: the seq of the last event
+// queued for it, and how many starts its group read for it and not its
+// run (together: a start of a grouped rule reads both).
+type seen struct {
+	last, shared int64
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -143,7 +155,57 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 		p.start(i, r, sinks[i], opts)
 	}
 	p.relist()
+	if shareStarts {
+		p.share()
+	}
 	return p
+}
+
+// shareStarts: Start groups the rules that begin alike (share); a test
+// turns it off, to compare a pass with one that does not.
+var shareStarts = true
+
+// share groups the rules that begin alike, their runs pairs that read
+// their starts through the index (filtered on their first component)
+// and not the time: each group's runs read their starts from one
+// Starts, which reads each event of its types once (Push), where each
+// rule read its starts; a rule alone in its group keeps its own stack,
+// which costs less to read. A rule added to a running pass (Add) keeps
+// its own too: a shared stack holds starts from before it was added.
+func (p *Pass) share() {
+	keys := make([]string, len(p.runs))
+	count := map[string]int{}
+	for i, run := range p.runs {
+		if !p.b.ix.gates[i].filtered || p.isTime[i] {
+			continue
+		}
+		if key, ok := run.StartsKey(); ok {
+			keys[i] = key
+			count[key]++
+		}
+	}
+	byKey := map[string]int{}
+	for i, key := range keys {
+		if count[key] < 2 {
+			continue
+		}
+		g, ok := byKey[key]
+		if !ok {
+			g = len(p.groups)
+			byKey[key] = g
+			p.groups = append(p.groups, nil)
+		}
+		p.groups[g] = p.runs[i].Share(p.groups[g])
+		p.grouped.set(int32(i))
+	}
+	for _, g := range p.groups {
+		for _, t := range g.Types() {
+			for len(p.byType) <= t {
+				p.byType = append(p.byType, nil)
+			}
+			p.byType[t] = append(p.byType[t], g)
+		}
+	}
 }
 
 // relist sizes the pass's sets to the book's rules and types, and lists
@@ -152,7 +214,8 @@ func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.batch = batchOf(n)
 	p.set, p.started = newBitset(n), newBitset(n) // all empty between items
-	p.last = append(p.last, make([]int64, n-len(p.last))...)
+	p.seen = append(p.seen, make([]seen, n-len(p.seen))...)
+	p.grouped = append(p.grouped, make(bitset, len(p.set)-len(p.grouped))...) // a rule added is in none
 	p.blocks = append(p.blocks, make([][]queued, (n+blockSize-1)/blockSize-len(p.blocks))...)
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
 	for len(p.gs) < n {
@@ -270,13 +333,23 @@ func (p *Pass) End(i int) Result {
 	if p.ended[i] == nil {
 		p.Flush()
 		stats, err := p.runs[i].Finish()
+		stats.Events += p.seen[i].shared
 		p.ended[i] = &Result{Stats: stats, Err: err}
+		p.ungroup(int32(i))
 	}
 	return *p.ended[i]
 }
 
-// Events is how many items rule i has read so far.
-func (p *Pass) Events(i int) int64 { return p.runs[i].Events() }
+// ungroup has rule i, which has ended, no longer count its group's
+// starts as its own (Events): they go to its run, which reads no more,
+// as the starts of a rule in no group do. A rule that ends mid-batch
+// has counted the batch's starts after its end: a live stream's batch
+// is one item.
+func (p *Pass) ungroup(i int32) { p.grouped.unset(i) }
+
+// Events is how many items rule i has read so far: its run's, and the
+// starts its group read for it.
+func (p *Pass) Events(i int) int64 { return p.runs[i].Events() + p.seen[i].shared }
 
 // Push hands one item (an event or a tick) to the rules it reaches, and
 // its time to the rules that follow time. Items come in time order, as
@@ -285,6 +358,11 @@ func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
 		p.evs = append(p.evs, ev)
 		p.seq++
+		if t := ev.Type; t < len(p.byType) {
+			for _, g := range p.byType[t] {
+				g.Push(ev)
+			}
+		}
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
 		p.opened(ev)
@@ -311,7 +389,11 @@ func (p *Pass) opened(ev *event.Event) {
 		p.started[w] = 0
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			p.hand(i)
+			if !p.grouped.has(i) {
+				p.hand(i)
+			} else if r := &p.seen[i]; r.last != p.seq { // else gated handed it to the rule
+				r.shared++
+			}
 			h := &p.gs[i]
 			if h.started && h.until >= ev.TS {
 				// Still open: no live list has dropped it since its last
@@ -355,10 +437,11 @@ type queued uint32
 // flush, once: an event may reach a rule both as a start and as a later
 // component's.
 func (p *Pass) queue(i int32) {
-	if p.last[i] == p.seq {
+	r := &p.seen[i]
+	if r.last == p.seq {
 		return
 	}
-	p.last[i] = p.seq
+	r.last = p.seq
 	b := &p.blocks[uint32(i)/blockSize]
 	*b = append(*b, queued(uint32(i)%blockSize)<<24|queued(len(p.evs)-1))
 }
@@ -411,7 +494,9 @@ func (p *Pass) Flush() {
 		var from int32
 		for r, to := range at {
 			if to > from {
-				p.runs[b*blockSize+r].PushAt(p.evs, p.out[from:to])
+				if i := b*blockSize + r; !p.runs[i].PushAt(p.evs, p.out[from:to]) {
+					p.ungroup(int32(i))
+				}
 				from = to
 			}
 		}
@@ -419,6 +504,9 @@ func (p *Pass) Flush() {
 	}
 	clear(p.evs)
 	p.evs = p.evs[:0]
+	for _, g := range p.groups {
+		g.Prune(p.lastTS) // the runs read no item before it
+	}
 }
 
 // Finish ends the pass: the matches that wait on the end of the stream
@@ -432,6 +520,7 @@ func (p *Pass) Finish() []Result {
 			continue
 		}
 		stats, err := run.Finish()
+		stats.Events += p.seen[i].shared
 		if err == nil {
 			err = p.ctx.Err()
 		}

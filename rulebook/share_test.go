@@ -1,0 +1,116 @@
+package rulebook_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sase-cep/sase"
+	"github.com/sase-cep/sase/internal/randquery"
+	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/source"
+)
+
+// sharedQuery is a rule whose first component is one of a few, so that
+// a rulebook of them has groups that share their starts (Starts): the
+// same start type and filters, with later components, bounds, windows
+// (none too) and strategies of their own, and a later component of the
+// start's type.
+func sharedQuery(r *rand.Rand) string {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	first := pick([]string{"A", "B"})
+	conj := []string{pick([]string{"a.price > 5", "a.id = 3", "a.price > 5 AND a.price < 15"})}
+	if r.IntN(2) == 0 {
+		conj = append(conj, laterBound(r))
+	}
+	if r.IntN(6) == 0 {
+		conj = append(conj, pick([]string{"skip-till-next-match", "skip-till-any-match"}))
+	}
+	within := fmt.Sprintf(" WITHIN %d", 1+r.IntN(10))
+	if r.IntN(5) == 0 {
+		within = ""
+	}
+	return fmt.Sprintf("PATTERN SEQ(%s a, %s b) WHERE %s%s", first, pick([]string{first, "A", "B", "C", "D"}), strings.Join(conj, " AND "), within)
+}
+
+// TestSharedStarts: rules that begin alike read their starts from one
+// group's stack (and a rule added to a running pass from its own):
+// through the pass, each finds what it finds alone on its items, in the
+// same order, and reads as many events as through a pass that does not
+// share, both mid-pass (Events) and in its result's stats.
+func TestSharedStarts(t *testing.T) {
+	ctx := context.Background()
+	for trial := range 40 {
+		r := rand.New(rand.NewPCG(uint64(trial), 41))
+		base := randquery.Generate(r, randquery.Strategies())
+		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rules []rulebook.Rule
+		for len(rules) < 30 {
+			q, err := sase.Compile(sharedQuery(r), stream)
+			if err != nil {
+				continue // laterBound's string attribute with a constant added
+			}
+			rules = append(rules, rulebook.Rule{Name: fmt.Sprint("r", len(rules)), Query: q})
+		}
+		items := slices.Collect(withTicks(stream, r))
+		first, addAt, mid := 24, r.IntN(len(items)+1), r.IntN(len(items)+1)
+		defer rulebook.SetBatch(1 + r.IntN(8))()
+		// pass runs the rules, the last ones added at addAt, and returns
+		// their matches, their events read at mid and their results.
+		pass := func(share bool) ([][]string, []int64, []rulebook.Result) {
+			defer rulebook.SetShare(share)()
+			got, sinks := collect(len(rules))
+			p := rulebook.New(stream.Schema, rules[:first]).Start(ctx, sinks[:first])
+			if n, groups := p.Grouped(); share && n-groups < 4 {
+				t.Fatalf("trial %d: %d of %d rules in %d groups; want 4 at least reading another's starts", trial, n, first, groups)
+			}
+			events := make([]int64, len(rules))
+			for at := 0; at <= len(items); at++ {
+				if at == addAt {
+					for i := first; i < len(rules); i++ {
+						p.Add(stream.Schema, rules[i], sinks[i])
+					}
+				}
+				if at == mid {
+					p.Flush()
+					n := first
+					if addAt <= mid {
+						n = len(rules)
+					}
+					for i := range n {
+						events[i] = p.Events(i)
+					}
+				}
+				if at < len(items) {
+					p.Push(items[at])
+				}
+			}
+			return got, events, p.Finish()
+		}
+		got, events, res := pass(true)
+		_, eventsAlone, resAlone := pass(false)
+		for i, rule := range rules {
+			from := 0
+			if i >= first {
+				from = addAt
+			}
+			var alone []string
+			rule.Query.Run(ctx, slices.Values(items[from:]), func(cells []sase.Cell) bool {
+				alone = append(alone, row(cells))
+				return true
+			})
+			if !slices.Equal(got[i], alone) {
+				t.Fatalf("trial %d rule %d %q (items from %d of %d):\nin the pass: %v\nalone:       %v", trial, i, rule.Query.Plan().Query, from, len(items), got[i], alone)
+			}
+			if events[i] != eventsAlone[i] || res[i].Stats.Events != resAlone[i].Stats.Events {
+				t.Fatalf("trial %d rule %d %q: events %d mid-pass, %d at the end; %d and %d through a pass that does not share", trial, i, rule.Query.Plan().Query, events[i], res[i].Stats.Events, eventsAlone[i], resAlone[i].Stats.Events)
+			}
+		}
+	}
+}
