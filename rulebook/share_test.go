@@ -116,7 +116,7 @@ func TestSharedStarts(t *testing.T) {
 		}
 	}
 	// Sharing happens: in these trials 323 of the 960 first rules read
-	// another's starts (a trial's fewest, 3).
+	// another's starts.
 	if readers < 4*trials {
 		t.Errorf("%d rules in all read another's starts; want %d at least", readers, 4*trials)
 	}
