@@ -1,7 +1,8 @@
 // Package testkit holds the helpers that tests of several packages share:
 // golden files with an -update flag, a buffer that goroutines write while a
 // test reads it, waiting for output, laying out files, and reading an SVG
-// chart, reading JSON Lines cases, and collections over reused memory. It imports nothing of ours, so
+// chart, reading JSON Lines cases, collections over reused memory, and a
+// TestMain that collects garbage less often. It imports nothing of ours, so
 // any package's tests may use it (streams built from CSV text are in
 // internal/teststream).
 package testkit
