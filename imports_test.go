@@ -34,29 +34,42 @@ func imports(t *testing.T, dir string) []string {
 // links in): nothing they import, however indirectly, is the parser, the
 // planner, the optimizer or an engine.
 func TestSessionAndShellReachNoCompilerInternals(t *testing.T) {
-	internals := []string{"grammar", "planner", "optimizer", "exec"}
 	for _, dir := range []string{"session", "repl"} {
-		// via[p] is the package that imports p on the first path found.
-		via := map[string]string{dir: dir}
-		for queue := []string{dir}; len(queue) > 0; queue = queue[1:] {
-			for _, imp := range imports(t, queue[0]) {
-				if _, seen := via[imp]; !seen {
-					via[imp] = queue[0]
-					queue = append(queue, imp)
-				}
+		reachesNone(t, dir, "grammar", "planner", "optimizer", "exec")
+	}
+}
+
+// internal/bench runs the suites, and is given a chart drawer by cmd/sase:
+// the tests that import it (the engines', natsio's, serve's) link no
+// plotting library, which is ~80 packages of their binaries.
+func TestBenchDrawsNoCharts(t *testing.T) {
+	reachesNone(t, "internal/bench", "internal/chart/svg")
+}
+
+// reachesNone fails t for each of bad that the package in dir imports,
+// however indirectly, with the path of imports.
+func reachesNone(t *testing.T, dir string, bad ...string) {
+	t.Helper()
+	// via[p] is the package that imports p on the first path found.
+	via := map[string]string{dir: dir}
+	for queue := []string{dir}; len(queue) > 0; queue = queue[1:] {
+		for _, imp := range imports(t, queue[0]) {
+			if _, seen := via[imp]; !seen {
+				via[imp] = queue[0]
+				queue = append(queue, imp)
 			}
 		}
-		for _, bad := range internals {
-			if _, ok := via[bad]; !ok {
-				continue
-			}
-			path := []string{bad}
-			for p := bad; p != dir; {
-				p = via[p]
-				path = append([]string{p}, path...)
-			}
-			t.Errorf("%s reaches %s: %s", dir, bad, strings.Join(path, " -> "))
+	}
+	for _, b := range bad {
+		if _, ok := via[b]; !ok {
+			continue
 		}
+		path := []string{b}
+		for p := b; p != dir; {
+			p = via[p]
+			path = append([]string{p}, path...)
+		}
+		t.Errorf("%s reaches %s: %s", dir, b, strings.Join(path, " -> "))
 	}
 }
 
@@ -64,7 +77,7 @@ func TestSessionAndShellReachNoCompilerInternals(t *testing.T) {
 // packages of layers below its own (README.md, More).
 var layers = [][]string{
 	{"minheap", "event", "grammar/gen", "natsio/natsserver", "internal/chart", "internal/testkit"},
-	{"ast"},
+	{"ast", "internal/chart/svg"},
 	{"query"},
 	{"grammar"},
 	{"planner"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sase-cep/sase/internal/bench"
+	"github.com/sase-cep/sase/internal/chart/svg"
 	"github.com/sase-cep/sase/internal/recepbench"
 )
 
@@ -27,7 +28,7 @@ and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (ruleb
 
        sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)`)
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
-	svg := fs.String("svg", "", "draw each suite's chart into `DIR` (bench-SUITE.svg)")
+	svgDir := fs.String("svg", "", "draw each suite's chart into `DIR` (bench-SUITE.svg)")
 	if len(args) > 0 && isHelp(args[0]) {
 		args = []string{"-h"} // sase bench help, as sase help
 	}
@@ -35,12 +36,12 @@ and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (ruleb
 		return parseError(err)
 	}
 	var opts []bench.Option
-	if *svg != "" {
-		if err := os.MkdirAll(*svg, 0o755); err != nil {
+	if *svgDir != "" {
+		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "sase:", err)
 			return exitFailed
 		}
-		opts = append(opts, bench.WithSVG(*svg))
+		opts = append(opts, bench.WithSVG(*svgDir, svg.Drawer{}))
 	}
 	if err := bench.Run(os.Stdout, fs.Args(), *limit, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, "sase:", err)

@@ -16,14 +16,19 @@ type Option func(*runConfig)
 
 type runConfig struct {
 	svgDir string // "": no charts
+	draw   chart.Drawer
 }
 
-// WithSVG draws each suite's chart into dir as bench-SUITE.svg (the
-// scaling suite draws two): events/s per case and engine, the workers
-// suite's events/s against the number of workers, the scaling suite's
-// CPU per event + match against the events and the selective query's
-// time against the window, the io suite's rows/s.
-func WithSVG(dir string) Option { return func(c *runConfig) { c.svgDir = dir } }
+// WithSVG draws each suite's chart with d into dir as bench-SUITE.svg
+// (the scaling suite draws two): events/s per case and engine, the
+// workers suite's events/s against the number of workers, the scaling
+// suite's CPU per event + match against the events and the selective
+// query's time against the window, the io suite's rows/s. The drawer is
+// passed in (cmd/sase's is chart/svg's) so that bench imports no plotting
+// library: the engines' tests, which run its suites, link none.
+func WithSVG(dir string, d chart.Drawer) Option {
+	return func(c *runConfig) { c.svgDir, c.draw = dir, d }
+}
 
 // upToCPUs is 1, 2, ... up to the CPUs (1 and 2 on a machine with one).
 func upToCPUs() []int {
@@ -69,7 +74,7 @@ func (c runConfig) chartSuite(w io.Writer, name string, rs []SuiteResult) error 
 			series[i].X = append(series[i].X, float64(r.Workers))
 			series[i].Y = append(series[i].Y, r.EventsPerSecond())
 		}
-		return c.saved(w, path, chart.Lines(path, chart.Chart{Title: "workers: events/s by workers", X: "workers", Y: "events/s"}, series))
+		return c.saved(w, path, c.draw.Lines(path, chart.Chart{Title: "workers: events/s by workers", X: "workers", Y: "events/s"}, series))
 	}
 	var cases, engines []string
 	for _, r := range rs {
@@ -90,7 +95,7 @@ func (c runConfig) chartSuite(w io.Writer, name string, rs []SuiteResult) error 
 		}
 		series[slices.Index(engines, r.Engine)].Y[slices.Index(cases, r.Case)] = r.EventsPerSecond()
 	}
-	return c.saved(w, path, chart.Bars(path, chart.Chart{Title: name + ": events/s (one worker)", Y: "events/s"}, cases, series))
+	return c.saved(w, path, c.draw.Bars(path, chart.Chart{Title: name + ": events/s (one worker)", Y: "events/s"}, cases, series))
 }
 
 // chartScaling draws W1's CPU per event + match against the events, a
@@ -118,12 +123,12 @@ func (c runConfig) chartScaling(w io.Writer, rs []ScalingResult) error {
 		w1[i].Y = append(w1[i].Y, r.NsPerItem())
 	}
 	path := filepath.Join(c.svgDir, "bench-scaling.svg")
-	err := chart.Lines(path, chart.Chart{Title: "scaling: W1, CPU per event + match", X: "events (millions)", Y: "ns per event + match"}, w1)
+	err := c.draw.Lines(path, chart.Chart{Title: "scaling: W1, CPU per event + match", X: "events (millions)", Y: "ns per event + match"}, w1)
 	if err := c.saved(w, path, err); err != nil {
 		return err
 	}
 	path = filepath.Join(c.svgDir, "bench-scaling-selective.svg")
-	err = chart.Lines(path, chart.Chart{Title: "scaling: a query without matches", X: "WITHIN", Y: "CPU time (ms)", LogX: true}, []chart.Series{sel})
+	err = c.draw.Lines(path, chart.Chart{Title: "scaling: a query without matches", X: "WITHIN", Y: "CPU time (ms)", LogX: true}, []chart.Series{sel})
 	return c.saved(w, path, err)
 }
 
@@ -138,5 +143,5 @@ func (c runConfig) chartIO(w io.Writer, rs []IOCase) error {
 		names[i], rows.Y[i] = r.Name, float64(r.Rows)/r.Elapsed.Seconds()
 	}
 	path := filepath.Join(c.svgDir, "bench-io.svg")
-	return c.saved(w, path, chart.Bars(path, chart.Chart{Title: "io: rows/s (matches written, events read)", Y: "rows/s"}, names, []chart.Series{rows}))
+	return c.saved(w, path, c.draw.Bars(path, chart.Chart{Title: "io: rows/s (matches written, events read)", Y: "rows/s"}, names, []chart.Series{rows}))
 }

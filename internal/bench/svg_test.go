@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sase-cep/sase/internal/chart/svg"
 	"github.com/sase-cep/sase/internal/testkit"
 )
 
@@ -27,7 +28,7 @@ func wantTexts(t *testing.T, path string, want ...string) {
 // named in the legend.
 func TestSuiteCharts(t *testing.T) {
 	dir := t.TempDir()
-	c := runConfig{svgDir: dir}
+	c := runConfig{svgDir: dir, draw: svg.Drawer{}}
 	cases := []Case{
 		{Name: "small A", Stream: Partitioned(500, 10, 0), Query: "PATTERN SEQ(A a, B b) WHERE [a1] WITHIN 50", Engines: []string{"nfa", "pais"}},
 		{Name: "small B", Stream: Partitioned(500, 10, 0), Query: "PATTERN SEQ(A a, C c) WITHIN 20", Engines: []string{"nfa", "pais"}},
@@ -83,7 +84,7 @@ func TestScaling(t *testing.T) {
 	if !(rs[0].Matches < rs[1].Matches && rs[0].Matches < rs[2].Matches) {
 		t.Errorf("W1 matches do not grow with the window and the events: %d, %d, %d", rs[0].Matches, rs[1].Matches, rs[2].Matches)
 	}
-	if err := (runConfig{svgDir: dir}).chartScaling(&out, rs); err != nil {
+	if err := (runConfig{svgDir: dir, draw: svg.Drawer{}}).chartScaling(&out, rs); err != nil {
 		t.Fatal(err)
 	}
 	wantTexts(t, filepath.Join(dir, "bench-scaling.svg"), "W1 WITHIN 10", "W1 WITHIN 20", "ns per event + match")
@@ -94,7 +95,7 @@ func TestScaling(t *testing.T) {
 func TestIOChart(t *testing.T) {
 	dir := t.TempDir()
 	rs := []IOCase{{"LOAD csv 1M", IOResult{Rows: 1e6, Elapsed: time.Second / 5}}, {"LOAD jsonl 1M", IOResult{Rows: 1e6, Elapsed: time.Second / 4}}}
-	if err := (runConfig{svgDir: dir}).chartIO(io.Discard, rs); err != nil {
+	if err := (runConfig{svgDir: dir, draw: svg.Drawer{}}).chartIO(io.Discard, rs); err != nil {
 		t.Fatal(err)
 	}
 	wantTexts(t, filepath.Join(dir, "bench-io.svg"), "LOAD csv 1M", "LOAD jsonl 1M", "rows/s")

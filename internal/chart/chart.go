@@ -1,17 +1,9 @@
-// Package chart draws the benchmark harnesses' charts as SVG files with
-// gonum/plot: lines of points against a numeric x, and bars grouped by a
-// named category. internal/bench and internal/recepbench share it.
+// Package chart describes the benchmark harnesses' charts: lines of
+// points against a numeric x, and bars grouped by a named category.
+// internal/bench and internal/recepbench share it. Package chart/svg draws
+// them with gonum/plot, apart, so that a package that only runs the
+// benchmarks (the engines' tests do) links no plotting library.
 package chart
-
-import (
-	"math"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-)
 
 // Chart is a chart's title and axis labels.
 type Chart struct {
@@ -26,83 +18,12 @@ type Series struct {
 	Y    []float64 // the points' y, or a value per category (bars)
 }
 
-// Lines draws each series as a line with points, in its own color and
-// shape, and saves the chart to path.
-func Lines(path string, c Chart, series []Series) error {
-	p := c.plot()
-	for i, s := range series {
-		xy := make(plotter.XYs, len(s.Y))
-		for k := range s.Y {
-			xy[k].X, xy[k].Y = s.X[k], s.Y[k]
-		}
-		line, points, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		if s.Name != "" {
-			p.Legend.Add(s.Name, line, points)
-		}
-	}
-	p.Legend.Top, p.Legend.Left = true, true
-	// Room around the points, and above them for the legend.
-	if c.LogX {
-		p.X.Min, p.X.Max = p.X.Min/1.3, p.X.Max*1.3
-	} else {
-		pad := (p.X.Max - p.X.Min) / 20
-		p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
-	}
-	p.Y.Max *= 1 + 0.08*float64(len(series)+1)
-	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
-}
-
-// Bars draws a group of bars per category, a bar per series in its own
-// color, and saves the chart to path. The chart is as wide as its bars
-// need, and the x range leaves half a group of room at either end, so that
-// the outer bars and their labels are not cut by the edge.
-func Bars(path string, c Chart, categories []string, series []Series) error {
-	p := c.plot()
-	const width = 0.7 * vg.Centimeter
-	n := len(series)
-	for i, s := range series {
-		bars, err := plotter.NewBarChart(plotter.Values(s.Y), width)
-		if err != nil {
-			return err
-		}
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
-		p.Add(bars)
-		if s.Name != "" {
-			p.Legend.Add(s.Name, bars)
-		}
-	}
-	p.NominalX(categories...)
-	p.X.Min, p.X.Max = -0.5, float64(len(categories))-0.5
-	p.Legend.Top = true
-	p.Legend.XOffs = -3 * vg.Millimeter // off the edge
-	long := 0
-	for _, c := range categories {
-		long = max(long, len(c))
-	}
-	if long > 8 && len(categories) > 1 { // long names side by side would overlap
-		p.X.Tick.Label.Rotation = math.Pi / 8
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop // the label ends at its tick
-	}
-	w := max(12*vg.Centimeter, vg.Length(len(categories)*n)*width*1.6+3*vg.Centimeter)
-	return p.Save(w, 10*vg.Centimeter, path)
-}
-
-func (c Chart) plot() *plot.Plot {
-	p := plot.New()
-	p.Title.Text = c.Title
-	p.X.Label.Text = c.X
-	p.Y.Label.Text = c.Y
-	p.Y.Min = 0
-	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	}
-	return p
+// Drawer draws charts into files.
+type Drawer interface {
+	// Lines draws each series as a line with points, in its own color
+	// and shape, and saves the chart to path.
+	Lines(path string, c Chart, series []Series) error
+	// Bars draws a group of bars per category, a bar per series in its
+	// own color, and saves the chart to path.
+	Bars(path string, c Chart, categories []string, series []Series) error
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/chart"
+	"github.com/sase-cep/sase/internal/chart/svg"
 	"github.com/sase-cep/sase/source"
 )
 
@@ -200,7 +201,7 @@ func draw(path, title, xlabel string, pts []point) error {
 			vals[i] = ms(pts[0].results[i])
 		}
 		c.X = "engine (the paper's ReCEP: 1438 ms on its machine)"
-		return chart.Bars(path, c, Engines, []chart.Series{{Y: vals}})
+		return svg.Drawer{}.Bars(path, c, Engines, []chart.Series{{Y: vals}})
 	}
 	series := make([]chart.Series, len(Engines))
 	for i, engine := range Engines {
@@ -210,5 +211,5 @@ func draw(path, title, xlabel string, pts []point) error {
 			series[i].Y = append(series[i].Y, ms(pt.results[i]))
 		}
 	}
-	return chart.Lines(path, c, series)
+	return svg.Drawer{}.Lines(path, c, series)
 }

@@ -1,4 +1,4 @@
-package chart
+package svg
 
 import (
 	"path/filepath"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sase-cep/sase/internal/chart"
 	"github.com/sase-cep/sase/internal/testkit"
 )
 
@@ -20,13 +21,13 @@ func TestBarsInside(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		categories []string
-		series     []Series
+		series     []chart.Series
 	}{
-		{"one", []string{"recep", "auto", "ais"}, []Series{{Y: []float64{160, 145, 141}}}},
-		{"grouped", []string{"W1 uniform 1M", "W2 random walk 1M"}, []Series{{Name: "floor", Y: []float64{40, 0}}, {Name: "ais", Y: []float64{3, 1}}, {Name: "auto", Y: []float64{3.3, 2}}}},
+		{"one", []string{"recep", "auto", "ais"}, []chart.Series{{Y: []float64{160, 145, 141}}}},
+		{"grouped", []string{"W1 uniform 1M", "W2 random walk 1M"}, []chart.Series{{Name: "floor", Y: []float64{40, 0}}, {Name: "ais", Y: []float64{3, 1}}, {Name: "auto", Y: []float64{3.3, 2}}}},
 	} {
 		path := filepath.Join(dir, tt.name+".svg")
-		if err := Bars(path, Chart{Title: tt.name, X: "engine (the paper's ReCEP: 1438 ms on its machine)", Y: "ms"}, tt.categories, tt.series); err != nil {
+		if err := (Drawer{}).Bars(path, chart.Chart{Title: tt.name, X: "engine (the paper's ReCEP: 1438 ms on its machine)", Y: "ms"}, tt.categories, tt.series); err != nil {
 			t.Fatal(err)
 		}
 		svg := testkit.ReadSVG(t, path)
@@ -75,8 +76,8 @@ func xs(d string) []float64 {
 // TestLines draws two series: the file is SVG and names both.
 func TestLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lines.svg")
-	series := []Series{{Name: "W 60", X: []float64{1, 2, 4}, Y: []float64{30, 31, 30}}, {Name: "W 120", X: []float64{1, 2, 4}, Y: []float64{20, 21, 20}}}
-	if err := Lines(path, Chart{Title: "scaling", X: "events", Y: "ns", LogX: true}, series); err != nil {
+	series := []chart.Series{{Name: "W 60", X: []float64{1, 2, 4}, Y: []float64{30, 31, 30}}, {Name: "W 120", X: []float64{1, 2, 4}, Y: []float64{20, 21, 20}}}
+	if err := (Drawer{}).Lines(path, chart.Chart{Title: "scaling", X: "events", Y: "ns", LogX: true}, series); err != nil {
 		t.Fatal(err)
 	}
 	texts := testkit.ReadSVG(t, path).Texts
