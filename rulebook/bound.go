@@ -290,7 +290,12 @@ func (h *gateState) reaches(s *starts, e *event.Event, x float64, xok bool) (ok,
 // holds evaluates b's conjunct on e and the deciding start, which
 // reaches has left at the deque's front.
 func (s *starts) holds(b *reachBound, e *event.Event, bind *planner.Binding) bool {
-	bind.Events[b.start], bind.Events[b.later] = s.top.ev, e
+	return b.holdsWith(s.top.ev, e, bind)
+}
+
+// holdsWith evaluates b's conjunct on start and e, the later event.
+func (b *reachBound) holdsWith(start, e *event.Event, bind *planner.Binding) bool {
+	bind.Events[b.start], bind.Events[b.later] = start, e
 	ok := b.pred(bind)
 	bind.Events[b.start], bind.Events[b.later] = nil, nil
 	return ok

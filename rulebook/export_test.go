@@ -37,7 +37,7 @@ func SetShare(on bool) (restore func()) {
 // group's, and how many groups there are.
 func (p *Pass) Grouped() (rules, groups int) {
 	for i := range p.runs {
-		if p.grouped != nil && p.grouped.has(int32(i)) {
+		if p.grouped.has(int32(i)) {
 			rules++
 		}
 	}

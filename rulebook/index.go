@@ -78,9 +78,10 @@ type gate struct {
 	types  []int // the types gated: those read only within the window
 	window int64
 	bound  *reachBound // or nil
-	// filtered: the rule is filed under its first component's filter, so
-	// that an event reaches it as a start only through attrs.
+	// filtered: the rule is filed under its first component's filter,
+	// so that an event reaches it as a start only through attrs.
 	filtered bool
+	filter   filter
 }
 
 // filter is a rule's indexable conjunct: attribute slot op constant.
@@ -114,7 +115,7 @@ func newIndex(rules []*sase.Query, schema *event.Schema) *index {
 		if filtered {
 			first = p.Components[p.First()].Types
 		}
-		g := gate{window: p.Window, filtered: filtered}
+		g := gate{window: p.Window, filtered: filtered, filter: f}
 		gateable := filtered && p.HasWindow && p.First() == 0
 		var seen []int
 		for _, c := range p.Components {

@@ -10,7 +10,9 @@
 package rulebook
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"iter"
 	"math"
 	mbits "math/bits"
@@ -127,23 +129,28 @@ type Pass struct {
 	evs    []*event.Event // the batch's events; the logs refer to them by position
 	blocks [][]queued     // by block of 256 rules: its log
 	seq    int64          // events pushed so far
-	seen   []seen         // by rule
+	last   []int64        // by rule: the seq of the last event queued for it
 	out    []int32        // a block's log bucketed by rule: positions in evs
 	n      int            // items since the last flush
 	batch  int            // the items between flushes: batchOf the rules
 	ended  []*Result      // by rule: its result once End ended it alone
-	// groups are the Starts of the rules that begin alike (share), by
-	// type the groups it may start, grouped the rules in one.
-	groups  []*sase.Starts
-	byType  [][]*sase.Starts
+	// groups are the rules that begin alike (share); gbyType, by type,
+	// the groups whose first state it enters; glive, by type, the group
+	// gates on it that a start has opened; grouped, the rules in a group,
+	// whose starts members count.
+	groups  []*group
+	gbyType [][]*group
+	glive   [][]*groupGate
 	grouped bitset
+	members []member // by rule
 }
 
-// seen is what a pass knows of a rule's items: the seq of the last event
-// queued for it, and how many starts its group read for it and not its
-// run (together: a start of a grouped rule reads both).
-type seen struct {
-	last, shared int64
+// member is a rule's place in its group: the starts it has read are the
+// group's count less base (base counts those its run read too, as a
+// later component's), frozen once it leaves the group.
+type member struct {
+	group        int32
+	base, frozen int64
 }
 
 // Start starts a pass of every rule, rule i's matches to sinks[i].
@@ -165,45 +172,79 @@ func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOpt
 // turns it off, to compare a pass with one that does not.
 var shareStarts = true
 
-// share groups the rules that begin alike, their runs pairs that read
-// their starts through the index (filtered on their first component)
-// and not the time: each group's runs read their starts from one
-// Starts, which reads each event of its types once (Push), where each
-// rule read its starts; a rule alone in its group keeps its own stack,
-// which costs less to read. A rule added to a running pass (Add) keeps
-// its own too: a shared stack holds starts from before it was added.
+// share groups the rules that begin alike: their runs are pairs that
+// read their starts through the index (filtered on their first
+// component, by the same filter) and not the time. Each group's runs
+// read their starts from one engine stack, which reads each event of
+// its types once, and the pass gates them on the group's starts
+// (groupGated), where each rule read its starts and kept its gate. A
+// rule alone in its group keeps its own, which costs less; so does a
+// rule added to a running pass (Add): a group's stack and log hold
+// starts from before it was added.
 func (p *Pass) share() {
+	ix := p.b.ix
 	keys := make([]string, len(p.runs))
 	count := map[string]int{}
 	for i, run := range p.runs {
-		if !p.b.ix.gates[i].filtered || p.isTime[i] {
+		if gt := &ix.gates[i]; !gt.filtered || p.isTime[i] {
 			continue
 		}
 		if key, ok := run.StartsKey(); ok {
-			keys[i] = key
-			count[key]++
+			f := ix.gates[i].filter
+			keys[i] = fmt.Sprintf("%s; indexed %d %s %s", key, f.slot, f.op, f.c)
+			count[keys[i]]++
 		}
 	}
-	byKey := map[string]int{}
+	byKey := map[string]*group{}
+	gates := map[*group]map[int]*groupGate{}
 	for i, key := range keys {
 		if count[key] < 2 {
 			continue
 		}
-		g, ok := byKey[key]
-		if !ok {
-			g = len(p.groups)
+		g := byKey[key]
+		if g == nil {
+			g = &group{first: int32(i), slot: -1}
 			byKey[key] = g
-			p.groups = append(p.groups, nil)
+			gates[g] = map[int]*groupGate{}
+			p.members[i].group = int32(len(p.groups))
+			p.groups = append(p.groups, g)
 		}
-		p.groups[g] = p.runs[i].Share(p.groups[g])
+		g.starts = p.runs[i].Share(g.starts)
 		p.grouped.set(int32(i))
+		p.members[i].group = p.members[g.first].group
+		gt := &ix.gates[i]
+		g.keep = max(g.keep, gt.window)
+		for _, t := range gt.types {
+			gg := gates[g][t]
+			if gg == nil {
+				gg = &groupGate{g: g, t: t}
+				gates[g][t] = gg
+				g.gates = append(g.gates, gg)
+			}
+			var b *reachBound
+			if ix.bounded[t].has(int32(i)) {
+				b = gt.bound
+				if g.slot < 0 {
+					g.slot, g.field = b.field.Slot, b.field.Builtin
+				}
+			}
+			gg.rules = append(gg.rules, newGatedRule(int32(i), gt.window, b, g))
+			gg.window = max(gg.window, gt.window)
+		}
 	}
 	for _, g := range p.groups {
-		for _, t := range g.Types() {
-			for len(p.byType) <= t {
-				p.byType = append(p.byType, nil)
+		for _, t := range g.starts.Types() {
+			for len(p.gbyType) <= t {
+				p.gbyType = append(p.gbyType, nil)
 			}
-			p.byType[t] = append(p.byType[t], g)
+			p.gbyType[t] = append(p.gbyType[t], g)
+		}
+		for _, gg := range g.gates {
+			for len(p.glive) <= gg.t {
+				p.glive = append(p.glive, nil)
+			}
+			// Stable: rules of one window stay in rule order.
+			slices.SortStableFunc(gg.rules, func(x, y gatedRule) int { return cmp.Compare(y.window, x.window) })
 		}
 	}
 }
@@ -214,7 +255,8 @@ func (p *Pass) relist() {
 	n, ix := len(p.runs), p.b.ix
 	p.batch = batchOf(n)
 	p.set, p.started = newBitset(n), newBitset(n) // all empty between items
-	p.seen = append(p.seen, make([]seen, n-len(p.seen))...)
+	p.last = append(p.last, make([]int64, n-len(p.last))...)
+	p.members = append(p.members, make([]member, n-len(p.members))...)
 	p.grouped = append(p.grouped, make(bitset, len(p.set)-len(p.grouped))...) // a rule added is in none
 	p.blocks = append(p.blocks, make([][]queued, (n+blockSize-1)/blockSize-len(p.blocks))...)
 	p.starts = append(p.starts, make([]starts, n-len(p.starts))...)
@@ -333,23 +375,35 @@ func (p *Pass) End(i int) Result {
 	if p.ended[i] == nil {
 		p.Flush()
 		stats, err := p.runs[i].Finish()
-		stats.Events += p.seen[i].shared
-		p.ended[i] = &Result{Stats: stats, Err: err}
 		p.ungroup(int32(i))
+		stats.Events += p.members[i].frozen
+		p.ended[i] = &Result{Stats: stats, Err: err}
 	}
 	return *p.ended[i]
 }
 
-// ungroup has rule i, which has ended, no longer count its group's
-// starts as its own (Events): they go to its run, which reads no more,
-// as the starts of a rule in no group do. A rule that ends mid-batch
-// has counted the batch's starts after its end: a live stream's batch
-// is one item.
-func (p *Pass) ungroup(i int32) { p.grouped.unset(i) }
+// ungroup has rule i, which has ended, leave its group: its count of
+// starts stops (Events), and the starts go to its run, which reads no
+// more, as the starts of a rule in no group do. A rule that ends
+// mid-batch has counted the batch's starts after its end: a live
+// stream's batch is one item.
+func (p *Pass) ungroup(i int32) {
+	if p.grouped.has(i) {
+		m := &p.members[i]
+		m.frozen = p.groups[m.group].count - m.base
+		p.grouped.unset(i)
+	}
+}
 
 // Events is how many items rule i has read so far: its run's, and the
 // starts its group read for it.
-func (p *Pass) Events(i int) int64 { return p.runs[i].Events() + p.seen[i].shared }
+func (p *Pass) Events(i int) int64 {
+	m := &p.members[i]
+	if p.grouped.has(int32(i)) {
+		return p.runs[i].Events() + p.groups[m.group].count - m.base
+	}
+	return p.runs[i].Events() + m.frozen
+}
 
 // Push hands one item (an event or a tick) to the rules it reaches, and
 // its time to the rules that follow time. Items come in time order, as
@@ -358,13 +412,10 @@ func (p *Pass) Push(ev *event.Event) {
 	if !ev.IsTick() {
 		p.evs = append(p.evs, ev)
 		p.seq++
-		if t := ev.Type; t < len(p.byType) {
-			for _, g := range p.byType[t] {
-				g.Push(ev)
-			}
-		}
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
+		p.groupGated(ev)
+		p.groupStarts(ev)
 		p.opened(ev)
 		p.deliver(ev)
 	}
@@ -389,11 +440,10 @@ func (p *Pass) opened(ev *event.Event) {
 		p.started[w] = 0
 		for ; bits != 0; bits &= bits - 1 {
 			i := int32(w<<6 + mbits.TrailingZeros64(bits))
-			if !p.grouped.has(i) {
-				p.hand(i)
-			} else if r := &p.seen[i]; r.last != p.seq { // else gated handed it to the rule
-				r.shared++
+			if p.grouped.has(i) {
+				continue // its group read the start (groupStarts)
 			}
+			p.hand(i)
 			h := &p.gs[i]
 			if h.started && h.until >= ev.TS {
 				// Still open: no live list has dropped it since its last
@@ -437,11 +487,10 @@ type queued uint32
 // flush, once: an event may reach a rule both as a start and as a later
 // component's.
 func (p *Pass) queue(i int32) {
-	r := &p.seen[i]
-	if r.last == p.seq {
+	if p.last[i] == p.seq {
 		return
 	}
-	r.last = p.seq
+	p.last[i] = p.seq
 	b := &p.blocks[uint32(i)/blockSize]
 	*b = append(*b, queued(uint32(i)%blockSize)<<24|queued(len(p.evs)-1))
 }
@@ -505,7 +554,8 @@ func (p *Pass) Flush() {
 	clear(p.evs)
 	p.evs = p.evs[:0]
 	for _, g := range p.groups {
-		g.Prune(p.lastTS) // the runs read no item before it
+		g.starts.Prune(p.lastTS) // the runs read no item before it
+		g.prune(p.lastTS)
 	}
 }
 
@@ -520,7 +570,8 @@ func (p *Pass) Finish() []Result {
 			continue
 		}
 		stats, err := run.Finish()
-		stats.Events += p.seen[i].shared
+		p.ungroup(int32(i))
+		stats.Events += p.members[i].frozen
 		if err == nil {
 			err = p.ctx.Err()
 		}
