@@ -37,10 +37,11 @@ func sharedQuery(r *rand.Rand) string {
 }
 
 // TestSharedStarts: rules that begin alike read their starts from one
-// group's stack (and a rule added to a running pass from its own):
-// through the pass, each finds what it finds alone on its items, in the
-// same order, and reads as many events as through a pass that does not
-// share, both mid-pass (Events) and in its result's stats.
+// group's stack and are gated on its starts (and a rule added to a
+// running pass on its own): through the pass (and on 2 passes), each
+// finds what it finds alone on its items, in the same order, and reads
+// as many events as through a pass that does not share, both mid-pass
+// (Events) and in its result's stats.
 func TestSharedStarts(t *testing.T) {
 	ctx := context.Background()
 	const trials = 40
@@ -97,6 +98,9 @@ func TestSharedStarts(t *testing.T) {
 		}
 		got, events, res := pass(true)
 		_, eventsAlone, resAlone := pass(false)
+		// The first rules on 2 passes in parallel, over every item.
+		split, sinks := collect(first)
+		rulebook.New(stream.Schema, rules[:first]).Split(2).Run(ctx, slices.Values(items), sinks)
 		for i, rule := range rules {
 			from := 0
 			if i >= first {
@@ -109,6 +113,9 @@ func TestSharedStarts(t *testing.T) {
 			})
 			if !slices.Equal(got[i], alone) {
 				t.Fatalf("trial %d rule %d %q (items from %d of %d):\nin the pass: %v\nalone:       %v", trial, i, rule.Query.Plan().Query, from, len(items), got[i], alone)
+			}
+			if i < first && !slices.Equal(split[i], alone) {
+				t.Fatalf("trial %d rule %d %q:\non 2 passes: %v\nalone:       %v", trial, i, rule.Query.Plan().Query, split[i], alone)
 			}
 			if events[i] != eventsAlone[i] || res[i].Stats.Events != resAlone[i].Stats.Events {
 				t.Fatalf("trial %d rule %d %q: events %d mid-pass, %d at the end; %d and %d through a pass that does not share", trial, i, rule.Query.Plan().Query, events[i], res[i].Stats.Events, eventsAlone[i], resAlone[i].Stats.Events)
