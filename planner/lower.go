@@ -33,8 +33,9 @@ type (
 )
 
 // RuntimeError is raised (as a panic) by an evaluator that cannot go on,
-// such as a division by zero or an int overflow; engines recover it at their boundary and
-// return it as the query's error. It points at the expression.
+// such as a division by zero or an int overflow; engines recover it at
+// their boundary and return it as the query's error. It points at the
+// expression.
 type RuntimeError struct{ Err *ast.Error }
 
 func (e *RuntimeError) Error() string { return e.Err.Error() }

@@ -81,11 +81,11 @@ func Long() Option { return func(c *config) { c.long = true } }
 func Extremes() Option { return func(c *config) { c.extremes = true } }
 
 // Overflows puts the ends of int64 and their neighbours among a third of
-// the vol values of two streams in three, adds to one query in two a condition
-// whose int arithmetic (+ - *, unary minus, abs, sum, a search's
-// attribute plus a constant) may pass them, and gives one query in two a
-// RETURN column of such arithmetic: a run that meets an overflow stops
-// with its error. RETURN reads the matches alone, which every engine
+// the vol values of two streams in three, adds to one query in two a
+// condition whose int arithmetic (+ - *, unary minus, abs, sum, a
+// search's attribute plus a constant) may pass them, and gives one query
+// in two a RETURN column of such arithmetic: a run that meets an overflow
+// stops with its error. RETURN reads the matches alone, which every engine
 // finds alike, so its error is every engine's; a condition's is where a
 // plan evaluates it (docs/LANGUAGE.md).
 func Overflows() Option { return func(c *config) { c.overflows = true } }
@@ -143,12 +143,13 @@ func Generate(r Source, opts ...Option) Case {
 		if cfg.extremes && r.IntN(4) == 0 {
 			price += ".5"
 		}
+		price = cell(price) // drawn first, as ever
 		vol := fmt.Sprint(r.IntN(8))
 		if edgeVols && r.IntN(3) == 0 {
 			vol = pick(edgeInts)
 		}
 		fmt.Fprintf(&csv, "%s,%d,%s,%s,%s,%s\n", typ, ts,
-			cell(price), cell(vol),
+			price, cell(vol),
 			cell(pick([]string{"x", "y", "z"})), cell(pick(ids)))
 	}
 
