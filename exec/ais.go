@@ -571,8 +571,11 @@ func (p aisPair) process(ev *event.Event) {
 func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
 	s.cell1.Event = ev
 	key, isInt := keyAt(int(s.pairKey[1]), ev)
-	one := s.leaf0
-	if one == nil || !isInt || len(items) > leafChunk {
+	one, k, kOK := s.leaf0, int64(0), false
+	if one != nil {
+		k, kOK = planner.AddInt(key, one.offK) // past int64: leaf's evaluator reports it
+	}
+	if !kOK || !isInt || len(items) > leafChunk {
 		*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, isInt // what state 0's checks read
 		s.leaf(items)
 		*s.slots[1] = nil
@@ -580,10 +583,9 @@ func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
 	}
 	r, out := s.r, s.cell0
 	s.steps.tickN(r, uint(len(items)))
-	k, kOK := planner.AddInt(key, one.offK)
 	for i := len(items) - 1; i >= 0; i-- {
 		inst := &items[i]
-		if x, ok := planner.AddInt(inst.key, one.offJ); ok && kOK && inst.keyInt() {
+		if x, ok := planner.AddInt(inst.key, one.offJ); ok && inst.keyInt() {
 			if !one.holds(x, k) {
 				continue
 			}
