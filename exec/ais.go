@@ -178,9 +178,10 @@ func (s *aisStack) push(in instance) {
 // does.
 //
 // Either side may add an int constant to its attribute (`b.price < a.price
-// - 5`): offJ is added to this state's value and offK to state k's, with
-// the evaluator's wrapping int arithmetic, before they are compared. The
-// search loops' inline tests (one) take only checks without offsets.
+// - 5`): offJ is added to this state's value and offK to state k's before
+// they are compared; a sum int64 does not hold leaves the check to the
+// evaluator, which stops the query with its overflow error. The search
+// loops' inline tests (one) take only checks without offsets.
 type check struct {
 	pred       *planner.Pred
 	isInt      bool
@@ -190,6 +191,9 @@ type check struct {
 }
 
 func (c *check) holds(a, b int64) bool { return c.rel.intHolds(a, b) }
+
+// noCheck stands for leaf0 where there is none.
+var noCheck check
 
 // bit is holds as 0 or 1, without a branch: for setMask, whose loop
 // would otherwise mispredict about one comparison in two when the values
@@ -321,8 +325,8 @@ type offAttr struct {
 
 // offAttrOf matches e as a plain attribute of a state (stateOf), alone
 // or plus or minus an int constant (either side of +): what the
-// evaluator computes as the attribute's int plus off, wrapping, when
-// the attribute holds an int.
+// evaluator computes as the attribute's int plus off when the attribute
+// holds an int (and int64 holds the sum).
 func (s *aisSSC) offAttrOf(e planner.Expr) (offAttr, bool) {
 	var off int64
 	if x, c, sub, ok := planner.AddedConst(e); ok {
@@ -330,7 +334,10 @@ func (s *aisSSC) offAttrOf(e planner.Expr) (offAttr, bool) {
 			return offAttr{}, false
 		}
 		if off = c.Int(); sub {
-			off = -off // a - c wraps as a + -c does, MinInt64 too
+			if off == math.MinInt64 {
+				return offAttr{}, false // a - c is not a + -c: -c overflows
+			}
+			off = -off
 		}
 		e = x
 	}
@@ -574,8 +581,11 @@ func (p aisPair) process(ev *event.Event) {
 func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
 	s.cell1.Event = ev
 	key, isInt := keyAt(int(s.pairKey[1]), ev)
-	one := s.leaf0
-	if one == nil || !isInt || len(items) > leafChunk {
+	one, k, kOK := s.leaf0, int64(0), false
+	if one != nil {
+		k, kOK = planner.AddInt(key, one.offK) // past int64: leaf's evaluator reports it
+	}
+	if !kOK || !isInt || len(items) > leafChunk {
 		*s.slots[1], s.keys[1], s.keyInts[1] = ev, key, isInt // what state 0's checks read
 		s.leaf(items)
 		*s.slots[1] = nil
@@ -583,11 +593,10 @@ func (s *aisSSC) pairMatches(items []instance, ev *event.Event) {
 	}
 	r, out := s.r, s.cell0
 	s.steps.tickN(r, uint(len(items)))
-	k := key + one.offK
 	for i := len(items) - 1; i >= 0; i-- {
 		inst := &items[i]
-		if inst.keyInt() {
-			if !one.holds(inst.key+one.offJ, k) {
+		if x, ok := planner.AddInt(inst.key, one.offJ); ok && inst.keyInt() {
+			if !one.holds(x, k) {
 				continue
 			}
 		} else if !s.bindPair(inst, ev, key) {
@@ -1084,12 +1093,16 @@ func (s *aisSSC) leafChecked(chunk []instance) {
 	r, out, slot := s.r, s.cell0, s.slots[0]
 	one, key, keyInt := s.leaf0, int64(0), false
 	if one != nil {
-		key, keyInt = s.keys[one.k]+one.offK, s.keyInts[one.k]
+		var ok bool
+		key, ok = planner.AddInt(s.keys[one.k], one.offK)
+		keyInt = ok && s.keyInts[one.k]
+	} else {
+		one = &noCheck // keyInt is false: the loop only adds its offset
 	}
 	for i := len(chunk) - 1; i >= 0; i-- {
 		inst := &chunk[i]
-		if keyInt && inst.keyInt() {
-			if !one.holds(inst.key+one.offJ, key) {
+		if x, ok := planner.AddInt(inst.key, one.offJ); ok && keyInt && inst.keyInt() {
+			if !one.holds(x, key) {
 				continue
 			}
 		} else if !s.bindHolds(0, inst, slot) {
@@ -1287,10 +1300,15 @@ func (s *aisSSC) checksHoldAt(j int, key int64, isInt bool) bool {
 	for i := range cs {
 		c := &cs[i]
 		if c.isInt && isInt && s.keyInts[c.k] {
-			if !c.holds(key+c.offJ, s.keys[c.k]+c.offK) {
-				return false
+			x, okx := planner.AddInt(key, c.offJ)
+			if y, oky := planner.AddInt(s.keys[c.k], c.offK); okx && oky {
+				if !c.holds(x, y) {
+					return false
+				}
+				continue
 			}
-		} else if !c.pred.Eval(s.bind) {
+		}
+		if !c.pred.Eval(s.bind) {
 			return false
 		}
 	}

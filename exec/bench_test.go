@@ -73,7 +73,7 @@ func measure(b *testing.B, c bench.Case, stream **event.Stream, engine string, w
 	return r
 }
 
-// BenchmarkEngine runs W1, W2 and W2r on one worker, compiled once, with
+// BenchmarkEngine runs W1, W2, W2r and W2off on one worker, compiled once, with
 // every match handed to a sink that keeps nothing: the engine path alone.
 // allocs/op (-benchmem) is a whole run's, compiling aside; allocs/event
 // and allocs/match divide it by the run's events and matches.
@@ -87,6 +87,7 @@ func BenchmarkEngine(b *testing.B) {
 		{"W1", bench.W1, w1, []string{"ais", "pais", "dynamic", "auto"}},
 		{"W2", bench.W2, walk, []string{"pais", "dynamic", "auto"}},
 		{"W2r", bench.W2r, walk, []string{"pais", "dynamic", "auto"}},
+		{"W2off", bench.W2off, walk, []string{"pais", "dynamic", "auto"}},
 	}
 	streams := map[*func() *event.Stream]*event.Stream{}
 	for i := range cases {

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"iter"
@@ -16,6 +17,7 @@ import (
 	"github.com/sase-cep/sase/exec"
 	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/planner"
 )
 
 var (
@@ -38,19 +40,50 @@ func diffBudget() time.Duration {
 
 // TestDifferential runs random queries on random streams through every
 // engine and compares the matches with the basic plan's, as multisets.
+// Its streams hold the ends of int64 at times, and its queries arithmetic
+// that may overflow (randquery.Overflows): see compareEngines.
 func TestDifferential(t *testing.T) {
-	ran, split, segmented, last := 0, 0, 0, uint64(0)
+	ran, last := 0, uint64(0)
+	var n tally
 	for seed := range randomSeeds() {
 		for _, c := range []conformanceCase{randomCase(seed), nestedCase(seed)} {
-			s, g := compareEngines(t, seed, c)
-			split, segmented = split+s, segmented+g
+			n.add(compareEngines(t, seed, c))
 		}
 		ran, last = ran+1, seed
 	}
-	t.Logf("%d random cases (a flat and a nested one each, seeds to %d) agree on %s; %d runs split over workers, %d of them into several time segments", ran, last, strings.Join(sase.EngineNames(), ", "), split, segmented)
-	if *diffSeed == 0 && segmented == 0 {
+	t.Logf("%d random cases (a flat and a nested one each, seeds to %d) agree on %s; %d runs split over workers, %d of them into several time segments; "+
+		"runs stopped by an overflow: %d as basic's did, %d of the others in RETURN with basic's error, %d where basic's did not or the other way round",
+		ran, last, strings.Join(sase.EngineNames(), ", "), n.split, n.segmented, n.bothStopped, n.returnStopped, n.oneStopped)
+	if *diffSeed == 0 && n.segmented == 0 {
 		t.Error("no run was cut into time segments")
 	}
+	// Seeds 1 to 30 hold both kinds (2 and 13 the first): a wrapped int
+	// that every engine computes alike stops none.
+	if *diffSeed == 0 && *diffFrom == 1 && ran >= 30 && (n.bothStopped == 0 || n.returnStopped == 0) {
+		t.Errorf("seeds 1 to %d: no run stopped by an overflow in a condition as basic's did (%d) or in RETURN (%d)", last, n.bothStopped, n.returnStopped)
+	}
+}
+
+// tally counts what compareEngines saw of a case's runs on the engines
+// but basic: how many split over workers, how many of those into time
+// segments; how many stopped with an overflow as basic did (the error
+// basic's, when the conditions let both run and RETURN stopped them), and
+// how many stopped where basic did not or the other way round.
+type tally struct {
+	split, segmented                       int
+	bothStopped, returnStopped, oneStopped int
+}
+
+func (n *tally) add(m tally) {
+	n.split, n.segmented = n.split+m.split, n.segmented+m.segmented
+	n.bothStopped, n.returnStopped, n.oneStopped = n.bothStopped+m.bothStopped, n.returnStopped+m.returnStopped, n.oneStopped+m.oneStopped
+}
+
+// runtimeError says whether err is one a query's evaluation stopped on
+// (an overflow, a division by zero).
+func runtimeError(err error) bool {
+	var rt *planner.RuntimeError
+	return errors.As(err, &rt)
 }
 
 // randomSeeds yields the seeds of a random differential test: -diff.seed
@@ -76,40 +109,82 @@ func replay(t *testing.T, seed uint64) string {
 }
 
 // compareEngines runs a case on every engine and compares the matches
-// with basic's, then with workers (checkWorkers); it returns how many
-// runs split, and how many of those into time segments. The case's
-// stream is loaded, and its query parsed, once for all its runs.
-func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmented int) {
+// with basic's, then with workers (checkWorkers), and tallies the runs.
+// The case's stream is loaded, and its query parsed, once for all its
+// runs.
+//
+// A run may stop with an overflow error (LANGUAGE.md, Expressions): in a
+// condition where the plan evaluates it, so two plans that evaluate
+// their conditions on different candidates (the window or an
+// equivalence test checked first) may stop on different ones, or one
+// stop and one not; the matches of two runs that do not stop must be the
+// same. RETURN reads the matches alone: two engines that agree on them
+// stop there with the same error, or both go on.
+func compareEngines(t *testing.T, seed uint64, c conformanceCase) (n tally) {
 	t.Helper()
 	stream, err := loadCase(c)
 	if err != nil {
 		t.Fatalf("seed %d: %v\nstream:\n%s", seed, err, c.StreamCSV)
 	}
 	parsed := randquery.Parse(c.Query)
-	want, err := parsed.Matches(context.Background(), stream, "basic")
-	if err != nil {
-		t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, err, c.Query, c.StreamCSV)
+	want, wantErr := parsed.Matches(context.Background(), stream, "basic")
+	if wantErr != nil && !runtimeError(wantErr) {
+		t.Fatalf("seed %d: basic: %v\nquery: %s\nstream:\n%s", seed, wantErr, c.Query, c.StreamCSV)
 	}
+	wantReturn := returnError(t, parsed, stream, "basic", wantErr)
 	for _, engine := range sase.EngineNames() {
 		if engine == "basic" {
 			continue
 		}
 		cq, err := parsed.Checked(stream, engine)
-		var one []string // one worker's matches, in its order
-		if err == nil {
-			one, err = randquery.Run(context.Background(), cq, stream.All())
-		}
 		if err != nil {
 			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
 		}
-		if got := slices.Sorted(slices.Values(one)); !slices.Equal(got, want) {
-			t.Fatalf("seed %d (replay: %s): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
-				seed, replay(t, seed), engine, c.Query, c.StreamCSV, engine, len(one), one, len(want), want)
+		one, err := randquery.Run(context.Background(), cq, stream.All()) // one worker's matches, in its order
+		switch {
+		case err != nil && !runtimeError(err):
+			t.Fatalf("seed %d: %s: %v\nquery: %s", seed, engine, err, c.Query)
+		case err != nil && wantErr != nil:
+			n.bothStopped++
+		case err != nil || wantErr != nil:
+			n.oneStopped++
+		default:
+			if got := slices.Sorted(slices.Values(one)); !slices.Equal(got, want) {
+				t.Fatalf("seed %d (replay: %s): %s differs from basic\nquery: %s\nstream:\n%s\n%s: %d %v\nbasic: %d %v",
+					seed, replay(t, seed), engine, c.Query, c.StreamCSV, engine, len(one), one, len(want), want)
+			}
+			if got := returnError(t, parsed, stream, engine, nil); got != wantReturn {
+				t.Fatalf("seed %d (replay: %s): %s's RETURN differs from basic's\nquery: %s\nstream:\n%s\n%s: %s\nbasic: %s",
+					seed, replay(t, seed), engine, c.Query, c.StreamCSV, engine, got, wantReturn)
+			} else if got != "" {
+				n.returnStopped++
+			}
 		}
-		s, g := checkWorkers(t, seed, c, cq, stream, engine, one)
-		split, segmented = split+s, segmented+g
+		s, g := checkWorkers(t, seed, c, cq, stream, engine, one, err)
+		n.split, n.segmented = n.split+s, n.segmented+g
 	}
-	return split, segmented
+	return n
+}
+
+// returnError runs the query with its RETURN on engine and returns the
+// error it stopped with ("" if none), when the run without RETURN did
+// not stop (stopped nil).
+func returnError(t *testing.T, parsed *randquery.Parsed, stream *event.Stream, engine string, stopped error) string {
+	t.Helper()
+	if stopped != nil {
+		return ""
+	}
+	cq, err := parsed.Compile(stream, engine, true)
+	if err == nil {
+		_, err = cq.Run(context.Background(), stream.All(), func([]sase.Cell) bool { return true })
+	}
+	if err == nil {
+		return ""
+	}
+	if !runtimeError(err) {
+		t.Fatalf("%s with RETURN: %v", engine, err)
+	}
+	return err.Error()
 }
 
 // checkWorkers runs the case's query, compiled by the caller on its
@@ -118,14 +193,20 @@ func compareEngines(t *testing.T, seed uint64, c conformanceCase) (split, segmen
 // returns how many of the runs split, and how many of those into several
 // time segments. A run split by time cuts the small stream into segments
 // of a few items (by seed), most shorter than the window, so that it has
-// many cuts.
-func checkWorkers(t *testing.T, seed uint64, c conformanceCase, cq *sase.Query, stream *event.Stream, engine string, want []string) (split, segmented int) {
+// many cuts. When one worker stopped with an overflow (wantErr), or a
+// split run does, the other may not: a split run evaluates its
+// conditions on other candidates (a partition's alone, say), as another
+// plan does (compareEngines).
+func checkWorkers(t *testing.T, seed uint64, c conformanceCase, cq *sase.Query, stream *event.Stream, engine string, want []string, wantErr error) (split, segmented int) {
 	t.Helper()
 	defer exec.SetSegments([]int{1, 2, 3, 5, 8, 40}[seed%6], 0)()
 	for _, workers := range []int{2, 3, 7} {
 		got, sp, err := runCompiled(cq, stream, workers)
-		if err != nil {
+		switch {
+		case err != nil && !runtimeError(err):
 			t.Fatalf("seed %d: %s, %d workers: %v\nquery: %s", seed, engine, workers, err, c.Query)
+		case err != nil || wantErr != nil:
+			continue
 		}
 		if sp.Workers > 1 {
 			split++
@@ -150,7 +231,7 @@ func randomCase(seed uint64) conformanceCase { return randomCaseOf(seed, true) }
 // nestedCase is the generator's v3 pattern (LANGUAGE.md §9) for a seed
 // on a small stream.
 func nestedCase(seed uint64) conformanceCase {
-	c := randquery.Generate(rand.New(rand.NewPCG(seed, 0x9e57)), randquery.Nested())
+	c := randquery.Generate(rand.New(rand.NewPCG(seed, 0x9e57)), randquery.Nested(), randquery.Overflows())
 	return conformanceCase{Name: fmt.Sprintf("nested-%d", seed), StreamCSV: c.StreamCSV, Query: c.Query}
 }
 
@@ -158,7 +239,7 @@ func nestedCase(seed uint64) conformanceCase {
 // strategy properties run skip-till-any-match, whose matches with a
 // closure grow as 2^n (docs/STRATEGIES.md, When to use each), so they keep streams short.
 func randomCaseOf(seed uint64, long bool) conformanceCase {
-	var opts []randquery.Option
+	opts := []randquery.Option{randquery.Overflows()}
 	if long {
 		opts = append(opts, randquery.Long())
 	}

@@ -50,8 +50,9 @@ var notANumber = math.NaN()
 // the same IEEE product), x itself otherwise (x * 1 is x for every float
 // but NaN, which numOf keeps out), then arith's sum. Where arith adds two
 // ints (an int c to an unscaled attribute that holds one), the float sum
-// is the int's, wrapping or not, only below 2^53 in magnitude: lim says
-// up to where a value is the evaluator's (+Inf: all but NaN).
+// is the int's only below 2^53 in magnitude, far from int64's ends: lim
+// says up to where a value is the evaluator's (+Inf: all but NaN), and
+// past it the evaluator decides (and reports an overflow).
 type numTerm struct {
 	comp, slot int
 	k, c, lim  float64
@@ -127,7 +128,7 @@ func offTermOf(p *planner.Plan, x planner.Expr, k event.Value, sub bool) (numTer
 		return numTerm{}, false // not a number, or an int float64 does not hold
 	}
 	if t.c = c; sub {
-		t.c = -c // x - c is x + -c: exactly for floats, wrapping alike for ints
+		t.c = -c // x - c is x + -c: exactly, c being a float64 (an int up to 2^53)
 	}
 	if k.IsInt() && !t.scaled {
 		t.lim = maxExact

@@ -114,6 +114,16 @@ func TestParseErrors(t *testing.T) {
 <input>:1:32: comparisons cannot be chained; join them with AND
     PATTERN SEQ(A a) WHERE a.x < 1 < 2
                                    ^`},
+		// An int literal is an int64: one beyond it is neither wrapped
+		// nor a float (-9223372036854775808 is one).
+		{"PATTERN SEQ(A a) WHERE a.x < 9223372036854775808", `
+<input>:1:30: integer '9223372036854775808' is out of range
+    PATTERN SEQ(A a) WHERE a.x < 9223372036854775808
+                                 ^`},
+		{"PATTERN SEQ(A a) WHERE a.x < -9223372036854775809", `
+<input>:1:31: integer '-9223372036854775809' is out of range
+    PATTERN SEQ(A a) WHERE a.x < -9223372036854775809
+                                  ^`},
 		{"PATTERN SEQ(A a) WHERE a.x # 1", `
 <input>:1:28: unexpected character '#'
     PATTERN SEQ(A a) WHERE a.x # 1

@@ -229,7 +229,7 @@ func (c *compiler) expr(e ast.Expr) (Expr, event.KindSet) {
 		if e.Op == ast.OpNeg {
 			x, k := c.expr(e.X)
 			c.needNumber(e.X, k)
-			return &Unary{node: at(e, k&numberKinds), Op: e.Op, X: x}, k & numberKinds
+			return &Unary{node: at(e, k&numberKinds), Op: e.Op, X: x, Text: c.text(e)}, k & numberKinds
 		}
 	case *ast.BinaryExpr:
 		if e.Op.IsArith() {
@@ -317,7 +317,7 @@ func (c *compiler) call(e *ast.Call) (Expr, event.KindSet) {
 		}
 		x, k := c.expr(e.Args[0])
 		c.needNumber(e.Args[0], k)
-		return &Abs{node: at(e, k&numberKinds), X: x}, k & numberKinds
+		return &Abs{node: at(e, k&numberKinds), X: x, Text: c.text(e)}, k & numberKinds
 	case "count", "sum", "avg", "min", "max":
 		return c.aggregate(e)
 	case "has":
@@ -351,7 +351,7 @@ func (c *compiler) aggregate(e *ast.Call) (Expr, event.KindSet) {
 		c.errorf(e, "per-element predicate of %s uses a whole-list aggregate of %s", comp.Var, comp.Var)
 		return nil, 0
 	}
-	agg := &Aggregate{Func: e.Func, Comp: comp.Index, Running: arg.Running}
+	agg := &Aggregate{Func: e.Func, Comp: comp.Index, Running: arg.Running, Text: c.text(e)}
 	if arg.Attr == nil {
 		if e.Func != "count" {
 			c.errorf(e, "%s needs an attribute: %s(%s[].attr)", e.Func, e.Func, comp.Var)

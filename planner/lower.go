@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
@@ -32,8 +33,9 @@ type (
 )
 
 // RuntimeError is raised (as a panic) by an evaluator that cannot go on,
-// such as a division by zero; engines recover it at their boundary and
-// return it as the query's error. It points at the expression.
+// such as a division by zero or an int overflow; engines recover it at
+// their boundary and return it as the query's error. It points at the
+// expression.
 type RuntimeError struct{ Err *ast.Error }
 
 func (e *RuntimeError) Error() string { return e.Err.Error() }
@@ -245,21 +247,32 @@ func (p *Plan) lowerExpr(e Expr) Eval {
 		return func(b *Binding) event.Value { return event.IntValue(int64(len(b.Lists[i]))) }
 	case *Unary: // -x
 		x := p.lowerExpr(e.X)
-		return func(b *Binding) event.Value { return negate(x(b)) }
+		overflow := p.overflow(e.Pos(), e.Text)
+		return func(b *Binding) event.Value { return negate(x(b), overflow) }
 	case *Binary:
 		x, y := p.lowerExpr(e.X), p.lowerExpr(e.Y)
 		op := e.Op
 		// Made once, so that the hot path allocates nothing.
-		divZero := &RuntimeError{Err: &ast.Error{Src: p.Src, Offset: e.OpPos, Msg: "division by zero at run time in " + e.Text}}
-		return func(b *Binding) event.Value { return Arith(op, x(b), y(b), divZero) }
+		faults := [...]*RuntimeError{
+			DivZero:  p.runtimeError(e.OpPos, "division by zero at run time in "+e.Text),
+			Overflow: p.overflow(e.OpPos, e.Text),
+		}
+		return func(b *Binding) event.Value {
+			v, f := Arith(op, x(b), y(b))
+			if f != NoFault {
+				panic(faults[f])
+			}
+			return v
+		}
 	case *Abs:
 		x := p.lowerExpr(e.X)
+		overflow := p.overflow(e.Pos(), e.Text)
 		return func(b *Binding) event.Value {
 			v := x(b)
 			switch v.Kind() {
 			case event.Int:
 				if v.Int() < 0 {
-					return event.IntValue(-v.Int())
+					return negate(v, overflow)
 				}
 				return v
 			case event.Float:
@@ -273,7 +286,8 @@ func (p *Plan) lowerExpr(e Expr) Eval {
 			return func(b *Binding) event.Value { return event.IntValue(int64(len(b.Lists[i]))) }
 		}
 		fn, slot, bi := e.Func, e.Slot, e.Builtin
-		return func(b *Binding) event.Value { return aggregate(fn, b.Lists[i], slot, bi) }
+		overflow := p.overflow(e.Pos(), e.Text)
+		return func(b *Binding) event.Value { return aggregate(fn, b.Lists[i], slot, bi, overflow) }
 	}
 	panic(fmt.Sprintf("planner: cannot lower value %T", e))
 }
@@ -322,9 +336,27 @@ func lowerAttr(e *Attr) Eval {
 		}
 	}
 }
-func negate(v event.Value) event.Value {
+
+// runtimeError is the error a lowered evaluator panics with at the
+// query's offset off.
+func (p *Plan) runtimeError(off int, msg string) *RuntimeError {
+	return &RuntimeError{Err: &ast.Error{Src: p.Src, Offset: off, Msg: msg}}
+}
+
+// overflow is the error of an int result beyond int64 in expression
+// text, at the query's offset off.
+func (p *Plan) overflow(off int, text string) *RuntimeError {
+	return p.runtimeError(off, "integer overflow at run time in "+text)
+}
+
+// negate is -v; MinInt64, whose negation int64 does not hold, panics
+// with overflow.
+func negate(v event.Value, overflow *RuntimeError) event.Value {
 	switch v.Kind() {
 	case event.Int:
+		if v.Int() == math.MinInt64 {
+			panic(overflow)
+		}
 		return event.IntValue(-v.Int())
 	case event.Float:
 		return event.FloatValue(-v.Float())
@@ -332,58 +364,114 @@ func negate(v event.Value) event.Value {
 	return event.Value{}
 }
 
+// Fault is why Arith gives no value.
+type Fault uint8
+
+const (
+	NoFault  Fault = iota
+	DivZero        // a zero divisor
+	Overflow       // an int result int64 does not hold
+)
+
 // Arith applies an arithmetic operator: ints stay ints except for /, which
 // always yields a float; % is the truncated remainder; absent or
-// non-numeric operands give absent. A zero divisor panics with divZero.
-func Arith(op ast.Op, x, y event.Value, divZero *RuntimeError) event.Value {
+// non-numeric operands give absent. A zero divisor, or an int result
+// beyond int64, gives no value and its Fault: never a wrapped int.
+func Arith(op ast.Op, x, y event.Value) (event.Value, Fault) {
 	if !x.IsNumber() || !y.IsNumber() {
-		return event.Value{}
+		return event.Value{}, NoFault
 	}
 	if x.IsInt() && y.IsInt() && op != ast.OpDiv {
 		a, b := x.Int(), y.Int()
-		switch op {
-		case ast.OpAdd:
-			return event.IntValue(a + b)
-		case ast.OpSub:
-			return event.IntValue(a - b)
-		case ast.OpMul:
-			return event.IntValue(a * b)
-		case ast.OpMod:
+		if op == ast.OpMod {
 			if b == 0 {
-				panic(divZero)
+				return event.Value{}, DivZero
 			}
-			return event.IntValue(a % b)
+			return event.IntValue(a % b), NoFault // MinInt64 % -1 is 0, as it should be
 		}
+		if r, ok := IntArith(op, a, b); ok {
+			return event.IntValue(r), NoFault
+		}
+		return event.Value{}, Overflow
 	}
 	a, b := x.AsFloat(), y.AsFloat()
 	switch op {
 	case ast.OpAdd:
-		return event.FloatValue(a + b)
+		return event.FloatValue(a + b), NoFault
 	case ast.OpSub:
-		return event.FloatValue(a - b)
+		return event.FloatValue(a - b), NoFault
 	case ast.OpMul:
-		return event.FloatValue(a * b)
+		return event.FloatValue(a * b), NoFault
 	case ast.OpDiv:
 		if b == 0 {
-			panic(divZero)
+			return event.Value{}, DivZero
 		}
-		return event.FloatValue(a / b)
+		return event.FloatValue(a / b), NoFault
 	case ast.OpMod:
 		if b == 0 {
-			panic(divZero)
+			return event.Value{}, DivZero
 		}
-		return event.FloatValue(math.Mod(a, b))
+		return event.FloatValue(math.Mod(a, b)), NoFault
 	}
-	return event.Value{}
+	return event.Value{}, NoFault
 }
+
+// IntArith is a + b, a - b or a * b (op), wrapped to int64, and whether
+// int64 holds it: the exact result then.
+func IntArith(op ast.Op, a, b int64) (int64, bool) {
+	switch op {
+	case ast.OpAdd:
+		return AddInt(a, b)
+	case ast.OpSub:
+		r := a - b
+		return r, (a^b)&(a^r) >= 0 // overflow: the operands' signs differ and r's is b's
+	}
+	// The 128-bit product's high word, from the unsigned one's: it must
+	// be the low word's sign extended.
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if a < 0 {
+		hi -= uint64(b)
+	}
+	if b < 0 {
+		hi -= uint64(a)
+	}
+	return int64(lo), int64(hi) == int64(lo)>>63
+}
+
+// AddInt is IntArith's a + b, small enough to inline in a search loop.
+func AddInt(a, b int64) (int64, bool) {
+	r := a + b
+	return r, (a^r)&(b^r) >= 0 // overflow: both operands' sign differs from r's
+}
+
+// IntSum adds ints exactly: a partial sum may pass int64's range and
+// come back (MaxInt64 + 1 - 1), as long as the whole sum fits. It counts
+// the times the wrapped sum passed either end.
+type IntSum struct{ sum, wraps int64 }
+
+// Add adds v.
+func (s *IntSum) Add(v int64) {
+	r, ok := AddInt(s.sum, v)
+	if !ok {
+		if v > 0 {
+			s.wraps++
+		} else {
+			s.wraps--
+		}
+	}
+	s.sum = r
+}
+
+// Sum is the sum and whether int64 holds it.
+func (s *IntSum) Sum() (int64, bool) { return s.sum, s.wraps == 0 }
 
 // aggregate computes count/sum/avg/min/max over a closure list. Elements
 // without the attribute are skipped; with no values sum/avg/min/max are
-// absent and count is 0.
-func aggregate(fn string, list []*event.Event, slot int, bi Builtin) event.Value {
+// absent and count is 0. A sum of ints beyond int64 panics with overflow.
+func aggregate(fn string, list []*event.Event, slot int, bi Builtin, overflow *RuntimeError) event.Value {
 	var (
 		n      int64
-		isum   int64
+		isum   IntSum
 		fsum   float64
 		allInt = true
 		best   event.Value
@@ -397,7 +485,7 @@ func aggregate(fn string, list []*event.Event, slot int, bi Builtin) event.Value
 		switch fn {
 		case "sum", "avg":
 			if v.IsInt() {
-				isum += v.Int()
+				isum.Add(v.Int())
 			} else {
 				allInt = false
 			}
@@ -417,10 +505,14 @@ func aggregate(fn string, list []*event.Event, slot int, bi Builtin) event.Value
 		if n == 0 {
 			return event.Value{}
 		}
-		if allInt {
-			return event.IntValue(isum)
+		if !allInt {
+			return event.FloatValue(fsum)
 		}
-		return event.FloatValue(fsum)
+		sum, ok := isum.Sum()
+		if !ok {
+			panic(overflow)
+		}
+		return event.IntValue(sum)
 	case "avg":
 		if n == 0 {
 			return event.Value{}

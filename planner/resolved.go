@@ -62,11 +62,13 @@ type Len struct {
 	Comp int
 }
 
-// Unary is -X (ast.OpNeg) or NOT X (ast.OpNot).
+// Unary is -X (ast.OpNeg) or NOT X (ast.OpNot); Text is -X as written,
+// for the error of an int that has no negation.
 type Unary struct {
 	node
-	Op ast.Op
-	X  Expr
+	Op   ast.Op
+	X    Expr
+	Text string
 }
 
 // Binary is an arithmetic operator, a comparison, AND or OR.
@@ -75,7 +77,7 @@ type Binary struct {
 	Op   ast.Op
 	X, Y Expr
 	// OpPos is the operator's offset and Text the expression as written:
-	// a division by zero at run time points there.
+	// a division by zero or an int overflow at run time points there.
 	OpPos int
 	Text  string
 }
@@ -100,10 +102,12 @@ func AddedConst(e Expr) (x Expr, c event.Value, sub, ok bool) {
 	return x, k.Value, b.Op == ast.OpSub, true
 }
 
-// Abs is abs(X).
+// Abs is abs(X); Text is as written, for the error of an int that has
+// no absolute value.
 type Abs struct {
 	node
-	X Expr
+	X    Expr
+	Text string
 }
 
 // Has is has(X): whether the event has attribute X.
@@ -115,7 +119,8 @@ type Has struct {
 // Aggregate is Func (count, sum, avg, min or max) over closure Comp's list
 // (the elements before i when Running, in a per-element predicate): of the
 // attribute Field, or of the elements themselves (count(c[])) when HasAttr
-// is false.
+// is false. Text is the call as written, for the error of a sum beyond
+// int64.
 type Aggregate struct {
 	node
 	Func    string
@@ -123,6 +128,7 @@ type Aggregate struct {
 	Running bool
 	HasAttr bool
 	Field
+	Text string
 }
 
 // EquivTest is an equivalence test under OR or NOT; top-level ones are the

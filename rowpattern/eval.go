@@ -1,6 +1,8 @@
 package rowpattern
 
 import (
+	"math"
+
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/planner"
@@ -184,13 +186,14 @@ func compare(op ast.Op, a, b event.Value) event.Value {
 
 // arith is + - * / % with nulls: as a query's (planner.Arith), but an
 // int divided by an int is SQL's integer division (it truncates), and a
-// zero divisor gives null.
+// zero divisor or an int result beyond int64 gives null.
 func arith(op ast.Op, a, b event.Value) event.Value {
-	if !a.IsNumber() || !b.IsNumber() || (op == ast.OpDiv || op == ast.OpMod) && b.AsFloat() == 0 {
+	if op == ast.OpDiv && a.IsInt() && b.IsInt() {
+		if x, y := a.Int(), b.Int(); y != 0 && (x != math.MinInt64 || y != -1) {
+			return event.IntValue(x / y)
+		}
 		return event.Value{}
 	}
-	if op == ast.OpDiv && a.IsInt() && b.IsInt() {
-		return event.IntValue(a.Int() / b.Int())
-	}
-	return planner.Arith(op, a, b, nil)
+	v, _ := planner.Arith(op, a, b) // a fault's value is null
+	return v
 }

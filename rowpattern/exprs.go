@@ -3,6 +3,7 @@ package rowpattern
 import (
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/planner"
 )
 
 // arg is the argument of a navigation function or an aggregate, compiled
@@ -376,7 +377,7 @@ func (c *compiler) aggregate(n *ast.MRCall, in *arg, final bool) rowExpr {
 // aggState accumulates an aggregate's non-null values.
 type aggState struct {
 	n        int64
-	isum     int64
+	isum     planner.IntSum
 	fsum     float64
 	float    bool
 	min, max event.Value
@@ -388,7 +389,7 @@ func (a *aggState) add(v event.Value) {
 	}
 	a.n++
 	if v.IsInt() {
-		a.isum += v.Int()
+		a.isum.Add(v.Int())
 		a.fsum += float64(v.Int())
 	} else if v.IsNumber() {
 		a.float = true
@@ -418,7 +419,10 @@ func (a *aggState) result(fn string) event.Value {
 		if a.float {
 			return event.FloatValue(a.fsum)
 		}
-		return event.IntValue(a.isum)
+		if sum, ok := a.isum.Sum(); ok {
+			return event.IntValue(sum)
+		}
+		return event.Value{} // beyond int64: null, as arith's overflow
 	case "AVG":
 		return event.FloatValue(a.fsum / float64(a.n))
 	case "MIN":

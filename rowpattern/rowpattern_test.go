@@ -407,3 +407,25 @@ func TestTooManyWays(t *testing.T) {
 		}
 	}
 }
+
+// TestIntOverflow: in MEASURES and DEFINE an int result beyond int64
+// (+ - * / unary minus, a sum) is NULL, as a division by zero is, never
+// a wrapped int; its neighbours at the edges keep their values.
+func TestIntOverflow(t *testing.T) {
+	const tbl = "id,v,w,u;1,9223372036854775807,1,9223372036854775807;2,-9223372036854775808,-1,1;3,-1,-9223372036854775808,-1;4,0,9223372036854775807,5"
+	for _, tc := range []struct{ name, query, want string }{
+		{"measures", "SELECT a, s, m, d, r, n, t FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES v + w AS a, v - w AS s, v * w AS m, v / w AS d, " +
+			"v % w AS r, -v AS n, sum(u) AS t ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true)",
+			"null,9223372036854775806,9223372036854775807,9223372036854775807,0,-9223372036854775807,9223372036854775807 | " +
+				"null,-9223372036854775807,null,null,0,null,null | " +
+				"null,9223372036854775807,null,0,-1,1,9223372036854775807 | " +
+				"9223372036854775807,-9223372036854775807,0,0,0,0,null"},
+		// v + 1 is a row test's operand, v + w the evaluator's.
+		{"define, a row test", "SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES A.id AS id ONE ROW PER MATCH PATTERN (A) DEFINE A AS v + 1 < 0)", "2"},
+		{"define", "SELECT id FROM t MATCH_RECOGNIZE (ORDER BY id MEASURES A.id AS id ONE ROW PER MATCH PATTERN (A) DEFINE A AS v + w < 0 OR id = 4)", "4"},
+	} {
+		if got := run(t, tbl, tc.query); got != tc.want {
+			t.Errorf("%s: %s\ngot  %s\nwant %s", tc.name, tc.query, got, tc.want)
+		}
+	}
+}

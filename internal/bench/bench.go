@@ -111,6 +111,9 @@ const W1 = "PATTERN SEQ(stock1 a, stock2 b, stock3 c) WITHIN 120"
 const (
 	W2  = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 120"
 	W2r = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 WITHIN 120"
+	// W2off is W2 with an int constant added to one side of each
+	// predicate: the search's int checks with offsets.
+	W2off = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price - 5 AND c.price + 5 > b.price WITHIN 120"
 	// W2w800 is W2 with a window of 800.
 	W2w800 = "PATTERN SEQ(stock a, stock b, stock c) WHERE [symbol] AND a.price > 500 AND b.price > a.price AND c.price > b.price WITHIN 800"
 )

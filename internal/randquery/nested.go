@@ -210,7 +210,7 @@ func nestedQuery(r Source, cfg config) string {
 	default:
 		top = g.seq(1, true)
 	}
-	conds := conditions(r, g.singles, g.negs, g.closures)
+	conds := conditions(r, cfg, g.singles, g.negs, g.closures)
 	if r.IntN(4) == 0 {
 		conds = append(conds, fmt.Sprintf("(has(%s.price) OR %s.vol > 3)", g.pick(g.singles), g.pick(g.singles)))
 	}
@@ -224,6 +224,9 @@ func nestedQuery(r Source, cfg config) string {
 			w = g.pick(hugeWindows)
 		}
 		q += " WITHIN " + w
+	}
+	if cfg.overflows && r.IntN(2) == 0 {
+		q += " RETURN " + overflowing(r, g.singles, g.closures, true) + " AS r"
 	}
 	return q
 }

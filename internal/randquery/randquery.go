@@ -67,7 +67,7 @@ type Case struct {
 // Option widens what Generate makes.
 type Option func(*config)
 
-type config struct{ long, extremes, strategies, nested bool }
+type config struct{ long, extremes, overflows, strategies, nested bool }
 
 // Long lets one stream in five be long enough for window pruning (with a
 // short pattern, since basic enumerates every sequence of a long stream).
@@ -79,6 +79,16 @@ func Long() Option { return func(c *config) { c.long = true } }
 // from one to the other), floats and huge ints among the values, and
 // windows up to the largest (and beyond it, a compile error).
 func Extremes() Option { return func(c *config) { c.extremes = true } }
+
+// Overflows puts the ends of int64 and their neighbours among a third of
+// the vol values of two streams in three, adds to one query in two a
+// condition whose int arithmetic (+ - *, unary minus, abs, sum, a
+// search's attribute plus a constant) may pass them, and gives one query
+// in two a RETURN column of such arithmetic: a run that meets an overflow
+// stops with its error. RETURN reads the matches alone, which every engine
+// finds alike, so its error is every engine's; a condition's is where a
+// plan evaluates it (docs/LANGUAGE.md).
+func Overflows() Option { return func(c *config) { c.overflows = true } }
 
 // Strategies names an event selection strategy in one query in three.
 func Strategies() Option { return func(c *config) { c.strategies = true } }
@@ -118,6 +128,7 @@ func Generate(r Source, opts ...Option) Case {
 	}
 	ts, jump := int64(1), -1
 	ids := []string{"1", "2", "3", "2.0"}
+	edgeVols := cfg.overflows && r.IntN(3) > 0
 	if cfg.extremes {
 		ts, jump = extremeStart(r, events)
 		ids = append(ids, "9007199254740993", "9007199254740992.0", "-9223372036854775808", "9.3e18")
@@ -132,8 +143,13 @@ func Generate(r Source, opts ...Option) Case {
 		if cfg.extremes && r.IntN(4) == 0 {
 			price += ".5"
 		}
+		price = cell(price) // drawn first, as ever
+		vol := fmt.Sprint(r.IntN(8))
+		if edgeVols && r.IntN(3) == 0 {
+			vol = pick(edgeInts)
+		}
 		fmt.Fprintf(&csv, "%s,%d,%s,%s,%s,%s\n", typ, ts,
-			cell(price), cell(fmt.Sprint(r.IntN(8))),
+			price, cell(vol),
 			cell(pick([]string{"x", "y", "z"})), cell(pick(ids)))
 	}
 
@@ -195,7 +211,7 @@ func Generate(r Source, opts ...Option) Case {
 		}
 	}
 
-	conds := conditions(r, singles, negs, closures)
+	conds := conditions(r, cfg, singles, negs, closures)
 	if cfg.strategies && r.IntN(3) == 0 {
 		conds = append([]string{pick(strategyNames)}, conds...)
 	}
@@ -210,12 +226,16 @@ func Generate(r Source, opts ...Option) Case {
 		}
 		q += " WITHIN " + w
 	}
+	if cfg.overflows && r.IntN(2) == 0 {
+		q += " RETURN " + overflowing(r, singles, closures, true) + " AS r"
+	}
 	return Case{StreamCSV: csv.String(), Query: q}
 }
 
 // conditions draws a WHERE clause's conjuncts: maybe equivalence tests,
-// comparisons of the singles, each negation's and closure's own tests.
-func conditions(r Source, singles, negs, closures []string) []string {
+// comparisons of the singles, each negation's and closure's own tests,
+// and with Overflows maybe one whose arithmetic may overflow.
+func conditions(r Source, cfg config, singles, negs, closures []string) []string {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	var conds []string
 	attrs := []string{"price", "vol"}
@@ -270,7 +290,41 @@ func conditions(r Source, singles, negs, closures []string) []string {
 			conds = append(conds, fmt.Sprintf("%s[1].price < %s[%s.LEN].price", v, v, v))
 		}
 	}
+	if cfg.overflows && r.IntN(2) == 0 {
+		conds = append(conds, overflowing(r, singles, closures, false))
+	}
 	return conds
+}
+
+// edgeInts are the ends of int64 and their neighbours.
+var edgeInts = []string{"9223372036854775807", "9223372036854775806", "-9223372036854775808", "-9223372036854775807", "-1", "0"}
+
+// overflowing is a condition whose int arithmetic on vol may pass the
+// ends of int64, or that arithmetic alone (value).
+func overflowing(r Source, singles, closures []string, value bool) string {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	a, b := pick(singles), pick(singles)
+	k := pick([]string{"1", "5", "-1", "0", "9223372036854775807", "-9223372036854775808"})
+	var x, op string
+	switch n := r.IntN(9); {
+	case n == 8 && len(closures) > 0:
+		x = fmt.Sprintf("sum(%s[].vol)", pick(closures))
+	case n >= 6: // with a condition, a search's int check with an offset
+		x, op = fmt.Sprintf("%s.vol %s %s", a, pick([]string{"+", "-"}), k), pick([]string{"< " + b + ".vol", ">= " + b + ".vol"})
+	case n == 5:
+		x = fmt.Sprintf("abs(%s.vol)", a)
+	case n == 4:
+		x = fmt.Sprintf("-%s.vol", a)
+	default:
+		x = fmt.Sprintf("%s.vol %s %s.vol", a, pick([]string{"+", "-", "*"}), b)
+	}
+	if value {
+		return x
+	}
+	if op == "" {
+		op = "> " + k
+	}
+	return x + " " + op
 }
 
 var strategyNames = []string{"skip-till-any-match", "skip-till-next-match", "partition-contiguity", "strict-contiguity"}
