@@ -25,12 +25,13 @@ func (s *Split) Shares() [][]int {
 	return out
 }
 
-// SetShare sets whether Start groups the rules that begin alike, and
-// returns a func that restores it.
-func SetShare(on bool) (restore func()) {
-	old := shareStarts
-	shareStarts = on
-	return func() { shareStarts = old }
+// SetShare sets whether Start groups the rules that begin alike, and how
+// many rules a group needs for each type they are gated on, and returns
+// a func that restores both.
+func SetShare(on bool, rulesPerGate int) (restore func()) {
+	old, oldPer := shareStarts, perGate
+	shareStarts, perGate = on, rulesPerGate
+	return func() { shareStarts, perGate = old, oldPer }
 }
 
 // Grouped is how many of the pass's rules read their starts from a

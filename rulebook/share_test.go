@@ -16,9 +16,9 @@ import (
 
 // sharedQuery is a rule whose first component is one of a few, so that
 // a rulebook of them has groups that share their starts (Starts): the
-// same start type and filters, with later components, bounds, windows
-// (none too) and strategies of their own, and a later component of the
-// start's type.
+// same start type and filters, with bounds, windows (none too) and
+// strategies of their own, and later components of few types (the
+// start's too), so that a group's gates serve several rules.
 func sharedQuery(r *rand.Rand) string {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	first := pick([]string{"A", "B"})
@@ -33,7 +33,7 @@ func sharedQuery(r *rand.Rand) string {
 	if r.IntN(5) == 0 {
 		within = ""
 	}
-	return fmt.Sprintf("PATTERN SEQ(%s a, %s b) WHERE %s%s", first, pick([]string{first, "A", "B", "C", "D"}), strings.Join(conj, " AND "), within)
+	return fmt.Sprintf("PATTERN SEQ(%s a, %s b) WHERE %s%s", first, pick([]string{first, "C", "D"}), strings.Join(conj, " AND "), within)
 }
 
 // TestSharedStarts: rules that begin alike read their starts from one
@@ -66,8 +66,14 @@ func TestSharedStarts(t *testing.T) {
 		defer rulebook.SetBatch(1 + r.IntN(8))()
 		// pass runs the rules, the last ones added at addAt, and returns
 		// their matches, their events read at mid and their results.
+		// Half the trials group every two rules alike, the others as a
+		// pass does (perGate).
+		perGate := 4
+		if trial%2 == 0 {
+			perGate = 1
+		}
 		pass := func(share bool) ([][]string, []int64, []rulebook.Result) {
-			defer rulebook.SetShare(share)()
+			defer rulebook.SetShare(share, perGate)()
 			got, sinks := collect(len(rules))
 			p := rulebook.New(stream.Schema, rules[:first]).Start(ctx, sinks[:first])
 			if n, groups := p.Grouped(); share {
@@ -122,9 +128,9 @@ func TestSharedStarts(t *testing.T) {
 			}
 		}
 	}
-	// Sharing happens: in these trials 323 of the 960 first rules read
+	// Sharing happens: in these trials 165 of the 960 first rules read
 	// another's starts.
-	if readers < 4*trials {
-		t.Errorf("%d rules in all read another's starts; want %d at least", readers, 4*trials)
+	if readers < 3*trials {
+		t.Errorf("%d rules in all read another's starts; want %d at least", readers, 3*trials)
 	}
 }
