@@ -118,12 +118,7 @@ func TestDifferential(t *testing.T) {
 	}
 	for trial := range trials {
 		r := rand.New(rand.NewPCG(uint64(trial), 31))
-		base := randquery.Generate(r, randquery.Strategies())
-		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stream.Name = "s"
+		stream, csv := randomStream(t, r)
 		n := 1 + r.IntN(200)
 		switch trial % 10 {
 		case 0, 4, 8:
@@ -169,12 +164,25 @@ func TestDifferential(t *testing.T) {
 						t.Fatalf("trial %d live=%v workers=%d rule %d %q on %s: error %v, alone %v", trial, live, workers, i, rule.Query.Plan().Query, rule.Query.Plan().Engine, res[i].Err, errs[i])
 					}
 					if !slices.Equal(got[i], alone[i]) {
-						t.Fatalf("trial %d live=%v workers=%d rule %d (%s) on %s:\n%s\nrulebook: %v\nalone:    %v\nindex:\n%s", trial, live, workers, i, rule.Query.Plan().Engine, rule.Query.Plan().Query, base.StreamCSV, got[i], alone[i], book.Explain())
+						t.Fatalf("trial %d live=%v workers=%d rule %d (%s) on %s:\n%s\nrulebook: %v\nalone:    %v\nindex:\n%s", trial, live, workers, i, rule.Query.Plan().Engine, rule.Query.Plan().Query, csv, got[i], alone[i], book.Explain())
 					}
 				}
 			}
 		}
 	}
+}
+
+// randomStream is a random case's stream, and its CSV (for a failure's
+// message).
+func randomStream(t *testing.T, r *rand.Rand) (*event.Stream, string) {
+	t.Helper()
+	csv := randquery.Generate(r, randquery.Strategies()).StreamCSV
+	stream, err := source.LoadCSV(strings.NewReader(csv), "s.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Name = "s"
+	return stream, csv
 }
 
 // withTicks is the stream's events with ticks among them, as a live
@@ -234,11 +242,7 @@ func TestAddAndEnd(t *testing.T) {
 	ctx := context.Background()
 	for trial := range 60 {
 		r := rand.New(rand.NewPCG(uint64(trial), 37))
-		base := randquery.Generate(r, randquery.Strategies())
-		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		stream, _ := randomStream(t, r)
 		var rules []rulebook.Rule
 		for len(rules) < 12 {
 			text := randquery.Generate(r, randquery.Strategies()).Query

@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/sase-cep/sase"
-	"github.com/sase-cep/sase/internal/randquery"
 	"github.com/sase-cep/sase/rulebook"
-	"github.com/sase-cep/sase/source"
 )
 
 // sharedQuery is a rule whose first component is one of a few, so that
@@ -48,11 +46,7 @@ func TestSharedStarts(t *testing.T) {
 	readers := 0 // the rules that read another's starts, in all
 	for trial := range trials {
 		r := rand.New(rand.NewPCG(uint64(trial), 41))
-		base := randquery.Generate(r, randquery.Strategies())
-		stream, err := source.LoadCSV(strings.NewReader(base.StreamCSV), "s.csv", source.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		stream, _ := randomStream(t, r)
 		var rules []rulebook.Rule
 		for len(rules) < 30 {
 			q, err := sase.Compile(sharedQuery(r), stream)
