@@ -186,8 +186,8 @@ func Generate(r Source, opts ...Option) Case {
 		kinds[r.IntN(n)] = 's'
 	}
 	// A closure takes a window: under skip-till-any-match, the default,
-	// its matches are every subset of the events it may take, 2^30 and
-	// more on a case's 40 events (a run of TestStrategyRandomCases at seed
+	// its matches are every subset of the events it may take, 2^25 and
+	// more on a case's 38 events (a run of TestStrategyRandomCases at seed
 	// 55,936 took 24 GB, SEQ(D v0, ANY(D, A)+ v1[], C v2, A v3)).
 	needWindow := slices.Contains(kinds, 'c')
 
