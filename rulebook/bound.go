@@ -230,13 +230,30 @@ func (s *starts) add(h *gateState, ev *event.Event) {
 
 // front makes r the deciding start.
 func (h *gateState) front(r ranked) {
-	a := r.key
-	if !h.max {
-		a = -a
+	h.thr, h.topEnd = threshold(r.key, h.max, h.k), r.end
+}
+
+// threshold is the start's side of a bound, its attribute plus k, from
+// the deciding start's key (the attribute, negated for min). Both sides
+// are exact in floats (at most 2^53), as the conjunct computes and
+// compares them: the conjunct without its closure.
+func threshold(key float64, max bool, k float64) float64 {
+	if !max {
+		key = -key
 	}
-	// Both sides are exact in floats (at most 2^53), as the conjunct
-	// computes and compares them: the conjunct without its closure.
-	h.thr, h.topEnd = a+h.k, r.end
+	return key + k
+}
+
+// holdsAt is a bound's outcome for the later attribute x against the
+// start's side thr: holds at <, =, >.
+func holdsAt(holds *[3]bool, x, thr float64) bool {
+	switch {
+	case x < thr:
+		return holds[0]
+	case x > thr:
+		return holds[2]
+	}
+	return holds[1]
 }
 
 // expire drops the starts whose window ends before ts, and copies the
@@ -276,15 +293,10 @@ func (h *gateState) reaches(s *starts, e *event.Event, x float64, xok bool) (ok,
 			return false, true
 		}
 	}
-	switch {
-	case !xok:
+	if !xok {
 		return false, false
-	case x < h.thr:
-		return h.holds[0], true
-	case x > h.thr:
-		return h.holds[2], true
 	}
-	return h.holds[1], true
+	return holdsAt(&h.holds, x, h.thr), true
 }
 
 // holds evaluates b's conjunct on e and the deciding start, which

@@ -139,18 +139,7 @@ func (g *group) reaches(r *gatedRule, e *event.Event, x float64, xok bool, p *Pa
 	case !xok:
 		return r.bound.holdsWith(g.evs[decider], e, p.bind)
 	}
-	if !r.max {
-		best = -best
-	}
-	// Both sides are exact in floats, as front has them.
-	thr := best + r.k
-	switch {
-	case x < thr:
-		return r.holds[0]
-	case x > thr:
-		return r.holds[2]
-	}
-	return r.holds[1]
+	return holdsAt(&r.holds, x, threshold(best, r.max, r.k))
 }
 
 // groupGated hands e, of type t, to the rules of the groups live on t
