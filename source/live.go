@@ -187,14 +187,28 @@ func (s *Subscription) Start() int64 { return s.start }
 // Subscribe starts a query's view of the stream. The stream does not start
 // reading until Start.
 func (l *Live) Subscribe() (*Subscription, error) {
+	subs, err := l.SubscribeN(1)
+	if err != nil {
+		return nil, err
+	}
+	return subs[0], nil
+}
+
+// SubscribeN starts n views of the stream from one position, for a query
+// whose parts read the stream each on its own goroutine (a live
+// rulebook's passes): a batch costs a channel send per view.
+func (l *Live) SubscribeN(n int) ([]*Subscription, error) {
 	l.subsMu.Lock()
 	defer l.subsMu.Unlock()
 	if l.ended {
 		return nil, fmt.Errorf("live stream %s has ended", l.name)
 	}
-	s := &Subscription{l: l, start: l.published, ch: make(chan []*event.Event, 8), quit: make(chan struct{})}
-	l.subs = append(slices.Clip(l.subs), s)
-	return s, nil
+	subs := make([]*Subscription, n)
+	for i := range subs {
+		subs[i] = &Subscription{l: l, start: l.published, ch: make(chan []*event.Event, 8), quit: make(chan struct{})}
+	}
+	l.subs = append(slices.Clip(l.subs), subs...)
+	return subs, nil
 }
 
 // Close ends the subscription: the stream stops waiting for this query.
