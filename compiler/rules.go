@@ -61,6 +61,15 @@ func (b book) Start(ctx context.Context, ss []query.Sink) query.RulePass {
 	return pass{b.b.Start(ctx, sinks(ss))}
 }
 
+func (b book) Shares(workers int) []query.RuleShare {
+	rules, books := b.b.Split(workers).Passes()
+	out := make([]query.RuleShare, len(rules))
+	for k := range rules {
+		out[k] = query.RuleShare{Rules: rules[k], Book: book{books[k]}}
+	}
+	return out
+}
+
 // pass is query.RulePass over package rulebook's.
 type pass struct{ *rulebook.Pass }
 

@@ -36,6 +36,15 @@ type Rulebook interface {
 	AutoWorkers() int
 	// Start starts a pass of the rules whose items the caller pushes.
 	Start(ctx context.Context, sinks []Sink) RulePass
+	// Shares shares the rules among up to workers passes as Run does.
+	Shares(workers int) []RuleShare
+}
+
+// RuleShare is one pass's share of a rulebook's rules: their numbers in
+// the book, ascending, and the rulebook of them.
+type RuleShare struct {
+	Rules []int
+	Book  Rulebook
 }
 
 // RulePass is a rulebook's run whose items are pushed to it.

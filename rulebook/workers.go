@@ -102,6 +102,23 @@ func (s *Split) Explain() string {
 	return text + fmt.Sprintf("Parallel: %d passes, each reading every event: %s\n", len(s.shares), strings.Join(parts, ", "))
 }
 
+// Passes are the split's passes: each one's rules, their numbers in the
+// book, ascending, and the book of them; one pass is the whole book.
+func (s *Split) Passes() ([][]int, []*Book) {
+	if len(s.shares) <= 1 {
+		all := make([]int, len(s.book.Rules))
+		for i := range all {
+			all[i] = i
+		}
+		return [][]int{all}, []*Book{s.book}
+	}
+	rules, books := make([][]int, len(s.shares)), make([]*Book, len(s.shares))
+	for k, sh := range s.shares {
+		rules[k], books[k] = sh.rules, sh.book
+	}
+	return rules, books
+}
+
 // Workers is how many passes the split runs.
 func (s *Split) Workers() int { return max(1, len(s.shares)) }
 
