@@ -283,14 +283,16 @@ func (s *Session) liveWriter(src *ast.Source, at int, l *source.Live, sc output.
 		}
 		out.src.sub, err = l.Subscribe()
 	} else {
-		var m *orderedOut
 		prefix := ""
 		if s.interactive {
 			prefix = "[" + strconv.Itoa(id) + "] "
 		}
-		if m, out.res, out.src.sub, err = s.ordered(l, split, prefix); err == nil {
+		var ms []*orderedOut
+		var subs []*source.Subscription
+		if ms, out.res, subs, err = s.ordered(l, split, prefix, 1); err == nil {
+			m := ms[0]
 			m.w = s.writer(m, sc, len(m.prefix))
-			out.w, out.src.order = m, m
+			out.w, out.src.order, out.src.sub = m, m, subs[0]
 		}
 	}
 	if err != nil {
@@ -302,23 +304,27 @@ func (s *Session) liveWriter(src *ast.Source, at int, l *source.Live, sc output.
 }
 
 // ordered is the sink in the order of l's lines of the next live query
-// on l, its writer not set yet, each of its lines led by prefix; res is
-// the results it holds, sub its subscription to l.
-func (s *Session) ordered(l *source.Live, split bool, prefix string) (m *orderedOut, res *results, sub *source.Subscription, err error) {
+// on l, its writer not set yet, each of its lines led by prefix: n
+// members of the order, each with its subscription to l, from one
+// position (a live rulebook's passes); res is the results they hold.
+func (s *Session) ordered(l *source.Live, split bool, prefix string, n int) (ms []*orderedOut, res *results, subs []*source.Subscription, err error) {
 	to := s.res // the results go where they went at the start, even after \o
 	if s.bgRes != nil && to.file == nil {
 		to = s.bgRes
 	}
 	res = to.hold()
-	m = &orderedOut{dst: lockedWriter{s.outs, to.w}, lines: s.set.Format != output.Table, split: split}
-	if prefix != "" {
-		m.prefix = []byte(prefix)
+	ms = make([]*orderedOut, n)
+	for i := range ms {
+		ms[i] = &orderedOut{dst: lockedWriter{s.outs, to.w}, lines: s.set.Format != output.Table, split: split, q: len(s.queries) + 1}
+		if prefix != "" {
+			ms[i].prefix = []byte(prefix)
+		}
 	}
-	if sub, err = s.order(l).join(l, m); err != nil {
+	if subs, err = s.order(l).join(l, ms); err != nil {
 		res.release()
 		return nil, nil, nil, err
 	}
-	return m, res, sub, nil
+	return ms, res, subs, nil
 }
 
 // end releases the results the query wrote to, adding to its error.

@@ -20,7 +20,10 @@ import (
 // released (the item whose arrival completed it or let it out; the
 // stream's end for what the end releases), then by query number. So a
 // piped stream gives the same bytes from run to run, however the
-// queries' goroutines are scheduled (docs/LANGUAGE.md, Live streams).
+// queries' goroutines are scheduled (docs/LANGUAGE.md, Live streams). A
+// member of the order may write for several queries (a live rulebook's
+// pass, for its rules): each of its tags says whose lines it holds, in
+// ascending query order at a position.
 //
 // Each query's writer writes into the query's own buffer (orderedOut).
 // As the query reads on, what it wrote is tagged with the position it
@@ -43,7 +46,7 @@ const (
 // lineOrder is the order of one live stream's queries' lines.
 type lineOrder struct {
 	mu      sync.Mutex
-	members []*orderedOut // in query order; ended ones leave once their lines are out
+	members []*orderedOut // in the order they joined; ended ones leave once their lines are out
 	out     []byte        // release's
 }
 
@@ -60,19 +63,22 @@ func (s *Session) order(l *source.Live) *lineOrder {
 	return o
 }
 
-// join subscribes m's query to the stream l and adds it to the order:
-// together, so that no line of a position the query will read goes out
-// before it joins.
-func (o *lineOrder) join(l *source.Live, m *orderedOut) (*source.Subscription, error) {
+// join subscribes the members ms of a query to the stream l, from one
+// position, and adds them to the order: together, so that no line of a
+// position the query will read goes out before it joins.
+func (o *lineOrder) join(l *source.Live, ms []*orderedOut) ([]*source.Subscription, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	sub, err := l.Subscribe()
+	subs, err := l.SubscribeN(len(ms))
 	if err != nil {
 		return nil, err
 	}
-	m.o, m.pos, m.done, m.drained = o, sub.Start()-1, sub.Start()-1, make(chan struct{})
-	o.members = append(o.members, m)
-	return sub, nil
+	for i, m := range ms {
+		start := subs[i].Start()
+		m.o, m.pos, m.done, m.drained = o, start-1, start-1, make(chan struct{})
+	}
+	o.members = append(o.members, ms...)
+	return subs, nil
 }
 
 // orderedOut is a live query's sink into the order: the writer of its
@@ -83,6 +89,7 @@ type orderedOut struct {
 	w      output.Writer // the query's format, writing into this
 	dst    io.Writer     // where its lines go: the results it started with
 	prefix []byte        // each of its lines' (the shell's "[n] ")
+	q      int           // the query whose lines it writes (tag; put says whose)
 	// lines: w's Sync writes its rows without changing them (CSV, JSON
 	// Lines, count; not a table, whose Sync ends a page), so it is synced
 	// at each position that has rows, and each line gets its position.
@@ -113,9 +120,11 @@ type orderedOut struct {
 	drained chan struct{}
 }
 
-// tag is where the bytes of one position end in a block's buffer.
+// tag is where the bytes of one position and one query end in a block's
+// buffer.
 type tag struct {
 	pos int64
+	q   int
 	end int
 }
 
@@ -170,9 +179,19 @@ func (m *orderedOut) Finish() error {
 // tag gives what w wrote since the last tag the query's position.
 func (m *orderedOut) tag() {
 	if len(m.buf) > m.tagged {
-		m.tags = append(m.tags, tag{m.pos, len(m.buf)})
+		m.tags = append(m.tags, tag{m.pos, m.q, len(m.buf)})
 		m.tagged = len(m.buf)
 	}
+}
+
+// put adds query q's lines b at the position m has read to: a member
+// writing for several queries puts each one's lines of a position in
+// query order. What w wrote since the last tag is tagged first.
+func (m *orderedOut) put(q int, b []byte) {
+	m.tag()
+	m.buf = append(m.buf, b...)
+	m.tags = append(m.tags, tag{m.pos, q, len(m.buf)})
+	m.tagged = len(m.buf)
 }
 
 // track follows the query's position as its run reads the events: the
@@ -241,18 +260,20 @@ func (o *lineOrder) release() {
 	for {
 		var best *orderedOut
 		var bestPos int64
+		var bestQ int
 		for _, m := range o.members {
 			if len(m.queue) == 0 {
 				continue
 			}
-			pos := m.queue[0].tags[0].pos
+			t := m.queue[0].tags[0]
+			pos := t.pos
 			if m.split {
 				pos = math.MinInt64
 			} else if pos > limit {
 				continue
 			}
-			if best == nil || pos < bestPos {
-				best, bestPos = m, pos
+			if best == nil || pos < bestPos || pos == bestPos && t.q < bestQ {
+				best, bestPos, bestQ = m, pos, t.q
 			}
 		}
 		if best == nil {

@@ -1,11 +1,14 @@
 package session
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,40 +21,70 @@ import (
 	"github.com/sase-cep/sase/source"
 )
 
-// The RULE queries on one live stream run as one rulebook: one job reads
-// the stream once (one subscription, one decode) and hands each item to
-// the rules it reaches (query.RulePass), each rule writing its rows, led by
-// a rule column, with its own writer into the book's one place in the
-// order of the stream's lines. Each rule is a query of its own for SHOW
-// QUERIES and STOP QUERY; a rule added while the book runs reads from the
-// next item on. The book reads one item at a time to its end (no batch),
-// so that each line keeps the position that released it.
+// The RULE queries on one live stream run as one rulebook, its rules
+// shared among passes (SET workers): each pass is a job that reads the
+// stream (a subscription of its own to the stream's one decode) and hands
+// each item to its rules that it reaches (query.RulePass), one item at a
+// time (no batch), so that each line keeps the position that released
+// it; the passes do not wait for each other. Each rule writes its rows,
+// led by a rule column, with its own writer; its pass puts each item's
+// rows into the order of the stream's lines rule after rule, each tagged
+// with its rule's query number, so that the lines go out by position,
+// then query number, as separate live queries' do, however the rules are
+// shared. Each rule is a query of its own for SHOW QUERIES and STOP
+// QUERY. The rules added before the book reads its first item are shared
+// among the passes then, as a loaded book's are (query.Rulebook.Shares);
+// a rule added later joins the pass with the fewest rules running and
+// reads from that pass's next item on.
 type liveBook struct {
-	s      *Session
-	live   *source.Live
-	lq     *liveQuery      // the book's own, unlisted: counts what it reads, stops it when its stream is stopped
-	ctx    context.Context // the book's run's: cancelled, it stops
-	cancel context.CancelFunc
-	m      *orderedOut
-	res    *results
+	s       *Session
+	live    *source.Live
+	ctx     context.Context // the book's run's: cancelled, it stops
+	cancel  context.CancelFunc
+	timing  bool
+	workers int         // as SET said when the book started: 0 is auto
+	passes  []*bookPass // as many as workers (auto: the CPUs) until placed
 
-	mu    sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
-	pass  query.RulePass
-	rules []*liveRule // in pass order
-	dirty []*liveRule // rules with rows not synced
+	mu      sync.Mutex    // the session's, to add and stop rules, and place's; taken before a pass's
+	schema  *event.Schema // of the rule added last: the book's index reads it
+	pending []*liveRule   // the rules added before the book's first item, by place
+	placed  bool
+
+	// Under lmu, taken last: the rules running, and whether the book has
+	// ended (its last rule has: a new rule starts a new book).
+	lmu     sync.Mutex
+	running int
+	ended   bool
+}
+
+// bookPass is one pass of a live rulebook: its job's goroutine holds mu
+// for each item and pause; what follows mu is under it, as m is.
+type bookPass struct {
+	b  *liveBook
+	m  *orderedOut
+	lq *liveQuery // unlisted: counts what it reads, stops the book when its stream is stopped
+
+	mu      sync.Mutex
+	pass    query.RulePass // nil until placed
+	idle    bool           // placed without rules under workers = auto: it ends
+	rules   []*liveRule    // in pass order, which is query order
+	running int            // its rules not ended
+	dirty   []*liveRule    // rules with rows not put into m
 	// full are the rules that reached their limit at this item: the
-	// book ends them after it, without a walk of every rule.
-	full   []*liveRule
-	ended  bool // the book ends: a new rule starts a new book
-	timing bool
+	// pass ends them after it, without a walk of every rule.
+	full []*liveRule
 }
 
 // liveRule is one rule of a live rulebook.
 type liveRule struct {
 	lq      *liveQuery
-	i       int // its number in the pass
-	w       output.Writer
+	rule    query.Rule
+	p       *bookPass // its pass, once placed
+	i       int       // its number in the pass
+	out     bytes.Buffer
+	w       output.Writer // writing into out, which its pass puts into the order
 	limit   int64
+	dirty   bool // in its pass's dirty
 	ended   bool // its run has ended (r.res)
 	atLimit bool
 	res     query.RuleResult
@@ -66,7 +99,7 @@ func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.S
 	b := s.books[l]
 	if b != nil {
 		b.mu.Lock()
-		if b.ended {
+		if !b.join() {
 			b.mu.Unlock()
 			b = nil
 		}
@@ -77,17 +110,30 @@ func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.S
 			return err
 		}
 		b.mu.Lock()
+		b.join()
 	}
 	defer b.mu.Unlock()
 	sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
 	sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
-	r := &liveRule{lq: s.addQuery(l, q), w: s.writer(b.m, sc, 0), limit: s.set.Limit}
+	r := &liveRule{lq: s.addQuery(l, q), rule: query.Rule{Name: q.Rule.Name, Query: cq}, limit: s.set.Limit}
+	r.w = s.writer(&r.out, sc, 0)
 	r.lq.cancel = func() { b.stop(r) }
-	b.rules = append(b.rules, r)
-	r.i = b.pass.Add(view.Schema, query.Rule{Name: q.Rule.Name, Query: cq}, b.sink(r, q.Rule.Name))
+	b.schema = view.Schema
+	var p *bookPass
+	if b.placed {
+		p = b.leastLoaded()
+		r.p, r.i = p, p.pass.Add(view.Schema, r.rule, b.sink(r))
+		p.rules = append(p.rules, r)
+		p.running++
+	} else {
+		b.pending = append(b.pending, r)
+		p = b.passes[0] // none has read an item: any pass's place in the order is the book's
+		p.mu.Lock()
+	}
 	// A header (CSV's) goes out now, before any event, in statement order.
-	b.dirty = append(b.dirty, r)
-	b.m.Sync()
+	p.mark(r)
+	p.m.Sync()
+	p.mu.Unlock()
 	text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
 	if len(unseen) > 0 {
 		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
@@ -99,25 +145,41 @@ func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.S
 	return nil
 }
 
-// startBook starts an empty rulebook on l, its job waiting for items.
+// startBook starts an empty rulebook on l, its passes' jobs waiting for
+// items: as many as SET workers says, or as the CPUs for auto, which
+// place decides among.
 func (s *Session) startBook(l *source.Live) (*liveBook, error) {
-	m, res, sub, err := s.ordered(l, false, "")
+	n := s.set.Workers
+	if n == 0 {
+		n = runtime.NumCPU()
+	}
+	ms, res, subs, err := s.ordered(l, false, "", n)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &liveBook{s: s, live: l, m: m, res: res, ctx: ctx, cancel: cancel, timing: s.set.Timing,
-		lq: &liveQuery{live: l, cancel: cancel}}
-	m.w = bookWriter{b}
-	b.pass = s.c.Rulebook(l.Snapshot().Schema, nil).Start(ctx, nil)
+	b := &liveBook{s: s, live: l, ctx: ctx, cancel: cancel, timing: s.set.Timing, workers: s.set.Workers}
+	jobs := make([]*job.Job, n)
+	for k, m := range ms {
+		p := &bookPass{b: b, m: m, lq: &liveQuery{live: l, cancel: cancel}}
+		m.w = bookWriter{p}
+		b.passes = append(b.passes, p)
+		jobs[k] = job.New(job.Config{Run: p.run, Source: &liveSource{sub: subs[k], live: l, q: p.lq}, Sink: lockedOut{p}, Live: true})
+	}
 	if s.books == nil {
 		s.books = map[*source.Live]*liveBook{}
 	}
 	s.books[l] = b
-	j := job.New(job.Config{Run: b.run, Source: &liveSource{sub: sub, live: l, q: b.lq}, Sink: lockedOut{b}, Live: true})
-	j.Start(ctx)
+	for _, j := range jobs {
+		j.Start(ctx)
+	}
 	go func() {
-		_, err := j.Wait()
+		var err error
+		for _, j := range jobs {
+			if _, jerr := j.Wait(); err == nil {
+				err = jerr
+			}
+		}
 		if rerr := res.release(); err == nil {
 			err = rerr
 		}
@@ -126,19 +188,108 @@ func (s *Session) startBook(l *source.Live) (*liveBook, error) {
 		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		for _, r := range b.rules {
-			if !r.closed {
-				b.summary(r)
+		var open []*liveRule
+		for _, p := range b.passes {
+			for _, r := range p.rules {
+				if !r.closed {
+					open = append(open, r)
+				}
 			}
+		}
+		slices.SortFunc(open, func(x, y *liveRule) int { return cmp.Compare(x.lq.id, y.lq.id) })
+		for _, r := range open {
+			b.summary(r)
 		}
 	}()
 	return b, nil
 }
 
+// place shares the rules added so far among the passes, once, as the
+// book reads its first item (or ends, or stops a rule, before): they are
+// known then, in a script all of them, and each pass indexes its share
+// once. Under workers = auto the passes the rules do not need end; under
+// workers = N each pass stays, for the rules added later. Under b.mu.
+func (b *liveBook) place() {
+	if b.placed {
+		return
+	}
+	b.placed = true
+	schema := b.schema
+	if schema == nil {
+		schema = b.live.Snapshot().Schema
+	}
+	rules := make([]query.Rule, len(b.pending))
+	for i, r := range b.pending {
+		rules[i] = r.rule
+	}
+	book := b.s.c.Rulebook(schema, rules)
+	workers := b.workers
+	if workers == 0 {
+		workers = book.AutoWorkers()
+	}
+	shares := book.Shares(min(workers, len(b.passes)))
+	for k, p := range b.passes {
+		p.mu.Lock()
+		switch {
+		case k < len(shares):
+			sh := shares[k]
+			sinks := make([]query.Sink, len(sh.Rules))
+			for j, i := range sh.Rules {
+				r := b.pending[i]
+				r.p, r.i = p, j
+				p.rules = append(p.rules, r)
+				sinks[j] = b.sink(r)
+			}
+			p.running = len(sh.Rules)
+			p.pass = sh.Book.Start(b.ctx, sinks)
+		case b.workers == 0:
+			p.idle = true
+		default:
+			p.pass = b.s.c.Rulebook(schema, nil).Start(b.ctx, nil)
+		}
+		p.mu.Unlock()
+	}
+	b.pending = nil
+}
+
+// leastLoaded is the pass with the fewest rules running, locked: a rule
+// added once the book runs joins it. Under b.mu.
+func (b *liveBook) leastLoaded() *bookPass {
+	var best *bookPass
+	least := math.MaxInt
+	for _, p := range b.passes {
+		p.mu.Lock()
+		if !p.idle && p.running < least {
+			best, least = p, p.running
+		}
+		p.mu.Unlock()
+	}
+	best.mu.Lock()
+	return best
+}
+
+// join counts a rule added to the book, unless the book has ended.
+func (b *liveBook) join() bool {
+	b.lmu.Lock()
+	defer b.lmu.Unlock()
+	if b.ended {
+		return false
+	}
+	b.running++
+	return true
+}
+
+// isEnded says whether the book's last rule has ended.
+func (b *liveBook) isEnded() bool {
+	b.lmu.Lock()
+	defer b.lmu.Unlock()
+	return b.ended
+}
+
 // sink is rule r's: its rows, led by its name, to its writer, until its
-// limit or its stop.
-func (b *liveBook) sink(r *liveRule, name string) query.Sink {
-	row := []query.Cell{{Value: event.StringValue(name)}}
+// limit or its stop. Its pass calls it, under its lock.
+func (b *liveBook) sink(r *liveRule) query.Sink {
+	row := []query.Cell{{Value: event.StringValue(r.rule.Name)}}
 	return func(cells []query.Cell) bool {
 		if r.ended || b.ctx.Err() != nil {
 			return false // stopped: the end of its run would release incomplete matches
@@ -147,34 +298,46 @@ func (b *liveBook) sink(r *liveRule, name string) query.Sink {
 		if r.err = r.w.Row(row); r.err != nil {
 			return false
 		}
-		b.m.rows = true
-		if len(b.dirty) == 0 || b.dirty[len(b.dirty)-1] != r {
-			b.dirty = append(b.dirty, r)
-		}
+		p := r.p
+		p.m.rows = true
+		p.mark(r)
 		n := r.lq.matches.Add(1)
 		if r.atLimit = r.limit > 0 && n >= r.limit; r.atLimit {
-			b.full = append(b.full, r)
+			p.full = append(p.full, r)
 		}
 		return !r.atLimit
 	}
 }
 
-// run is the book's job's: each item to the rules it reaches, in order.
-func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ func([]query.Cell) bool) (int64, error) {
+// mark notes that rule r has lines for its pass to put into the order.
+func (p *bookPass) mark(r *liveRule) {
+	if !r.dirty {
+		r.dirty = true
+		p.dirty = append(p.dirty, r)
+	}
+}
+
+// run is the pass's job's: each item to the rules it reaches, in order.
+func (p *bookPass) run(ctx context.Context, events iter.Seq[*event.Event], _ func([]query.Cell) bool) (int64, error) {
+	b := p.b
 	var n int64
 	for ev := range events {
-		b.mu.Lock()
-		b.m.step()
-		b.pass.Push(ev)
-		b.pass.Flush()
-		for _, r := range b.full {
+		p.lockPlaced()
+		if p.idle {
+			p.mu.Unlock()
+			break
+		}
+		p.m.step()
+		p.pass.Push(ev)
+		p.pass.Flush()
+		for _, r := range p.full {
 			if !r.ended {
-				b.end(r, EndedAtLimit)
+				p.end(r, EndedAtLimit)
 			}
 		}
-		b.full = b.full[:0]
-		ended := b.ended
-		b.mu.Unlock()
+		p.full = p.full[:0]
+		ended := b.isEnded()
+		p.mu.Unlock()
 		if !ev.IsTick() {
 			n++
 		}
@@ -182,14 +345,16 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 			break
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ended = true
-	if ctx.Err() == nil {
-		b.m.pos = math.MaxInt64 // the stream's end: what the run's end releases
+	p.lockPlaced()
+	defer p.mu.Unlock()
+	if p.idle {
+		return n, nil
 	}
-	results := b.pass.Finish()
-	for _, r := range b.rules {
+	if ctx.Err() == nil {
+		p.m.pos = math.MaxInt64 // the stream's end: what the run's end releases
+	}
+	results := p.pass.Finish()
+	for _, r := range p.rules {
 		if r.ended {
 			continue
 		}
@@ -202,32 +367,51 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 		case r.atLimit:
 			state = EndedAtLimit
 		}
-		b.finish(r, results[r.i], state)
+		p.finish(r, results[r.i], state)
 	}
-	return n, nil
+	return n, p.sync()
 }
 
-// end ends rule r alone, in state: its run, its writer, its lines handed
-// over; its summary follows at once unless it was the book's last rule,
-// which ends the book.
-func (b *liveBook) end(r *liveRule, state State) {
+// lockPlaced locks the pass once the book's rules are placed.
+func (p *bookPass) lockPlaced() {
+	p.mu.Lock()
+	if p.pass == nil && !p.idle {
+		p.mu.Unlock()
+		p.b.mu.Lock()
+		p.b.place()
+		p.b.mu.Unlock()
+		p.mu.Lock()
+	}
+}
+
+// end ends rule r alone, in state: its run, its writer, its lines put
+// into the order and handed over; its summary follows at once unless it
+// was the book's last rule, which ends the book. Under p.mu.
+func (p *bookPass) end(r *liveRule, state State) {
+	b := p.b
 	r.ended = true // what its run's end releases is not written: a stop's is not complete
-	b.finish(r, b.pass.End(r.i), state)
-	b.m.tag()
-	b.m.handOver(b.m.pos, false)
-	if !slices.ContainsFunc(b.rules, func(r *liveRule) bool { return !r.ended }) {
-		b.ended = true // its summary follows the book's end, once its lines are out
+	p.finish(r, p.pass.End(r.i), state)
+	p.m.Sync()
+	p.running--
+	b.lmu.Lock()
+	b.running--
+	last := b.running == 0
+	b.ended = b.ended || last
+	b.lmu.Unlock()
+	if last {
+		b.cancel() // every pass ends; its summary follows, once its lines are out
 		return
 	}
 	b.summary(r)
 }
 
 // finish records the end of rule r's run and writes its writer's end.
-func (b *liveBook) finish(r *liveRule, res query.RuleResult, state State) {
+func (p *bookPass) finish(r *liveRule, res query.RuleResult, state State) {
 	r.ended, r.res = true, res
 	if err := r.w.Finish(); r.err == nil {
 		r.err = err
 	}
+	p.mark(r)
 	if res.Stats != nil {
 		r.lq.events.Store(res.Stats.Events)
 	}
@@ -254,56 +438,71 @@ func (b *liveBook) summary(r *liveRule) {
 // one stops the book.
 func (b *liveBook) stop(r *liveRule) {
 	b.mu.Lock()
-	if !r.ended && !b.ended {
-		b.end(r, Stopped)
-	}
-	last := b.ended
-	b.mu.Unlock()
-	if last {
-		b.cancel()
+	defer b.mu.Unlock()
+	b.place() // a rule stopped before the book's first item ends in its pass
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.ended && !b.isEnded() {
+		p.end(r, Stopped)
 	}
 }
 
-// bookWriter is the book's writer in the order: its rules' writers.
-type bookWriter struct{ b *liveBook }
-
-func (w bookWriter) Row([]query.Cell) error { return errors.New("a rulebook writes its rules' rows") }
-
-// Sync syncs the rules that have rows; it is the book's pause, where the
-// rules' event counts are published too (SHOW QUERIES).
-func (w bookWriter) Sync() error {
-	b := w.b
+// sync puts the lines of the rules that have some into the order, in
+// query order, each syncing its writer first unless its run has ended.
+func (p *bookPass) sync() error {
+	slices.SortFunc(p.dirty, func(x, y *liveRule) int { return cmp.Compare(x.lq.id, y.lq.id) })
 	var errs []error
-	for _, r := range b.dirty {
+	for _, r := range p.dirty {
 		if !r.ended {
 			errs = append(errs, r.w.Sync())
 		}
-	}
-	clear(b.dirty)
-	b.dirty = b.dirty[:0]
-	for _, r := range b.rules {
-		if !r.ended {
-			r.lq.events.Store(b.pass.Events(r.i))
+		if r.out.Len() > 0 {
+			p.m.put(r.lq.id, r.out.Bytes())
+			r.out.Reset()
 		}
+		r.dirty = false
 	}
+	clear(p.dirty)
+	p.dirty = p.dirty[:0]
 	return errors.Join(errs...)
 }
+
+// bookWriter is a pass's writer in the order: its rules' writers.
+type bookWriter struct{ p *bookPass }
+
+func (w bookWriter) Row([]query.Cell) error { return errors.New("a rulebook writes its rules' rows") }
+
+// Sync puts the rules' lines into the order (orderedOut's Sync and step
+// call it).
+func (w bookWriter) Sync() error { return w.p.sync() }
 
 // Finish: the rules' writers have finished as their runs ended.
 func (w bookWriter) Finish() error { return nil }
 
-// lockedOut is the book's sink for its job, which calls it at pauses and
-// at the end, under the book's lock.
-type lockedOut struct{ b *liveBook }
+// lockedOut is a pass's sink for its job, which calls it at pauses and
+// at the end.
+type lockedOut struct{ p *bookPass }
 
 func (o lockedOut) Row([]query.Cell) error { return errors.New("a rulebook writes its rules' rows") }
 
+// Sync is the pass's pause: its lines are handed over, and its rules'
+// event counts published (SHOW QUERIES).
 func (o lockedOut) Sync() error {
-	o.b.mu.Lock()
-	defer o.b.mu.Unlock()
-	return o.b.m.Sync()
+	p := o.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.m.Sync()
+	if p.pass != nil {
+		for _, r := range p.rules {
+			if !r.ended {
+				r.lq.events.Store(p.pass.Events(r.i))
+			}
+		}
+	}
+	return err
 }
 
-// Finish waits until the book's lines are out: not under the lock, which
+// Finish waits until the pass's lines are out: not under the lock, which
 // the order's release does not need.
-func (o lockedOut) Finish() error { return o.b.m.Finish() }
+func (o lockedOut) Finish() error { return o.p.m.Finish() }

@@ -1,9 +1,11 @@
 package session_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,7 +35,7 @@ func ruleStream(events int) string {
 }
 
 // TestLiveRulesAsAlone: the rules on a live stream run as one rulebook,
-// on one goroutine whatever SET workers says, and each rule's lines are,
+// on one pass or shared among SET workers passes, and each rule's lines are,
 // byte for byte and in their order, what it writes as a query of its own
 // on the stream, led by its name.
 func TestLiveRulesAsAlone(t *testing.T) {
@@ -152,4 +154,56 @@ func TestLiveRuleLimit(t *testing.T) {
 	testkit.WaitFor(t, stdout, "bc,44\n")
 	testkit.WaitFor(t, stderr, "(query 2 ended at the limit")
 	pw.Close()
+}
+
+// notes are the lines of stderr that TestLiveRulesWorkersAddStop leaves out.
+var notes = regexp.MustCompile(`(?m)^(workers = \d|\(stream s ended).*\n`)
+
+// TestLiveRulesWorkersAddStop: in the shell, a live rulebook on 2 and 3
+// workers writes, byte for byte, what it writes on one, while rules are
+// added (each to the pass with the fewest rules running, reading from the
+// next event on) and stopped between the stream's pieces, and rules end
+// at their limits. Each piece ends with an event of z's, whose line goes
+// out once every pass has read the piece: the rules added then start at
+// the same event whatever the passes.
+func TestLiveRulesWorkersAddStop(t *testing.T) {
+	t.Parallel()
+	in := strings.SplitAfter(ruleStream(3000), "\n")
+	pieces := [][]string{in[:1001], in[1001:2001], in[2001:]}
+	// Between the pieces: the rules added, STOP QUERY, limits.
+	between := [][]string{
+		{"SET limit = 40;", "RULE l0: " + liveRules[0] + ";", "SET limit = 0;", "RULE r1: " + liveRules[1] + ";",
+			"RULE r2: " + liveRules[2] + ";", "RULE r3: " + liveRules[3] + ";", "RULE z: PATTERN Z z RETURN z.ts;"},
+		{"STOP QUERY 4;", "RULE a0: " + liveRules[0] + ";", "RULE a2: " + liveRules[2] + ";", "SET limit = 7;", "RULE a3: " + liveRules[3] + ";"},
+		{"STOP QUERY 2;", "SET limit = 0;", "RULE b1: " + liveRules[1] + ";", "RULE b0: " + liveRules[0] + ";"},
+	}
+	var one string
+	for _, workers := range []int{1, 2, 3} {
+		s, pw, stdout, stderr := shellOnPipe(t)
+		exec(t, s, fmt.Sprintf("SET workers = %d;", workers))
+		for k, piece := range pieces {
+			for _, stmt := range between[k] {
+				if err := exec(t, s, stmt); err != nil {
+					t.Fatalf("%s: %v\n%s", stmt, err, stderr)
+				}
+			}
+			ts := 1000 * (k + 1)
+			io.WriteString(pw, strings.Join(piece, "")+fmt.Sprintf("Z,%d,0\n", ts))
+			testkit.WaitFor(t, stdout, fmt.Sprintf("z,%d\n", ts))
+		}
+		pw.Close()
+		if err := s.Wait(context.Background()); err != nil {
+			t.Fatalf("Wait = %v\n%s", err, stderr)
+		}
+		// The notes but SET's and the stream's summary, which Wait writes
+		// as the rules' summaries come.
+		got := stdout.String() + notes.ReplaceAllString(stderr.String(), "")
+		if workers == 1 {
+			one = got
+			continue
+		}
+		if got != one {
+			t.Errorf("on %d workers the rulebook wrote\n%s\non one:\n%s", workers, got, one)
+		}
+	}
 }
