@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/chart/svg"
 	"github.com/sase-cep/sase/internal/recepbench"
+	"github.com/sase-cep/sase/session"
 )
 
 // benchCmd is `sase bench [SUITE...]`: engine throughput tables; `sase
@@ -24,7 +32,8 @@ a 30-component SEQ on 1K and 10K), fig8, fig10
 up to the CPUs), scaling (W1 on 1M, 2M, 4M events with windows 60, 120, 240, and a query without
 matches as its window grows), io (W1's matches written in each format, 1M rows loaded from CSV
 and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (rulebooks of 1 to
-10,000 rules on 1M events, as one pass and each rule alone); default all.
+10,000 rules on 1M events, as one pass and each rule alone; 1,000 and 10,000 on 2 passes, and on a
+live stream on 1 and 2); default all.
 
        sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)`)
 	limit := fs.Duration("limit", 5*time.Second, "stop a run after `D` and report the events it read")
@@ -35,7 +44,7 @@ and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (ruleb
 	if err := parseFlags(fs, args); err != nil {
 		return parseError(err)
 	}
-	var opts []bench.Option
+	opts := []bench.Option{bench.WithLiveRules(liveRules)}
 	if *svgDir != "" {
 		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "sase:", err)
@@ -48,6 +57,66 @@ and JSON Lines, GENERATE), mr (MATCH_RECOGNIZE on 1M stock events), rules (ruleb
 		return exitFailed
 	}
 	return exitOK
+}
+
+// liveRules readies the rules suite's live run (bench.LiveRules): a
+// session reads csv as a piped live stream, which starts at run, and runs
+// queries as its rulebook, each rule writing its count of matches at its
+// end.
+func liveRules(csv []byte, queries []string, workers int) (func(context.Context) ([]int64, int64, error), error) {
+	var out bytes.Buffer
+	errw := &lockedBuffer{}
+	s := session.New(&out, errw, session.WithStdin(bytes.NewReader(csv)))
+	for _, kv := range [][2]string{{"timing", "off"}, {"format", "count"}, {"workers", strconv.Itoa(workers)}} {
+		if err := s.Set(kv[0], kv[1]); err != nil {
+			return nil, err
+		}
+	}
+	var script strings.Builder
+	script.WriteString("LOAD '-' AS s;\n")
+	for i, q := range queries {
+		fmt.Fprintf(&script, "RULE r%d: %s;\n", i, q)
+	}
+	if err := s.Exec(context.Background(), &ast.Source{Name: "bench", Text: script.String()}); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, errw.String())
+	}
+	return func(ctx context.Context) ([]int64, int64, error) {
+		if err := s.Wait(ctx); err != nil && ctx.Err() == nil {
+			return nil, 0, fmt.Errorf("%w\n%s", err, errw.String())
+		}
+		matches := make([]int64, len(queries))
+		for i, line := range strings.Fields(out.String()) {
+			if i < len(matches) {
+				matches[i], _ = strconv.ParseInt(line, 10, 64)
+			}
+		}
+		var events int64
+		if m := used.FindStringSubmatch(errw.String()); m != nil {
+			events, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		return matches, events, nil
+	}, nil
+}
+
+// used is the events a live stream's summary says it used.
+var used = regexp.MustCompile(`\(stream s \w+: \d+ lines? read, (\d+) events? used`)
+
+// lockedBuffer is a session's stderr, which its queries' goroutines write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func benchRecep(args []string) int {

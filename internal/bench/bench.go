@@ -551,7 +551,7 @@ func Run(w io.Writer, names []string, limit time.Duration, opts ...Option) error
 		case "mr":
 			err = runMR(w)
 		case "rules":
-			_, err = runRules(w, RuleSizes, RuleWorkersAt, RuleEvents, limit)
+			_, err = runRules(w, RuleSizes, RuleWorkersAt, RuleEvents, limit, c.liveRules)
 		case "scaling":
 			var rs []ScalingResult
 			if rs, err = runScaling(w, Scaling, limit); err == nil {

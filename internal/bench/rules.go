@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/rulebook"
+	"github.com/sase-cep/sase/source"
 )
 
 // RuleSizes are the rulebooks of `sase bench rules`, on RuleEvents
@@ -40,10 +42,11 @@ func RulesAbove(n, minP int) []string {
 
 // RulesResult is one run of a rulebook: as one pass, or split among
 // Workers passes in parallel, or each rule alone (Alone; Done of the
-// rules ran before the time limit).
+// rules ran before the time limit), or on a live stream (Live).
 type RulesResult struct {
 	Rules   int
 	Alone   bool
+	Live    bool
 	Workers int // the rulebook's passes
 	Done    int
 	// Matches are each rule's, for the rules that ran.
@@ -135,6 +138,50 @@ func MeasureRules(stream *event.Stream, queries []string, alone bool, workers in
 	return res, nil
 }
 
+// LiveRules readies queries as the rulebook of a live stream piped in
+// as csv, on workers passes (SET workers): run runs it until the stream
+// ends or ctx is done, and returns each rule's matches and the events the
+// stream used. The session runs it, above this package: cmd/sase passes
+// it in.
+type LiveRules func(csv []byte, queries []string, workers int) (run func(ctx context.Context) (matches []int64, events int64, err error), err error)
+
+// WithLiveRules adds the rules suite's live rows, run by run.
+func WithLiveRules(run LiveRules) Option {
+	return func(c *runConfig) { c.liveRules = run }
+}
+
+// MeasureLiveRules runs queries as the rulebook of a live stream of csv
+// on workers passes, until limit, from the stream's start (the rules
+// compiled): its time and CPU are the stream's decoding too, which a
+// loaded book's are not, and the passes' indexes, built at the first
+// event.
+func MeasureLiveRules(live LiveRules, csv []byte, queries []string, workers int, limit time.Duration) (RulesResult, error) {
+	run, err := live(csv, queries, workers)
+	if err != nil {
+		return RulesResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	stop, start := watch(), time.Now()
+	matches, events, err := run(ctx)
+	res := RulesResult{Rules: len(queries), Live: true, Workers: workers, Done: len(queries), Matches: matches}
+	res.Elapsed = time.Since(start)
+	res.PeakHeap, res.CPU = stop()
+	if res.Stopped = ctx.Err() != nil; err != nil && !res.Stopped {
+		return res, err
+	}
+	res.Events = events
+	for _, m := range matches {
+		res.Result.Matches += m
+	}
+	return res, nil
+}
+
+// liveRounds is how many times the live rows run each rulebook, workers
+// 1 and 2 alternated, so that a load that comes and goes on a shared
+// machine weighs on both alike.
+const liveRounds = 2
+
 // RuleMinPs are the rules suite's shapes: P from 0 (dense: a start's
 // filter passes half its type's events, and matches dominate) and from
 // 90 (selective).
@@ -146,16 +193,25 @@ var RuleMinPs = []int{0, 90}
 var RuleWorkersAt = []int{1_000, 10_000}
 
 // runRules prints the rules table: each rulebook as one pass (and, at
-// the sizes workersAt lists, split among 2 in parallel), then each rule
-// alone, with whether each rule's matches agree.
-func runRules(w io.Writer, sizes, workersAt []int, events int, limit time.Duration) ([]RulesResult, error) {
-	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran)\n", events, limit)
+// the sizes workersAt lists, split among 2 in parallel, and with live,
+// on a live stream on 1 and 2 passes), then each rule alone, with
+// whether each rule's matches agree.
+func runRules(w io.Writer, sizes, workersAt []int, events int, limit time.Duration, live LiveRules) ([]RulesResult, error) {
+	fmt.Fprintf(w, "== rules (rulebooks of random SEQ(stockX a, stockY b) WHERE a.price > P AND b.price < a.price - D WITHIN w, D < 20, 5 <= w < 55; %d uniform stock events; time limit %s per run; alone: each rule's own pass, extrapolated from the rules that ran; live: the book on the stream piped in as CSV, decoding included, W1 and W2 alternated)\n", events, limit)
 	widths := []int{6, 6, 11, 10, 10, 8, 9, 9, 9, 12}
 	row := tableRow(w, widths)
 	if err := row("P", "rules", "run", "matches", "time", "events/s", "CPU/event", "CPU/rule", "peak heap", "same matches"); err != nil {
 		return nil, err
 	}
 	stream := Stocks(events, 0)()
+	var csv bytes.Buffer
+	if live != nil {
+		cfg := source.DefaultStockConfig()
+		cfg.Events = events
+		if err := source.WriteStocksCSV(&csv, cfg); err != nil {
+			return nil, fmt.Errorf("rules: %w", err)
+		}
+	}
 	var out []RulesResult
 	for _, minP := range RuleMinPs {
 		for _, n := range sizes {
@@ -172,6 +228,15 @@ func runRules(w io.Writer, sizes, workersAt []int, events int, limit time.Durati
 				}
 				runs = append(runs, book)
 			}
+			for round := 0; live != nil && len(workers) > 1 && round < liveRounds; round++ {
+				for _, w := range workers {
+					r, err := MeasureLiveRules(live, csv.Bytes(), queries, w, limit)
+					if err != nil {
+						return nil, fmt.Errorf("rules, live: %w", err)
+					}
+					runs = append(runs, r)
+				}
+			}
 			alone, err := MeasureRules(stream, queries, true, 1, limit)
 			if err != nil {
 				return nil, fmt.Errorf("rules: %w", err)
@@ -182,7 +247,9 @@ func runRules(w io.Writer, sizes, workersAt []int, events int, limit time.Durati
 					same = sameMatches(r, alone)
 				}
 				run := "rulebook"
-				if r.Workers > 1 {
+				if r.Live {
+					run = fmt.Sprintf("live W%d", r.Workers)
+				} else if r.Workers > 1 {
 					run = fmt.Sprintf("rulebook W%d", r.Workers)
 				}
 				if r.Alone {

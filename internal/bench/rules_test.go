@@ -10,7 +10,7 @@ import (
 // one pass and (at 30 rules) on 2 workers, are each rule's alone.
 func TestRulesTable(t *testing.T) {
 	var b strings.Builder
-	if _, err := runRules(&b, []int{1, 30}, []int{30}, 20_000, time.Minute); err != nil {
+	if _, err := runRules(&b, []int{1, 30}, []int{30}, 20_000, time.Minute, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())

@@ -15,8 +15,9 @@ import (
 type Option func(*runConfig)
 
 type runConfig struct {
-	svgDir string // "": no charts
-	draw   chart.Drawer
+	svgDir    string // "": no charts
+	draw      chart.Drawer
+	liveRules LiveRules // nil: the rules suite has no live rows
 }
 
 // WithSVG draws each suite's chart with d into dir as bench-SUITE.svg
