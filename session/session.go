@@ -382,7 +382,7 @@ func rebase(err error, sub, src *ast.Source, start int) {
 
 // run executes one parsed statement.
 func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
-	if q, ok := st.(*ast.Query); !ok || q.Rule == nil {
+	if q, ok := st.(*ast.Query); !ok || q.Rule == nil || s.rules.endsBefore(q, s.cat.current) {
 		if err := s.runRules(ctx); err != nil { // the rules before it run first
 			s.fail(err)
 			s.bookFailed = true
