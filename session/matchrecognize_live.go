@@ -244,7 +244,7 @@ func (s *Session) mrIntoLive(src *ast.Source, st *ast.MatchRecognize, q query.Ma
 	if !ok {
 		w = math.MaxInt64
 	}
-	lq, ls, p, err := s.liveProducer(src, st.Into, st, from, target, q.Columns(), true, w)
+	lq, ls, p, err := s.soloProducer(src, st.Into, st, from, target, q.Columns(), true, w)
 	if err != nil {
 		return err
 	}

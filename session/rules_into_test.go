@@ -2,9 +2,14 @@ package session_test
 
 import (
 	"fmt"
+	"io"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sase-cep/sase/internal/testkit"
 )
 
 // TestIntoRulesAsAlone: a script whose INTO rules run in the rulebook
@@ -95,5 +100,108 @@ PATTERN d x FROM d;`,
 				}
 			}
 		}
+	}
+}
+
+// TestLiveIntoRulesAsAlone: on a live stream, INTO rules run in the
+// stream's rulebook as producers of live derived streams, which rules and
+// queries read: every query's lines (the rules', the derived streams'
+// events as queries print them) and the notes are what the script prints
+// with each INTO rule run alone, but for the INTO rules' names in their
+// notes and the events in their summaries: a rule's are those the index
+// gave it, fewer than the stream's.
+func TestLiveIntoRulesAsAlone(t *testing.T) {
+	t.Parallel() // its sessions read their own pipes
+	in := ruleStream(20000)
+	const script = `SET format = jsonl; LOAD '-' AS s;
+RULE r0: PATTERN SEQ(A a, B b) WHERE a.x > 80 AND b.x < a.x - 30 WITHIN 20 RETURN a.seq, b.x;
+RULE i1: PATTERN SEQ(B a, !(C n), A b) WHERE a.x >= 90 AND n.x > a.x WITHIN 15 RETURN a.x AS p, b.seq AS q INTO d;
+RULE r1: PATTERN SEQ(A a, A b) WHERE skip-till-next-match AND a.x < 5 AND b.x > 95 WITHIN 40;
+RULE i2: PATTERN SEQ(C a, A+ b[], B c) WHERE a.x = 7 AND b[i].x > a.x WITHIN 9 RETURN count(b[]) AS p, c.x AS q INTO d;
+RULE i3: PATTERN SEQ(A a, B b, !(C n)) WHERE a.x > 90 WITHIN 6 RETURN b.x AS p INTO e;
+RULE c: PATTERN SEQ(d x, d y) FROM d WHERE y.p > x.p WITHIN 20 RETURN x.seq, y.seq;
+RULE i4: PATTERN d x FROM d WHERE x.p > 50 RETURN x.p AS p INTO e;
+PATTERN d x FROM d WITHIN 0;
+PATTERN e x FROM e WITHIN 0;
+`
+	intoRule := regexp.MustCompile(`(?m)^RULE (i\d): (.* INTO \w+;)$`)
+	// A summary's events: an INTO rule's are the events the index gave it.
+	events := regexp.MustCompile(`, \d+ events? on `)
+	notes := func(stderr string) []string {
+		lines := strings.Split(events.ReplaceAllString(stderr, ", N events on "), "\n")
+		slices.Sort(lines) // the queries' summaries come as they end
+		return lines
+	}
+	out, stderr := runPipedNotes(t, script, in, 4096)
+	want, wantErr := runPipedNotes(t, intoRule.ReplaceAllString(script, "$2"), in, 4096)
+	started := regexp.MustCompile(`query (\d+) \(rule i\d\) started on s,`).FindAllStringSubmatch(stderr, -1)
+	for _, m := range started {
+		read := 20000
+		if sum := regexp.MustCompile(`\(query ` + m[1] + ` ended: \d+ match(es)?, (\d+) events? on s\)`).FindStringSubmatch(stderr); sum != nil {
+			read, _ = strconv.Atoi(sum[2])
+		}
+		if read >= 20000 {
+			t.Errorf("query %s did not run in the book:\n%s", m[1], stderr)
+		}
+	}
+	if len(started) != 3 {
+		t.Errorf("%d INTO rules on s, want 3:\n%s", len(started), stderr)
+	}
+	stderr = regexp.MustCompile(` \(rule i\d\)`).ReplaceAllString(stderr, "")
+	got, all := byLine(out), byLine(want)
+	for _, k := range []string{`"rule":"r0"`, `"rule":"r1"`, `"rule":"c"`, `"type":"d"`, `"type":"e"`} {
+		if got[k] != all[k] || got[k] == "" {
+			t.Errorf("%s: in the book\n%.3000s\nalone:\n%.3000s", k, got[k], all[k])
+		}
+	}
+	if len(got) != len(all) {
+		t.Errorf("lines of %d kinds, alone %d", len(got), len(all))
+	}
+	if g, w := notes(stderr), notes(wantErr); !slices.Equal(g, w) {
+		t.Errorf("notes in the book\n%s\nalone:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+}
+
+// byLine splits JSON Lines by what wrote them: a rule's by its name, a
+// query's of a whole event by the event's type; each in its order.
+func byLine(out string) map[string]string {
+	kind := regexp.MustCompile(`^\{"rule":"\w+"|^\{"x":\{"type":"\w+"`)
+	by := map[string]string{}
+	for line := range strings.Lines(out) {
+		k := kind.FindString(line)
+		k = k[strings.LastIndex(k, "{")+1:]
+		by[k] += line
+	}
+	return by
+}
+
+// TestLiveIntoRuleStop: in the shell, a live INTO rule is a query of its
+// own in its stream's rulebook: its derived events are released as its
+// input's time passes them, not at its end; SHOW QUERIES lists it; STOP
+// QUERY ends it alone, and with it its derived stream, whose consumer
+// ends, while the book's other rule goes on.
+func TestLiveIntoRuleStop(t *testing.T) {
+	s, pw, stdout, stderr := shellOnPipe(t)
+	exec(t, s, "RULE ab: PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x, b.x;")
+	exec(t, s, "RULE i: PATTERN SEQ(A a, !(C n)) WITHIN 1 RETURN a.x AS x INTO d;")
+	exec(t, s, "PATTERN d e FROM d WITHIN 1 RETURN e.x;")
+	testkit.WaitFor(t, stderr, "query 2 (rule i) started on s, into d\n")
+	io.WriteString(pw, "type,ts,x\nA,1,7\nB,2,20\nB,3,30\nB,4,40\n")
+	testkit.WaitFor(t, stdout, "ab,7,40\n")
+	// Its match of A,1 waits out its window; then the producer holds it
+	// until its input has passed ts 1 by the window (at B,4).
+	testkit.WaitFor(t, stdout, "[3] 7\n")
+	exec(t, s, "SHOW QUERIES;")
+	testkit.WaitFor(t, stdout, "2,s,running,1,1,\"RULE i: PATTERN SEQ(A a, !(C n)) WITHIN 1 RETURN a.x AS x INTO d\"\n")
+	exec(t, s, "STOP QUERY 2;")
+	testkit.WaitFor(t, stderr, "(query 2 stopped: 1 match, 1 event on s)")
+	testkit.WaitFor(t, stderr, "(query 3 ended: 1 match, 1 event on d)")
+	testkit.WaitFor(t, stderr, "(stream d ended: 1 line read, 1 event used, 0 late, 0 lines rejected)")
+	io.WriteString(pw, "A,10,9\nB,11,50\n")
+	testkit.WaitFor(t, stdout, "ab,9,50\n")
+	pw.Close()
+	testkit.WaitFor(t, stderr, "(query 1 ended: 4 matches, 6 events on s)")
+	if strings.Contains(stdout.String(), "[3] 9") {
+		t.Errorf("the stopped rule's stream has an event after its stop:\n%s", stdout)
 	}
 }
