@@ -207,15 +207,12 @@ func (s *Session) runRules(ctx context.Context) error {
 	}
 	var failed []error
 	for i, r := range rs.book {
-		res := results[i]
+		res, err := results[i], results[i].Err
+		if lp := rs.into[i]; err == nil && lp != nil && w.errs[i] != nil {
+			err = lp.full(w.errs[i]) // the statement's, at its INTO
+		}
 		switch {
-		case res.Err != nil:
-			st := rs.stmts[i]
-			rebase(res.Err, st.sub, st.src, st.start)
-			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, res.Err))
-			continue
-		case rs.into[i] != nil && w.errs[i] != nil:
-			err := rs.into[i].full(w.errs[i])
+		case err != nil:
 			st := rs.stmts[i]
 			rebase(err, st.sub, st.src, st.start)
 			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, err))
