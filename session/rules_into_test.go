@@ -3,6 +3,7 @@ package session_test
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -109,11 +110,29 @@ PATTERN d x FROM d;`,
 // events as queries print them) and the notes are what the script prints
 // with each INTO rule run alone, but for the INTO rules' names in their
 // notes and the events in their summaries: a rule's are those the index
-// gave it, fewer than the stream's.
+// gave it, fewer than the stream's. The stream comes in order, and out of
+// order within its slack, which the rules read in event time.
 func TestLiveIntoRulesAsAlone(t *testing.T) {
 	t.Parallel() // its sessions read their own pipes
 	in := ruleStream(20000)
-	const script = `SET format = jsonl; LOAD '-' AS s;
+	lines := strings.SplitAfter(in, "\n")
+	r := rand.New(rand.NewPCG(5, 44))
+	for i := 1; i+1 < len(lines); i++ {
+		if r.IntN(3) == 0 {
+			lines[i], lines[i+1] = lines[i+1], lines[i]
+			i++
+		}
+	}
+	for _, run := range []struct{ with, in string }{{"", in}, {" WITH (slack = 3)", strings.Join(lines, "")}} {
+		liveIntoRulesAsAlone(t, run.with, run.in)
+	}
+}
+
+// liveIntoRulesAsAlone is a run of TestLiveIntoRulesAsAlone, the stream
+// loaded with options with from in.
+func liveIntoRulesAsAlone(t *testing.T, with, in string) {
+	t.Helper()
+	const text = `SET format = jsonl; LOAD '-' AS s%s;
 RULE r0: PATTERN SEQ(A a, B b) WHERE a.x > 80 AND b.x < a.x - 30 WITHIN 20 RETURN a.seq, b.x;
 RULE i1: PATTERN SEQ(B a, !(C n), A b) WHERE a.x >= 90 AND n.x > a.x WITHIN 15 RETURN a.x AS p, b.seq AS q INTO d;
 RULE r1: PATTERN SEQ(A a, A b) WHERE skip-till-next-match AND a.x < 5 AND b.x > 95 WITHIN 40;
@@ -124,6 +143,7 @@ RULE i4: PATTERN d x FROM d WHERE x.p > 50 RETURN x.p AS p INTO e;
 PATTERN d x FROM d WITHIN 0;
 PATTERN e x FROM e WITHIN 0;
 `
+	script := fmt.Sprintf(text, with)
 	intoRule := regexp.MustCompile(`(?m)^RULE (i\d): (.* INTO \w+;)$`)
 	// A summary's events: an INTO rule's are the events the index gave it.
 	events := regexp.MustCompile(`, \d+ events? on `)
@@ -141,24 +161,24 @@ PATTERN e x FROM e WITHIN 0;
 			read, _ = strconv.Atoi(sum[2])
 		}
 		if read >= 20000 {
-			t.Errorf("query %s did not run in the book:\n%s", m[1], stderr)
+			t.Errorf("%s: query %s did not run in the book:\n%s", with, m[1], stderr)
 		}
 	}
 	if len(started) != 3 {
-		t.Errorf("%d INTO rules on s, want 3:\n%s", len(started), stderr)
+		t.Errorf("%s: %d INTO rules on s, want 3:\n%s", with, len(started), stderr)
 	}
 	stderr = regexp.MustCompile(` \(rule i\d\)`).ReplaceAllString(stderr, "")
 	got, all := byLine(out), byLine(want)
 	for _, k := range []string{`"rule":"r0"`, `"rule":"r1"`, `"rule":"c"`, `"type":"d"`, `"type":"e"`} {
 		if got[k] != all[k] || got[k] == "" {
-			t.Errorf("%s: in the book\n%.3000s\nalone:\n%.3000s", k, got[k], all[k])
+			t.Errorf("%s, %s: in the book\n%.3000s\nalone:\n%.3000s", with, k, got[k], all[k])
 		}
 	}
 	if len(got) != len(all) {
-		t.Errorf("lines of %d kinds, alone %d", len(got), len(all))
+		t.Errorf("%s: lines of %d kinds, alone %d", with, len(got), len(all))
 	}
 	if g, w := notes(stderr), notes(wantErr); !slices.Equal(g, w) {
-		t.Errorf("notes in the book\n%s\nalone:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+		t.Errorf("%s: notes in the book\n%s\nalone:\n%s", with, strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 }
 
