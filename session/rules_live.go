@@ -209,7 +209,10 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 		b.m.step()
 		for _, r := range b.into {
 			if !r.ended {
-				r.into.Advance(ev.TS) // as Follow does alone: the rule reads every item before ev
+				// As Follow does alone: every rule has read every item
+				// before ev (Push and Flush above), so no match to come
+				// is older than what ev's time releases.
+				r.into.Advance(ev.TS)
 			}
 		}
 		b.pass.Push(ev)
