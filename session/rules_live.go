@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
@@ -38,6 +39,7 @@ type liveBook struct {
 	mu    sync.Mutex // the book's goroutine holds it for each item and pause; what follows is under it, as m is
 	pass  query.RulePass
 	rules []*liveRule // in pass order
+	into  []*liveRule // the rules with INTO: their producers follow the items' time
 	dirty []*liveRule // rules with rows not synced
 	// full are the rules that reached their limit at this item: the
 	// book ends them after it, without a walk of every rule.
@@ -51,6 +53,7 @@ type liveRule struct {
 	lq      *liveQuery
 	i       int // its number in the pass
 	w       output.Writer
+	into    *derive.Producer // with INTO: its matches go to it (w), not to the book's lines
 	limit   int64
 	ended   bool // its run has ended (r.res)
 	atLimit bool
@@ -60,43 +63,73 @@ type liveRule struct {
 }
 
 // liveRule adds RULE query q, compiled as cq over view, to the rulebook of
-// the live stream e, starting the book if e has none running.
-func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.Stream, unseen []string) error {
+// the live stream e, starting the book if e has none running. A rule
+// with INTO runs its producer query (derive.Query) as the rule, its
+// matches to its producer of the live derived stream into (nil: a new
+// one), as intoLive's do, with no limit.
+func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq query.Query, view *event.Stream, unseen []string) error {
 	l := e.live
-	b := s.books[l]
-	if b != nil {
-		b.mu.Lock()
-		if b.ended {
-			b.mu.Unlock()
-			b = nil
-		}
+	var b *liveBook
+	join := func() (err error) {
+		b, err = s.liveBook(l)
+		return err
 	}
-	if b == nil {
-		var err error
-		if b, err = s.startBook(l); err != nil {
+	r := &liveRule{limit: s.set.Limit}
+	if q.Into != nil {
+		pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
+		if err != nil {
 			return err
 		}
-		b.mu.Lock()
+		if r.lq, r.into, err = s.liveProducer(src, q.Into, q, e, into, cols, late, w, join); err != nil {
+			return err
+		}
+		cq, r.w, r.limit = pq, r.into, 0
+		b.into = append(b.into, r)
+	} else if err := join(); err != nil {
+		return err
 	}
 	defer b.mu.Unlock()
-	sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
-	sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
-	r := &liveRule{lq: s.addQuery(l, q), w: s.writer(b.m, sc, 0), limit: s.set.Limit}
+	if r.into == nil {
+		sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
+		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
+		r.lq, r.w = s.addQuery(l, q), s.writer(b.m, sc, 0)
+	}
 	r.lq.cancel = func() { b.stop(r) }
 	b.rules = append(b.rules, r)
 	r.i = b.pass.Add(view.Schema, query.Rule{Name: q.Rule.Name, Query: cq}, b.sink(r, q.Rule.Name))
-	// A header (CSV's) goes out now, before any event, in statement order.
-	b.dirty = append(b.dirty, r)
-	b.m.Sync()
-	text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
-	if len(unseen) > 0 {
-		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
+	if r.into == nil { // a producer writes no lines, and is noted as it starts
+		// A header (CSV's) goes out now, before any event, in statement order.
+		b.dirty = append(b.dirty, r)
+		b.m.Sync()
+		text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
+		if len(unseen) > 0 {
+			text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
+		}
+		s.note("%s", text)
 	}
-	s.note("%s", text)
 	if s.interactive || s.startLive {
 		l.Start()
 	}
 	return nil
+}
+
+// liveBook returns the rulebook running on l, locked, started if l has
+// none running.
+func (s *Session) liveBook(l *source.Live) (*liveBook, error) {
+	b := s.books[l]
+	if b != nil {
+		b.mu.Lock()
+		if !b.ended {
+			return b, nil
+		}
+		b.mu.Unlock()
+	}
+	b, err := s.startBook(l)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	return b, nil
 }
 
 // startBook starts an empty rulebook on l, its job waiting for items.
@@ -143,6 +176,15 @@ func (b *liveBook) sink(r *liveRule, name string) query.Sink {
 		if r.ended || b.ctx.Err() != nil {
 			return false // stopped: the end of its run would release incomplete matches
 		}
+		if r.into != nil {
+			// Its events are the derived stream's, not the book's lines
+			// (its producer syncs at each pause), and it has no limit.
+			if r.err = r.into.Row(cells); r.err != nil {
+				return false
+			}
+			r.lq.matches.Add(1)
+			return true
+		}
 		row = append(row[:1], cells...)
 		if r.err = r.w.Row(row); r.err != nil {
 			return false
@@ -165,6 +207,14 @@ func (b *liveBook) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 	for ev := range events {
 		b.mu.Lock()
 		b.m.step()
+		for _, r := range b.into {
+			if !r.ended {
+				// As Follow does alone: every rule has read every item
+				// before ev (Push and Flush above), so no match to come
+				// is older than what ev's time releases.
+				r.into.Advance(ev.TS)
+			}
+		}
 		b.pass.Push(ev)
 		b.pass.Flush()
 		for _, r := range b.full {
@@ -281,6 +331,11 @@ func (w bookWriter) Sync() error {
 	}
 	clear(b.dirty)
 	b.dirty = b.dirty[:0]
+	for _, r := range b.into {
+		if !r.ended {
+			errs = append(errs, r.w.Sync()) // what its producer released goes out, as alone at each pause
+		}
+	}
 	for _, r := range b.rules {
 		if !r.ended {
 			r.lq.events.Store(b.pass.Events(r.i))
