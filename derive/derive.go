@@ -196,19 +196,26 @@ func EventBytes(cols int) int64 {
 // Cols names the producer's attributes.
 func (p *Producer) Cols() []string { return p.cols }
 
-// Follow passes the producer's input through, noting its time: before an
-// event with a later ts reaches the query, the events that no match can
-// precede any more are released.
+// Follow passes the producer's input through, noting its time (Advance)
+// before each event reaches the query.
 func (p *Producer) Follow(events iter.Seq[*event.Event]) iter.Seq[*event.Event] {
 	return func(yield func(*event.Event) bool) {
 		for e := range events {
-			if !p.started || e.TS > p.last {
-				p.advance(e.TS)
-			}
+			p.Advance(e.TS)
 			if !yield(e) {
 				return
 			}
 		}
+	}
+}
+
+// Advance notes that the producer's query is about to read an item of
+// time ts, having read every item before it (a rulebook's rule, whose
+// items the book hands it, calls it so): once ts is later than the last
+// item's, the events that no match can precede any more are released.
+func (p *Producer) Advance(ts int64) {
+	if !p.started || ts > p.last {
+		p.advance(ts)
 	}
 }
 

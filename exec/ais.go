@@ -8,6 +8,7 @@ import (
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/queue"
 	"github.com/sase-cep/sase/planner"
 )
 
@@ -160,10 +161,8 @@ func (s *aisStack) drop(k int) { s.lo, s.base = s.lo+k, s.base+k }
 // of it is pruned instances, the live ones move down instead of the array
 // growing: a stack the window bounds stops allocating.
 func (s *aisStack) push(in instance) {
-	if len(s.buf) == cap(s.buf) && 2*s.lo >= len(s.buf) && s.lo > 0 {
-		n := copy(s.buf, s.buf[s.lo:])
-		clear(s.buf[n:]) // the events they held may go
-		s.buf, s.lo = s.buf[:n], 0
+	if queue.Due(len(s.buf), cap(s.buf), s.lo) {
+		s.buf, s.lo = queue.Down(s.buf, s.lo), 0
 	}
 	if s.lo == len(s.buf) {
 		s.first = in.ev.TS

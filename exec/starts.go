@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/queue"
 )
 
 // Starts holds the first state's instances of pair runs that begin
@@ -115,12 +116,8 @@ func (s *Starts) Push(ev *event.Event) {
 	if a.filters.apply(a.bind, ev, 1) == 0 {
 		return
 	}
-	if len(s.ins) == cap(s.ins) && 2*s.lo >= len(s.ins) && s.lo > 0 {
-		// Full and half pruned: the live ones move down (aisStack.push).
-		n := copy(s.ins, s.ins[s.lo:])
-		copy(s.ts, s.ts[s.lo:])
-		clear(s.ins[n:])
-		s.ins, s.ts, s.base, s.lo = s.ins[:n], s.ts[:n], s.base+s.lo, 0
+	if queue.Due(len(s.ins), cap(s.ins), s.lo) {
+		s.ins, s.ts, s.base, s.lo = queue.Down(s.ins, s.lo), queue.Down(s.ts, s.lo), s.base+s.lo, 0
 	}
 	key, isInt := keyAt(int(a.pairKey[0]), ev)
 	s.ins = append(s.ins, instanceOf(ev, -1, key, isInt))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sase-cep/sase"
 	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/queue"
 )
 
 // group is a pass's rules that begin alike (share): the same first
@@ -75,12 +76,8 @@ func newGatedRule(rule int32, window int64, b *reachBound, g *group) gatedRule {
 // start logs a start: the event the pass reads now starts the group's
 // rules.
 func (g *group) start(ev *event.Event) {
-	if g.lo > 0 && len(g.ts) == cap(g.ts) && 2*g.lo >= len(g.ts) {
-		n := copy(g.ts, g.ts[g.lo:])
-		copy(g.evs, g.evs[g.lo:])
-		copy(g.keys, g.keys[g.lo:])
-		clear(g.evs[n:])
-		g.ts, g.evs, g.keys, g.lo = g.ts[:n], g.evs[:n], g.keys[:n], 0
+	if queue.Due(len(g.ts), cap(g.ts), g.lo) {
+		g.ts, g.evs, g.keys, g.lo = queue.Down(g.ts, g.lo), queue.Down(g.evs, g.lo), queue.Down(g.keys, g.lo), 0
 	}
 	key := math.NaN()
 	if g.slot >= 0 {

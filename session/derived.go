@@ -189,20 +189,42 @@ func (s *Session) intoLoaded(ctx context.Context, src *ast.Source, q *ast.Query,
 	if err != nil {
 		return err
 	}
-	var got collected
-	p, err := derive.New(&got).Add(cols, late, w)
+	lp, err := newLoadedPart(src, q.Into, cols, late, w)
 	if err != nil {
-		return err // a new stream has started nothing
+		return err
 	}
-	full := boundInto(p, src, q.Into)
-	sum, err := job.New(job.Config{Query: pq, Source: job.Loaded(p.Follow(from.stream.All())), Sink: p}).Run(ctx)
+	sum, err := job.New(job.Config{Query: pq, Source: job.Loaded(lp.Follow(from.stream.All())), Sink: lp}).Run(ctx)
 	if err != nil {
-		return full(err)
+		return lp.full(err)
 	}
 	s.note("(%s)", counts(sum.Stats.Matches, sum.Stats, from.name, s.set.Timing))
-	s.addLoadedPart(q.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
+	s.addLoadedPart(q.Into.Name, from, target, lp.part())
 	return nil
 }
+
+// loadedPart is a loaded INTO's producer, bounded (boundInto), and the
+// events it has released.
+type loadedPart struct {
+	*derive.Producer
+	got  collected
+	full func(error) error // boundInto's
+}
+
+// newLoadedPart makes the producer of a loaded INTO into, of columns cols,
+// released as late with window w says (derive.Stream.Add), into a stream
+// of its own: its part, which addLoadedPart adds to the derived stream.
+func newLoadedPart(src *ast.Source, into *ast.Ident, cols []string, late bool, w int64) (*loadedPart, error) {
+	lp := &loadedPart{}
+	p, err := derive.New(&lp.got).Add(cols, late, w)
+	if err != nil {
+		return nil, err // a new stream has started nothing
+	}
+	lp.Producer, lp.full = p, boundInto(p, src, into)
+	return lp, nil
+}
+
+// part is the events the producer has released, with its columns.
+func (lp *loadedPart) part() derive.Part { return derive.Part{Cols: lp.Cols(), Events: lp.got} }
 
 // memoryLimit is source.MemoryLimit; a variable, for tests.
 var memoryLimit = source.MemoryLimit

@@ -30,7 +30,7 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, c
 	if err != nil {
 		return err
 	}
-	lq, ls, p, err := s.liveProducer(src, q.Into, q, from, target, cols, late, w)
+	lq, ls, p, err := s.soloProducer(src, q.Into, q, from, target, cols, late, w)
 	if err != nil {
 		return err
 	}
@@ -43,13 +43,29 @@ func (s *Session) intoLive(src *ast.Source, q *ast.Query, from, target *entry, c
 	return nil
 }
 
+// soloProducer is liveProducer for a query run alone, on its own
+// subscription to from: it returns the query's source too, subscribed,
+// following the producer.
+func (s *Session) soloProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer, from, target *entry, cols []string, late bool, w int64) (*liveQuery, *liveSource, *derive.Producer, error) {
+	var sub *source.Subscription
+	lq, p, err := s.liveProducer(src, into, q, from, target, cols, late, w, func() (err error) {
+		sub, err = from.live.Subscribe()
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return lq, &liveSource{sub: sub, live: from.live, into: p, q: lq}, p, nil
+}
+
 // liveProducer adds query q over the live stream from as a producer of
 // the live derived stream into names (target; nil: a new one, created here
 // and started at once, so that its producers never wait for it), of
 // columns cols, released as late with window w says (derive.Stream.Add).
-// It returns the query, its source (subscribed, following the producer)
-// and the producer, which the query's rows go to.
-func (s *Session) liveProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer, from, target *entry, cols []string, late bool, w int64) (*liveQuery, *liveSource, *derive.Producer, error) {
+// join has the query read from (its subscription, or its stream's
+// rulebook), once the producer is added and before anything is noted. It
+// returns the query and the producer, which the query's rows go to.
+func (s *Session) liveProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer, from, target *entry, cols []string, late bool, w int64, join func() error) (*liveQuery, *derive.Producer, error) {
 	l := from.live
 	name := into.Name
 	d, dl := (*derivation)(nil), (*source.Live)(nil)
@@ -63,12 +79,11 @@ func (s *Session) liveProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer,
 	}
 	p, err := d.merge.Add(cols, late, w)
 	if errors.Is(err, derive.ErrStarted) {
-		return nil, nil, nil, errAt(src, into.Span.Start, "the live derived stream %s has started: a query writes into it only before its first events (in a script, live streams start at its end)", name)
+		return nil, nil, errAt(src, into.Span.Start, "the live derived stream %s has started: a query writes into it only before its first events (in a script, live streams start at its end)", name)
 	}
-	sub, err := l.Subscribe()
-	if err != nil {
+	if err := join(); err != nil {
 		p.Finish() // it would hold the others back
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	// Its type and attributes are known before its first event, so that
 	// consumers compile against them.
@@ -79,8 +94,12 @@ func (s *Session) liveProducer(src *ast.Source, into *ast.Ident, q fmt.Stringer,
 		s.addLiveEntry(&entry{name: name, kind: Live, live: dl, derived: d}, "derived stream "+name+" ("+d.describe()+")")
 		dl.Start()
 	}
-	s.note("query %d started on %s, into %s", lq.id, l.Name(), name)
-	return lq, &liveSource{sub: sub, live: l, into: p, q: lq}, p, nil
+	rule := ""
+	if aq, ok := q.(*ast.Query); ok && aq.Rule != nil {
+		rule = " (rule " + aq.Rule.Name + ")"
+	}
+	s.note("query %d%s started on %s, into %s", lq.id, rule, l.Name(), name)
+	return lq, p, nil
 }
 
 // derivedSource is a live derived stream's Source: it takes the events

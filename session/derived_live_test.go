@@ -31,6 +31,8 @@ import (
 // engines a live stream allows. From seed 70 on the producer is a v3
 // pattern (LANGUAGE.md §9) whose RETURN reads variables a match may leave
 // unbound (null attributes), and whose events' ts is the largest bound.
+// One seed in four runs the producer live as a rule, in the stream's
+// rulebook.
 func TestDerivedLiveMatchesLoaded(t *testing.T) {
 	t.Parallel() // its folder and sessions are its own
 	dir := t.TempDir()
@@ -87,6 +89,10 @@ func derivedLiveCase(t *testing.T, dir string, seed uint64) bool {
 		io.WriteString(pw, c.StreamCSV)
 		pw.Close()
 	}()
+	if seed%4 == 1 {
+		// As a rule, the producer runs in the stream's rulebook.
+		queries = "RULE p: " + queries
+	}
 	live, stderr := runScript(t, engine, "LOAD '-' AS s; "+queries, pr)
 	pr.Close()
 	if !slices.Equal(byQuery(live), byQuery(loaded)) {

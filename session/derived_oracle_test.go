@@ -80,6 +80,9 @@ func TestDerivedOracle(t *testing.T) {
 			if got := render(d); !slices.Equal(got, want) {
 				t.Fatalf("%s:\nderived stream\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
+			if got := inBook(t, path, producer, engine, 1+int(seed%2)); !slices.Equal(got, want) {
+				t.Fatalf("%s: as a rule of a rulebook, on %d passes:\nderived stream\n%s\nwant\n%s", name, 1+seed%2, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
 
 			if len(d.Events) > maxConsumed {
 				continue
@@ -104,6 +107,31 @@ func TestDerivedOracle(t *testing.T) {
 		t.Errorf("%d late producers, %d runs whose matches complete out of ts order, %d consumers with matches, %d producers that do not compile: the cases miss the point",
 			late, unordered, consumed, skipped)
 	}
+}
+
+// inBook runs producer, an INTO d query over the stream of the file at
+// path, as a rule of a rulebook beside another rule (the book's index then
+// hands it its events), on the engine, shared among workers passes, and
+// returns the derived stream d, rendered; its producer released its events
+// in ts order, as alone.
+func inBook(t *testing.T, path, producer, engine string, workers int) []string {
+	t.Helper()
+	var stderr bytes.Buffer
+	s := New(&bytes.Buffer{}, &stderr)
+	for k, v := range map[string]string{"engine": engine, "workers": fmt.Sprint(workers)} {
+		if err := s.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := "LOAD '" + path + "' AS s; RULE other: PATTERN SEQ(A a, B b) WITHIN 3; RULE p: " + producer + ";"
+	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: script}); err != nil || !strings.Contains(stderr.String(), "(rule p: ") {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	d := s.cat.entries["d"]
+	if !slices.IsSortedFunc(d.derived.producers[0].part.Events, func(a, b *event.Event) int { return cmp.Compare(a.TS, b.TS) }) {
+		t.Fatalf("%s: released out of ts order", script)
+	}
+	return render(d.stream)
 }
 
 // maxConsumed bounds the derived streams a consumer runs on: every event

@@ -28,6 +28,8 @@ func TestIntoLoadedBound(t *testing.T) {
 		{"fits", "PATTERN SEQ(stock1 a, stock2 b) WITHIN 3 RETURN a.price AS p INTO x;", ""},
 		{"pattern", "PATTERN SEQ(stock1 a, stock2 b) RETURN a.price AS p INTO x;",
 			"<test>:1:58: INTO x: a loaded derived stream is kept in memory, and 1001 events of this one would take about"},
+		{"rule", "RULE r: PATTERN SEQ(stock1 a, stock2 b) RETURN a.price AS p INTO x;",
+			"rule r: <test>:1:66: INTO x: a loaded derived stream is kept in memory, and 1001 events of this one would take about"},
 		{"match_recognize", "SELECT * FROM stocks MATCH_RECOGNIZE (MEASURES A.price AS p ONE ROW PER MATCH PATTERN (A) DEFINE A AS true) AS m INTO x;",
 			"<test>:1:119: INTO x: a loaded derived stream is kept in memory, and 1001 events of this one would take about"},
 	}

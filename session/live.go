@@ -230,11 +230,11 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq qu
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine)
 	}
+	if q.Rule != nil && unit == nil && (q.Into != nil || s.set.Output == "") {
+		return s.liveRule(src, q, e, into, cq, view, unseen) // with the stream's other rules (rules_live.go)
+	}
 	if q.Into != nil {
 		return s.intoLive(src, q, e, into, cq, view, unit)
-	}
-	if q.Rule != nil && unit == nil && s.set.Output == "" {
-		return s.liveRule(q, e, cq, view, unseen) // with the stream's other rules (rules_live.go)
 	}
 	tick := view.Unit // the stream's unit, which unitView may have set for a unit it does not know yet
 	if unit != nil {

@@ -45,6 +45,13 @@ func TestLiveOrder(t *testing.T) {
 // the given size, and returns its standard output.
 func runPiped(t *testing.T, script, input string, piece int) string {
 	t.Helper()
+	stdout, _ := runPipedNotes(t, script, input, piece)
+	return stdout
+}
+
+// runPipedNotes is runPiped, which returns the standard error too.
+func runPipedNotes(t *testing.T, script, input string, piece int) (string, string) {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func runPiped(t *testing.T, script, input string, piece int) string {
 	if err := s.Wait(context.Background()); err != nil {
 		t.Fatalf("Wait = %v\n%s", err, stderr)
 	}
-	return stdout.String()
+	return stdout.String(), stderr.String()
 }
 
 // checkLiveOrder checks that out is the queries' headers, then their rows

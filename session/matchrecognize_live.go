@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sase-cep/sase/ast"
-	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
@@ -211,13 +210,10 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 	if err != nil {
 		return err
 	}
-	cols := q.Columns()
-	var got collected
-	p, err := derive.New(&got).Add(cols, true, math.MaxInt64)
+	lp, err := newLoadedPart(src, st.Into, q.Columns(), true, math.MaxInt64)
 	if err != nil {
-		return err // a new stream has started nothing
+		return err
 	}
-	full := boundInto(p, src, st.Into)
 	n := len(from.stream.Events)
 	workers, _ := s.set.workers(nil, s.set.Format, n)
 	var counted query.MRStats
@@ -225,13 +221,13 @@ func (s *Session) mrIntoLoaded(ctx context.Context, src *ast.Source, st *ast.Mat
 		return q.Run(ctx, events, workers, emit)
 	}
 	defer s.prog.begin("query", int64(n))()
-	j := s.job(job.Config{Source: job.Slice(from.stream.Events), Sink: p, RunAll: mrLoaded(q, true, run, &counted)}, s.set.Format, n)
+	j := s.job(job.Config{Source: job.Slice(from.stream.Events), Sink: lp, RunAll: mrLoaded(q, true, run, &counted)}, s.set.Format, n)
 	sum, err := j.Run(ctx)
 	if err != nil {
-		return full(err)
+		return lp.full(err)
 	}
 	s.note("(%s)", s.mrCounts(sum, counted, from.name))
-	s.addLoadedPart(st.Into.Name, from, target, derive.Part{Cols: cols, Events: got})
+	s.addLoadedPart(st.Into.Name, from, target, lp.part())
 	return nil
 }
 
@@ -248,7 +244,7 @@ func (s *Session) mrIntoLive(src *ast.Source, st *ast.MatchRecognize, q query.Ma
 	if !ok {
 		w = math.MaxInt64
 	}
-	lq, ls, p, err := s.liveProducer(src, st.Into, st, from, target, q.Columns(), true, w)
+	lq, ls, p, err := s.soloProducer(src, st.Into, st, from, target, q.Columns(), true, w)
 	if err != nil {
 		return err
 	}

@@ -54,8 +54,8 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	if e.kind == Loaded {
 		s.emptyAttrs(q, e.name, stream.Schema)
 	}
-	if q.Rule != nil && e.kind == Loaded && q.Into == nil && !q.Analyze {
-		return s.addRule(q, e, cq) // runs with the script's next rules (rules.go)
+	if q.Rule != nil && e.kind == Loaded && !q.Analyze {
+		return s.addRule(src, q, e, cq) // runs with the script's next rules (rules.go)
 	}
 	if q.Explain && !q.Analyze {
 		return s.explain(cq, q, e.name, e.live, len(stream.Events), nil)

@@ -22,32 +22,71 @@ import (
 // or at the end of the script). Each rule's matches come out as it would
 // alone, with a first column naming the rule, one rule after another.
 // A rule written with EXPLAIN does not run: the rulebook's index is
-// shown, then its plan.
+// shown, then its plan. A rule with INTO runs in the book as its producer
+// query (derive.Query), its matches to its producer, and its events are
+// added to its derived stream at the book's end, in rule order, as alone.
 type rules struct {
 	e     *entry
 	book  []query.Rule
 	asts  []*ast.Query
-	limit int64 // the limit of matches per rule as the first rule set it
-	odd   []query.Query
-	stmts []stmtBase // by rule: where its statement is, for its errors
+	limit int64         // the limit of matches per rule as the first rule set it
+	odd   []query.Query // by rule: as compiled (an INTO rule's book query is its producer's)
+	stmts []stmtBase    // by rule: where its statement is, for its errors
+	into  []*loadedPart // by rule: its INTO's producer, or nil
 }
 
-// addRule holds a compiled RULE query on loaded stream e for the
+// addRule holds RULE query q, compiled as cq on loaded stream e, for the
 // session's rulebook on e, running the rulebook on another stream first.
-func (s *Session) addRule(q *ast.Query, e *entry, cq query.Query) error {
+func (s *Session) addRule(src *ast.Source, q *ast.Query, e *entry, cq query.Query) error {
 	if s.rules != nil && s.rules.e != e {
 		if err := s.runRules(context.Background()); err != nil {
 			return err
 		}
 	}
+	rule, lp := query.Rule{Name: q.Rule.Name, Query: cq}, (*loadedPart)(nil)
+	if q.Into != nil {
+		pq, cols, late, w, err := s.producerQuery(src, q, e.stream, cq)
+		if err == nil {
+			lp, err = newLoadedPart(src, q.Into, cols, late, w)
+		}
+		if err != nil {
+			return err
+		}
+		rule.Query = pq
+	}
 	if s.rules == nil {
 		s.rules = &rules{e: e, limit: s.set.Limit}
 	}
-	s.rules.book = append(s.rules.book, query.Rule{Name: q.Rule.Name, Query: cq})
+	s.rules.book = append(s.rules.book, rule)
 	s.rules.asts = append(s.rules.asts, q)
 	s.rules.odd = append(s.rules.odd, cq)
 	s.rules.stmts = append(s.rules.stmts, s.stmt)
+	s.rules.into = append(s.rules.into, lp)
 	return nil
+}
+
+// endsBefore reports whether the rules held must run before query q,
+// which reads current unless it names a stream: q reads a stream a held
+// rule writes with INTO, or writes into one from another stream, and must
+// find it as the held rules leave it, as if each had run alone
+// (docs/LANGUAGE.md, RULE).
+func (rs *rules) endsBefore(q *ast.Query, current string) bool {
+	if rs == nil {
+		return false
+	}
+	from := current
+	if q.From != nil {
+		from = q.From.Name
+	}
+	for i, a := range rs.asts {
+		if rs.into[i] == nil || a.Explain {
+			continue
+		}
+		if name := a.Into.Name; name == from || (q.Into != nil && q.Into.Name == name && from != rs.e.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // runRules runs the rules held, if any, as one rulebook over their
@@ -74,15 +113,15 @@ func (s *Session) runRules(ctx context.Context) error {
 		for i, q := range rs.asts {
 			if q.Explain {
 				fmt.Fprintf(s.out, "rule %s:\n", rs.book[i].Name)
-				if err := s.explain(rs.book[i].Query, q, rs.e.name, nil, len(stream.Events), nil); err != nil {
+				if err := s.explain(rs.odd[i], q, rs.e.name, nil, len(stream.Events), nil); err != nil {
 					return err
 				}
 				continue
 			}
-			rs.book[keep], rs.asts[keep], rs.odd[keep], rs.stmts[keep] = rs.book[i], q, rs.odd[i], rs.stmts[i]
+			rs.book[keep], rs.asts[keep], rs.odd[keep], rs.stmts[keep], rs.into[keep] = rs.book[i], q, rs.odd[i], rs.stmts[i], rs.into[i]
 			keep++
 		}
-		rs.book, rs.asts, rs.odd, rs.stmts = rs.book[:keep], rs.asts[:keep], rs.odd[:keep], rs.stmts[:keep]
+		rs.book, rs.asts, rs.odd, rs.stmts, rs.into = rs.book[:keep], rs.asts[:keep], rs.odd[:keep], rs.stmts[:keep], rs.into[:keep]
 		if keep == 0 {
 			return nil
 		}
@@ -92,6 +131,9 @@ func (s *Session) runRules(ctx context.Context) error {
 	outs := make([]bytes.Buffer, len(rs.book))
 	w := &bookOut{writers: make([]output.Writer, len(rs.book)), errs: make([]error, len(rs.book))}
 	for i, r := range rs.book {
+		if rs.into[i] != nil {
+			continue // it writes no rows
+		}
 		sc := schemaOf(r.Query, stream.Schema, stream.Unit, nil)
 		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
 		w.writers[i] = s.writer(&outs[i], sc, 0)
@@ -119,6 +161,20 @@ func (s *Session) runRules(ctx context.Context) error {
 		}
 		sinks := make([]query.Sink, len(rs.book))
 		for i, r := range rs.book {
+			if lp := rs.into[i]; lp != nil {
+				// Its producer is not told the input's time (Follow): it
+				// holds its events to its end, then releases them in (ts,
+				// match) order, the order in which following releases them
+				// (derive), in the memory boundInto allows for.
+				sinks[i] = func(cells []query.Cell) bool {
+					if w.errs[i] = lp.Row(cells); w.errs[i] != nil {
+						return false
+					}
+					counts[i]++
+					return sink(cells)
+				}
+				continue
+			}
 			row := []query.Cell{{Value: event.StringValue(r.Name)}}
 			sinks[i] = func(cells []query.Cell) bool {
 				row = append(row[:1], cells...)
@@ -151,18 +207,27 @@ func (s *Session) runRules(ctx context.Context) error {
 	}
 	var failed []error
 	for i, r := range rs.book {
-		res := results[i]
+		res, err := results[i], results[i].Err
+		if lp := rs.into[i]; err == nil && lp != nil && w.errs[i] != nil {
+			err = lp.full(w.errs[i]) // the statement's, at its INTO
+		}
 		switch {
-		case res.Err != nil:
+		case err != nil:
 			st := rs.stmts[i]
-			rebase(res.Err, st.sub, st.src, st.start)
-			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, res.Err))
+			rebase(err, st.sub, st.src, st.start)
+			failed = append(failed, fmt.Errorf("rule %s: %w", r.Name, err))
 			continue
 		case w.errs[i] != nil:
 			failed = append(failed, fmt.Errorf("rule %s: writing the results: %w", r.Name, w.errs[i]))
 			continue
 		}
 		s.note("(rule %s: %s)", r.Name, countsOn(counts[i], res.Stats, rs.e.name, len(stream.Events), s.set.Timing))
+		if lp := rs.into[i]; lp != nil {
+			lp.Finish() // it releases its events
+			name := rs.asts[i].Into.Name
+			s.addLoadedPart(name, rs.e, s.cat.entries[name], lp.part()) // an earlier rule may have made it
+			continue
+		}
 		if rs.limit > 0 && counts[i] >= rs.limit {
 			s.note("(rule %s stopped at the limit of %s; SET limit = 0 for all)", r.Name, plural(rs.limit, "match", "matches"))
 		}
@@ -178,8 +243,8 @@ func (s *Session) runRules(ctx context.Context) error {
 // error ends that rule alone, not the job: it is kept for the rule's
 // summary (the job counts the row it refused among those written).
 type bookOut struct {
-	writers []output.Writer
-	errs    []error // by rule: its writer's first error
+	writers []output.Writer // by rule; nil for an INTO rule's
+	errs    []error         // by rule: its writer's first error, or its INTO producer's
 }
 
 func (b *bookOut) Row([]query.Cell) error { return nil }
@@ -189,6 +254,9 @@ func (b *bookOut) Sync() error { return nil }
 // Finish finishes each rule's writer.
 func (b *bookOut) Finish() error {
 	for i, w := range b.writers {
+		if w == nil {
+			continue
+		}
 		if err := w.Finish(); b.errs[i] == nil {
 			b.errs[i] = err
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/derive"
 	"github.com/sase-cep/sase/event"
 	"github.com/sase-cep/sase/job"
 	"github.com/sase-cep/sase/output"
@@ -68,6 +69,7 @@ type bookPass struct {
 	pass    query.RulePass // nil until placed
 	idle    bool           // placed without rules under workers = auto: it ends
 	rules   []*liveRule    // in pass order, which is query order
+	into    []*liveRule    // the rules with INTO: their producers follow the items' time
 	running int            // its rules not ended
 	dirty   []*liveRule    // rules with rows not put into m
 	// full are the rules that reached their limit at this item: the
@@ -82,7 +84,8 @@ type liveRule struct {
 	p       *bookPass // its pass, once placed
 	i       int       // its number in the pass
 	out     bytes.Buffer
-	w       output.Writer // writing into out, which its pass puts into the order
+	w       output.Writer    // writing into out, which its pass puts into the order
+	into    *derive.Producer // with INTO: its matches go to it (w), not to the book's lines
 	limit   int64
 	dirty   bool // in its pass's dirty
 	ended   bool // its run has ended (r.res)
@@ -93,56 +96,84 @@ type liveRule struct {
 }
 
 // liveRule adds RULE query q, compiled as cq over view, to the rulebook of
-// the live stream e, starting the book if e has none running.
-func (s *Session) liveRule(q *ast.Query, e *entry, cq query.Query, view *event.Stream, unseen []string) error {
+// the live stream e, starting the book if e has none running. A rule
+// with INTO runs its producer query (derive.Query) as the rule, its
+// matches to its producer of the live derived stream into (nil: a new
+// one), as intoLive's do, with no limit.
+func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq query.Query, view *event.Stream, unseen []string) error {
 	l := e.live
-	b := s.books[l]
-	if b != nil {
-		b.mu.Lock()
-		if !b.join() {
-			b.mu.Unlock()
-			b = nil
-		}
+	var b *liveBook
+	join := func() (err error) {
+		b, err = s.liveBook(l)
+		return err
 	}
-	if b == nil {
-		var err error
-		if b, err = s.startBook(l); err != nil {
+	r := &liveRule{limit: s.set.Limit}
+	if q.Into != nil {
+		pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
+		if err != nil {
 			return err
 		}
-		b.mu.Lock()
-		b.join()
+		if r.lq, r.into, err = s.liveProducer(src, q.Into, q, e, into, cols, late, w, join); err != nil {
+			return err
+		}
+		cq, r.w, r.limit = pq, r.into, 0
+	} else if err := join(); err != nil {
+		return err
 	}
 	defer b.mu.Unlock()
-	sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
-	sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
-	r := &liveRule{lq: s.addQuery(l, q), rule: query.Rule{Name: q.Rule.Name, Query: cq}, limit: s.set.Limit}
-	r.w = s.writer(&r.out, sc, 0)
+	if r.into == nil {
+		sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
+		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
+		r.lq, r.w = s.addQuery(l, q), s.writer(&r.out, sc, 0)
+	}
+	r.rule = query.Rule{Name: q.Rule.Name, Query: cq}
 	r.lq.cancel = func() { b.stop(r) }
 	b.schema = view.Schema
 	var p *bookPass
 	if b.placed {
 		p = b.leastLoaded()
-		r.p, r.i = p, p.pass.Add(view.Schema, r.rule, b.sink(r))
-		p.rules = append(p.rules, r)
-		p.running++
+		r.i = p.pass.Add(view.Schema, r.rule, b.sink(r))
+		p.take(r)
 	} else {
 		b.pending = append(b.pending, r)
 		p = b.passes[0] // none has read an item: any pass's place in the order is the book's
 		p.mu.Lock()
 	}
-	// A header (CSV's) goes out now, before any event, in statement order.
-	p.mark(r)
-	p.m.Sync()
-	p.mu.Unlock()
-	text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
-	if len(unseen) > 0 {
-		text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
+	defer p.mu.Unlock()
+	if r.into == nil { // a producer writes no lines, and is noted as it starts
+		// A header (CSV's) goes out now, before any event, in statement order.
+		p.mark(r)
+		p.m.Sync()
+		text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
+		if len(unseen) > 0 {
+			text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
+		}
+		s.note("%s", text)
 	}
-	s.note("%s", text)
 	if s.interactive || s.startLive {
 		l.Start()
 	}
 	return nil
+}
+
+// liveBook returns the rulebook running on l, locked, started if l has
+// none running, with one more rule counted.
+func (s *Session) liveBook(l *source.Live) (*liveBook, error) {
+	b := s.books[l]
+	if b != nil {
+		b.mu.Lock()
+		if b.join() {
+			return b, nil
+		}
+		b.mu.Unlock()
+	}
+	b, err := s.startBook(l)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.join()
+	return b, nil
 }
 
 // startBook starts an empty rulebook on l, its passes' jobs waiting for
@@ -236,11 +267,9 @@ func (b *liveBook) place() {
 			sinks := make([]query.Sink, len(sh.Rules))
 			for j, i := range sh.Rules {
 				r := b.pending[i]
-				r.p, r.i = p, j
-				p.rules = append(p.rules, r)
-				sinks[j] = b.sink(r)
+				r.i, sinks[j] = j, b.sink(r)
+				p.take(r)
 			}
-			p.running = len(sh.Rules)
 			p.pass = sh.Book.Start(b.ctx, sinks)
 		case b.workers == 0:
 			p.idle = true
@@ -250,6 +279,16 @@ func (b *liveBook) place() {
 		p.mu.Unlock()
 	}
 	b.pending = nil
+}
+
+// take makes rule r, number r.i in the pass, the pass's.
+func (p *bookPass) take(r *liveRule) {
+	r.p = p
+	p.rules = append(p.rules, r)
+	if r.into != nil {
+		p.into = append(p.into, r)
+	}
+	p.running++
 }
 
 // leastLoaded is the pass with the fewest rules running, locked: a rule
@@ -294,6 +333,15 @@ func (b *liveBook) sink(r *liveRule) query.Sink {
 		if r.ended || b.ctx.Err() != nil {
 			return false // stopped: the end of its run would release incomplete matches
 		}
+		if r.into != nil {
+			// Its events are the derived stream's, not the book's lines
+			// (its producer syncs at each pause), and it has no limit.
+			if r.err = r.into.Row(cells); r.err != nil {
+				return false
+			}
+			r.lq.matches.Add(1)
+			return true
+		}
 		row = append(row[:1], cells...)
 		if r.err = r.w.Row(row); r.err != nil {
 			return false
@@ -328,6 +376,14 @@ func (p *bookPass) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 			break
 		}
 		p.m.step()
+		for _, r := range p.into {
+			if !r.ended {
+				// As Follow does alone: every rule of the pass has read
+				// every item before ev (Push and Flush below), so no
+				// match to come is older than what ev's time releases.
+				r.into.Advance(ev.TS)
+			}
+		}
 		p.pass.Push(ev)
 		p.pass.Flush()
 		for _, r := range p.full {
@@ -465,6 +521,11 @@ func (p *bookPass) sync() error {
 	}
 	clear(p.dirty)
 	p.dirty = p.dirty[:0]
+	for _, r := range p.into {
+		if !r.ended {
+			errs = append(errs, r.w.Sync()) // what its producer released goes out, as alone at each pause
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -70,6 +70,7 @@ type Session struct {
 	interactive bool
 	files       []script // the script files running, outermost first
 	stmt        stmtBase // where the statement running is in its script
+	bookFailed  bool     // a rule of the rulebook run before the statement failed: the script fails, as with the rule alone
 }
 
 // Style dresses text for a terminal (colour); a nil function leaves the
@@ -200,7 +201,8 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		case query.Statement, query.Unfinished:
 			ok = s.statement(ctx, src, p.Start, p.End)
 		}
-		failed = failed || !ok
+		failed = failed || !ok || s.bookFailed
+		s.bookFailed = false
 	}
 	var waiting []waiter // in the order written
 	ready := func(w waiter) bool {
@@ -380,9 +382,10 @@ func rebase(err error, sub, src *ast.Source, start int) {
 
 // run executes one parsed statement.
 func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
-	if q, ok := st.(*ast.Query); !ok || q.Rule == nil {
+	if q, ok := st.(*ast.Query); !ok || q.Rule == nil || s.rules.endsBefore(q, s.cat.current) {
 		if err := s.runRules(ctx); err != nil { // the rules before it run first
 			s.fail(err)
+			s.bookFailed = true
 		}
 	}
 	switch st := st.(type) {
