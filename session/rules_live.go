@@ -44,11 +44,11 @@ type liveBook struct {
 	cancel  context.CancelFunc
 	timing  bool
 	workers int         // as SET said when the book started: 0 is auto
-	passes  []*bookPass // as many as workers (auto: the CPUs) until placed
+	passes  []*bookPass // as many as workers (auto: the CPUs, of which place may leave some idle)
 
-	mu      sync.Mutex    // the session's, to add and stop rules, and place's; taken before a pass's
-	schema  *event.Schema // of the rule added last: the book's index reads it
-	pending []*liveRule   // the rules added before the book's first item, by place
+	mu      sync.Mutex    // to add and stop rules, and to place them; taken before a pass's
+	schema  *event.Schema // of the rule added last: the passes' indexes read it
+	pending []*liveRule   // the rules added before the book's first item, until place shares them
 	placed  bool
 
 	// Under lmu, taken last: the rules running, and whether the book has
@@ -245,10 +245,7 @@ func (b *liveBook) place() {
 		return
 	}
 	b.placed = true
-	schema := b.schema
-	if schema == nil {
-		schema = b.live.Snapshot().Schema
-	}
+	schema := b.schema // a book starts with its first rule
 	rules := make([]query.Rule, len(b.pending))
 	for i, r := range b.pending {
 		rules[i] = r.rule
