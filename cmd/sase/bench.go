@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/internal/bench"
 	"github.com/sase-cep/sase/internal/chart/svg"
 	"github.com/sase-cep/sase/internal/recepbench"
+	"github.com/sase-cep/sase/internal/testkit"
 	"github.com/sase-cep/sase/session"
 )
 
@@ -65,7 +65,7 @@ live stream on 1 and 2); default all.
 // end.
 func liveRules(csv []byte, queries []string, workers int) (func(context.Context) ([]int64, int64, error), error) {
 	var out bytes.Buffer
-	errw := &lockedBuffer{}
+	errw := &testkit.SyncBuffer{} // the queries' goroutines write it
 	s := session.New(&out, errw, session.WithStdin(bytes.NewReader(csv)))
 	for _, kv := range [][2]string{{"timing", "off"}, {"format", "count"}, {"workers", strconv.Itoa(workers)}} {
 		if err := s.Set(kv[0], kv[1]); err != nil {
@@ -100,24 +100,6 @@ func liveRules(csv []byte, queries []string, workers int) (func(context.Context)
 
 // used is the events a live stream's summary says it used.
 var used = regexp.MustCompile(`\(stream s \w+: \d+ lines? read, (\d+) events? used`)
-
-// lockedBuffer is a session's stderr, which its queries' goroutines write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func benchRecep(args []string) int {
 	fs := newFlags("sase bench recep", "sase bench recep [--events N] [--out DIR]   (the ReCEP paper's experiments, with charts)")

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/sase-cep/sase/internal/bench"
-	"github.com/sase-cep/sase/source"
 )
 
 // TestLiveRulesAsLoaded: the rules suite's live rows (liveRules) find, on
@@ -15,10 +13,8 @@ import (
 // read every event.
 func TestLiveRulesAsLoaded(t *testing.T) {
 	const events = 20_000
-	cfg := source.DefaultStockConfig()
-	cfg.Events = events
-	var csv bytes.Buffer
-	if err := source.WriteStocksCSV(&csv, cfg); err != nil {
+	csv, err := bench.StocksCSV(events)
+	if err != nil {
 		t.Fatal(err)
 	}
 	stream := bench.Stocks(events, 0)()
@@ -29,7 +25,7 @@ func TestLiveRulesAsLoaded(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, workers := range []int{1, 2} {
-			live, err := bench.MeasureLiveRules(liveRules, csv.Bytes(), queries, workers, time.Minute)
+			live, err := bench.MeasureLiveRules(liveRules, csv, queries, workers, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -52,6 +53,15 @@ type Case struct {
 // prices up to 1000.
 func Stocks(events, increase int) func() *event.Stream {
 	return StocksOf(events, increase, source.DefaultStockConfig().Symbols)
+}
+
+// StocksCSV is Stocks(events, 0)'s stream as CSV, for a live stream.
+func StocksCSV(events int) ([]byte, error) {
+	cfg := source.DefaultStockConfig()
+	cfg.Events = events
+	var b bytes.Buffer
+	err := source.WriteStocksCSV(&b, cfg)
+	return b.Bytes(), err
 }
 
 // StocksOf is Stocks with a number of symbols.
