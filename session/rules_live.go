@@ -389,7 +389,7 @@ func (p *bookPass) run(ctx context.Context, events iter.Seq[*event.Event], _ fun
 			}
 		}
 		p.full = p.full[:0]
-		ended := b.isEnded()
+		ended := b.ctx.Err() != nil // its last rule has ended (end), or it stops; not lmu, which the passes would share at each item
 		p.mu.Unlock()
 		if !ev.IsTick() {
 			n++
