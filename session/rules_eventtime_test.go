@@ -25,6 +25,21 @@ func TestLiveRulesEventTime(t *testing.T) {
 		fmt.Fprintf(&book, "RULE r%d: %s;\n", i, q)
 	}
 	out := runPiped(t, book.String(), in, 512)
+	// The rules' lines interleave as the same queries' lines do, each
+	// released at the position (event or punctuation) that released it.
+	var plain strings.Builder
+	plain.WriteString("SET format = csv; LOAD '-' AS s WITH (slack = 4);")
+	for _, q := range rules {
+		plain.WriteString(q + ";\n")
+	}
+	var named strings.Builder
+	for _, line := range strings.SplitAfter(out, "\n") {
+		_, rest, _ := strings.Cut(line, ",")
+		named.WriteString(rest)
+	}
+	if want := runPiped(t, plain.String(), in, 512); named.String() != want {
+		t.Errorf("the rules' lines, less their names:\n%.3000s\nthe queries':\n%.3000s", named.String(), want)
+	}
 	got := byRule(out, "csv", len(rules))
 	for i, q := range rules {
 		alone := runPiped(t, "SET format = csv; LOAD '-' AS s WITH (slack = 4); "+q+";", in, 512)
