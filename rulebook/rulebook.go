@@ -543,6 +543,21 @@ func (p *Pass) Flush() {
 		if len(log) == 0 {
 			continue
 		}
+		if len(log) <= smallLog {
+			// Sorted, an entry's rule comes first, then its event: each
+			// rule reads its events in their order, in rule order.
+			slices.Sort(log)
+			for i := 0; i < len(log); {
+				r := log[i] >> 24
+				p.out = p.out[:0]
+				for ; i < len(log) && log[i]>>24 == r; i++ {
+					p.out = append(p.out, int32(log[i]&(1<<24-1)))
+				}
+				p.read(b*blockSize+int(r), p.out)
+			}
+			p.blocks[b] = log[:0]
+			continue
+		}
 		// Bucket the log by rule (a counting sort: each rule's events keep
 		// their order), then each rule reads its bucket, in rule order.
 		var at [blockSize]int32 // by rule: its count, its bucket's start, then its end
@@ -563,9 +578,7 @@ func (p *Pass) Flush() {
 		var from int32
 		for r, to := range at {
 			if to > from {
-				if i := b*blockSize + r; !p.runs[i].PushAt(p.evs, p.out[from:to]) {
-					p.ungroup(int32(i))
-				}
+				p.read(b*blockSize+r, p.out[from:to])
 				from = to
 			}
 		}
@@ -576,6 +589,18 @@ func (p *Pass) Flush() {
 	for _, g := range p.groups {
 		g.starts.Prune(p.lastTS) // the runs read no item before it
 		g.prune(p.lastTS)
+	}
+}
+
+// smallLog is the longest log Flush sorts rather than buckets: a
+// bucketing walks the block's 256 rules three times, which a live
+// stream's flush after each item would pay for its few entries.
+const smallLog = 32
+
+// read has rule i read the batch's events at positions at.
+func (p *Pass) read(i int, at []int32) {
+	if !p.runs[i].PushAt(p.evs, at) {
+		p.ungroup(int32(i))
 	}
 }
 
