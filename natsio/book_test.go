@@ -70,7 +70,7 @@ func expectedByRule(t testing.TB, csv string, names, texts []string) []string {
 }
 
 // bookMembers run bookRules as one book.
-var bookMembers = members{env: []string{childBook + "=1"}, byRule: true, expected: func(t testing.TB, csv string) []string {
+var bookMembers = members{env: []string{childBook + "=1"}, byRule: true, heldRules: 2, expected: func(t testing.TB, csv string) []string {
 	var names, texts []string
 	for _, r := range bookRules {
 		names, texts = append(names, r.name), append(texts, r.text)
@@ -80,9 +80,9 @@ var bookMembers = members{env: []string{childBook + "=1"}, byRule: true, expecte
 
 // TestGroupBookFailover runs a rulebook on two members over a partitioned
 // stream and hits one mid-stream: killed, or stopped by itself between
-// its ownership check and publishing (the matches stream's duplicate
-// window shorter than the pause, so that only the book's fence keeps
-// what it holds of each rule from being stored). Each rule's matches
+// its ownership check and publishing matches of two rules at least (the
+// matches stream's duplicate window shorter than the pause, so that only
+// the book's fence keeps what it holds of each rule from being stored). Each rule's matches
 // stored are, as a multiset with none twice, those it finds alone on the
 // loaded stream.
 func TestGroupBookFailover(t *testing.T) {

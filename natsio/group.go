@@ -186,7 +186,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 			if r.Stats == nil {
 				r.Stats = &GroupStats{}
 			}
-			r.Stats.of = cfg.Stats
+			if r.Stats.of == nil { // set before a reader may see it (RunGroupBook)
+				r.Stats.of = cfg.Stats
+			}
 		}
 	}
 	// The query compiles, and its matches can be told apart, before any
@@ -900,7 +902,7 @@ func (o *owner) guard(ctx context.Context) error {
 // no later match can include.
 func (o *owner) checkpoint(ctx context.Context) error {
 	held := o.held()
-	if !held && !o.ackable() {
+	if held == 0 && !o.ackable() {
 		return nil
 	}
 	if err := o.failed(); err != nil {
@@ -909,8 +911,8 @@ func (o *owner) checkpoint(ctx context.Context) error {
 	if err := o.guard(ctx); err != nil {
 		return err
 	}
-	if held && pauseAfterGuard != nil {
-		pauseAfterGuard()
+	if held > 0 && pauseAfterGuard != nil {
+		pauseAfterGuard(held)
 	}
 	if err := o.publish(); err != nil {
 		if errors.Is(err, errFenced) {
@@ -921,9 +923,15 @@ func (o *owner) checkpoint(ctx context.Context) error {
 	return o.ack(ctx, o.ackBelow())
 }
 
-// held reports whether a sink holds matches to publish.
-func (o *owner) held() bool {
-	return slices.ContainsFunc(o.sinks, func(w *sinkWriter) bool { return len(w.held) > 0 })
+// held is the number of sinks (rules) that hold matches to publish.
+func (o *owner) held() int {
+	n := 0
+	for _, w := range o.sinks {
+		if len(w.held) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // publish publishes the matches the sinks hold (a stopped rule's are
@@ -977,7 +985,7 @@ func (o *owner) ackBelow() int64 {
 // pauseAfterGuard, set by a test, runs between an owner's check that it
 // still owns its partition and the publishing of its matches: the test
 // stops the process there, as SIGSTOP may at any time.
-var pauseAfterGuard func()
+var pauseAfterGuard func(rules int)
 
 // ackable reports whether an event is ready for its ack.
 func (o *owner) ackable() bool {
@@ -1098,7 +1106,8 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 		q, rows, w, err := compile(sc)
 		return Compiled{Query: q, Schema: rows, Window: w}, err
 	}
-	cfg.Stats = g.register(query)
+	cfg.Stats = &GroupStats{}
+	g.register(query, cfg.Stats)
 	return RunGroup(ctx, cfg)
 }
 
@@ -1126,16 +1135,14 @@ func (g *groupSource) config(query, out string) (GroupConfig, error) {
 	return cfg, nil
 }
 
-// register makes query's stats, which GroupStats and GroupSummary read.
-func (g *groupSource) register(query string) *GroupStats {
-	st := &GroupStats{}
+// register keeps query's stats, which GroupStats and GroupSummary read.
+func (g *groupSource) register(query string, st *GroupStats) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stats == nil {
 		g.stats = map[string]*GroupStats{}
 	}
 	g.stats[query] = st
-	return st
 }
 
 // RunGroupBook runs RULE queries (their names, q3 ...) as rulebooks of
@@ -1151,15 +1158,18 @@ func (g *groupSource) RunGroupBook(ctx context.Context, rules []string, out stri
 	rulebook func(*event.Schema, []query.Rule) query.Rulebook, stop <-chan int) error {
 	var books [2]*Book // per partition, global
 	var which [2][]int // their rules' numbers in rules
+	var stats [2]*GroupStats
 	for i, name := range rules {
 		k := 1
 		if g.parts > 1 && partitionedBy(i, g.key) {
 			k = 0
 		}
 		if books[k] == nil {
-			books[k] = &Book{}
+			books[k], stats[k] = &Book{}, &GroupStats{}
 		}
-		books[k].Rules = append(books[k].Rules, &BookRule{Name: name, Stats: g.register(name)})
+		r := &BookRule{Name: name, Stats: &GroupStats{of: stats[k]}}
+		g.register(name, r.Stats)
+		books[k].Rules = append(books[k].Rules, r)
 		which[k] = append(which[k], i)
 	}
 	var cfgs []GroupConfig
@@ -1175,7 +1185,7 @@ func (g *groupSource) RunGroupBook(ctx context.Context, rules []string, out stri
 		if err != nil {
 			return err
 		}
-		cfg.PerPartition, cfg.Stats, cfg.Book = k == 0, &GroupStats{}, b
+		cfg.PerPartition, cfg.Stats, cfg.Book = k == 0, stats[k], b
 		b.Compile = func(sc *event.Schema) (query.Rulebook, []Compiled, error) {
 			qs := make([]query.Rule, len(which[k]))
 			cs := make([]Compiled, len(which[k]))

@@ -42,17 +42,20 @@ const (
 	childMember = "SASE_NATS_MEMBER"
 	childBook   = "SASE_NATS_BOOK" // the member runs bookRules as a book (book_test.go)
 	// childStop makes a member stop itself (SIGSTOP) the first time it
-	// has checked it owns a partition and holds matches to publish.
+	// has checked it owns a partition and holds matches to publish, of
+	// as many rules as the variable says at least.
 	childStop = "SASE_NATS_SELFSTOP"
 )
 
 func TestMain(m *testing.M) {
 	if server := os.Getenv(childEnv); server != "" {
 		// A member run by a failover test, until it is killed.
-		if os.Getenv(childStop) != "" {
+		if rules, _ := strconv.Atoi(os.Getenv(childStop)); rules > 0 {
 			var once sync.Once
-			natsio.SetPauseAfterGuard(func() {
-				once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+			natsio.SetPauseAfterGuard(func(held int) {
+				if held >= rules {
+					once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+				}
 			})
 		}
 		cfg := groupConfig(server, os.Getenv(childMember))
@@ -514,15 +517,17 @@ func failover(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit
 }
 
 // members is what a failover's members run: the children's environment,
-// and the matches expected of csv (tagged by rule with byRule).
+// and the matches expected of csv (tagged by rule with byRule). A member
+// that stops itself does so holding matches of heldRules rules.
 type members struct {
-	env      []string
-	expected func(t testing.TB, csv string) []string
-	byRule   bool
+	env       []string
+	expected  func(t testing.TB, csv string) []string
+	byRule    bool
+	heldRules int
 }
 
 // oneQuery is groupQuery's members.
-var oneQuery = members{expected: expected}
+var oneQuery = members{expected: expected, heldRules: 1}
 
 // failoverOf is failover, the members running m.
 func failoverOf(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, hit func(t testing.TB, a *exec.Cmd, n notes), m members) (lost, duplicated int) {
@@ -534,7 +539,7 @@ func failoverOf(t testing.TB, seed uint64, idle bool, selfStop *time.Duration, h
 		if _, err := js.CreateStream(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
-		env = append(slices.Clip(env), childStop+"=1")
+		env = append(slices.Clip(env), childStop+"="+strconv.Itoa(m.heldRules))
 	}
 	n := 4000
 	if idle {
