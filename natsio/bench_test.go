@@ -37,14 +37,7 @@ import (
 func BenchmarkOneInstance(b *testing.B) {
 	const n = 100000
 	csv := walkCSV(n, 3)
-	path := filepath.Join(b.TempDir(), "events.csv")
-	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	file, err := source.Load(path, "", source.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	file := loadCSV(b, csv)
 	text := queries[1].text
 	run := func(b *testing.B, events func() (*event.Stream, func(yield func(*event.Event) bool))) {
 		cpu := bench.CPUTime()
@@ -248,6 +241,11 @@ func BenchmarkGroup(b *testing.B) {
 
 // countMatches is groupQuery's number of matches in csv, found in memory.
 func countMatches(b *testing.B, csv string) uint64 {
+	return countRuleMatches(b, csv, []string{groupQuery})
+}
+
+// loadCSV is csv loaded in memory, as a file.
+func loadCSV(b *testing.B, csv string) *event.Stream {
 	path := filepath.Join(b.TempDir(), "events.csv")
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		b.Fatal(err)
@@ -256,15 +254,7 @@ func countMatches(b *testing.B, csv string) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q, err := sase.Compile(groupQuery, file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	stats, err := q.Run(context.Background(), file.All(), func([]sase.Cell) bool { return true })
-	if err != nil {
-		b.Fatal(err)
-	}
-	return uint64(stats.Matches)
+	return file
 }
 
 func stored(b *testing.B, js jetstream.JetStream) uint64 {
@@ -447,14 +437,7 @@ func ruleConfigs(server string, texts []string, book bool) []natsio.GroupConfig 
 
 // countRuleMatches is texts' matches in csv, each rule run alone in memory.
 func countRuleMatches(b *testing.B, csv string, texts []string) uint64 {
-	path := filepath.Join(b.TempDir(), "events.csv")
-	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	file, err := source.Load(path, "", source.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	file := loadCSV(b, csv)
 	var all uint64
 	for _, text := range texts {
 		q, err := sase.Compile(text, file)
