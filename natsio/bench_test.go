@@ -257,7 +257,7 @@ func loadCSV(b *testing.B, csv string) *event.Stream {
 	return file
 }
 
-func stored(b *testing.B, js jetstream.JetStream) uint64 {
+func stored(_ testing.TB, js jetstream.JetStream) uint64 {
 	st, err := js.Stream(context.Background(), "MATCHES")
 	if err != nil {
 		return 0

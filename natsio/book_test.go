@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sase-cep/sase/ast"
 	"github.com/sase-cep/sase/compiler"
 	"github.com/sase-cep/sase/event"
@@ -205,5 +207,60 @@ func checkRuleQueries(t *testing.T, sessions []*session.Session, matches []int) 
 	}
 	for _, p := range slices.Compact(problems) {
 		t.Error(p)
+	}
+}
+
+// TestGroupBookAsAlone: each rule of a book publishes what it publishes
+// as a group query of its own: the same messages, subject, Msg-Id,
+// position and row each (a replay's floor is a rule's position, whether
+// the owner before ran it in a book or alone).
+func TestGroupBookAsAlone(t *testing.T) {
+	natsio.Parallel(t)
+	csv := groupCSV(3000, 9)
+	want := len(bookMembers.expected(t, csv))
+	run := func(cfgs ...natsio.GroupConfig) []string {
+		server := startServer(t)
+		_, js := connect(t, server)
+		publishCSV(t, js, "EVENTS", partitions, csv)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		for _, cfg := range cfgs {
+			cfg.Server = server
+			wg.Go(func() {
+				if err := natsio.RunGroup(ctx, cfg); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		for deadline := time.Now().Add(testkit.Deadline); stored(t, js) < uint64(want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d matches stored, want %d", stored(t, js), want)
+			}
+		}
+		var msgs []string
+		for _, m := range storedMsgs(t, js, "MATCHES") {
+			if !strings.HasPrefix(m.Subject, "sase_fence.") {
+				msgs = append(msgs, fmt.Sprintf("%s %s %s %s", m.Subject, m.Header.Get(jetstream.MsgIDHeader), m.Header.Get(natsio.HeaderPosition), m.Data))
+			}
+		}
+		slices.Sort(msgs)
+		return msgs
+	}
+	var alone []natsio.GroupConfig
+	for _, r := range bookRules {
+		cfg := groupConfig("", "m")
+		cfg.Query = r.name
+		cfg.Compile = func(sc *event.Schema) (natsio.Compiled, error) { return compileOn(sc, r.text, r.window) }
+		alone = append(alone, cfg)
+	}
+	book, each := run(bookConfig("", "m")), run(alone...)
+	if len(book) != want || !slices.Equal(book, each) {
+		missing, extra := diff(each, book)
+		t.Errorf("the book published %d messages, the rules alone %d (want %d): %d only alone %q, %d only in the book %q",
+			len(book), len(each), want, len(missing), missing[:min(2, len(missing))], len(extra), extra[:min(2, len(extra))])
 	}
 }

@@ -212,6 +212,11 @@ func storedMatches(st jetstream.Stream) uint64 {
 	for _, n := range info.State.Subjects {
 		fences += n
 	}
+	// The server counts the subjects after the messages: a fence stored
+	// in between is in the first count only.
+	if fences > info.State.Msgs {
+		return 0
+	}
 	return info.State.Msgs - fences
 }
 
