@@ -99,27 +99,20 @@ func (g *fakeGroup) RunGroupBook(ctx context.Context, rules []string, _ string, 
 	}
 }
 
-// stopped waits until g's books have received n stops, and returns them.
-func (g *fakeGroup) stopped(n int) []string {
-	for deadline := time.Now().Add(testkit.Deadline); ; time.Sleep(5 * time.Millisecond) {
-		g.mu.Lock()
-		stops := slices.Clone(g.stops)
-		g.mu.Unlock()
-		if len(stops) >= n || time.Now().After(deadline) {
-			return stops
-		}
-	}
-}
+// stopped waits until g's books have received n stops, and returns them;
+// ran until g has been asked to run n queries or books.
+func (g *fakeGroup) stopped(n int) []string { return g.await(&g.stops, n) }
 
-// ran waits until g has been asked to run n queries or books, and
-// returns them.
-func (g *fakeGroup) ran(t *testing.T, n int) []string {
+func (g *fakeGroup) ran(n int) []string { return g.await(&g.runs, n) }
+
+// await waits until list holds n entries (or a deadline), and returns it.
+func (g *fakeGroup) await(list *[]string, n int) []string {
 	for deadline := time.Now().Add(testkit.Deadline); ; time.Sleep(5 * time.Millisecond) {
 		g.mu.Lock()
-		runs := slices.Clone(g.runs)
+		got := slices.Clone(*list)
 		g.mu.Unlock()
-		if len(runs) >= n || time.Now().After(deadline) {
-			return runs
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
 		}
 	}
 }
@@ -168,7 +161,7 @@ func TestGroupRules(t *testing.T) {
 			if !strings.Contains(stderr.String(), "query 1 (rule a) started on g, with the other instances of its group") {
 				t.Errorf("stderr:\n%s", stderr)
 			}
-			runs := g.ran(t, len(c.runs))
+			runs := g.ran(len(c.runs))
 			slices.Sort(runs)
 			if !slices.Equal(runs, c.runs) {
 				t.Errorf("ran %q, want %q", runs, c.runs)
@@ -190,7 +183,7 @@ func TestGroupRules(t *testing.T) {
 					t.Errorf("query %d: %s, group %q", q.ID, q.State, q.Group)
 				}
 			}
-			if h := h.ran(t, 0); strings.Contains(c.script, "FROM h") != slices.Equal(h, []string{"book q2[symbol]"}) {
+			if h := h.ran(0); strings.Contains(c.script, "FROM h") != slices.Equal(h, []string{"book q2[symbol]"}) {
 				t.Errorf("ran on h: %q", h)
 			}
 			if stops := g.stopped(len(want)); !slices.Equal(stops, want) {
