@@ -58,6 +58,10 @@ func (p *Pusher) Timed() bool { return p.r.timed != nil }
 // Events is how many events the run has read so far.
 func (p *Pusher) Events() int64 { return p.r.stats.Events }
 
+// Err is the error that ended the run before Finish (a failing engine);
+// nil while it runs, or once its consumer ended it.
+func (p *Pusher) Err() error { return p.err }
+
 // Push runs one item (an event or a tick); it returns false once the run
 // has ended: its consumer wants no more matches, or it failed (Finish
 // says why).

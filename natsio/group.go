@@ -1,6 +1,7 @@
 package natsio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,41 @@ import (
 type Compiled struct {
 	Query  query.Query
 	Schema output.Schema // its rows' (Update is set by RunGroup)
-	Window int64         // WITHIN, in the stream's ticks
+	Window int64         // WITHIN, in the stream's ticks (a book's rule: math.MaxInt64 for none)
+}
+
+// A Book is RULE queries that a group instance runs as one rulebook, in
+// place of one query: in each partition it owns, one consumer, one pull
+// and one decode feed one query.RulePass, and each rule's matches are
+// published as the rule's alone would be (its subject, its Msg-Ids,
+// its rows). The owner's checkpoint, fence and acks are the book's: one
+// fence (GroupConfig.Query names the book) guards every rule's publishes,
+// a new owner reads each rule's floor on its own subject, and an event is
+// acked only once the widest window among the rules has passed it (a
+// rule without one holds every event) and every rule's matches before it
+// are stored.
+type Book struct {
+	Rules []*BookRule
+	// Compile compiles the rules on a partition's schema as one rulebook
+	// (under the schema's lock, before any event), once per partition
+	// owned: rule i's rows and window are Compiled[i]'s.
+	Compile func(*event.Schema) (query.Rulebook, []Compiled, error)
+	stops   atomic.Int64 // counts Stop's calls: owners end the rules stopped
+}
+
+// BookRule is a rule of a Book.
+type BookRule struct {
+	Name    string      // its query's name in subjects and Msg-Ids
+	Stats   *GroupStats // its matches; the rest are the book's (GroupConfig.Stats)
+	stopped atomic.Bool
+}
+
+// Stop stops rule i of the book on this instance (STOP QUERY on one
+// rule): it publishes nothing more, its matches not yet published
+// included, and reads no more events; the other rules go on.
+func (b *Book) Stop(i int) {
+	b.Rules[i].stopped.Store(true)
+	b.stops.Add(1)
 }
 
 // GroupConfig configures RunGroup.
@@ -64,6 +99,9 @@ type GroupConfig struct {
 	// Compile compiles the query on a partition's schema (called under
 	// the schema's lock, before any event): once per partition owned.
 	Compile func(*event.Schema) (Compiled, error)
+	// Book, if not nil, is run in place of the query Compile compiles,
+	// and Query names it.
+	Book *Book
 	// PerPartition runs a query in each partition: exact for a query
 	// whose equivalence test holds the publishers' key. Otherwise one
 	// instance runs it on the whole stream (the global consumer).
@@ -143,14 +181,30 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if cfg.Stats == nil {
 		cfg.Stats = &GroupStats{}
 	}
+	if cfg.Book != nil {
+		for _, r := range cfg.Book.Rules {
+			if r.Stats == nil {
+				r.Stats = &GroupStats{}
+			}
+			if r.Stats.of == nil { // set before a reader may see it (RunGroupBook)
+				r.Stats.of = cfg.Stats
+			}
+		}
+	}
 	// The query compiles, and its matches can be told apart, before any
 	// partition is taken.
-	first, err := cfg.Compile(event.NewSchema())
+	first, err := compile(cfg, event.NewSchema())
 	if err != nil {
 		return err
 	}
-	if !namesEvents(first.Schema) {
-		return errNoEvents
+	for i, c := range first.rules {
+		switch {
+		case namesEvents(c.Schema):
+		case cfg.Book != nil:
+			return fmt.Errorf("%s: %w", first.names[i], errNoEvents)
+		default:
+			return errNoEvents
+		}
 	}
 	nc, js, err := Connect(ctx, cfg.Server, "sase "+cfg.Group+" "+cfg.Member)
 	if err != nil {
@@ -179,10 +233,10 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	// unacknowledged: the context's own bound (4,000 by default) must
 	// hold them all, or a publish past it fails (stalled) and the
 	// partition is retaken and replayed.
-	if js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(publishAsyncLimit(len(parts)))); err != nil {
+	if js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(publishAsyncLimit(len(parts)*len(first.rules)))); err != nil {
 		return err
 	}
-	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.Window}
+	g := &group{cfg: cfg, js: js, events: st, matches: matches, running: map[string]bool{}, window: first.window}
 	if g.members, err = keyValue(ctx, js, bucketName(cfg, "members"), cfg.PinTTL); err != nil {
 		return err
 	}
@@ -218,9 +272,36 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 }
 
 // publishAsyncLimit is the JetStream context's bound on unacknowledged
-// async publishes for a member that may own all of partitions: the sum
-// of its sinks' bounds.
-func publishAsyncLimit(partitions int) int { return maxInFlight * max(partitions, 1) }
+// async publishes for a member whose sinks may be that many (a sink per
+// rule of each partition it may own): the sum of their bounds.
+func publishAsyncLimit(sinks int) int { return maxInFlight * max(sinks, 1) }
+
+// compiled is what an owner runs: one query, or a book's rules, each
+// with its query's name and stats.
+type compiled struct {
+	rules  []Compiled
+	names  []string
+	stats  []*GroupStats
+	book   query.Rulebook // nil: rules[0] alone
+	window int64          // the widest of the rules'
+}
+
+// compile compiles cfg's query or book on sc.
+func compile(cfg GroupConfig, sc *event.Schema) (compiled, error) {
+	if cfg.Book == nil {
+		c, err := cfg.Compile(sc)
+		return compiled{rules: []Compiled{c}, names: []string{cfg.Query}, stats: []*GroupStats{cfg.Stats}, window: c.Window}, err
+	}
+	book, rules, err := cfg.Book.Compile(sc)
+	cc := compiled{rules: rules, book: book}
+	for i, r := range cfg.Book.Rules {
+		cc.names, cc.stats = append(cc.names, r.Name), append(cc.stats, r.Stats)
+		if i < len(rules) {
+			cc.window = max(cc.window, rules[i].Window)
+		}
+	}
+	return cc, err
+}
 
 // bucketName and consumerName are a query's own: two queries of one
 // group are two groups of consumers.
@@ -472,12 +553,14 @@ func (g *group) claim(ctx context.Context, key string) (rev uint64, before bool,
 
 // owner is the state of one owned partition.
 type owner struct {
-	g    *group
-	p    string
-	key  string
-	rev  uint64
-	cons jetstream.Consumer
-	sink *sinkWriter
+	g     *group
+	p     string
+	key   string
+	rev   uint64
+	cons  jetstream.Consumer
+	sinks []*sinkWriter  // by rule (one for a query)
+	pass  query.RulePass // a book's, while it runs
+	werr  error          // a book's sink's first error
 
 	src *natsSource
 	cfg source.Config
@@ -520,19 +603,23 @@ func (o *owner) run(ctx context.Context) error {
 	if o.src.Source, err = source.NewLineSource(c.Name, c, transport, nil); err != nil {
 		return err
 	}
-	var cq Compiled
+	var cc compiled
 	o.src.Schema(func(sc *event.Schema) {
-		cq, err = o.g.cfg.Compile(sc)
-		cq.Schema.Events = sc
+		cc, err = compile(o.g.cfg, sc)
+		for i := range cc.rules {
+			cc.rules[i].Schema.Events = sc
+		}
 	})
 	if err != nil {
 		return err
 	}
-	q := cq.Query
-	o.window = cq.Window
-	cq.Schema.Update = o.src.Schema
-	o.sink = newSinkWriter(o.g.js, output.SinkConfig{Query: o.g.cfg.Query, Schema: cq.Schema}, o.p)
-	o.sink.hold, o.sink.stored, o.sink.trigger = true, &o.g.cfg.Stats.matches, &o.running
+	o.window = cc.window
+	for i, c := range cc.rules {
+		c.Schema.Update = o.src.Schema
+		w := newSinkWriter(o.g.js, output.SinkConfig{Query: cc.names[i], Schema: c.Schema}, o.p)
+		w.hold, w.stored, w.trigger = true, &cc.stats[i].matches, &o.running
+		o.sinks = append(o.sinks, w)
+	}
 	o.g.cfg.Stats.own(o, true)
 	defer o.g.cfg.Stats.own(o, false)
 	// Fenced first: what an owner before publishes from now on is
@@ -543,10 +630,17 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.readFloor(ctx); err != nil {
 		return err
 	}
-	_, qerr := job.New(job.Config{Query: q, Source: ownerEvents{o}, Sink: o.sink}).Run(ctx)
+	var qerr error
+	if cc.book != nil {
+		qerr = o.runBook(ctx, cc.book)
+	} else {
+		_, qerr = job.New(job.Config{Query: cc.rules[0].Query, Source: ownerEvents{o}, Sink: o.sinks[0]}).Run(ctx)
+	}
 	// The end of the run released matches whose window is still open:
 	// they are not complete, and the next owner finds them.
-	o.sink.held = nil
+	for _, w := range o.sinks {
+		w.held = nil
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -574,6 +668,58 @@ func (e ownerEvents) Events(ctx context.Context, _ func()) iter.Seq[*event.Event
 	}
 }
 
+// runBook runs the book's rules over the partition's events in one pass:
+// each event is pushed and flushed before the next, so that a rule's
+// matches are released on the event that releases them alone (their
+// position, by which a replay drops what was published), as a live
+// rulebook reads one item at a time.
+func (o *owner) runBook(ctx context.Context, book query.Rulebook) error {
+	rules := o.g.cfg.Book.Rules
+	sinks := make([]query.Sink, len(rules))
+	for i, w := range o.sinks {
+		r := rules[i]
+		sinks[i] = func(row []query.Cell) bool {
+			if r.stopped.Load() {
+				return false
+			}
+			if err := w.Row(row); err != nil {
+				o.werr = cmp.Or(o.werr, fmt.Errorf("%s: %w", w.query, err))
+				return false
+			}
+			return true
+		}
+	}
+	o.pass = book.Start(ctx, sinks)
+	defer func() { o.pass = nil }()
+	ended := make([]bool, len(rules))
+	stops := int64(-1)
+	for e := range (ownerEvents{o}).Events(ctx, nil) {
+		if n := o.g.cfg.Book.stops.Load(); n != stops {
+			stops = n
+			for i, r := range rules {
+				if r.stopped.Load() && !ended[i] {
+					ended[i] = true
+					o.pass.End(i)
+				}
+			}
+		}
+		o.pass.Push(e)
+		o.pass.Flush()
+		if o.werr != nil {
+			break
+		}
+	}
+	if err := o.failed(); err != nil {
+		return err
+	}
+	for i, res := range o.pass.Finish() {
+		if res.Err != nil && ctx.Err() == nil && !rules[i].stopped.Load() {
+			return fmt.Errorf("%s: %w", o.sinks[i].query, res.Err)
+		}
+	}
+	return nil
+}
+
 // fence writes this owner's fence message on the partition's fence
 // subject, by compare-and-set on the subject's last message, and has the
 // sink's publishes name it (see FenceSubject).
@@ -594,7 +740,9 @@ func (o *owner) fence(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the fence on %s: %w", subject, err)
 	}
-	o.sink.fence, o.sink.fenceSeq = subject, ack.Sequence
+	for _, w := range o.sinks {
+		w.fence, w.fenceSeq = subject, ack.Sequence
+	}
 	return nil
 }
 
@@ -604,21 +752,23 @@ func (o *owner) lost() error {
 	return errLost
 }
 
-// readFloor finds the last match published on the partition's subject:
-// a replay drops what it regenerates up to there.
+// readFloor finds the last match published on each rule's subject of the
+// partition: a replay drops what it regenerates up to there.
 func (o *owner) readFloor(ctx context.Context) error {
-	m, err := o.g.matches.GetLastMsgForSubject(ctx, o.sink.subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
+	for _, w := range o.sinks {
+		m, err := o.g.matches.GetLastMsgForSubject(ctx, w.subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("the last match on %s: %w", w.subject, err)
+		}
+		pos, err := parsePosition(m.Header.Get(HeaderPosition))
+		if err != nil {
+			return fmt.Errorf("the last match on %s: %w", w.subject, err)
+		}
+		w.floor, w.floorSet = pos, true
 	}
-	if err != nil {
-		return fmt.Errorf("the last match on %s: %w", o.sink.subject, err)
-	}
-	pos, err := parsePosition(m.Header.Get(HeaderPosition))
-	if err != nil {
-		return fmt.Errorf("the last match on %s: %w", o.sink.subject, err)
-	}
-	o.sink.floor, o.sink.floorSet = pos, true
 	return nil
 }
 
@@ -751,32 +901,95 @@ func (o *owner) guard(ctx context.Context) error {
 // checkpoint publishes the matches completed so far and acks the events
 // no later match can include.
 func (o *owner) checkpoint(ctx context.Context) error {
-	if len(o.sink.held) == 0 && !o.ackable() {
+	held := o.held()
+	if held == 0 && !o.ackable() {
 		return nil
+	}
+	if err := o.failed(); err != nil {
+		return err // nothing acked: the next owner replays it
 	}
 	if err := o.guard(ctx); err != nil {
 		return err
 	}
-	if len(o.sink.held) > 0 && pauseAfterGuard != nil {
-		pauseAfterGuard()
+	if held > 0 && pauseAfterGuard != nil {
+		pauseAfterGuard(held)
 	}
-	if err := o.sink.release(); err != nil {
+	if err := o.publish(); err != nil {
 		if errors.Is(err, errFenced) {
 			return o.lost()
 		}
 		return err
 	}
-	return o.ack(ctx, o.maxTS-o.window)
+	return o.ack(ctx, o.ackBelow())
+}
+
+// held is the number of sinks (rules) that hold matches to publish.
+func (o *owner) held() int {
+	n := 0
+	for _, w := range o.sinks {
+		if len(w.held) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// publish publishes the matches the sinks hold (a stopped rule's are
+// dropped), and waits until all are stored.
+func (o *owner) publish() error {
+	var rules []*BookRule
+	if o.g.cfg.Book != nil {
+		rules = o.g.cfg.Book.Rules
+	}
+	for i, w := range o.sinks {
+		if rules != nil && rules[i].stopped.Load() {
+			w.held = w.held[:0]
+		}
+		if err := w.sendHeld(); err != nil {
+			return err
+		}
+	}
+	for _, w := range o.sinks {
+		if err := w.settle(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed is the error of a book's rule that failed at run time: its
+// matches stop, so no event may be acked, as a query that fails alone
+// acks none.
+func (o *owner) failed() error {
+	if o.werr != nil {
+		return o.werr
+	}
+	if o.pass == nil {
+		return nil
+	}
+	if i, err := o.pass.Failed(); err != nil {
+		return fmt.Errorf("%s: %w", o.sinks[i].query, err)
+	}
+	return nil
+}
+
+// ackBelow is the ts below which no match can still include an event:
+// the partition's latest less the window, the least for no window.
+func (o *owner) ackBelow() int64 {
+	if o.window == math.MaxInt64 || o.maxTS < math.MinInt64+o.window {
+		return math.MinInt64
+	}
+	return o.maxTS - o.window
 }
 
 // pauseAfterGuard, set by a test, runs between an owner's check that it
 // still owns its partition and the publishing of its matches: the test
 // stops the process there, as SIGSTOP may at any time.
-var pauseAfterGuard func()
+var pauseAfterGuard func(rules int)
 
 // ackable reports whether an event is ready for its ack.
 func (o *owner) ackable() bool {
-	return o.fresh > 0 && o.pending[0].ts < o.maxTS-o.window
+	return o.fresh > 0 && o.pending[0].ts < o.ackBelow()
 }
 
 // ack acks (AckAll, confirmed) the delivered messages whose ts is below
@@ -884,16 +1097,32 @@ func newGroupSource(url string, t Target, group string, st jetstream.Stream, c s
 // done, publishing its matches to the output URL's stream.
 func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, partitionedBy func(string) bool,
 	compile func(*event.Schema) (query.Query, output.Schema, int64, error)) error {
-	u, err := url.Parse(out)
+	cfg, err := g.config(query, out)
 	if err != nil {
 		return err
+	}
+	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
+	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
+		q, rows, w, err := compile(sc)
+		return Compiled{Query: q, Schema: rows, Window: w}, err
+	}
+	cfg.Stats = &GroupStats{}
+	g.register(query, cfg.Stats)
+	return RunGroup(ctx, cfg)
+}
+
+// config is the group's GroupConfig for query, publishing to out.
+func (g *groupSource) config(query, out string) (GroupConfig, error) {
+	u, err := url.Parse(out)
+	if err != nil {
+		return GroupConfig{}, err
 	}
 	t, err := ParseURL(u)
 	if err != nil {
-		return err
+		return GroupConfig{}, err
 	}
 	if t.Server != g.cfg.Server {
-		return fmt.Errorf("a group publishes its matches to its stream's server %s, not %s", g.cfg.Server, t.Server)
+		return GroupConfig{}, fmt.Errorf("a group publishes its matches to its stream's server %s, not %s", g.cfg.Server, t.Server)
 	}
 	cfg := g.cfg
 	cfg.Matches, cfg.Query = t.Name, query
@@ -903,19 +1132,105 @@ func (g *groupSource) RunGroupQuery(ctx context.Context, query, out string, part
 		id := nuid.Next()
 		cfg.Member = SubjectToken(host) + "-" + strconv.Itoa(os.Getpid()) + "-" + id[len(id)-8:]
 	}
-	cfg.PerPartition = g.parts > 1 && partitionedBy(g.key)
-	cfg.Compile = func(sc *event.Schema) (Compiled, error) {
-		q, rows, w, err := compile(sc)
-		return Compiled{Query: q, Schema: rows, Window: w}, err
-	}
-	cfg.Stats = &GroupStats{}
+	return cfg, nil
+}
+
+// register keeps query's stats, which GroupStats and GroupSummary read.
+func (g *groupSource) register(query string, st *GroupStats) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.stats == nil {
 		g.stats = map[string]*GroupStats{}
 	}
-	g.stats[query] = cfg.Stats
-	g.mu.Unlock()
-	return RunGroup(ctx, cfg)
+	g.stats[query] = st
+}
+
+// RunGroupBook runs RULE queries (their names, q3 ...) as rulebooks of
+// this instance of the group until ctx is done, publishing each rule's
+// matches as RunGroupQuery would publish its alone. The rules whose
+// equivalence test holds the stream's key (partitionedBy) run as one book
+// in each partition, the others as one book on the whole stream (the
+// global consumer), as each would alone. A book is named by its first
+// and last rule (q3-q5; a book of one rule, q3, is that query's group).
+// A rule's number sent on stop stops it alone (Book.Stop).
+func (g *groupSource) RunGroupBook(ctx context.Context, rules []string, out string, partitionedBy func(rule int, key string) bool,
+	compile func(rule int, sc *event.Schema) (query.Query, output.Schema, error),
+	rulebook func(*event.Schema, []query.Rule) query.Rulebook, stop <-chan int) error {
+	var books [2]*Book // per partition, global
+	var which [2][]int // their rules' numbers in rules
+	var stats [2]*GroupStats
+	for i, name := range rules {
+		k := 1
+		if g.parts > 1 && partitionedBy(i, g.key) {
+			k = 0
+		}
+		if books[k] == nil {
+			books[k], stats[k] = &Book{}, &GroupStats{}
+		}
+		r := &BookRule{Name: name, Stats: &GroupStats{of: stats[k]}}
+		g.register(name, r.Stats)
+		books[k].Rules = append(books[k].Rules, r)
+		which[k] = append(which[k], i)
+	}
+	var cfgs []GroupConfig
+	for k, b := range books {
+		if b == nil {
+			continue
+		}
+		name := b.Rules[0].Name
+		if n := len(b.Rules); n > 1 {
+			name += "-" + b.Rules[n-1].Name
+		}
+		cfg, err := g.config(name, out)
+		if err != nil {
+			return err
+		}
+		cfg.PerPartition, cfg.Stats, cfg.Book = k == 0, stats[k], b
+		b.Compile = func(sc *event.Schema) (query.Rulebook, []Compiled, error) {
+			qs := make([]query.Rule, len(which[k]))
+			cs := make([]Compiled, len(which[k]))
+			for j, i := range which[k] {
+				q, rows, err := compile(i, sc)
+				if err != nil {
+					return nil, nil, err
+				}
+				w, ok := q.Window()
+				if !ok {
+					w = math.MaxInt64
+				}
+				qs[j], cs[j] = query.Rule{Name: rules[i], Query: q}, Compiled{Query: q, Schema: rows, Window: w}
+			}
+			return rulebook(sc, qs), cs, nil
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case i := <-stop:
+				for k, b := range books {
+					if j := slices.Index(which[k], i); j >= 0 {
+						b.Stop(j)
+					}
+				}
+			}
+		}
+	}()
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for j, cfg := range cfgs {
+		wg.Go(func() {
+			if errs[j] = RunGroup(ctx, cfg); errs[j] != nil {
+				cancel() // one book failing ends both, as the rules' statement failed
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // GroupSummary is what this instance did for a query, for the note at its

@@ -163,6 +163,7 @@ type sinkWriter struct {
 
 	hold   bool
 	held   []*nats.Msg
+	sent   int           // rows of held sent, not yet settled
 	stored *atomic.Int64 // if not nil, counts the rows released and stored
 	// trigger, if not nil, is the seq of the event being run: a row's
 	// position is the event whose arrival released it, not the latest of
@@ -274,9 +275,10 @@ func (w *sinkWriter) publish(line []byte) error {
 	return w.send(m)
 }
 
-// release publishes the rows held and waits until they are stored.
-func (w *sinkWriter) release() error {
-	n := len(w.held)
+// sendHeld publishes the rows held; settle waits until they are stored:
+// an owner sends every rule's before it waits.
+func (w *sinkWriter) sendHeld() error {
+	w.sent += len(w.held)
 	for i, m := range w.held {
 		if err := w.send(m); err != nil {
 			w.held = w.held[:0]
@@ -285,12 +287,18 @@ func (w *sinkWriter) release() error {
 		w.held[i] = nil
 	}
 	w.held = w.held[:0]
+	return nil
+}
+
+// settle waits until the rows sent are stored, and counts them.
+func (w *sinkWriter) settle() error {
 	if err := w.confirm(); err != nil {
 		return err
 	}
 	if w.stored != nil {
-		w.stored.Add(int64(n))
+		w.stored.Add(int64(w.sent))
 	}
+	w.sent = 0
 	return nil
 }
 

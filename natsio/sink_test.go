@@ -44,6 +44,13 @@ func runScript(t testing.TB, script string) string {
 // the Msg-Ids seen more than once.
 func published(t testing.TB, js jetstream.JetStream, name string) (lines []string, dupIDs []string) {
 	t.Helper()
+	return publishedOf(t, js, name, false)
+}
+
+// publishedOf is published; with byRule, each line is tagged with its
+// subject's query (tagRule).
+func publishedOf(t testing.TB, js jetstream.JetStream, name string, byRule bool) (lines []string, dupIDs []string) {
+	t.Helper()
 	seen := map[string]bool{}
 	for seq, m := range storedMsgs(t, js, name) {
 		if strings.HasPrefix(m.Subject, "sase_fence.") {
@@ -57,9 +64,19 @@ func published(t testing.TB, js jetstream.JetStream, name string) (lines []strin
 		if m.Header.Get(natsio.HeaderPosition) == "" || !strings.HasPrefix(m.Subject, "matches.q") {
 			t.Fatalf("match %d: subject %s, headers %v", seq, m.Subject, m.Header)
 		}
-		lines = append(lines, string(bytes.TrimSpace(m.Data)))
+		line := string(bytes.TrimSpace(m.Data))
+		if byRule {
+			line = tagRule(line, strings.Split(m.Subject, ".")[1])
+		}
+		lines = append(lines, line)
 	}
 	return lines, dupIDs
+}
+
+// tagRule adds a "rule" member to a match's JSON line: matches of several
+// rules are compared as one multiset, each under its rule.
+func tagRule(line, rule string) string {
+	return `{"rule":"` + rule + `",` + strings.TrimPrefix(line, "{")
 }
 
 // storedMsgs yields every message stream holds, by sequence, as one

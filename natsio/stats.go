@@ -25,6 +25,17 @@ type GroupStats struct {
 	mu     sync.Mutex
 	owners map[*owner]bool
 	total  int // the stream's partitions (1 for the global consumer)
+	// of is, for a book's rule, the book's: its partitions and counters
+	// are the rule's, its matches its own.
+	of *GroupStats
+}
+
+// book is the stats that count s's partitions, events and replays.
+func (s *GroupStats) book() *GroupStats {
+	if s.of != nil {
+		return s.of
+	}
+	return s
 }
 
 // Matches is the number of matches this member has stored.
@@ -32,7 +43,7 @@ func (s *GroupStats) Matches() int64 { return s.matches.Load() }
 
 // Read is the number of events this member's queries have run, those
 // read again on a takeover included.
-func (s *GroupStats) Read() int64 { return s.read.Load() }
+func (s *GroupStats) Read() int64 { return s.book().read.Load() }
 
 // Summary is what this member did, for the note at a query's end:
 // "1672 matches stored, 60000 events read".
@@ -50,14 +61,14 @@ func plural(n int64, one, many string) string {
 // Replayed is the number of messages this member read again from the ack
 // floor on taking partitions over: delivered to an owner before, not
 // acked.
-func (s *GroupStats) Replayed() int64 { return s.replayed.Load() }
+func (s *GroupStats) Replayed() int64 { return s.book().replayed.Load() }
 
 // Takeovers is the number of times this member took a partition over:
 // began owning one that had an owner before (its checkpoint key existed:
 // another member, dead, paused, stopped or handing it over, or this one
 // in a run that ended), as opposed to being a partition's first owner.
 // Each replays from the partition's ack floor.
-func (s *GroupStats) Takeovers() int64 { return s.takeovers.Load() }
+func (s *GroupStats) Takeovers() int64 { return s.book().takeovers.Load() }
 
 // PartitionStats is one owned partition's: Lag is its consumer's
 // messages not yet delivered (num pending).
@@ -65,6 +76,7 @@ type PartitionStats = source.PartitionStats
 
 // Partitions lists the partitions owned now, in order.
 func (s *GroupStats) Partitions() []PartitionStats {
+	s = s.book()
 	s.mu.Lock()
 	ps := make([]PartitionStats, 0, len(s.owners))
 	for o := range s.owners {
@@ -84,9 +96,7 @@ func (s *GroupStats) Partitions() []PartitionStats {
 
 // Stats is the counters as they are now; group names the group.
 func (s *GroupStats) Stats(group string) source.GroupStats {
-	s.mu.Lock()
-	total := s.total
-	s.mu.Unlock()
+	total := s.book().partitions()
 	return source.GroupStats{Group: group, Status: s.String(), Matches: s.Matches(), Total: total,
 		Owned: s.Partitions(), Replayed: s.Replayed(), Takeovers: s.Takeovers()}
 }
@@ -106,11 +116,16 @@ func (s *GroupStats) String() string {
 		b.WriteString(" " + p.Partition)
 		lag, acks = lag+p.Lag, acks+p.PendingAcks
 	}
-	s.mu.Lock()
-	total := s.total
-	s.mu.Unlock()
+	total := s.book().partitions()
 	fmt.Fprintf(&b, " of %d, lag %d, %d pending acks, %d replayed (messages)", total, lag, acks, s.Replayed())
 	return b.String()
+}
+
+// partitions is the stream's partitions (1 for the global consumer).
+func (s *GroupStats) partitions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 func (s *GroupStats) own(o *owner, on bool) {

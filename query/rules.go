@@ -59,6 +59,10 @@ type RulePass interface {
 	Flush()
 	// Events is how many items rule i has read so far.
 	Events(i int) int64
+	// Failed is the first rule whose run failed at run time (it ended
+	// alone) and was not ended by End, with its error; -1 and nil when
+	// none has.
+	Failed() (rule int, err error)
 	// End ends rule i alone and returns its result; Finish ends the pass
 	// and returns each rule's result, in rule order.
 	End(i int) RuleResult

@@ -402,6 +402,19 @@ func (p *Pass) End(i int) Result {
 	return *p.ended[i]
 }
 
+// Failed is the first rule, in rule order, whose run failed (it ended
+// alone, mid-stream) and was not ended by End, with its error; -1 and
+// nil when none has. A caller that acks its input once every rule has
+// read it asks before it acks: a failed rule's matches stop.
+func (p *Pass) Failed() (int, error) {
+	for i, r := range p.runs {
+		if err := r.Err(); err != nil && p.ended[i] == nil {
+			return i, err
+		}
+	}
+	return -1, nil
+}
+
 // ungroup has rule i, which has ended, leave its group: its count of
 // starts stops (Events), and the starts go to its run, which reads no
 // more, as the starts of a rule in no group do. A rule that ends

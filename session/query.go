@@ -25,8 +25,14 @@ func (s *Session) query(ctx context.Context, src *ast.Source, q *ast.Query) erro
 	var stream *event.Stream // what the query compiles against
 	var unit *ast.Duration   // a live query's WITHIN to check at the first event (unitView)
 	var unseen []string      // the names a live stream has not seen yet
+	if s.grules != nil && s.grules.live != e.live {
+		s.startGroupRules() // a rule on another stream ends the run
+	}
 	if e.kind == Live {
 		if g := s.groups[e.live]; g != nil {
+			if q.Rule != nil && !q.Explain && !q.Analyze {
+				return s.groupRule(src, q, e.live, g) // with the script's next rules (rules_group.go)
+			}
 			return s.groupQuery(src, q, e.live, g)
 		}
 		if q.Analyze {

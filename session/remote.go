@@ -72,6 +72,12 @@ func (s *Session) listenURL(src *ast.Source, st *ast.Listen) error {
 type groupSource interface {
 	RunGroupQuery(ctx context.Context, query, output string, partitionedBy func(key string) bool,
 		compile func(*event.Schema) (q query.Query, rows output.Schema, window int64, err error)) error
+	// RunGroupBook runs RULE queries (by name) as one rulebook of this
+	// instance, each rule's matches published as it would publish them
+	// alone (rules_group.go); a rule's number sent on stop stops it alone.
+	RunGroupBook(ctx context.Context, rules []string, output string, partitionedBy func(rule int, key string) bool,
+		compile func(rule int, sc *event.Schema) (query.Query, output.Schema, error),
+		rulebook func(*event.Schema, []query.Rule) query.Rulebook, stop <-chan int) error
 	GroupStats(query string) source.GroupStats
 	GroupSummary(query string) string
 }
@@ -79,31 +85,11 @@ type groupSource interface {
 // groupQuery starts a query on a group's stream: it runs until STOP
 // QUERY or the end of the session, publishing to SET output.
 func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g groupSource) error {
-	if q.Explain || q.Analyze {
-		return errAt(src, q.Span.Start, "EXPLAIN needs a stream of this instance; %s is shared by a group", l.Name())
-	}
-	if !strings.HasPrefix(s.set.Output, "nats://") {
-		return errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
-	}
-	engine, out := s.set.Engine, s.set.Output
-	compile := func(sc *event.Schema) (query.Query, output.Schema, int64, error) {
-		s.register(sc, q)
-		cq, err := s.c.Compile(q, src, &event.Stream{Schema: sc}, engine)
-		if err != nil {
-			return nil, output.Schema{}, 0, err
-		}
-		window, _ := cq.Window()
-		return cq, schemaOf(cq, sc, 0, nil), window, nil
-	}
-	// A first compilation, so that a bad query fails its statement; its
-	// split record says by which keys the group may partition it.
-	var first query.Query
-	var err error
-	l.Update(func(sc *event.Schema) { first, _, _, err = compile(sc) })
+	compile, partitioned, err := s.groupCompile(src, q, l)
 	if err != nil {
 		return err
 	}
-	keys := first.SplitKeys()
+	out := s.set.Output
 	ctx, cancel := context.WithCancel(context.Background())
 	lq := s.addQuery(l, q)
 	name := "q" + strconv.Itoa(lq.id)
@@ -112,7 +98,7 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 	go func() {
 		defer close(lq.done)
 		defer cancel()
-		err := g.RunGroupQuery(ctx, name, out, func(key string) bool { return key != "" && slices.Contains(keys, key) }, compile)
+		err := g.RunGroupQuery(ctx, name, out, partitioned, compile)
 		state := Stopped
 		if err != nil && ctx.Err() == nil {
 			state = Failed
@@ -122,4 +108,36 @@ func (s *Session) groupQuery(src *ast.Source, q *ast.Query, l *source.Live, g gr
 		s.bgNote("(query %d %s: %s)", lq.id, state, g.GroupSummary(name))
 	}()
 	return nil
+}
+
+// groupCompile checks query q on group stream l, and compiles it once, so
+// that a bad query fails its statement. It returns how the group compiles
+// it on a partition's schema, and whether its equivalence test holds a
+// stream's key (its split record's keys), by which the group may run it
+// in each partition.
+func (s *Session) groupCompile(src *ast.Source, q *ast.Query, l *source.Live) (
+	compile func(*event.Schema) (query.Query, output.Schema, int64, error), partitioned func(key string) bool, err error) {
+	if q.Explain || q.Analyze {
+		return nil, nil, errAt(src, q.Span.Start, "EXPLAIN needs a stream of this instance; %s is shared by a group", l.Name())
+	}
+	if !strings.HasPrefix(s.set.Output, "nats://") {
+		return nil, nil, errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
+	}
+	engine := s.set.Engine
+	compile = func(sc *event.Schema) (query.Query, output.Schema, int64, error) {
+		s.register(sc, q)
+		cq, err := s.c.Compile(q, src, &event.Stream{Schema: sc}, engine)
+		if err != nil {
+			return nil, output.Schema{}, 0, err
+		}
+		window, _ := cq.Window()
+		return cq, schemaOf(cq, sc, 0, nil), window, nil
+	}
+	var first query.Query
+	l.Update(func(sc *event.Schema) { first, _, _, err = compile(sc) })
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := first.SplitKeys()
+	return compile, func(key string) bool { return key != "" && slices.Contains(keys, key) }, nil
 }

@@ -38,8 +38,9 @@ type Session struct {
 	c      query.Compiler // the compiler linked in (query.Registered)
 	noC    error          // why there is none: each statement fails with it
 	outs   *outputs
-	res    *results // where results go: stdout, or \o's file
-	rules  *rules   // a script's RULE statements waiting to run as one rulebook (rules.go)
+	res    *results    // where results go: stdout, or \o's file
+	rules  *rules      // a script's RULE statements waiting to run as one rulebook (rules.go)
+	grules *groupRules // a script's RULE statements on a group's stream, waiting to start as one rulebook (rules_group.go)
 	stdout io.Writer
 	out    *bufio.Writer                                   // results, to res; flushed after each statement
 	errw   io.Writer                                       // messages, summaries, errors
@@ -235,6 +236,7 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		}
 		s.deferred(w, run)
 	}
+	s.startGroupRules()
 	if err := s.runRules(ctx); err != nil { // the script's last rules
 		s.fail(err)
 		failed = true
@@ -382,7 +384,11 @@ func rebase(err error, sub, src *ast.Source, start int) {
 
 // run executes one parsed statement.
 func (s *Session) run(ctx context.Context, src *ast.Source, st ast.Stmt) error {
-	if q, ok := st.(*ast.Query); !ok || q.Rule == nil || s.rules.endsBefore(q, s.cat.current) {
+	q, isQuery := st.(*ast.Query)
+	if !isQuery || q.Rule == nil {
+		s.startGroupRules() // the rules held for a group's stream start before it
+	}
+	if !isQuery || q.Rule == nil || s.rules.endsBefore(q, s.cat.current) {
 		if err := s.runRules(ctx); err != nil { // the rules before it run first
 			s.fail(err)
 			s.bookFailed = true

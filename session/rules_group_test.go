@@ -1,0 +1,197 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sase-cep/sase/ast"
+	"github.com/sase-cep/sase/event"
+	"github.com/sase-cep/sase/internal/testkit"
+	"github.com/sase-cep/sase/output"
+	"github.com/sase-cep/sase/query"
+	"github.com/sase-cep/sase/session"
+	"github.com/sase-cep/sase/source"
+)
+
+// fakeGroup is a group's stream (LISTEN 'fakegroup://...') that records
+// what the session asks it to run: each query alone, by name, and each
+// rulebook as its rules' names with, for each, whether it holds the key.
+type fakeGroup struct {
+	source.Source
+	mu    sync.Mutex
+	runs  []string
+	stops []string
+}
+
+var groups = struct {
+	sync.Mutex
+	byName map[string]*fakeGroup
+}{byName: map[string]*fakeGroup{}}
+
+func init() {
+	// SET output names a registered sink; a group's queries publish
+	// through their group, not through it.
+	output.RegisterSink("nats", func(context.Context, *url.URL, output.SinkConfig) (output.Writer, error) {
+		return nil, errors.New("a group's query opened SET output")
+	})
+	source.Register("fakegroup", func(ctx context.Context, u *url.URL, c source.Config) (source.Source, error) {
+		g := &fakeGroup{}
+		var err error
+		g.Source, err = source.NewLineSource(u.String(), c, func(ctx context.Context, _ func(source.Producer) error) error {
+			<-ctx.Done()
+			return nil
+		}, nil)
+		groups.Lock()
+		groups.byName[u.Host] = g
+		groups.Unlock()
+		return g, err
+	})
+}
+
+func (g *fakeGroup) note(s string, list *[]string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	*list = append(*list, s)
+}
+
+func (g *fakeGroup) RunGroupQuery(ctx context.Context, query, _ string, _ func(string) bool,
+	_ func(*event.Schema) (query.Query, output.Schema, int64, error)) error {
+	g.note(query, &g.runs)
+	<-ctx.Done()
+	return nil
+}
+
+func (g *fakeGroup) RunGroupBook(ctx context.Context, rules []string, _ string, partitionedBy func(int, string) bool,
+	compile func(int, *event.Schema) (query.Query, output.Schema, error),
+	rulebook func(*event.Schema, []query.Rule) query.Rulebook, stop <-chan int) error {
+	book := make([]string, len(rules))
+	for i, r := range rules {
+		if _, _, err := compile(i, event.NewSchema()); err != nil {
+			return err
+		}
+		book[i] = r
+		if partitionedBy(i, "symbol") {
+			book[i] += "[symbol]"
+		}
+	}
+	g.note("book "+strings.Join(book, " "), &g.runs)
+	for {
+		select {
+		case <-ctx.Done():
+			for { // the stops sent before the end
+				select {
+				case i := <-stop:
+					g.note(rules[i], &g.stops)
+				default:
+					return nil
+				}
+			}
+		case i := <-stop:
+			g.note(rules[i], &g.stops)
+		}
+	}
+}
+
+// stopped waits until g's books have received n stops, and returns them;
+// ran until g has been asked to run n queries or books.
+func (g *fakeGroup) stopped(n int) []string { return g.await(&g.stops, n) }
+
+func (g *fakeGroup) ran(n int) []string { return g.await(&g.runs, n) }
+
+// await waits until list holds n entries (or a deadline), and returns it.
+func (g *fakeGroup) await(list *[]string, n int) []string {
+	for deadline := time.Now().Add(testkit.Deadline); ; time.Sleep(5 * time.Millisecond) {
+		g.mu.Lock()
+		got := slices.Clone(*list)
+		g.mu.Unlock()
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+	}
+}
+
+func (g *fakeGroup) GroupStats(string) source.GroupStats {
+	return source.GroupStats{Group: "g", Status: "standby"}
+}
+
+func (g *fakeGroup) GroupSummary(string) string { return "0 matches stored" }
+
+// TestGroupRules: a script's consecutive RULE statements on a group's
+// stream start as one rulebook when the run of rules ends (at a statement
+// that is not a rule, a rule on another stream, or the script's end);
+// each rule is a query of its own, whose STOP QUERY stops it alone in its
+// book, and the book ends with its last rule.
+func TestGroupRules(t *testing.T) {
+	const (
+		keyed = "PATTERN SEQ(stock a, stock b) WHERE [symbol] AND b.price > a.price WITHIN 5"
+		other = "PATTERN SEQ(stock a, stock b) WHERE b.price > a.price WITHIN 5"
+	)
+	for _, c := range []struct {
+		name, script string
+		runs         []string // on stream g (h's rule: q2 in the last)
+		rules        []string // g's rules: each is sent to its book as STOP QUERY stops it (2, 1, 3)
+	}{
+		{"one run", "RULE a: " + keyed + "; RULE b: " + other + "; RULE c: " + keyed + ";",
+			[]string{"book q1[symbol] q2 q3[symbol]"}, []string{"q1", "q2", "q3"}},
+		{"a query ends the run", "RULE a: " + keyed + "; " + keyed + "; RULE c: " + other + ";",
+			[]string{"book q1[symbol]", "book q3", "q2"}, []string{"q1", "q3"}},
+		{"SHOW ends the run", "RULE a: " + keyed + "; RULE b: " + keyed + "; SHOW QUERIES; RULE c: " + keyed + ";",
+			[]string{"book q1[symbol] q2[symbol]", "book q3[symbol]"}, []string{"q1", "q2", "q3"}},
+		{"a rule on another stream ends the run", "RULE a: " + keyed + "; RULE x: PATTERN SEQ(stock a, stock b) FROM h WHERE [symbol] WITHIN 5; RULE b: " + keyed + ";",
+			[]string{"book q1[symbol]", "book q3[symbol]"}, []string{"q1", "q3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			host := strings.ReplaceAll(c.name, " ", "-")
+			stderr := &testkit.SyncBuffer{}
+			s := session.New(&testkit.SyncBuffer{}, stderr)
+			script := fmt.Sprintf("LISTEN 'fakegroup://%s/' AS g; LISTEN 'fakegroup://%s-h/' AS h; SET output = 'nats://x/M';\n%s\n", host, host, c.script)
+			if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: script}); err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			groups.Lock()
+			g, h := groups.byName[host], groups.byName[host+"-h"]
+			groups.Unlock()
+			if !strings.Contains(stderr.String(), "query 1 (rule a) started on g, with the other instances of its group") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+			runs := g.ran(len(c.runs))
+			slices.Sort(runs)
+			if !slices.Equal(runs, c.runs) {
+				t.Errorf("ran %q, want %q", runs, c.runs)
+			}
+			// Each rule a query: STOP QUERY stops it alone; every query
+			// stopped ends every book (its run returns).
+			var want []string // g's rules in the order they are stopped
+			for _, id := range []int{2, 1, 3} {
+				if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: fmt.Sprintf("STOP QUERY %d;", id)}); err != nil {
+					t.Fatalf("%v\n%s", err, stderr)
+				}
+				if name := fmt.Sprint("q", id); slices.Contains(c.rules, name) {
+					want = append(want, name)
+					g.stopped(len(want)) // each book records its stops in its own goroutine
+				}
+			}
+			for _, q := range s.Queries() {
+				if q.State != session.Stopped || q.Group != "standby" {
+					t.Errorf("query %d: %s, group %q", q.ID, q.State, q.Group)
+				}
+			}
+			if h := h.ran(0); strings.Contains(c.script, "FROM h") != slices.Equal(h, []string{"book q2[symbol]"}) {
+				t.Errorf("ran on h: %q", h)
+			}
+			if stops := g.stopped(len(want)); !slices.Equal(stops, want) {
+				t.Errorf("stops sent %q, want %q", stops, want)
+			}
+			if !strings.Contains(stderr.String(), "(query 2 stopped: 0 matches stored)") {
+				t.Errorf("no summary of query 2:\n%s", stderr)
+			}
+		})
+	}
+}
