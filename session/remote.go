@@ -126,7 +126,7 @@ func (s *Session) groupCompile(src *ast.Source, q *ast.Query, l *source.Live) (
 	engine := s.set.Engine
 	compile = func(sc *event.Schema) (query.Query, output.Schema, int64, error) {
 		s.register(sc, q)
-		cq, err := s.c.Compile(q, src, &event.Stream{Schema: sc}, engine)
+		cq, err := s.c.Compile(q, src, &event.Stream{Name: l.Name(), Schema: sc, Live: true}, engine)
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}

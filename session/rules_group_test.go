@@ -25,9 +25,10 @@ import (
 // rulebook as its rules' names with, for each, whether it holds the key.
 type fakeGroup struct {
 	source.Source
-	mu    sync.Mutex
-	runs  []string
-	stops []string
+	mu      sync.Mutex
+	runs    []string
+	stops   []string
+	windows []int64 // each query's alone, as compiled for a partition
 }
 
 var groups = struct {
@@ -62,7 +63,14 @@ func (g *fakeGroup) note(s string, list *[]string) {
 }
 
 func (g *fakeGroup) RunGroupQuery(ctx context.Context, query, _ string, _ func(string) bool,
-	_ func(*event.Schema) (query.Query, output.Schema, int64, error)) error {
+	compile func(*event.Schema) (query.Query, output.Schema, int64, error)) error {
+	_, _, w, err := compile(event.NewSchema())
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.windows = append(g.windows, w)
+	g.mu.Unlock()
 	g.note(query, &g.runs)
 	<-ctx.Done()
 	return nil
@@ -193,5 +201,38 @@ func TestGroupRules(t *testing.T) {
 				t.Errorf("no summary of query 2:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestGroupQueryWindow: a query on a group's stream is a live stream's
+// query: one event needs no WITHIN and its window is 0 (an owner acks an
+// event once a later one has come), a longer pattern needs WITHIN, whose
+// window an owner keeps its events unacked for; without it the statement
+// fails, as on any live stream, where a group once ran it with a window
+// of 0 and acked events that a match still to come would read (lost on a
+// takeover).
+func TestGroupQueryWindow(t *testing.T) {
+	stderr := &testkit.SyncBuffer{}
+	s := session.New(&testkit.SyncBuffer{}, stderr)
+	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LISTEN 'fakegroup://window/' AS g; SET output = 'nats://x/M';" +
+		"PATTERN stock a WHERE a.price > 99; PATTERN SEQ(stock a, stock b) WITHIN 7;"}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	groups.Lock()
+	g := groups.byName["window"]
+	groups.Unlock()
+	g.ran(2)
+	g.mu.Lock()
+	windows := slices.Clone(g.windows)
+	g.mu.Unlock()
+	slices.Sort(windows)
+	if !slices.Equal(windows, []int64{0, 7}) {
+		t.Errorf("windows %v, want [0 7]", windows)
+	}
+	for _, q := range []string{"PATTERN SEQ(stock a, stock b)", "RULE r: PATTERN SEQ(stock a, !(halt h), stock b)"} {
+		err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: q + ";"})
+		if err == nil || !strings.Contains(stderr.String(), "a query on live stream g needs WITHIN") {
+			t.Errorf("%s: %v\n%s", q, err, stderr)
+		}
 	}
 }
