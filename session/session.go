@@ -200,7 +200,7 @@ func (s *Session) Exec(ctx context.Context, src *ast.Source) error {
 		case query.Command:
 			ok = s.command(ctx, src.Text[p.Start:p.End])
 		case query.Statement, query.Unfinished:
-			ok = s.statement(ctx, src, p.Start, p.End)
+			ok = s.statement(ctx, src, p.Start, writers.parsed[i])
 		}
 		failed = failed || !ok || s.bookFailed
 		s.bookFailed = false
@@ -283,17 +283,19 @@ func (s *Session) deferred(w waiter, run func(int)) {
 	s.set = set
 }
 
-// producers parses a script ahead, quietly (each statement reports its own
-// errors when it runs), for what Exec orders by: by piece, the stream each
-// query reads with FROM, and the pieces whose INTO
-// writes each stream.
+// producers parses a script's statements ahead, each alone, quietly (each
+// reports its errors when it runs, from this parse: a script of 10,000
+// rules parses once), for what Exec orders by: by piece, the stream each
+// query reads with FROM, and the pieces whose INTO writes each stream.
 func (s *Session) producers(src *ast.Source, pieces []query.Piece) scriptDeps {
-	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}}
+	d := scriptDeps{from: make([]string, len(pieces)), into: map[string][]int{}, parsed: make([]parsed, len(pieces))}
 	for i, p := range pieces {
 		if p.Kind != query.Statement && p.Kind != query.Unfinished {
 			continue
 		}
-		stmts, err := s.c.Parse(&ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]})
+		sub := &ast.Source{Name: src.Name, Text: src.Text[p.Start:p.End]}
+		stmts, err := s.c.Parse(sub)
+		d.parsed[i] = parsed{sub: sub, stmts: stmts, err: err}
 		if err != nil {
 			continue
 		}
@@ -313,8 +315,16 @@ func (s *Session) producers(src *ast.Source, pieces []query.Piece) scriptDeps {
 
 // scriptDeps is what a script's queries read and write (producers).
 type scriptDeps struct {
-	from []string         // by piece: the stream its query names in FROM, or ""
-	into map[string][]int // by stream: the pieces that write it with INTO
+	from   []string         // by piece: the stream its query names in FROM, or ""
+	into   map[string][]int // by stream: the pieces that write it with INTO
+	parsed []parsed         // by piece: its statements
+}
+
+// parsed is a piece of a script parsed alone (sub is its text).
+type parsed struct {
+	sub   *ast.Source
+	stmts []ast.Stmt
+	err   error
 }
 
 // waitsFor returns the pieces piece i must wait for: when its query reads
@@ -334,20 +344,20 @@ func (s *Session) waitsFor(i int, d scriptDeps) []int {
 	return after
 }
 
-// statement parses and runs text[start:end] of src, reporting any error,
-// even a panic: one broken statement must not end the session.
-func (s *Session) statement(ctx context.Context, src *ast.Source, start, end int) (ok bool) {
+// statement runs p, the piece of src at offset start parsed alone,
+// reporting any error, even a panic: one broken statement must not end
+// the session.
+func (s *Session) statement(ctx context.Context, src *ast.Source, start int, p parsed) (ok bool) {
+	sub, err := p.sub, p.err
 	defer func() {
 		if r := recover(); r != nil {
-			s.fail(fmt.Errorf("internal error (a bug, please report): %v\nstatement: %s", r, strings.TrimSpace(src.Text[start:end])))
+			s.fail(fmt.Errorf("internal error (a bug, please report): %v\nstatement: %s", r, strings.TrimSpace(sub.Text)))
 			ok = false
 		}
 	}()
-	// Parse the statement alone, then move error positions back into src.
-	sub := &ast.Source{Name: src.Name, Text: src.Text[start:end]}
+	// Parsed alone: error positions move back into src.
 	s.stmt = stmtBase{sub: sub, src: src, start: start}
-	stmts, err := s.c.Parse(sub)
-	for _, st := range stmts {
+	for _, st := range p.stmts {
 		if err != nil {
 			break
 		}
