@@ -422,14 +422,33 @@ func (p *Pass) Failed() (int, error) {
 
 // ungroup has rule i, which has ended, leave its group: its count of
 // starts stops (Events), and the starts go to its run, which reads no
-// more, as the starts of a rule in no group do. A rule that ends
-// mid-batch has counted the batch's starts after its end: a live
-// stream's batch is one item.
+// more, as the starts of a rule in no group do.
 func (p *Pass) ungroup(i int32) {
 	if p.grouped.has(i) {
 		m := &p.members[i]
 		m.frozen = p.groups[m.group].count - m.base
 		p.grouped.unset(i)
+	}
+}
+
+// stopped has rule i, whose run ended as it read the batch's event at
+// position stop of its share at, leave its group as of that event: the
+// group's starts after it, which its run did not read, are not counted
+// (those of its share after it had been counted once, in base).
+func (p *Pass) stopped(i int32, at []int32, stop int32) {
+	if !p.grouped.has(i) {
+		return
+	}
+	p.ungroup(i)
+	m := &p.members[i]
+	starts := p.groups[m.group].batch
+	k, _ := slices.BinarySearch(starts, stop+1)
+	j, _ := slices.BinarySearch(at, stop+1)
+	m.frozen -= int64(len(starts) - k)
+	for _, e := range at[j:] {
+		if _, ok := slices.BinarySearch(starts[k:], e); ok {
+			m.frozen++
+		}
 	}
 }
 
@@ -609,6 +628,7 @@ func (p *Pass) Flush() {
 	for _, g := range p.groups {
 		g.starts.Prune(p.lastTS) // the runs read no item before it
 		g.prune(p.lastTS)
+		g.batch = g.batch[:0]
 	}
 }
 
@@ -621,7 +641,7 @@ const smallLog = 32
 func (p *Pass) read(i int, at []int32) {
 	p.reading = int32(i)
 	if !p.runs[i].PushAt(p.evs, at) {
-		p.ungroup(int32(i))
+		p.stopped(int32(i), at, p.runs[i].Reading())
 	}
 	p.reading = -1
 }
