@@ -35,12 +35,12 @@ import (
 // order of the stream's lines item by item, each item's rule after rule,
 // tagged with its rule's query number, so that the lines go out by
 // position, then query number, as separate live queries' do, however the
-// rules are shared and the items batched. Each rule is a query of its own for SHOW QUERIES and STOP
-// QUERY. The rules added before the book reads its first item are shared
-// among the passes then, as a loaded book's are (query.Rulebook.Shares);
-// a rule added later joins the pass with the fewest rules running and
-// reads from the next item that pass reads on (the items it has read
-// before, in its batch, are read by its rules first).
+// rules are shared and the items batched. Each rule is a query of its
+// own for SHOW QUERIES and STOP QUERY. The rules added before the book
+// reads its first item are shared among the passes then, as a loaded
+// book's are (query.Rulebook.Shares); a rule added later joins the pass
+// with the fewest rules running and reads from that pass's next item on
+// (the items the pass has taken are read by its rules first).
 type liveBook struct {
 	s       *Session
 	live    *source.Live
@@ -75,8 +75,16 @@ type bookPass struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu   sync.Mutex
-	pass query.RulePass // nil until placed
+	mu      sync.Mutex
+	pass    query.RulePass // nil until placed
+	idle    bool           // placed without rules under workers = auto: it ends
+	rules   []*liveRule    // in pass order, which is query order
+	into    []*liveRule    // the rules with INTO: their producers follow the items' time
+	running int            // its rules not ended
+	dirty   []*liveRule    // rules with rows not put into m
+	// full are the rules that reached their limit in this batch: the
+	// pass ends them after it (settle), without a walk of every rule.
+	full []*liveRule
 	// The items pushed to pass (its Item numbers) and the first one whose
 	// lines are not in the order yet (merge): the item numbered base is
 	// at the order's position m.pos+1.
@@ -89,14 +97,6 @@ type bookPass struct {
 	last           bool        // retired holds the book's last rule
 	slots          []int32     // merge's: by item, where its rows start in rows
 	rows           []ruleRows  // merge's: the rules' rows, by item, each item's in query order
-	idle           bool        // placed without rules under workers = auto: it ends
-	rules          []*liveRule // in pass order, which is query order
-	into           []*liveRule // the rules with INTO: their producers follow the items' time
-	running        int         // its rules not ended
-	dirty          []*liveRule // rules with rows not put into m
-	// full are the rules that reached their limit at this item: the
-	// pass ends them after it, without a walk of every rule.
-	full []*liveRule
 }
 
 // liveRule is one rule of a live rulebook.
@@ -109,9 +109,9 @@ type liveRule struct {
 	w     output.Writer    // writing into out, which its pass puts into the order
 	into  *derive.Producer // with INTO: its matches go to it (w), not to the book's lines
 	limit int64
-	// Its rows in out, tagged by the item (RulePass.Item) that released
-	// them: segs end where each item's end, open says rows of item x
-	// follow the last seg (tagged is its end) in out or in w.
+	// Its rows in out, by the item (RulePass.Item) that released them:
+	// segs says where each item's rows end; open, that rows of item x
+	// follow the last seg's end (tagged), in out or still in w.
 	segs    []rowSeg
 	tagged  int
 	x       int64
@@ -405,9 +405,10 @@ func (p *bookPass) mark(r *liveRule) {
 // read them (0: defaultBookBatch): each rule reads its share of a batch
 // in one go, its state hot in the cache, where an item at a time missed
 // the cache at each rule an item reached (1,000 pair rules: about twice
-// the CPU an event, 2.5 µs to 1.2). A batch is what the stream has ready: a pass never
-// waits for more, its rules reading what it pushed at each pause. Tests
-// set it, to compare batches of every size.
+// the CPU an event, 2.5 µs where a batch takes 1.2). A batch is what the
+// stream has ready: a pass never waits for more, its rules reading what
+// it pushed at each pause. Tests set it, to compare batches of every
+// size.
 var bookBatch atomic.Int64
 
 const defaultBookBatch = 4096
