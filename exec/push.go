@@ -21,6 +21,7 @@ type Pusher struct {
 	counted *Chunks
 	start   time.Time
 	err     error
+	reading int32 // PushAt's position of the item it reads (Reading)
 }
 
 // NewPusher starts a run of plan on one worker (WithWorkers is ignored);
@@ -84,6 +85,7 @@ func (p *Pusher) PushAt(items []*event.Event, at []int32) bool {
 	}
 	defer p.recover()
 	for _, i := range at {
+		p.reading = i
 		if err := p.r.feed(items[i]); err != nil {
 			p.err, p.ended = err, true
 			return false
@@ -95,6 +97,11 @@ func (p *Pusher) PushAt(items []*event.Event, at []int32) bool {
 	}
 	return true
 }
+
+// Reading is the position in PushAt's items of the item the run reads
+// (or read last): a match emitted in PushAt was released by that item,
+// which a live rulebook tags its line with.
+func (p *Pusher) Reading() int32 { return p.reading }
 
 // Advance moves the run's time to ts, as an item of another run's that
 // this one does not read: the matches that wait on that time go out.

@@ -57,6 +57,10 @@ type RulePass interface {
 	// in time order; Flush has every rule read the items queued for it.
 	Push(ev *event.Event)
 	Flush()
+	// Item is the number (from 0, in push order, ticks counted) of the
+	// item that released the match a sink is called with: in Flush, the
+	// item its rule reads; otherwise the item pushed last.
+	Item() int64
 	// Events is how many items rule i has read so far.
 	Events(i int) int64
 	// Failed is the first rule whose run failed at run time (it ended

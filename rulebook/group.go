@@ -31,8 +31,9 @@ type group struct {
 	// same attribute; another's reads the events).
 	field event.Builtin
 	slot  int
-	count int64 // the starts read so far
-	keep  int64 // its rules' largest window
+	count int64   // the starts read so far
+	batch []int32 // the batch's starts: their positions in its events
+	keep  int64   // its rules' largest window
 	gates []*groupGate
 }
 
@@ -200,6 +201,7 @@ func (p *Pass) groupStarts(ev *event.Event) {
 			continue
 		}
 		g.start(ev)
+		g.batch = append(g.batch, int32(len(p.evs)-1))
 		for _, gg := range g.gates {
 			if !gg.listed {
 				gg.listed = true

@@ -127,13 +127,18 @@ type Pass struct {
 	// 18% of the CPU at 10,000 rules), and a block's buckets stay in the
 	// cache, where one log's, over every rule, missed it at each entry.
 	evs    []*event.Event // the batch's events; the logs refer to them by position
-	blocks [][]queued     // by block of 256 rules: its log
-	seq    int64          // events pushed so far
-	last   []int64        // by rule: the seq of the last event queued for it
-	out    []int32        // a block's log bucketed by rule: positions in evs
-	n      int            // items since the last flush
-	batch  int            // the items between flushes: batchOf the rules
-	ended  []*Result      // by rule: its result once End ended it alone
+	itemOf []int64        // by position in evs: its item's number (Item)
+	items  int64          // items (events and ticks) pushed so far
+	// reading is the rule Flush has read its share of the batch, or -1:
+	// its run says which item it reads (Item).
+	reading int32
+	blocks  [][]queued // by block of 256 rules: its log
+	seq     int64      // events pushed so far
+	last    []int64    // by rule: the seq of the last event queued for it
+	out     []int32    // a block's log bucketed by rule: positions in evs
+	n       int        // items since the last flush
+	batch   int        // the items between flushes: batchOf the rules
+	ended   []*Result  // by rule: its result once End ended it alone
 	// groups are the rules that begin alike (share); gbyType, by type,
 	// the groups whose first state it enters; glive, by type, the group
 	// gates on it that a start has opened; grouped, the rules in a group,
@@ -157,7 +162,7 @@ type member struct {
 func (b *Book) Start(ctx context.Context, sinks []sase.Sink, opts ...sase.RunOption) *Pass {
 	n := len(b.Rules)
 	p := &Pass{b: b, ctx: ctx, runs: make([]*sase.Pusher, n), isTime: make([]bool, n),
-		lastTS: math.MinInt64, ended: make([]*Result, n)}
+		lastTS: math.MinInt64, ended: make([]*Result, n), reading: -1}
 	for i, r := range b.Rules {
 		p.start(i, r, sinks[i], opts)
 	}
@@ -417,14 +422,33 @@ func (p *Pass) Failed() (int, error) {
 
 // ungroup has rule i, which has ended, leave its group: its count of
 // starts stops (Events), and the starts go to its run, which reads no
-// more, as the starts of a rule in no group do. A rule that ends
-// mid-batch has counted the batch's starts after its end: a live
-// stream's batch is one item.
+// more, as the starts of a rule in no group do.
 func (p *Pass) ungroup(i int32) {
 	if p.grouped.has(i) {
 		m := &p.members[i]
 		m.frozen = p.groups[m.group].count - m.base
 		p.grouped.unset(i)
+	}
+}
+
+// stopped has rule i, whose run ended as it read the batch's event at
+// position stop of its share at, leave its group as of that event: the
+// group's starts after it, which its run did not read, are not counted
+// (those of its share after it had been counted once, in base).
+func (p *Pass) stopped(i int32, at []int32, stop int32) {
+	if !p.grouped.has(i) {
+		return
+	}
+	p.ungroup(i)
+	m := &p.members[i]
+	starts := p.groups[m.group].batch
+	k, _ := slices.BinarySearch(starts, stop+1)
+	j, _ := slices.BinarySearch(at, stop+1)
+	m.frozen -= int64(len(starts) - k)
+	for _, e := range at[j:] {
+		if _, ok := slices.BinarySearch(starts[k:], e); ok {
+			m.frozen++
+		}
 	}
 }
 
@@ -442,8 +466,10 @@ func (p *Pass) Events(i int) int64 {
 // its time to the rules that follow time. Items come in time order, as
 // a stream's events do.
 func (p *Pass) Push(ev *event.Event) {
+	p.items++
 	if !ev.IsTick() {
 		p.evs = append(p.evs, ev)
+		p.itemOf = append(p.itemOf, p.items-1)
 		p.seq++
 		p.b.ix.reach(ev, p.set, p.started)
 		p.gated(ev)
@@ -598,10 +624,11 @@ func (p *Pass) Flush() {
 		p.blocks[b] = log[:0]
 	}
 	clear(p.evs)
-	p.evs = p.evs[:0]
+	p.evs, p.itemOf = p.evs[:0], p.itemOf[:0]
 	for _, g := range p.groups {
 		g.starts.Prune(p.lastTS) // the runs read no item before it
 		g.prune(p.lastTS)
+		g.batch = g.batch[:0]
 	}
 }
 
@@ -612,9 +639,23 @@ const smallLog = 32
 
 // read has rule i read the batch's events at positions at.
 func (p *Pass) read(i int, at []int32) {
+	p.reading = int32(i)
 	if !p.runs[i].PushAt(p.evs, at) {
-		p.ungroup(int32(i))
+		p.stopped(int32(i), at, p.runs[i].Reading())
 	}
+	p.reading = -1
+}
+
+// Item is the number (from 0, in push order, ticks counted) of the item
+// that released the match a sink is called with: in Flush, the item its
+// rule reads; otherwise the item pushed last, which the rules that
+// follow time read as it is pushed. A live book tags each match's line
+// with the position of that item in its stream.
+func (p *Pass) Item() int64 {
+	if p.reading >= 0 {
+		return p.itemOf[p.runs[p.reading].Reading()]
+	}
+	return p.items - 1
 }
 
 // Finish ends the pass: the matches that wait on the end of the stream

@@ -128,3 +128,56 @@ func TestSharedStarts(t *testing.T) {
 		t.Errorf("%d rules in all read another's starts; want %d at least", readers, 3*trials)
 	}
 }
+
+// TestSharedStartsAtLimit: a rule of a group whose sink wants no more
+// (its limit) mid-batch has read the events up to the match that brought
+// it there, the group's starts among them, and no more: as many as
+// through a pass that does not share, in batches of any size.
+func TestSharedStartsAtLimit(t *testing.T) {
+	ctx := context.Background()
+	ended := 0 // the grouped rules that end at their limits, in all
+	for trial := range 30 {
+		r := rand.New(rand.NewPCG(uint64(trial), 46))
+		stream, _ := randomStream(t, r)
+		var rules []rulebook.Rule
+		for len(rules) < 30 {
+			if q, err := sase.Compile(sharedQuery(r), stream); err == nil {
+				rules = append(rules, rulebook.Rule{Query: q})
+			}
+		}
+		items := slices.Collect(withTicks(stream, r))
+		limits := make([]int, len(rules))
+		for i := range limits {
+			limits[i] = 1 + r.IntN(20)
+		}
+		defer rulebook.SetBatch([]int{1, 7, 4096}[trial%3])()
+		pass := func(share bool) []rulebook.Result {
+			defer rulebook.SetShare(share, 1)()
+			sinks := make([]sase.Sink, len(rules))
+			for i := range sinks {
+				n := 0
+				sinks[i] = func([]sase.Cell) bool { n++; return n < limits[i] }
+			}
+			p := rulebook.New(stream.Schema, rules).Start(ctx, sinks)
+			if grouped, _ := p.Grouped(); share && grouped == 0 {
+				t.Fatalf("trial %d: no rule is grouped", trial)
+			}
+			for _, it := range items {
+				p.Push(it)
+			}
+			return p.Finish()
+		}
+		got, want := pass(true), pass(false)
+		for i := range rules {
+			if got[i].Stats.Events != want[i].Stats.Events {
+				t.Errorf("trial %d rule %d %q (limit %d, %d matches): %d events grouped, %d not", trial, i, rules[i].Query.Plan().Query, limits[i], got[i].Stats.Matches, got[i].Stats.Events, want[i].Stats.Events)
+			}
+			if got[i].Stats.Matches == int64(limits[i]) {
+				ended++
+			}
+		}
+	}
+	if ended < 100 {
+		t.Errorf("%d rules in all ended at their limits; want 100 at least", ended)
+	}
+}

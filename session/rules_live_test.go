@@ -209,6 +209,18 @@ func TestLiveRulesWorkersAddStop(t *testing.T) {
 	}
 }
 
+// intoBook is a live rulebook (its workers a verb) whose INTO rules feed
+// a derived stream d, which a rule and a query read.
+const intoBook = `SET workers = %d; SET format = jsonl; LOAD '-' AS s;
+RULE r0: PATTERN SEQ(A a, B b) WHERE a.x > 80 AND b.x < a.x - 30 WITHIN 20 RETURN a.seq, b.x;
+RULE i1: PATTERN SEQ(B a, !(C n), A b) WHERE a.x >= 90 AND n.x > a.x WITHIN 15 RETURN a.x AS p, b.seq AS q INTO d;
+RULE r1: PATTERN SEQ(A a, A b) WHERE skip-till-next-match AND a.x < 5 AND b.x > 95 WITHIN 40;
+RULE i2: PATTERN SEQ(C a, A+ b[], B c) WHERE a.x = 7 AND b[i].x > a.x WITHIN 9 RETURN count(b[]) AS p, c.x AS q INTO d;
+RULE r2: PATTERN SEQ(C a, B b) WHERE a.x > 95 AND b.x < 3 WITHIN 30;
+RULE c: PATTERN SEQ(d x, d y) FROM d WHERE y.p > x.p WITHIN 20 RETURN x.seq, y.seq;
+PATTERN d x FROM d WITHIN 0;
+`
+
 // TestLiveIntoRulesWorkers: a live rulebook whose INTO rules feed a
 // derived stream, which a rule and a query read, writes on 2 and 3
 // workers what it writes on one, byte for byte on each stream (lines of
@@ -218,15 +230,6 @@ func TestLiveRulesWorkersAddStop(t *testing.T) {
 func TestLiveIntoRulesWorkers(t *testing.T) {
 	t.Parallel()
 	in := ruleStream(20000)
-	const text = `SET workers = %d; SET format = jsonl; LOAD '-' AS s;
-RULE r0: PATTERN SEQ(A a, B b) WHERE a.x > 80 AND b.x < a.x - 30 WITHIN 20 RETURN a.seq, b.x;
-RULE i1: PATTERN SEQ(B a, !(C n), A b) WHERE a.x >= 90 AND n.x > a.x WITHIN 15 RETURN a.x AS p, b.seq AS q INTO d;
-RULE r1: PATTERN SEQ(A a, A b) WHERE skip-till-next-match AND a.x < 5 AND b.x > 95 WITHIN 40;
-RULE i2: PATTERN SEQ(C a, A+ b[], B c) WHERE a.x = 7 AND b[i].x > a.x WITHIN 9 RETURN count(b[]) AS p, c.x AS q INTO d;
-RULE r2: PATTERN SEQ(C a, B b) WHERE a.x > 95 AND b.x < 3 WITHIN 30;
-RULE c: PATTERN SEQ(d x, d y) FROM d WHERE y.p > x.p WITHIN 20 RETURN x.seq, y.seq;
-PATTERN d x FROM d WITHIN 0;
-`
 	// The notes but SET's; the summaries come as the queries end.
 	notes := func(stderr string) []string {
 		lines := strings.Split(stderr, "\n")
@@ -234,25 +237,13 @@ PATTERN d x FROM d WITHIN 0;
 		slices.Sort(lines)
 		return lines
 	}
-	// The lines of s's rules, then d's queries'.
-	byStream := func(out string) [2]string {
-		var s, d strings.Builder
-		for line := range strings.Lines(out) {
-			if strings.HasPrefix(line, `{"rule":"r`) {
-				s.WriteString(line)
-			} else {
-				d.WriteString(line)
-			}
-		}
-		return [2]string{s.String(), d.String()}
-	}
-	out, oneErr := runPipedNotes(t, fmt.Sprintf(text, 1), in, 4096)
+	out, oneErr := runPipedNotes(t, fmt.Sprintf(intoBook, 1), in, 4096)
 	one := byStream(out)
 	if !strings.Contains(one[1], `"rule":"c"`) {
 		t.Fatalf("rule c read no derived event:\n%.2000s", out)
 	}
 	for _, workers := range []int{2, 3} {
-		out, stderr := runPipedNotes(t, fmt.Sprintf(text, workers), in, 4096)
+		out, stderr := runPipedNotes(t, fmt.Sprintf(intoBook, workers), in, 4096)
 		for k, got := range byStream(out) {
 			if got != one[k] {
 				t.Errorf("on %d workers, stream %d:\n%.3000s\non one:\n%.3000s", workers, k, got, one[k])
@@ -262,4 +253,20 @@ PATTERN d x FROM d WITHIN 0;
 			t.Errorf("on %d workers the notes:\n%s\non one:\n%s", workers, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
+}
+
+// byStream splits the JSON Lines of rules r... on one stream and of the
+// queries on another (a derived stream): the lines of s's rules, then
+// the others'. Lines of different streams are not ordered with each
+// other.
+func byStream(out string) [2]string {
+	var s, d strings.Builder
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, `{"rule":"r`) {
+			s.WriteString(line)
+		} else {
+			d.WriteString(line)
+		}
+	}
+	return [2]string{s.String(), d.String()}
 }
