@@ -230,7 +230,7 @@ func (s *Session) liveQuery(src *ast.Source, q *ast.Query, e, into *entry, cq qu
 		// Its state would grow with the stream.
 		return errAt(src, q.Span.Start, "engine %s does not bound its state by the window, which a live stream needs: SET engine = auto", s.set.Engine)
 	}
-	if q.Rule != nil && unit == nil && (q.Into != nil || s.set.Output == "") {
+	if q.Rule != nil && unit == nil {
 		return s.liveRule(src, q, e, into, cq, view, unseen) // with the stream's other rules (rules_live.go)
 	}
 	if q.Into != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,7 @@ type bookPass struct {
 	pass    query.RulePass // nil until placed
 	idle    bool           // placed without rules under workers = auto: it ends
 	rules   []*liveRule    // in pass order, which is query order
-	into    []*liveRule    // the rules with INTO: their producers follow the items' time
+	apart   []*liveRule    // the rules whose rows go elsewhere (INTO, SET output), synced at each pause; INTO producers follow the items' time
 	running int            // its rules not ended
 	dirty   []*liveRule    // rules with rows not put into m
 	// full are the rules that reached their limit in this batch: the
@@ -108,6 +109,7 @@ type liveRule struct {
 	out   bytes.Buffer
 	w     output.Writer    // writing into out, which its pass puts into the order
 	into  *derive.Producer // with INTO: its matches go to it (w), not to the book's lines
+	own   bool             // under SET output: its rows go to a sink of its own (w), as alone, not to the book's lines
 	limit int64
 	// Its rows in out, by the item (RulePass.Item) that released them:
 	// segs says where each item's rows end; open, that rows of item x
@@ -128,7 +130,8 @@ type liveRule struct {
 // the live stream e, starting the book if e has none running. A rule
 // with INTO runs its producer query (derive.Query) as the rule, its
 // matches to its producer of the live derived stream into (nil: a new
-// one), as intoLive's do, with no limit.
+// one), as intoLive's do, with no limit; under SET output a rule writes
+// its rows to a sink of its own, as the query alone does.
 func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq query.Query, view *event.Stream, unseen []string) error {
 	l := e.live
 	var b *liveBook
@@ -137,7 +140,8 @@ func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq que
 		return err
 	}
 	r := &liveRule{limit: s.set.Limit}
-	if q.Into != nil {
+	switch {
+	case q.Into != nil:
 		pq, cols, late, w, err := s.producerQuery(src, q, view, cq)
 		if err != nil {
 			return err
@@ -146,11 +150,28 @@ func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq que
 			return err
 		}
 		cq, r.w, r.limit = pq, r.into, 0
-	} else if err := join(); err != nil {
-		return err
+	case s.set.Output != "":
+		// A sink of its own, opened as the query alone opens it (liveWriter).
+		sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
+		w, err := output.Open(context.Background(), s.set.Output, output.SinkConfig{Query: "q" + strconv.Itoa(len(s.queries)+1), Schema: sc, Errors: s.bgErrw})
+		if err != nil {
+			return errAt(src, q.Span.Start, "%v", err)
+		}
+		if err := join(); err != nil {
+			w.Finish()
+			return err
+		}
+		r.w, r.own = w, true
+	default:
+		if err := join(); err != nil {
+			return err
+		}
 	}
 	defer b.mu.Unlock()
-	if r.into == nil {
+	switch {
+	case r.own:
+		r.lq = s.addQuery(l, q)
+	case r.into == nil:
 		sc := schemaOf(cq, view.Schema, view.Unit, l.Update)
 		sc.Columns = append([]output.Column{{Name: "rule"}}, sc.Columns...)
 		r.lq, r.w = s.addQuery(l, q), s.writer(&r.out, sc, 0)
@@ -169,10 +190,12 @@ func (s *Session) liveRule(src *ast.Source, q *ast.Query, e, into *entry, cq que
 		p.mu.Lock()
 	}
 	defer p.mu.Unlock()
-	if r.into == nil { // a producer writes no lines, and is noted as it starts
-		// A header (CSV's) goes out now, before any event, in statement order.
-		p.mark(r)
-		p.m.Sync()
+	if r.into == nil { // a producer is noted as it starts
+		if !r.own { // a rule whose rows go to its sink has no lines
+			// A header (CSV's) goes out now, before any event, in statement order.
+			p.mark(r)
+			p.m.Sync()
+		}
 		text := fmt.Sprintf("query %d (rule %s) started on %s", r.lq.id, q.Rule.Name, l.Name())
 		if len(unseen) > 0 {
 			text += " (not seen yet: " + strings.Join(unseen, ", ") + ")"
@@ -313,8 +336,8 @@ func (b *liveBook) place() {
 func (p *bookPass) take(r *liveRule) {
 	r.p = p
 	p.rules = append(p.rules, r)
-	if r.into != nil {
-		p.into = append(p.into, r)
+	if r.into != nil || r.own {
+		p.apart = append(p.apart, r)
 	}
 	p.running++
 }
@@ -372,19 +395,25 @@ func (b *liveBook) sink(r *liveRule) query.Sink {
 			r.lq.matches.Add(1)
 			return true
 		}
-		if p.m.lines && !p.atEnd { // a table's rows go out at a pause, as a page
-			if x := p.pass.Item(); x != r.x || !r.open {
-				if r.err = r.close(); r.err != nil {
-					return false
-				}
-				r.x, r.open = x, true
+		if r.own {
+			if r.err = r.w.Row(cells); r.err != nil {
+				return false
 			}
+		} else {
+			if p.m.lines && !p.atEnd { // a table's rows go out at a pause, as a page
+				if x := p.pass.Item(); x != r.x || !r.open {
+					if r.err = r.close(); r.err != nil {
+						return false
+					}
+					r.x, r.open = x, true
+				}
+			}
+			row = append(row[:1], cells...)
+			if r.err = r.w.Row(row); r.err != nil {
+				return false
+			}
+			p.mark(r)
 		}
-		row = append(row[:1], cells...)
-		if r.err = r.w.Row(row); r.err != nil {
-			return false
-		}
-		p.mark(r)
 		n := r.lq.matches.Add(1)
 		if r.atLimit = r.limit > 0 && n >= r.limit; r.atLimit {
 			p.full = append(p.full, r)
@@ -584,8 +613,8 @@ func (p *bookPass) merge() {
 	}
 	clear(p.dirty[len(kept):])
 	p.dirty = kept
-	for _, r := range p.into {
-		if !r.ended {
+	for _, r := range p.apart {
+		if r.into != nil && !r.ended {
 			if p.prevTS != math.MinInt64 {
 				r.into.Advance(p.prevTS)
 			}
@@ -722,9 +751,9 @@ func (p *bookPass) sync() error {
 	}
 	clear(p.dirty)
 	p.dirty = p.dirty[:0]
-	for _, r := range p.into {
+	for _, r := range p.apart {
 		if !r.ended {
-			errs = append(errs, r.w.Sync()) // what its producer released goes out, as alone at each pause
+			errs = append(errs, r.w.Sync()) // what its producer released or its sink holds goes out, as alone at each pause
 		}
 	}
 	return errors.Join(errs...)
