@@ -123,10 +123,12 @@ func (s *Session) groupCompile(src *ast.Source, q *ast.Query, l *source.Live) (
 	if !strings.HasPrefix(s.set.Output, "nats://") {
 		return nil, nil, errAt(src, q.Span.Start, "a query on a group's stream publishes its matches to NATS: SET output = 'nats://host:port/MATCHES' first")
 	}
-	engine := s.set.Engine
+	// As a live stream's query, in the stream's ticks (its time_unit; read
+	// here, not under the schema's lock, which compile runs under).
+	engine, unit := s.set.Engine, l.Unit()
 	compile = func(sc *event.Schema) (query.Query, output.Schema, int64, error) {
 		s.register(sc, q)
-		cq, err := s.c.Compile(q, src, &event.Stream{Name: l.Name(), Schema: sc, Live: true}, engine)
+		cq, err := s.c.Compile(q, src, &event.Stream{Name: l.Name(), Schema: sc, Live: true, Unit: unit}, engine)
 		if err != nil {
 			return nil, output.Schema{}, 0, err
 		}

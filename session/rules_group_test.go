@@ -44,7 +44,14 @@ func init() {
 	})
 	source.Register("fakegroup", func(ctx context.Context, u *url.URL, c source.Config) (source.Source, error) {
 		g := &fakeGroup{}
+		kv := map[string]string{} // WITH's options, as natsio's source reads them
+		for k, v := range u.Query() {
+			kv[k] = v[0]
+		}
 		var err error
+		if c.Options, err = source.ParseOptions(kv); err != nil {
+			return nil, err
+		}
 		g.Source, err = source.NewLineSource(u.String(), c, func(ctx context.Context, _ func(source.Producer) error) error {
 			<-ctx.Done()
 			return nil
@@ -207,10 +214,11 @@ func TestGroupRules(t *testing.T) {
 // TestGroupQueryWindow: a query on a group's stream is a live stream's
 // query: one event needs no WITHIN and its window is 0 (an owner acks an
 // event once a later one has come), a longer pattern needs WITHIN, whose
-// window an owner keeps its events unacked for; without it the statement
-// fails, as on any live stream, where a group once ran it with a window
-// of 0 and acked events that a match still to come would read (lost on a
-// takeover).
+// window an owner keeps its events unacked for, in the stream's ticks
+// (WITHIN 5 s on a stream of milliseconds: 5000); without it the
+// statement fails, as on any live stream, where a group once ran it with
+// a window of 0 and acked events that a match still to come would read
+// (lost on a takeover).
 func TestGroupQueryWindow(t *testing.T) {
 	stderr := &testkit.SyncBuffer{}
 	s := session.New(&testkit.SyncBuffer{}, stderr)
@@ -229,6 +237,20 @@ func TestGroupQueryWindow(t *testing.T) {
 	if !slices.Equal(windows, []int64{0, 7}) {
 		t.Errorf("windows %v, want [0 7]", windows)
 	}
+	// A WITHIN with a unit, on a stream loaded with one, counts its ticks.
+	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LISTEN 'fakegroup://unit/' AS u WITH (time_unit = 'ms'); USE u;" +
+		"PATTERN SEQ(stock a, stock b) WITHIN 5 s; USE g;"}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	groups.Lock()
+	u := groups.byName["unit"]
+	groups.Unlock()
+	u.ran(1)
+	u.mu.Lock()
+	if !slices.Equal(u.windows, []int64{5000}) {
+		t.Errorf("WITHIN 5 s on a stream of ms: windows %v, want [5000]", u.windows)
+	}
+	u.mu.Unlock()
 	for _, q := range []string{"PATTERN SEQ(stock a, stock b)", "RULE r: PATTERN SEQ(stock a, !(halt h), stock b)"} {
 		err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: q + ";"})
 		if err == nil || !strings.Contains(stderr.String(), "a query on live stream g needs WITHIN") {
