@@ -222,35 +222,30 @@ func TestGroupRules(t *testing.T) {
 func TestGroupQueryWindow(t *testing.T) {
 	stderr := &testkit.SyncBuffer{}
 	s := session.New(&testkit.SyncBuffer{}, stderr)
-	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LISTEN 'fakegroup://window/' AS g; SET output = 'nats://x/M';" +
-		"PATTERN stock a WHERE a.price > 99; PATTERN SEQ(stock a, stock b) WITHIN 7;"}); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
+	for _, c := range []struct {
+		group, script string
+		windows       []int64 // sorted
+	}{
+		{"window", "LISTEN 'fakegroup://window/' AS g; SET output = 'nats://x/M';" +
+			"PATTERN stock a WHERE a.price > 99; PATTERN SEQ(stock a, stock b) WITHIN 7;", []int64{0, 7}},
+		// A WITHIN with a unit, on a stream loaded with one, counts its ticks.
+		{"unit", "LISTEN 'fakegroup://unit/' AS u WITH (time_unit = 'ms'); USE u;" +
+			"PATTERN SEQ(stock a, stock b) WITHIN 5 s; USE g;", []int64{5000}},
+	} {
+		if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: c.script}); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		groups.Lock()
+		g := groups.byName[c.group]
+		groups.Unlock()
+		g.ran(len(c.windows))
+		g.mu.Lock()
+		windows := slices.Sorted(slices.Values(g.windows))
+		g.mu.Unlock()
+		if !slices.Equal(windows, c.windows) {
+			t.Errorf("%s: windows %v, want %v", c.group, windows, c.windows)
+		}
 	}
-	groups.Lock()
-	g := groups.byName["window"]
-	groups.Unlock()
-	g.ran(2)
-	g.mu.Lock()
-	windows := slices.Clone(g.windows)
-	g.mu.Unlock()
-	slices.Sort(windows)
-	if !slices.Equal(windows, []int64{0, 7}) {
-		t.Errorf("windows %v, want [0 7]", windows)
-	}
-	// A WITHIN with a unit, on a stream loaded with one, counts its ticks.
-	if err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: "LISTEN 'fakegroup://unit/' AS u WITH (time_unit = 'ms'); USE u;" +
-		"PATTERN SEQ(stock a, stock b) WITHIN 5 s; USE g;"}); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	groups.Lock()
-	u := groups.byName["unit"]
-	groups.Unlock()
-	u.ran(1)
-	u.mu.Lock()
-	if !slices.Equal(u.windows, []int64{5000}) {
-		t.Errorf("WITHIN 5 s on a stream of ms: windows %v, want [5000]", u.windows)
-	}
-	u.mu.Unlock()
 	for _, q := range []string{"PATTERN SEQ(stock a, stock b)", "RULE r: PATTERN SEQ(stock a, !(halt h), stock b)"} {
 		err := s.Exec(context.Background(), &ast.Source{Name: "<test>", Text: q + ";"})
 		if err == nil || !strings.Contains(stderr.String(), "a query on live stream g needs WITHIN") {
